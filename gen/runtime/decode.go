@@ -1,0 +1,772 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"math/big"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// SyntaxError reports bytes that are not JSON.
+type SyntaxError struct {
+	// Offset is the byte offset at which the problem was found.
+	Offset int
+	// Msg says what was expected.
+	Msg string
+}
+
+// Error reports the offset and the problem.
+func (e *SyntaxError) Error() string {
+	return "invalid JSON at offset " + strconv.Itoa(e.Offset) + ": " + e.Msg
+}
+
+// rtMaxDepth matches encoding/json's nesting limit.
+const rtMaxDepth = 10000
+
+// rtDecoder reads JSON directly into generated types. It records type
+// mismatches as violations (and skips the offending value) instead of stopping,
+// so that every problem of a payload can be listed; only a syntax error stops
+// it.
+type rtDecoder struct {
+	data    []byte
+	pos     int
+	depth   int
+	v       *rtValidator
+	syntax  *SyntaxError
+	scratch []byte
+	// required asks the decoder to report required members that the decoded
+	// Go value cannot show as missing (numbers, booleans, maps).
+	required bool
+	// dup is set when a known member appears twice in one object; callers
+	// then decode a normalised copy (the last occurrence wins, as in
+	// encoding/json).
+	dup bool
+}
+
+func (d *rtDecoder) fail(msg string) {
+	if d.syntax == nil {
+		d.syntax = &SyntaxError{Offset: d.pos, Msg: msg}
+	}
+	d.pos = len(d.data)
+}
+
+func (d *rtDecoder) ok() bool { return d.syntax == nil }
+
+func (d *rtDecoder) ws() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the first byte of the next value, or 0 at the end.
+func (d *rtDecoder) peek() byte {
+	d.ws()
+	if d.pos >= len(d.data) {
+		return 0
+	}
+	return d.data[d.pos]
+}
+
+// end checks that only white space follows the top-level value.
+func (d *rtDecoder) end() {
+	if !d.ok() {
+		return
+	}
+	d.ws()
+	if d.pos != len(d.data) {
+		d.fail("invalid character after top-level value")
+	}
+}
+
+func rtKind(c byte) string {
+	switch c {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case 0:
+		return "nothing"
+	}
+	return "number"
+}
+
+// mismatch records a type violation and skips the value.
+func (d *rtDecoder) mismatch(p *rtPath, want string) {
+	c := d.peek()
+	if c == 0 {
+		d.fail("unexpected end of input")
+		return
+	}
+	d.v.add(p, "type", "got "+rtKind(c)+", want "+want)
+	d.skip()
+}
+
+// openObject consumes '{' or, for another kind of value, records a type
+// violation, skips it and reports false.
+func (d *rtDecoder) openObject(p *rtPath) bool {
+	if d.peek() != '{' {
+		d.mismatch(p, "object")
+		return false
+	}
+	d.pos++
+	d.depth++
+	if d.depth > rtMaxDepth {
+		d.fail("exceeded max depth")
+		return false
+	}
+	return true
+}
+
+// nextKey moves to the next member of the object opened last and returns its
+// key (valid until the next call), or reports false at the closing brace.
+func (d *rtDecoder) nextKey(first *bool) ([]byte, bool) {
+	if !d.ok() {
+		return nil, false
+	}
+	c := d.peek()
+	if *first {
+		*first = false
+		if c == '}' {
+			d.pos++
+			d.depth--
+			return nil, false
+		}
+	} else {
+		switch c {
+		case '}':
+			d.pos++
+			d.depth--
+			return nil, false
+		case ',':
+			d.pos++
+			c = d.peek()
+		default:
+			d.fail("expected , or } after object member")
+			return nil, false
+		}
+	}
+	if c != '"' {
+		d.fail("expected string for object key")
+		return nil, false
+	}
+	key := d.rawString()
+	if !d.ok() {
+		return nil, false
+	}
+	if d.peek() != ':' {
+		d.fail("expected : after object key")
+		return nil, false
+	}
+	d.pos++
+	return key, true
+}
+
+// openArray consumes '[' or records a type violation and skips the value.
+func (d *rtDecoder) openArray(p *rtPath) bool {
+	if d.peek() != '[' {
+		d.mismatch(p, "array")
+		return false
+	}
+	d.pos++
+	d.depth++
+	if d.depth > rtMaxDepth {
+		d.fail("exceeded max depth")
+		return false
+	}
+	return true
+}
+
+// nextItem reports whether the array opened last has another element.
+func (d *rtDecoder) nextItem(first *bool) bool {
+	if !d.ok() {
+		return false
+	}
+	c := d.peek()
+	if *first {
+		*first = false
+		if c == ']' {
+			d.pos++
+			d.depth--
+			return false
+		}
+		return true
+	}
+	switch c {
+	case ']':
+		d.pos++
+		d.depth--
+		return false
+	case ',':
+		d.pos++
+		return true
+	}
+	d.fail("expected , or ] after array element")
+	return false
+}
+
+// rawString reads a string token at d.pos and returns its decoded bytes, which
+// alias d.data or d.scratch and must be copied before they are kept.
+func (d *rtDecoder) rawString() []byte {
+	d.pos++ // opening quote
+	start := d.pos
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			s := d.data[start:d.pos]
+			d.pos++
+			return s
+		case c == '\\' || c >= utf8.RuneSelf:
+			return d.slowString(start)
+		case c < 0x20:
+			d.fail("control character in string")
+			return nil
+		}
+		d.pos++
+	}
+	d.fail("unexpected end of input in string")
+	return nil
+}
+
+// slowString decodes a string with escapes or non-ASCII bytes the way
+// encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
+func (d *rtDecoder) slowString(start int) []byte {
+	b := append(d.scratch[:0], d.data[start:d.pos]...)
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			d.scratch = b
+			return b
+		case c < 0x20:
+			d.fail("control character in string")
+			return nil
+		case c == '\\':
+			if d.pos+1 >= len(d.data) {
+				d.fail("unexpected end of input in string")
+				return nil
+			}
+			e := d.data[d.pos+1]
+			d.pos += 2
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r := d.hex4(d.pos)
+				if r < 0 {
+					d.fail("invalid \\u escape")
+					return nil
+				}
+				d.pos += 4
+				if utf16.IsSurrogate(r) {
+					if d.pos+1 < len(d.data) && d.data[d.pos] == '\\' && d.data[d.pos+1] == 'u' {
+						if r2 := d.hex4(d.pos + 2); r2 >= 0 {
+							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+								d.pos += 6
+								b = utf8.AppendRune(b, dec)
+								continue
+							}
+						}
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
+			default:
+				d.fail("invalid escape in string")
+				return nil
+			}
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			d.pos++
+		default:
+			r, size := utf8.DecodeRune(d.data[d.pos:])
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, d.data[d.pos:d.pos+size]...)
+			}
+			d.pos += size
+		}
+	}
+	d.fail("unexpected end of input in string")
+	return nil
+}
+
+func (d *rtDecoder) hex4(at int) rune {
+	if at+4 > len(d.data) {
+		return -1
+	}
+	var r rune
+	for _, c := range d.data[at : at+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+// str reads a string value.
+func (d *rtDecoder) str(p *rtPath) (string, bool) {
+	if d.peek() != '"' {
+		d.mismatch(p, "string")
+		return "", false
+	}
+	b := d.rawString()
+	if !d.ok() {
+		return "", false
+	}
+	return string(b), true
+}
+
+// bytes reads a base64 (standard, padded) string value.
+func (d *rtDecoder) bytes(p *rtPath) ([]byte, bool) {
+	s, ok := d.str(p)
+	if !ok {
+		return nil, false
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		d.v.add(p, "contentEncoding", "not standard base64")
+		return nil, false
+	}
+	return b, true
+}
+
+func (d *rtDecoder) boolean(p *rtPath) (bool, bool) {
+	c := d.peek()
+	switch {
+	case c == 't' && bytes.HasPrefix(d.data[d.pos:], []byte("true")):
+		d.pos += 4
+		return true, true
+	case c == 'f' && bytes.HasPrefix(d.data[d.pos:], []byte("false")):
+		d.pos += 5
+		return false, true
+	case c == 't' || c == 'f':
+		d.fail("invalid literal")
+		return false, false
+	}
+	d.mismatch(p, "boolean")
+	return false, false
+}
+
+// null consumes a JSON null if one is next.
+func (d *rtDecoder) null() bool {
+	if d.peek() == 'n' {
+		if bytes.HasPrefix(d.data[d.pos:], []byte("null")) {
+			d.pos += 4
+			return true
+		}
+	}
+	return false
+}
+
+// numberToken scans a JSON number and reports whether it had a fraction or an
+// exponent.
+func (d *rtDecoder) numberToken() ([]byte, bool) {
+	start := d.pos
+	i := d.pos
+	n := len(d.data)
+	if i < n && d.data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < n && d.data[i] == '0':
+		i++
+	case i < n && '1' <= d.data[i] && d.data[i] <= '9':
+		for i < n && '0' <= d.data[i] && d.data[i] <= '9' {
+			i++
+		}
+	default:
+		d.pos = i
+		d.fail("invalid number")
+		return nil, false
+	}
+	frac := false
+	if i < n && d.data[i] == '.' {
+		frac = true
+		i++
+		if i >= n || d.data[i] < '0' || d.data[i] > '9' {
+			d.pos = i
+			d.fail("invalid number")
+			return nil, false
+		}
+		for i < n && '0' <= d.data[i] && d.data[i] <= '9' {
+			i++
+		}
+	}
+	if i < n && (d.data[i] == 'e' || d.data[i] == 'E') {
+		frac = true
+		i++
+		if i < n && (d.data[i] == '+' || d.data[i] == '-') {
+			i++
+		}
+		if i >= n || d.data[i] < '0' || d.data[i] > '9' {
+			d.pos = i
+			d.fail("invalid number")
+			return nil, false
+		}
+		for i < n && '0' <= d.data[i] && d.data[i] <= '9' {
+			i++
+		}
+	}
+	d.pos = i
+	return d.data[start:i], frac
+}
+
+// integer reads an integer that must fit the Go type's range [lo, hi]. A
+// number with a fraction or an exponent is an integer when its value is
+// whole, as in JSON Schema. A value outside the range is recorded as a
+// minimum / maximum violation and returned clamped (still reporting true).
+// Only a non-integer reports false.
+func (d *rtDecoder) integer(p *rtPath, lo, hi int64) (int64, bool) {
+	c := d.peek()
+	if c != '-' && (c < '0' || c > '9') {
+		d.mismatch(p, "integer")
+		return 0, false
+	}
+	tok, frac := d.numberToken()
+	if !d.ok() {
+		return 0, false
+	}
+	if !frac {
+		n, err := strconv.ParseInt(string(tok), 10, 64)
+		if err == nil {
+			return d.bound(p, n, lo, hi), true
+		}
+		if tok[0] == '-' {
+			d.v.add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
+			return lo, true
+		}
+		d.v.add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
+		return hi, true
+	}
+	r, ok := new(big.Rat).SetString(string(tok))
+	if !ok || !r.IsInt() {
+		d.v.add(p, "type", "got number, want integer")
+		return 0, false
+	}
+	num := r.Num()
+	if num.IsInt64() {
+		return d.bound(p, num.Int64(), lo, hi), true
+	}
+	if num.Sign() < 0 {
+		d.v.add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
+		return lo, true
+	}
+	d.v.add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
+	return hi, true
+}
+
+func (d *rtDecoder) bound(p *rtPath, n, lo, hi int64) int64 {
+	if n < lo {
+		d.v.add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
+		return lo
+	}
+	if n > hi {
+		d.v.add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
+		return hi
+	}
+	return n
+}
+
+// number reads a JSON number as float64.
+func (d *rtDecoder) number(p *rtPath) (float64, bool) {
+	c := d.peek()
+	if c != '-' && (c < '0' || c > '9') {
+		d.mismatch(p, "number")
+		return 0, false
+	}
+	tok, _ := d.numberToken()
+	if !d.ok() {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		d.v.add(p, "maximum", "out of float64 range")
+		return math.Copysign(math.MaxFloat64, f), false
+	}
+	return f, true
+}
+
+// raw reads any JSON value and returns a copy of its bytes.
+func (d *rtDecoder) raw() []byte {
+	d.ws()
+	start := d.pos
+	d.skip()
+	if !d.ok() {
+		return nil
+	}
+	return append([]byte(nil), d.data[start:d.pos]...)
+}
+
+// rawKinds reads any JSON value whose kind must be one of the given kinds
+// ("string", "number", "integer", "boolean", "null", "object", "array").
+func (d *rtDecoder) rawKinds(p *rtPath, kinds ...string) []byte {
+	c := d.peek()
+	k := rtKind(c)
+	match := false
+	for _, want := range kinds {
+		if want == k || (want == "integer" && k == "number") {
+			match = true
+		}
+	}
+	if !match {
+		d.mismatch(p, rtJoin(kinds))
+		return nil
+	}
+	out := d.raw()
+	if k == "number" && !rtHas(kinds, "number") {
+		if r, ok := new(big.Rat).SetString(string(out)); !ok || !r.IsInt() {
+			d.v.add(p, "type", "got number, want "+rtJoin(kinds))
+		}
+	}
+	return out
+}
+
+func rtHas(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func rtJoin(list []string) string {
+	s := ""
+	for i, x := range list {
+		if i > 0 {
+			s += " or "
+		}
+		s += x
+	}
+	return s
+}
+
+// object reads a JSON object into a map[string]any (protobuf Struct).
+func (d *rtDecoder) object(p *rtPath) (map[string]any, bool) {
+	if d.peek() != '{' {
+		d.mismatch(p, "object")
+		return nil, false
+	}
+	v := d.anyValue()
+	m, _ := v.(map[string]any)
+	return m, d.ok()
+}
+
+// anyValue reads any JSON value the way encoding/json decodes into any,
+// except that a number too large for float64 is kept as a json.Number
+// instead of failing.
+func (d *rtDecoder) anyValue() any {
+	switch c := d.peek(); c {
+	case '{':
+		d.pos++
+		d.depth++
+		if d.depth > rtMaxDepth {
+			d.fail("exceeded max depth")
+			return nil
+		}
+		m := map[string]any{}
+		first := true
+		for {
+			k, ok := d.nextKey(&first)
+			if !ok {
+				break
+			}
+			key := string(k)
+			m[key] = d.anyValue()
+		}
+		if !d.ok() {
+			return nil
+		}
+		return m
+	case '[':
+		d.pos++
+		d.depth++
+		if d.depth > rtMaxDepth {
+			d.fail("exceeded max depth")
+			return nil
+		}
+		a := []any{}
+		first := true
+		for d.nextItem(&first) {
+			a = append(a, d.anyValue())
+		}
+		if !d.ok() {
+			return nil
+		}
+		return a
+	case '"':
+		b := d.rawString()
+		return string(b)
+	case 't', 'f':
+		b, _ := d.boolean(nil)
+		return b
+	case 'n':
+		if !d.null() {
+			d.fail("invalid literal")
+		}
+		return nil
+	case 0:
+		d.fail("unexpected end of input")
+		return nil
+	default:
+		if c != '-' && (c < '0' || c > '9') {
+			d.fail("invalid character looking for beginning of value")
+			return nil
+		}
+		tok, _ := d.numberToken()
+		if !d.ok() {
+			return nil
+		}
+		f, err := strconv.ParseFloat(string(tok), 64)
+		if err != nil {
+			return json.Number(tok)
+		}
+		return f
+	}
+}
+
+// skip consumes any JSON value, checking its syntax.
+func (d *rtDecoder) skip() {
+	switch c := d.peek(); c {
+	case '{':
+		d.pos++
+		d.depth++
+		if d.depth > rtMaxDepth {
+			d.fail("exceeded max depth")
+			return
+		}
+		first := true
+		for {
+			if _, ok := d.nextKey(&first); !ok {
+				return
+			}
+			d.skip()
+		}
+	case '[':
+		d.pos++
+		d.depth++
+		if d.depth > rtMaxDepth {
+			d.fail("exceeded max depth")
+			return
+		}
+		first := true
+		for d.nextItem(&first) {
+			d.skip()
+		}
+	case '"':
+		d.rawString()
+	case 't':
+		if !bytes.HasPrefix(d.data[d.pos:], []byte("true")) {
+			d.fail("invalid literal")
+			return
+		}
+		d.pos += 4
+	case 'f':
+		if !bytes.HasPrefix(d.data[d.pos:], []byte("false")) {
+			d.fail("invalid literal")
+			return
+		}
+		d.pos += 5
+	case 'n':
+		if !d.null() {
+			d.fail("invalid literal")
+		}
+	case 0:
+		d.fail("unexpected end of input")
+	default:
+		if c != '-' && (c < '0' || c > '9') {
+			d.fail("invalid character looking for beginning of value")
+			return
+		}
+		d.numberToken()
+	}
+}
+
+// rtNormalize rewrites a document through encoding/json so that duplicate
+// object keys collapse to their last occurrence, as JSON Schema engines built
+// on encoding/json see them.
+func rtNormalize(data []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// rtDecode runs fn over data as a whole document. When a known member
+// appears twice in one object it decodes a normalised copy instead, so the
+// last occurrence wins as in encoding/json. It returns a syntax error, or nil
+// with any violations left in v.
+func rtDecode(data []byte, v *rtValidator, required bool, fn func(d *rtDecoder)) error {
+	d := rtDecoder{data: data, v: v, required: required}
+	fn(&d)
+	d.end()
+	if d.syntax != nil {
+		return d.syntax
+	}
+	if !d.dup {
+		return nil
+	}
+	norm, err := rtNormalize(data)
+	if err != nil {
+		return &SyntaxError{Msg: err.Error()}
+	}
+	v.violations = v.violations[:0]
+	d = rtDecoder{data: norm, v: v, required: required}
+	fn(&d)
+	d.end()
+	if d.syntax != nil {
+		return d.syntax
+	}
+	return nil
+}
+
+// rtDecodeAt decodes a raw value nested at path p (JSON-RPC params),
+// recording its violations under p.
+func rtDecodeAt(v *rtValidator, p *rtPath, raw []byte, required bool, fn func(d *rtDecoder, p *rtPath)) {
+	var sub rtValidator
+	err := rtDecode(raw, &sub, required, func(d *rtDecoder) { fn(d, p) })
+	if err != nil {
+		v.add(p, "type", err.Error())
+		return
+	}
+	v.violations = append(v.violations, sub.violations...)
+}

@@ -1,0 +1,100 @@
+package runtime
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Violation is one rule that a value breaks.
+type Violation struct {
+	// Pointer is the RFC 6901 JSON pointer of the offending value ("" for the
+	// document itself).
+	Pointer string
+	// Rule is the JSON Schema keyword that failed: required, type, enum,
+	// const, not, minLength, maxLength, minItems, maxItems, minimum, maximum,
+	// pattern, format, contentEncoding, oneOf or minProperties.
+	Rule string
+	// Message says what is wrong, for people.
+	Message string
+}
+
+// String renders the violation as "pointer: rule: message".
+func (v Violation) String() string {
+	p := v.Pointer
+	if p == "" {
+		p = "(document)"
+	}
+	return p + ": " + v.Rule + ": " + v.Message
+}
+
+// ValidationError lists every violation found in a value, in document order.
+type ValidationError struct {
+	Violations []Violation
+}
+
+// Error reports the first violation and how many more there are.
+func (e *ValidationError) Error() string {
+	if len(e.Violations) == 0 {
+		return "invalid value"
+	}
+	msg := "invalid value: " + e.Violations[0].String()
+	if n := len(e.Violations) - 1; n > 0 {
+		msg += " (and " + strconv.Itoa(n) + " more)"
+	}
+	return msg
+}
+
+// rtPath is one step of the way from the document root to a value. Paths are
+// built on the stack as validation descends and turned into a JSON pointer
+// only when a violation is recorded, so valid values cost no allocation.
+type rtPath struct {
+	parent *rtPath
+	key    string
+	index  int
+}
+
+func (p *rtPath) pointer() string {
+	if p == nil {
+		return ""
+	}
+	var segs []string
+	for q := p; q != nil; q = q.parent {
+		if q.key != "" || q.index < 0 {
+			segs = append(segs, strings.NewReplacer("~", "~0", "/", "~1").Replace(q.key))
+		} else {
+			segs = append(segs, strconv.Itoa(q.index))
+		}
+	}
+	var b strings.Builder
+	for i := len(segs) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(segs[i])
+	}
+	return b.String()
+}
+
+// rtValidator collects violations.
+type rtValidator struct {
+	violations []Violation
+}
+
+func (v *rtValidator) add(p *rtPath, rule, msg string) {
+	v.violations = append(v.violations, Violation{Pointer: p.pointer(), Rule: rule, Message: msg})
+}
+
+func (v *rtValidator) err() error {
+	if len(v.violations) == 0 {
+		return nil
+	}
+	return &ValidationError{Violations: v.violations}
+}
+
+// rtRuneCount counts characters as JSON Schema does (invalid UTF-8 bytes
+// count one each, as they decode to U+FFFD).
+func rtRuneCount(s string) int {
+	n := 0
+	for range s {
+		n++
+	}
+	return n
+}
