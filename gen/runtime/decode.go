@@ -41,6 +41,8 @@ type rtDecoder struct {
 	// required asks the decoder to report required members that the decoded
 	// Go value cannot show as missing (numbers, booleans, maps).
 	required bool
+	// lastWasString reports whether the last str call read a string.
+	lastWasString bool
 	// dup is set when a known member appears twice in one object; callers
 	// then decode a normalised copy (the last occurrence wins, as in
 	// encoding/json).
@@ -341,10 +343,12 @@ func (d *rtDecoder) hex4(at int) rune {
 
 // str reads a string value.
 func (d *rtDecoder) str(p *rtPath) (string, bool) {
+	d.lastWasString = false
 	if d.peek() != '"' {
 		d.mismatch(p, "string")
 		return "", false
 	}
+	d.lastWasString = true
 	b := d.rawString()
 	if !d.ok() {
 		return "", false
@@ -769,4 +773,20 @@ func rtDecodeAt(v *rtValidator, p *rtPath, raw []byte, required bool, fn func(d 
 		return
 	}
 	v.violations = append(v.violations, sub.violations...)
+}
+
+// value reads any JSON value (protobuf Value).
+func (d *rtDecoder) value(p *rtPath) any {
+	_ = p
+	return d.anyValue()
+}
+
+// rtCheckRaw checks that a raw value built in Go is JSON of one of the kinds.
+func rtCheckRaw(v *rtValidator, p *rtPath, raw []byte, kinds ...string) {
+	d := rtDecoder{data: raw, v: v}
+	d.rawKinds(p, kinds...)
+	d.end()
+	if d.syntax != nil {
+		v.add(p, "type", d.syntax.Error())
+	}
 }

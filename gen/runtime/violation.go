@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -27,7 +28,7 @@ func (v Violation) String() string {
 	return p + ": " + v.Rule + ": " + v.Message
 }
 
-// ValidationError lists every violation found in a value, in document order.
+// ValidationError lists every violation found in a value, sorted by pointer.
 type ValidationError struct {
 	Violations []Violation
 }
@@ -86,6 +87,9 @@ func (v *rtValidator) err() error {
 	if len(v.violations) == 0 {
 		return nil
 	}
+	// Map members are visited in no particular order; sorting by pointer
+	// makes the report deterministic.
+	sort.SliceStable(v.violations, func(i, j int) bool { return v.violations[i].Pointer < v.violations[j].Pointer })
 	return &ValidationError{Violations: v.violations}
 }
 

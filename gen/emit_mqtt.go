@@ -1,0 +1,276 @@
+package gen
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/a2abind/a2abind/gen/model"
+)
+
+func genProperties(f *jen.File, props []*model.Property) {
+	f.Comment("User property keys.")
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for _, p := range props {
+			g.Comment(doc("Prop"+p.Name, p.Description) + "\n\nAppears in: " + strings.Join(p.AppearsIn, ", ") + ".")
+			g.Id("Prop" + p.Name).Op("=").Lit(p.Key)
+		}
+	})
+	f.Comment("Allowed values of the properties that have a closed set.")
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for _, p := range props {
+			for _, v := range p.Values {
+				text := v.Description
+				if text == "" {
+					text = "the value " + v.Value + " of " + p.Key + "."
+				}
+				g.Comment(doc(p.Name+v.Name, text))
+				g.Id(p.Name + v.Name).Op("=").Lit(v.Value)
+			}
+		}
+	})
+	f.Comment("PropertyFormat is the format of an open property value.")
+	f.Type().Id("PropertyFormat").String()
+	f.Comment("The formats.")
+	f.Const().Defs(
+		jen.Id("FormatEnum").Id("PropertyFormat").Op("=").Lit("enum"),
+		jen.Id("FormatIdentifier").Id("PropertyFormat").Op("=").Lit("identifier"),
+		jen.Id("FormatUUID").Id("PropertyFormat").Op("=").Lit("uuid"),
+		jen.Id("FormatBearer").Id("PropertyFormat").Op("=").Lit("bearer"),
+		jen.Id("FormatInteger").Id("PropertyFormat").Op("=").Lit("integer"),
+		jen.Id("FormatBoolean").Id("PropertyFormat").Op("=").Lit("boolean"),
+		jen.Id("FormatText").Id("PropertyFormat").Op("=").Lit("text"),
+	)
+	f.Comment("PropertyInfo describes one user property.")
+	f.Type().Id("PropertyInfo").Struct(
+		jen.Id("Key").String(),
+		jen.Comment("AppearsIn lists the kinds of message that carry it."),
+		jen.Id("AppearsIn").Index().String(),
+		jen.Comment("Values is the closed set of values (Format is FormatEnum), or nil."),
+		jen.Id("Values").Index().String(),
+		jen.Id("Format").Id("PropertyFormat"),
+		jen.Comment("Secret properties are never echoed in any payload or property, and never logged."),
+		jen.Id("Secret").Bool(),
+	)
+	f.Var().Id("propertyTable").Op("=").Index(jen.Op("...")).Id("PropertyInfo").ValuesFunc(func(g *jen.Group) {
+		for _, p := range props {
+			format := p.Format
+			var vals []jen.Code
+			for _, v := range p.Values {
+				vals = append(vals, jen.Id(p.Name+v.Name))
+			}
+			if len(p.Values) > 0 {
+				format = "enum"
+			}
+			var appears []jen.Code
+			for _, a := range p.AppearsIn {
+				appears = append(appears, jen.Lit(a))
+			}
+			d := jen.Dict{jen.Id("Key"): jen.Id("Prop" + p.Name), jen.Id("AppearsIn"): jen.Index().String().Values(appears...),
+				jen.Id("Format"): jen.Id("PropertyFormat").Call(jen.Lit(format)), jen.Id("Secret"): jen.Lit(p.Secret)}
+			if len(vals) > 0 {
+				d[jen.Id("Values")] = jen.Index().String().Values(vals...)
+			}
+			g.Values(d)
+		}
+	})
+	f.Comment("Properties returns every known user property in table order.")
+	f.Func().Id("Properties").Params().Index().Id("PropertyInfo").Block(
+		jen.Return(jen.Append(jen.Index().Id("PropertyInfo").Values(), jen.Id("propertyTable").Index(jen.Op(":")).Op("..."))),
+	)
+	f.Comment("LookupProperty returns the description of a key.")
+	f.Func().Id("LookupProperty").Params(jen.Id("key").String()).Params(jen.Id("PropertyInfo"), jen.Bool()).Block(
+		jen.For(jen.List(jen.Id("_"), jen.Id("p")).Op(":=").Range().Id("propertyTable")).Block(
+			jen.If(jen.Id("p").Dot("Key").Op("==").Id("key")).Block(jen.Return(jen.Id("p"), jen.True())),
+		),
+		jen.Return(jen.Id("PropertyInfo").Values(), jen.False()),
+	)
+	f.Comment("CheckProperty reports whether value is allowed for a known key. Unknown\nkeys are accepted (the binding ignores them).")
+	f.Func().Id("CheckProperty").Params(jen.Id("key"), jen.Id("value").String()).Error().Block(
+		jen.List(jen.Id("p"), jen.Id("ok")).Op(":=").Id("LookupProperty").Call(jen.Id("key")),
+		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil())),
+		jen.Id("bad").Op(":=").Func().Params(jen.Id("want").String()).Error().Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("user property %s: %q is not %s"), jen.Id("key"), jen.Id("value"), jen.Id("want"))),
+		),
+		jen.Switch(jen.Id("p").Dot("Format")).Block(
+			jen.Case(jen.Id("FormatEnum")).Block(
+				jen.If(jen.Op("!").Qual("slices", "Contains").Call(jen.Id("p").Dot("Values"), jen.Id("value"))).Block(
+					jen.Return(jen.Id("bad").Call(jen.Lit("one of ").Op("+").Qual("strings", "Join").Call(jen.Id("p").Dot("Values"), jen.Lit(", ")))),
+				),
+			),
+			jen.Case(jen.Id("FormatIdentifier")).Block(
+				jen.If(jen.Op("!").Id("ValidIdentifier").Call(jen.Id("value"))).Block(jen.Return(jen.Id("bad").Call(jen.Lit("an identifier")))),
+			),
+			jen.Case(jen.Id("FormatUUID")).Block(
+				jen.If(jen.Op("!").Id("ValidUUID").Call(jen.Id("value"))).Block(jen.Return(jen.Id("bad").Call(jen.Lit("a UUID")))),
+			),
+			jen.Case(jen.Id("FormatBearer")).Block(
+				jen.If(jen.List(jen.Id("tok"), jen.Id("ok")).Op(":=").Qual("strings", "CutPrefix").Call(jen.Id("value"), jen.Lit("Bearer ")), jen.Op("!").Id("ok").Op("||").Id("tok").Op("==").Lit("")).Block(
+					jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("user property %s: not of the form \"Bearer <token>\""), jen.Id("key"))),
+				),
+			),
+			jen.Case(jen.Id("FormatInteger")).Block(
+				jen.If(jen.List(jen.Id("_"), jen.Id("err")).Op(":=").Qual("strconv", "ParseUint").Call(jen.Id("value"), jen.Lit(10), jen.Lit(64)), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("bad").Call(jen.Lit("a non-negative integer")))),
+			),
+			jen.Case(jen.Id("FormatBoolean")).Block(
+				jen.If(jen.Id("value").Op("!=").Lit("true").Op("&&").Id("value").Op("!=").Lit("false")).Block(jen.Return(jen.Id("bad").Call(jen.Lit("true or false")))),
+			),
+		),
+		jen.Return(jen.Nil()),
+	)
+	f.Comment("ValidUUID reports whether s has the 8-4-4-4-12 hexadecimal form of an RFC\n9562 UUID (any version).")
+	f.Func().Id("ValidUUID").Params(jen.Id("s").String()).Bool().Block(
+		jen.If(jen.Len(jen.Id("s")).Op("!=").Lit(36)).Block(jen.Return(jen.False())),
+		jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Lit(36), jen.Id("i").Op("++")).Block(
+			jen.Id("c").Op(":=").Id("s").Index(jen.Id("i")),
+			jen.Switch(jen.Id("i")).Block(
+				jen.Case(jen.Lit(8), jen.Lit(13), jen.Lit(18), jen.Lit(23)).Block(
+					jen.If(jen.Id("c").Op("!=").LitByte('-')).Block(jen.Return(jen.False())),
+				),
+				jen.Default().Block(
+					jen.If(jen.Op("!").Parens(jen.LitByte('0').Op("<=").Id("c").Op("&&").Id("c").Op("<=").LitByte('9').Op("||").LitByte('a').Op("<=").Id("c").Op("&&").Id("c").Op("<=").LitByte('f').Op("||").LitByte('A').Op("<=").Id("c").Op("&&").Id("c").Op("<=").LitByte('F'))).Block(jen.Return(jen.False())),
+				),
+			),
+		),
+		jen.Return(jen.True()),
+	)
+}
+
+var placeholderRE = regexp.MustCompile(`\{([^}]*)\}`)
+
+func genTopics(f *jen.File, t *model.Topics) {
+	names := map[string]model.Identifier{}
+	for _, id := range t.Identifiers {
+		names[id.Placeholder] = id
+	}
+	f.Comment("IdentifierPattern is the pattern every topic identifier matches.")
+	f.Const().Id("IdentifierPattern").Op("=").Lit(t.IdentifierPattern)
+	f.Var().Id("identifierRE").Op("=").Qual("regexp", "MustCompile").Call(jen.Id("IdentifierPattern"))
+	f.Comment("ValidIdentifier reports whether s may stand in a topic level.")
+	f.Func().Id("ValidIdentifier").Params(jen.Id("s").String()).Bool().Block(
+		jen.Return(jen.Id("identifierRE").Dot("MatchString").Call(jen.Id("s"))),
+	)
+	f.Comment("IdentifierError reports an identifier that may not stand in a topic.")
+	f.Type().Id("IdentifierError").Struct(
+		jen.Comment("Name says which identifier (org_id, agent_id, …)."),
+		jen.Id("Name").String(),
+		jen.Id("Value").String(),
+	)
+	f.Func().Params(jen.Id("e").Op("*").Id("IdentifierError")).Id("Error").Params().String().Block(
+		jen.Return(jen.Qual("fmt", "Sprintf").Call(jen.Lit("invalid %s %q: must match %s (no /, +, #, spaces, not empty)"), jen.Id("e").Dot("Name"), jen.Id("e").Dot("Value"), jen.Id("IdentifierPattern"))),
+	)
+	f.Comment("CheckIdentifier returns an *IdentifierError when value may not stand in a\ntopic level.")
+	f.Func().Id("CheckIdentifier").Params(jen.Id("name"), jen.Id("value").String()).Error().Block(
+		jen.If(jen.Op("!").Id("ValidIdentifier").Call(jen.Id("value"))).Block(
+			jen.Return(jen.Op("&").Id("IdentifierError").Values(jen.Dict{jen.Id("Name"): jen.Id("name"), jen.Id("Value"): jen.Id("value")})),
+		),
+		jen.Return(jen.Nil()),
+	)
+	for _, tp := range t.Topics {
+		phs := placeholderRE.FindAllStringSubmatch(tp.Template, -1)
+		var params []jen.Code
+		var checks []jen.Code
+		var parts []jen.Code
+		rest := tp.Template
+		for _, ph := range phs {
+			idx := strings.Index(rest, ph[0])
+			if idx > 0 {
+				parts = append(parts, jen.Lit(rest[:idx]))
+			}
+			v := camel(ph[1])
+			params = append(params, jen.Id(v))
+			checks = append(checks, jen.If(jen.Id("err").Op(":=").Id("CheckIdentifier").Call(jen.Lit(ph[1]), jen.Id(v)), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.Id("err"))))
+			parts = append(parts, jen.Id(v))
+			rest = rest[idx+len(ph[0]):]
+		}
+		if rest != "" {
+			parts = append(parts, jen.Lit(rest))
+		}
+		var expr *jen.Statement
+		for i, p := range parts {
+			if i == 0 {
+				expr = jen.Add(p)
+			} else {
+				expr = expr.Op("+").Add(p)
+			}
+		}
+		if len(params) > 0 {
+			params[len(params)-1] = jen.Add(params[len(params)-1]).String()
+		}
+		f.Commentf("%sTemplate is the %s topic template.", tp.Name, tp.Name)
+		f.Const().Id(tp.Name + "Template").Op("=").Lit(tp.Template)
+		kind := "topic"
+		if tp.Filter {
+			kind = "subscription filter"
+		}
+		f.Comment(doc(tp.Name+"Topic", "builds the "+kind+" "+tp.Template+". "+tp.Description) + "\nEvery identifier is checked first.")
+		body := append(checks, jen.Return(expr, jen.Nil()))
+		f.Func().Id(tp.Name+"Topic").Params(params...).Params(jen.String(), jen.Error()).Block(body...)
+		if !tp.Filter && len(phs) > 0 {
+			genParse(f, tp, phs)
+		}
+	}
+	if sg := t.SharedGroup; sg != nil {
+		phs := placeholderRE.FindAllStringSubmatch(sg.DefaultTemplate, -1)
+		var params []jen.Code
+		var repl []jen.Code
+		for _, ph := range phs {
+			params = append(params, jen.Id(camel(ph[1])))
+			repl = append(repl, jen.Lit(ph[0]), jen.Id(camel(ph[1])))
+		}
+		params[len(params)-1] = jen.Add(params[len(params)-1]).String()
+		f.Comment("GroupIDMaxLength is the longest shared-subscription group id.")
+		f.Const().Id("GroupIDMaxLength").Op("=").Lit(sg.MaxLength)
+		f.Var().Id("groupDisallowed").Op("=").Qual("regexp", "MustCompile").Call(jen.Lit("[^" + sg.Allowed + "]"))
+		f.Commentf("GroupID makes a deterministic shared-subscription group id from a label:\ncharacters outside [%s] become %q, and an id longer than %d is cut and\nends with %q and the first %d hex digits of the SHA-256 of the uncut id.", sg.Allowed, sg.Replacement, sg.MaxLength, sg.Replacement, sg.HashHexDigits)
+		f.Func().Id("GroupID").Params(jen.Id("label").String()).String().Block(
+			jen.Id("id").Op(":=").Id("groupDisallowed").Dot("ReplaceAllString").Call(jen.Id("label"), jen.Lit(sg.Replacement)),
+			jen.If(jen.Len(jen.Id("id")).Op("<=").Id("GroupIDMaxLength")).Block(jen.Return(jen.Id("id"))),
+			jen.Id("sum").Op(":=").Qual("crypto/sha256", "Sum256").Call(jen.Index().Byte().Call(jen.Id("id"))),
+			jen.Id("suffix").Op(":=").Lit(sg.Replacement).Op("+").Qual("encoding/hex", "EncodeToString").Call(jen.Id("sum").Index(jen.Op(":"))).Index(jen.Op(":").Lit(sg.HashHexDigits)),
+			jen.Return(jen.Id("id").Index(jen.Op(":").Id("GroupIDMaxLength").Op("-").Len(jen.Id("suffix"))).Op("+").Id("suffix")),
+		)
+		f.Commentf("DefaultGroupID is GroupID of the default label %s.", sg.DefaultTemplate)
+		f.Func().Id("DefaultGroupID").Params(params...).String().Block(
+			jen.Return(jen.Id("GroupID").Call(jen.Qual("strings", "NewReplacer").Call(repl...).Dot("Replace").Call(jen.Lit(sg.DefaultTemplate)))),
+		)
+	}
+}
+
+// genParse emits Parse<Name>Topic, which splits a topic by levels.
+func genParse(f *jen.File, tp model.Topic, phs [][]string) {
+	levels := strings.Split(tp.Template, "/")
+	var results []jen.Code
+	var body []jen.Code
+	body = append(body,
+		jen.Id("levels").Op(":=").Qual("strings", "Split").Call(jen.Id("topic"), jen.Lit("/")),
+		jen.If(jen.Len(jen.Id("levels")).Op("!=").Lit(len(levels))).Block(jen.Return()),
+	)
+	for i, lv := range levels {
+		if m := placeholderRE.FindStringSubmatch(lv); m != nil && m[0] == lv {
+			v := camel(m[1])
+			results = append(results, jen.Id(v))
+			body = append(body,
+				jen.If(jen.Op("!").Id("ValidIdentifier").Call(jen.Id("levels").Index(jen.Lit(i)))).Block(jen.Return()),
+				jen.Id(v).Op("=").Id("levels").Index(jen.Lit(i)))
+			continue
+		}
+		body = append(body, jen.If(jen.Id("levels").Index(jen.Lit(i)).Op("!=").Lit(lv)).Block(jen.Return()))
+	}
+	body = append(body, jen.Id("ok").Op("=").True(), jen.Return())
+	results[len(results)-1] = jen.Add(results[len(results)-1]).String()
+	results = append(results, jen.Id("ok").Bool())
+	f.Commentf("Parse%sTopic splits a %s topic into its identifiers; ok is false when\ntopic does not have the form %s or an identifier is invalid.", tp.Name, tp.Name, tp.Template)
+	f.Func().Id("Parse"+tp.Name+"Topic").Params(jen.Id("topic").String()).Params(results...).Block(body...)
+}
+
+// camel turns org_id into org and reply_suffix into replySuffix.
+func camel(s string) string {
+	s = strings.TrimSuffix(s, "_id")
+	parts := strings.Split(s, "_")
+	for i := 1; i < len(parts); i++ {
+		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+	}
+	return strings.Join(parts, "")
+}

@@ -1,0 +1,372 @@
+package gen
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"regexp/syntax"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/a2abind/a2abind/gen/model"
+)
+
+// patterns collects the regular expressions of the package being generated.
+var patterns map[string]string
+
+func patternVar(p string) string {
+	sum := sha256.Sum256([]byte(p))
+	name := fmt.Sprintf("rtPattern%x", sum[:4])
+	patterns[name] = p
+	return name
+}
+
+func add(p jen.Code, rule, msg string) jen.Code {
+	return jen.Id("v").Dot("add").Call(p, jen.Lit(rule), jen.Lit(msg))
+}
+
+func addf(p jen.Code, rule string, msg jen.Code) jen.Code {
+	return jen.Id("v").Dot("add").Call(p, jen.Lit(rule), msg)
+}
+
+// literalPattern recognises patterns that are a plain prefix, suffix or
+// exact literal, which are checked without regexp.
+func literalPattern(p string) (lit string, prefix, suffix bool, ok bool) {
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return "", false, false, false
+	}
+	re = re.Simplify()
+	subs := []*syntax.Regexp{re}
+	if re.Op == syntax.OpConcat {
+		subs = re.Sub
+	}
+	begin, end := false, false
+	var l []rune
+	for i, s := range subs {
+		switch {
+		case s.Op == syntax.OpBeginText && i == 0:
+			begin = true
+		case s.Op == syntax.OpEndText && i == len(subs)-1:
+			end = true
+		case s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase == 0 && l == nil:
+			l = s.Rune
+		default:
+			return "", false, false, false
+		}
+	}
+	if l == nil {
+		return "", false, false, false
+	}
+	return string(l), begin, end, true
+}
+
+// stringChecks checks a string-typed expression against r's constraints.
+func stringChecks(r *model.Ref, s jen.Code, p jen.Code) []jen.Code {
+	c := r.C
+	var out []jen.Code
+	if c.Const != nil {
+		out = append(out, jen.If(jen.Add(s).Op("!=").Lit(*c.Const)).Block(add(p, "const", "must be "+strconv.Quote(*c.Const))))
+	}
+	if len(c.Enum) > 0 {
+		var lits []jen.Code
+		for _, e := range c.Enum {
+			lits = append(lits, jen.Lit(e))
+		}
+		out = append(out, jen.Switch(s).Block(jen.Case(lits...), jen.Default().Block(add(p, "enum", "must be one of "+strings.Join(c.Enum, ", ")))))
+	}
+	if c.NotConst != nil {
+		out = append(out, jen.If(jen.Add(s).Op("==").Lit(*c.NotConst)).Block(add(p, "not", "must not be "+strconv.Quote(*c.NotConst))))
+	}
+	if c.MinLength != nil {
+		if *c.MinLength == 1 {
+			out = append(out, jen.If(jen.Len(s).Op("==").Lit(0)).Block(add(p, "minLength", "must not be empty")))
+		} else {
+			out = append(out, jen.If(jen.Id("rtRuneCount").Call(s).Op("<").Lit(*c.MinLength)).Block(add(p, "minLength", fmt.Sprintf("shorter than %d characters", *c.MinLength))))
+		}
+	}
+	if c.MaxLength != nil {
+		out = append(out, jen.If(jen.Id("rtRuneCount").Call(s).Op(">").Lit(*c.MaxLength)).Block(add(p, "maxLength", fmt.Sprintf("longer than %d characters", *c.MaxLength))))
+	}
+	if c.Pattern != "" {
+		msg := "does not match " + c.Pattern
+		if lit, pre, suf, ok := literalPattern(c.Pattern); ok {
+			var cond jen.Code
+			switch {
+			case pre && suf:
+				cond = jen.Add(s).Op("!=").Lit(lit)
+			case pre:
+				cond = jen.Op("!").Qual("strings", "HasPrefix").Call(s, jen.Lit(lit))
+			case suf:
+				cond = jen.Op("!").Qual("strings", "HasSuffix").Call(s, jen.Lit(lit))
+			default:
+				cond = jen.Op("!").Qual("strings", "Contains").Call(s, jen.Lit(lit))
+			}
+			out = append(out, jen.If(cond).Block(add(p, "pattern", msg)))
+		} else {
+			out = append(out, jen.If(jen.Op("!").Id(patternVar(c.Pattern)).Dot("MatchString").Call(s)).Block(add(p, "pattern", msg)))
+		}
+	}
+	switch c.Format {
+	case "date-time":
+		out = append(out, jen.If(jen.Op("!").Id("rtDateTime").Call(s)).Block(add(p, "format", "not an RFC 3339 date-time")))
+	case "uuid":
+		out = append(out, jen.If(jen.Op("!").Id("rtUUID").Call(s)).Block(add(p, "format", "not a UUID")))
+	}
+	return out
+}
+
+func numberChecks(r *model.Ref, n jen.Code, p jen.Code) []jen.Code {
+	var out []jen.Code
+	lit := func(f float64) jen.Code {
+		if r.Kind == model.KindFloat {
+			return jen.Lit(f)
+		}
+		return jen.Lit(int(f))
+	}
+	if r.Kind != model.KindFloat {
+		// Bounds that the Go type already enforces need no check.
+		lo, hi := intRange(r.Kind)
+		if r.C.Minimum != nil && *r.C.Minimum <= float64(lo) {
+			r = &model.Ref{Kind: r.Kind, C: model.Constraints{Maximum: r.C.Maximum}}
+		}
+		if r.C.Maximum != nil && *r.C.Maximum >= float64(hi) {
+			r = &model.Ref{Kind: r.Kind, C: model.Constraints{Minimum: r.C.Minimum}}
+		}
+	}
+	if r.C.Minimum != nil {
+		out = append(out, jen.If(jen.Add(n).Op("<").Add(lit(*r.C.Minimum))).Block(add(p, "minimum", "below "+strconv.FormatFloat(*r.C.Minimum, 'f', -1, 64))))
+	}
+	if r.C.Maximum != nil {
+		out = append(out, jen.If(jen.Add(n).Op(">").Add(lit(*r.C.Maximum))).Block(add(p, "maximum", "above "+strconv.FormatFloat(*r.C.Maximum, 'f', -1, 64))))
+	}
+	return out
+}
+
+// valueChecks checks a present value (never called for an absent optional
+// field).
+func valueChecks(r *model.Ref, x jen.Code, p jen.Code, depth int) []jen.Code {
+	switch r.Kind {
+	case model.KindString:
+		return stringChecks(r, x, p)
+	case model.KindEnum:
+		out := []jen.Code{jen.If(jen.Op("!").Add(x).Dot("Valid").Call()).Block(
+			addf(p, "enum", jen.Lit("unknown value ").Op("+").Qual("strconv", "Quote").Call(jen.String().Call(x))))}
+		return append(out, stringChecks(r, jen.String().Call(x), p)...)
+	case model.KindInt32, model.KindInt64, model.KindFloat:
+		return numberChecks(r, x, p)
+	case model.KindBool:
+		if r.C.ConstBool != nil {
+			return []jen.Code{jen.If(jen.Add(x).Op("!=").Lit(*r.C.ConstBool)).Block(add(p, "const", "must be "+strconv.FormatBool(*r.C.ConstBool)))}
+		}
+	case model.KindRaw:
+		if len(r.RawKinds) > 0 {
+			args := []jen.Code{jen.Id("v"), p, x}
+			for _, k := range r.RawKinds {
+				args = append(args, jen.Lit(k))
+			}
+			return []jen.Code{jen.Id("rtCheckRaw").Call(args...)}
+		}
+	case model.KindObject:
+		return []jen.Code{jen.Add(x).Dot("validate").Call(jen.Id("v"), p)}
+	case model.KindArray:
+		var out []jen.Code
+		if n := r.C.MinItems; n != nil {
+			out = append(out, jen.If(jen.Len(x).Op("<").Lit(*n)).Block(add(p, "minItems", fmt.Sprintf("fewer than %d items", *n))))
+		}
+		if n := r.C.MaxItems; n != nil {
+			out = append(out, jen.If(jen.Len(x).Op(">").Lit(*n)).Block(add(p, "maxItems", fmt.Sprintf("more than %d items", *n))))
+		}
+		i := fmt.Sprintf("i%d", depth)
+		ip := fmt.Sprintf("ip%d", depth)
+		inner := valueChecks(r.Elem, jen.Add(x).Index(jen.Id(i)), jen.Op("&").Id(ip), depth+1)
+		if r.Elem.Kind == model.KindObject {
+			inner = []jen.Code{jen.Parens(jen.Op("&").Add(x).Index(jen.Id(i))).Dot("validate").Call(jen.Id("v"), jen.Op("&").Id(ip))}
+		}
+		if len(inner) > 0 {
+			body := append([]jen.Code{jen.Id(ip).Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): p, jen.Id("index"): jen.Id(i)})}, inner...)
+			out = append(out, jen.For(jen.Id(i).Op(":=").Range().Add(x)).Block(body...))
+		}
+		return out
+	case model.KindMap, model.KindStruct:
+		var out []jen.Code
+		if n := r.C.MinProperties; n != nil {
+			out = append(out, jen.If(jen.Len(x).Op("<").Lit(*n)).Block(add(p, "minProperties", fmt.Sprintf("fewer than %d members", *n))))
+		}
+		if r.Kind == model.KindStruct {
+			return out
+		}
+		k := fmt.Sprintf("k%d", depth)
+		kp := fmt.Sprintf("kp%d", depth)
+		// Map members are visited in Go's map order (no allocation); the
+		// violations are sorted by pointer when reported.
+		e := fmt.Sprintf("e%d", depth)
+		var inner []jen.Code
+		if r.Elem.Kind == model.KindObject {
+			inner = []jen.Code{jen.Id(e).Dot("validate").Call(jen.Id("v"), jen.Op("&").Id(kp))}
+		} else {
+			inner = valueChecks(r.Elem, jen.Id(e), jen.Op("&").Id(kp), depth+1)
+		}
+		if len(inner) > 0 {
+			body := append([]jen.Code{jen.Id(kp).Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): p, jen.Id("key"): jen.Id(k), jen.Id("index"): jen.Lit(-1)})}, inner...)
+			out = append(out, jen.For(jen.List(jen.Id(k), jen.Id(e)).Op(":=").Range().Add(x)).Block(body...))
+		}
+		return out
+	}
+	return nil
+}
+
+// zeroChecks are the decoder's checks for an optional, non-pointer scalar
+// that was present with its zero value, which Validate cannot tell from
+// absent.
+func zeroChecks(fd *model.Field, p jen.Code) []jen.Code {
+	x := jen.Id("x").Dot(fd.GoName)
+	v := []jen.Code{jen.Id("v").Op(":=").Id("d").Dot("v")}
+	switch fd.Ref.Kind {
+	case model.KindString:
+		checks := stringChecks(fd.Ref, x, p)
+		if len(checks) == 0 {
+			return nil
+		}
+		return []jen.Code{jen.If(jen.Add(x).Op("==").Lit("").Op("&&").Id("d").Dot("ok").Call()).Block(append(v, checks...)...)}
+	case model.KindEnum:
+		// The zero value is never a valid enum value; the decoder only
+		// leaves it there after reading "" (or after a type mismatch,
+		// already reported).
+		return []jen.Code{jen.If(jen.Add(x).Op("==").Lit("").Op("&&").Id("d").Dot("ok").Call().Op("&&").Id("d").Dot("lastWasString")).Block(
+			append(v, valueChecks(fd.Ref, x, p, 0)...)...)}
+	case model.KindInt32, model.KindInt64, model.KindFloat:
+		checks := numberChecks(fd.Ref, x, p)
+		if len(checks) == 0 {
+			return nil
+		}
+		return []jen.Code{jen.If(jen.Add(x).Op("==").Lit(0).Op("&&").Id("d").Dot("ok").Call()).Block(append(v, checks...)...)}
+	}
+	return nil
+}
+
+func genValidate(f *jen.File, types []*model.Type) {
+	for _, t := range types {
+		if t.Kind != model.KindObject {
+			continue
+		}
+		var body []jen.Code
+		for _, fd := range t.Fields {
+			fp := jen.Op("&").Id("fp")
+			x := jen.Id("x").Dot(fd.GoName)
+			var checks []jen.Code
+			val := jen.Code(x)
+			if fd.Pointer {
+				val = jen.Op("*").Add(x)
+			}
+			inner := valueChecks(fd.Ref, val, fp, 0)
+			if fd.Ref.Kind == model.KindObject {
+				inner = []jen.Code{jen.Add(x).Dot("validate").Call(jen.Id("v"), fp)}
+			}
+			if t.Discriminated != nil && t.Discriminated.Field == fd {
+				inner = append(inner, discriminatedChecks(t.Discriminated)...)
+			}
+			switch {
+			case fd.Required && !invisibleWhenMissing(fd):
+				checks = append(checks, jen.If(jen.Op("!").Parens(present(fd, x))).Block(
+					add(fp, "required", "missing property \""+fd.JSON+"\""),
+				).Else().Block(inner...))
+			case fd.Required:
+				checks = inner
+			default:
+				if len(inner) > 0 {
+					checks = append(checks, jen.If(present(fd, x)).Block(inner...))
+				}
+			}
+			if t.Discriminated != nil && t.Discriminated.Field == fd && !fd.Required {
+				checks = append(checks, jen.If(jen.Op("!").Parens(present(fd, x))).Block(discriminatedMissing(t.Discriminated)...))
+			}
+			if len(checks) == 0 {
+				continue
+			}
+			body = append(body, jen.Block(append([]jen.Code{
+				jen.Id("fp").Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): jen.Id("p"), jen.Id("key"): jen.Lit(fd.JSON), jen.Id("index"): jen.Lit(-1)}),
+			}, checks...)...))
+		}
+		if o := t.OneOf; o != nil {
+			var cases []jen.Code
+			for _, m := range o.Members {
+				fp := jen.Op("&").Id("fp")
+				var inner []jen.Code
+				switch {
+				case m.Wrapper == "":
+					inner = []jen.Code{jen.If(jen.Id("m").Op("==").Nil()).Block(add(jen.Id("p"), "oneOf", "member \""+m.JSON+"\" is a nil pointer")).Else().Block(
+						jen.Id("m").Dot("validate").Call(jen.Id("v"), fp))}
+				case m.Ref.Kind == model.KindValue:
+				default:
+					inner = valueChecks(m.Ref, jen.Add(goType(m.Ref, true)).Call(jen.Id("m")), fp, 0)
+				}
+				if len(inner) == 0 {
+					cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(jen.Id("_").Op("=").Id("m")))
+					continue
+				}
+				cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(append([]jen.Code{
+					jen.Id("fp").Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): jen.Id("p"), jen.Id("key"): jen.Lit(m.JSON), jen.Id("index"): jen.Lit(-1)}),
+				}, inner...)...))
+			}
+			cases = append(cases, jen.Case(jen.Nil()).Block(add(jen.Id("p"), "oneOf", "exactly one of "+memberList(o)+" is required")))
+			body = append(body, jen.Switch(jen.Id("m").Op(":=").Id("x").Dot(o.GoName).Assert(jen.Type())).Block(cases...))
+		}
+		if len(body) == 0 {
+			body = append(body, jen.Id("_").Op(",").Id("_").Op("=").Id("v").Op(",").Id("p"))
+		}
+		f.Commentf("validate records every rule of the %s schema that x breaks.", t.Name)
+		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("validate").Params(jen.Id("v").Op("*").Id("rtValidator"), jen.Id("p").Op("*").Id("rtPath")).Block(body...)
+		f.Commentf("Validate checks x against every rule of the %s schema and returns a\n*ValidationError listing each violation, or nil. Required members that x\nalways marshals (numbers, booleans, maps) count as present.", t.Name)
+		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("Validate").Params().Error().Block(
+			jen.Var().Id("v").Id("rtValidator"),
+			jen.Id("x").Dot("validate").Call(jen.Op("&").Id("v"), jen.Nil()),
+			jen.Return(jen.Id("v").Dot("err").Call()),
+		)
+	}
+}
+
+func discriminatedChecks(d *model.Discriminated) []jen.Code {
+	var cases []jen.Code
+	for _, c := range d.Cases {
+		cases = append(cases, jen.Case(jen.Lit(c.Value)).Block(
+			jen.Var().Id("params").Id(c.Type.Name),
+			jen.Id("rtDecodeAt").Call(jen.Id("v"), jen.Op("&").Id("fp"), jen.Id("x").Dot(d.Field.GoName), jen.True(),
+				jen.Func().Params(jen.Id("d").Op("*").Id("rtDecoder"), jen.Id("p").Op("*").Id("rtPath")).Block(
+					jen.Id("params").Op("=").Id(c.Type.Name).Values(),
+					jen.Id("params").Dot("decodeJSON").Call(jen.Id("d"), jen.Id("p")),
+				)),
+			jen.Id("params").Dot("validate").Call(jen.Id("v"), jen.Op("&").Id("fp")),
+		))
+	}
+	return []jen.Code{jen.Switch(jen.String().Call(jen.Id("x").Dot(d.Key.GoName))).Block(cases...)}
+}
+
+func discriminatedMissing(d *model.Discriminated) []jen.Code {
+	var lits []jen.Code
+	for _, c := range d.Cases {
+		if c.Required {
+			lits = append(lits, jen.Lit(c.Value))
+		}
+	}
+	if len(lits) == 0 {
+		return nil
+	}
+	return []jen.Code{jen.Switch(jen.String().Call(jen.Id("x").Dot(d.Key.GoName))).Block(
+		jen.Case(lits...).Block(add(jen.Op("&").Id("fp"), "required", "missing property \""+d.Field.JSON+"\"")),
+	)}
+}
+
+func genPatterns(f *jen.File, pats map[string]string) {
+	names := make([]string, 0, len(pats))
+	for n := range pats {
+		names = append(names, n)
+	}
+	sortStrings(names)
+	f.Var().DefsFunc(func(g *jen.Group) {
+		for _, n := range names {
+			g.Id(n).Op("=").Qual("regexp", "MustCompile").Call(jen.Lit(pats[n]))
+		}
+	})
+}
