@@ -166,7 +166,7 @@ func genDecode(f *jen.File, t *model.Type) {
 			body := []jen.Code{
 				jen.If(jen.Id("seen").Op("&").Add(mask).Op("!=").Lit(0)).Block(jen.Id("d").Dot("dup").Op("=").True()),
 				jen.Id("seen").Op("|=").Add(mask),
-				jen.If(jen.Id("member").Op("!=").Lit(0).Op("&&").Id("member").Op("!=").Lit(mi+1)).Block(
+				jen.If(jen.Id("member").Op("!=").Lit(0).Op("&&").Id("member").Op("!=").Lit(mi + 1)).Block(
 					jen.Id("d").Dot("v").Dot("add").Call(jen.Id("p"), jen.Lit("oneOf"), jen.Lit("more than one of "+memberList(o)+" is set")),
 				),
 				jen.Id("member").Op("=").Lit(mi + 1),

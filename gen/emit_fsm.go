@@ -99,7 +99,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 				g.Id(typ + x.Name).Id(typ).Op("=").Lit(i + 1)
 			}
 		})
-		f.Var().Id(lowerFirst(typ)+"Names").Op("=").Index(jen.Op("...")).String().ValuesFunc(func(g *jen.Group) {
+		f.Var().Id(lowerFirst(typ) + "Names").Op("=").Index(jen.Op("...")).String().ValuesFunc(func(g *jen.Group) {
 			g.Lit("")
 			for _, x := range names {
 				g.Lit(x.Name)
@@ -115,7 +115,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 			jen.Return(jen.Id("x").Op(">=").Lit(1).Op("&&").Int().Call(jen.Id("x")).Op("<=").Lit(len(names))),
 		)
 		f.Commentf("%ss lists every %s in table order.", typ, kind)
-		f.Func().Id(typ+"s").Params().Index().Id(typ).Block(
+		f.Func().Id(typ + "s").Params().Index().Id(typ).Block(
 			jen.Return(jen.Index().Id(typ).ValuesFunc(func(g *jen.Group) {
 				for _, x := range names {
 					g.Id(typ + x.Name)
@@ -142,7 +142,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 	enum(outT, "output", m.Outputs, "")
 
 	f.Commentf("%sInitial is the state a new %s machine starts in.", n, n)
-	f.Const().Id(n+"Initial").Op("=").Id(stateT+m.Initial)
+	f.Const().Id(n + "Initial").Op("=").Id(stateT + m.Initial)
 
 	// Terminal, wire and tags.
 	var terminal []jen.Code
@@ -241,7 +241,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 		jen.Comment("Outputs are the decisions the caller acts on."),
 		jen.Id("Outputs").Id(outT+"Set"),
 	)
-	f.Var().Id(lowerFirst(n)+"Table").Op("=").Index(jen.Op("...")).Id(trT).ValuesFunc(func(g *jen.Group) {
+	f.Var().Id(lowerFirst(n) + "Table").Op("=").Index(jen.Op("...")).Id(trT).ValuesFunc(func(g *jen.Group) {
 		for _, t := range m.Transitions {
 			var outs jen.Code = jen.Lit(0)
 			if len(t.Outputs) > 0 {
@@ -300,12 +300,12 @@ func genMachine(f *jen.File, m *model.Machine) {
 		}
 	}
 	f.Commentf("%sRows lists, per (state, event), the table rows in table order.", lowerFirst(n))
-	f.Var().Id(lowerFirst(n)+"Rows").Op("=").Index(jen.Op("...")).Uint16().ValuesFunc(func(g *jen.Group) {
+	f.Var().Id(lowerFirst(n) + "Rows").Op("=").Index(jen.Op("...")).Uint16().ValuesFunc(func(g *jen.Group) {
 		for _, r := range flat {
 			g.Lit(r)
 		}
 	})
-	f.Var().Id(lowerFirst(n)+"Index").Op("=").Index(jen.Lit(len(m.States)+1)).Index(jen.Lit(len(m.Events)+1)).Index(jen.Lit(2)).Uint16().ValuesFunc(func(g *jen.Group) {
+	f.Var().Id(lowerFirst(n) + "Index").Op("=").Index(jen.Lit(len(m.States) + 1)).Index(jen.Lit(len(m.Events) + 1)).Index(jen.Lit(2)).Uint16().ValuesFunc(func(g *jen.Group) {
 		for s := range idx {
 			g.ValuesFunc(func(g2 *jen.Group) {
 				for e := range idx[s] {
@@ -328,7 +328,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 		jen.Return(jen.Id(trT).Values(), jen.Op("&").Id("TransitionError").Values(jen.Dict{jen.Id("Machine"): jen.Lit(n), jen.Id("State"): jen.Id("from").Dot("String").Call(), jen.Id("Event"): jen.Id("ev").Dot("String").Call()})),
 	)
 	f.Commentf("%sTable returns a copy of every row in table order.", n)
-	f.Func().Id(n+"Table").Params().Index().Id(trT).Block(
+	f.Func().Id(n + "Table").Params().Index().Id(trT).Block(
 		jen.Return(jen.Append(jen.Index().Id(trT).Values(), jen.Id(lowerFirst(n)+"Table").Index(jen.Op(":")).Op("..."))),
 	)
 }

@@ -262,7 +262,7 @@ func genParse(f *jen.File, tp model.Topic, phs [][]string) {
 	results[len(results)-1] = jen.Add(results[len(results)-1]).String()
 	results = append(results, jen.Id("ok").Bool())
 	f.Commentf("Parse%sTopic splits a %s topic into its identifiers; ok is false when\ntopic does not have the form %s or an identifier is invalid.", tp.Name, tp.Name, tp.Template)
-	f.Func().Id("Parse"+tp.Name+"Topic").Params(jen.Id("topic").String()).Params(results...).Block(body...)
+	f.Func().Id("Parse" + tp.Name + "Topic").Params(jen.Id("topic").String()).Params(results...).Block(body...)
 }
 
 // camel turns org_id into org and reply_suffix into replySuffix.

@@ -97,7 +97,7 @@ func genEnum(f *jen.File, t *model.Type) {
 		jen.Return(jen.False()),
 	)
 	f.Commentf("%sValues lists every value of %s in schema order.", t.Name, t.Name)
-	f.Func().Id(t.Name+"Values").Params().Index().Id(t.Name).Block(
+	f.Func().Id(t.Name + "Values").Params().Index().Id(t.Name).Block(
 		jen.Return(jen.Index().Id(t.Name).ValuesFunc(func(g *jen.Group) {
 			for _, v := range t.Values {
 				g.Id(v.GoName)
