@@ -28,6 +28,12 @@ func intRange(k model.Kind) (int64, int64) {
 // decodeStmts decodes the next JSON value into dst, reporting at path p
 // (an expression of type *rtPath).
 func decodeStmts(r *model.Ref, dst lv, p jen.Code, top, pointer bool, depth int) []jen.Code {
+	return decodeStmtsZero(r, dst, p, top, pointer, depth, nil)
+}
+
+// decodeStmtsZero is decodeStmts with statements run when a scalar was read
+// and holds its zero value.
+func decodeStmtsZero(r *model.Ref, dst lv, p jen.Code, top, pointer bool, depth int, onZero func(zero jen.Code) []jen.Code) []jen.Code {
 	assign := func(call jen.Code, conv func(jen.Code) jen.Code) []jen.Code {
 		val := jen.Id("val")
 		var rhs jen.Code = val
@@ -40,9 +46,11 @@ func decodeStmts(r *model.Ref, dst lv, p jen.Code, top, pointer bool, depth int)
 				dst().Op("=").Op("&").Id("tmp"),
 			)}
 		}
-		return []jen.Code{jen.If(jen.List(jen.Id("val"), jen.Id("ok")).Op(":=").Add(call), jen.Id("ok")).Block(
-			dst().Op("=").Add(rhs),
-		)}
+		body := []jen.Code{dst().Op("=").Add(rhs)}
+		if onZero != nil {
+			body = append(body, onZero(dst())...)
+		}
+		return []jen.Code{jen.If(jen.List(jen.Id("val"), jen.Id("ok")).Op(":=").Add(call), jen.Id("ok")).Block(body...)}
 	}
 	switch r.Kind {
 	case model.KindString:
@@ -143,14 +151,18 @@ func genDecode(f *jen.File, t *model.Type) {
 			jen.Id("seen").Op("|=").Add(mask),
 			jen.Id("fp").Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): jen.Id("p"), jen.Id("key"): jen.Lit(fd.JSON), jen.Id("index"): jen.Lit(-1)}),
 		}
-		body = append(body, decodeStmts(fd.Ref, field("x", fd.GoName), jen.Op("&").Id("fp"), true, fd.Pointer, 0)...)
 		// Optional scalars whose zero value Validate treats as absent are
 		// checked here, where presence is known.
+		var onZero func(jen.Code) []jen.Code
 		if !fd.Required && !fd.Pointer {
 			if checks := zeroChecks(fd, jen.Op("&").Id("fp")); len(checks) > 0 {
-				body = append(body, checks...)
+				zero := zeroValue(fd.Ref)
+				onZero = func(x jen.Code) []jen.Code {
+					return []jen.Code{jen.If(jen.Add(x).Op("==").Add(zero)).Block(append([]jen.Code{jen.Id("v").Op(":=").Id("d").Dot("v")}, checks...)...)}
+				}
 			}
 		}
+		body = append(body, decodeStmtsZero(fd.Ref, field("x", fd.GoName), jen.Op("&").Id("fp"), true, fd.Pointer, 0, onZero)...)
 		cases = append(cases, jen.Case(jen.Lit(fd.JSON)).Block(body...))
 		if fd.Required && invisibleWhenMissing(fd) {
 			requiredInvisible = append(requiredInvisible,

@@ -222,28 +222,21 @@ func valueChecks(r *model.Ref, x jen.Code, p jen.Code, depth int) []jen.Code {
 // absent.
 func zeroChecks(fd *model.Field, p jen.Code) []jen.Code {
 	x := jen.Id("x").Dot(fd.GoName)
-	v := []jen.Code{jen.Id("v").Op(":=").Id("d").Dot("v")}
 	switch fd.Ref.Kind {
-	case model.KindString:
-		checks := stringChecks(fd.Ref, x, p)
-		if len(checks) == 0 {
-			return nil
-		}
-		return []jen.Code{jen.If(jen.Add(x).Op("==").Lit("").Op("&&").Id("d").Dot("ok").Call()).Block(append(v, checks...)...)}
-	case model.KindEnum:
-		// The zero value is never a valid enum value; the decoder only
-		// leaves it there after reading "" (or after a type mismatch,
-		// already reported).
-		return []jen.Code{jen.If(jen.Add(x).Op("==").Lit("").Op("&&").Id("d").Dot("ok").Call().Op("&&").Id("d").Dot("lastWasString")).Block(
-			append(v, valueChecks(fd.Ref, x, p, 0)...)...)}
-	case model.KindInt32, model.KindInt64, model.KindFloat:
-		checks := numberChecks(fd.Ref, x, p)
-		if len(checks) == 0 {
-			return nil
-		}
-		return []jen.Code{jen.If(jen.Add(x).Op("==").Lit(0).Op("&&").Id("d").Dot("ok").Call()).Block(append(v, checks...)...)}
+	case model.KindString, model.KindEnum, model.KindInt32, model.KindInt64, model.KindFloat, model.KindBool:
+		return valueChecks(fd.Ref, x, p, 0)
 	}
 	return nil
+}
+
+func zeroValue(r *model.Ref) jen.Code {
+	switch r.Kind {
+	case model.KindString, model.KindEnum:
+		return jen.Lit("")
+	case model.KindBool:
+		return jen.False()
+	}
+	return jen.Lit(0)
 }
 
 func genValidate(f *jen.File, types []*model.Type) {

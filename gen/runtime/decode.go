@@ -41,8 +41,6 @@ type rtDecoder struct {
 	// required asks the decoder to report required members that the decoded
 	// Go value cannot show as missing (numbers, booleans, maps).
 	required bool
-	// lastWasString reports whether the last str call read a string.
-	lastWasString bool
 	// dup is set when a known member appears twice in one object; callers
 	// then decode a normalised copy (the last occurrence wins, as in
 	// encoding/json).
@@ -343,12 +341,10 @@ func (d *rtDecoder) hex4(at int) rune {
 
 // str reads a string value.
 func (d *rtDecoder) str(p *rtPath) (string, bool) {
-	d.lastWasString = false
 	if d.peek() != '"' {
 		d.mismatch(p, "string")
 		return "", false
 	}
-	d.lastWasString = true
 	b := d.rawString()
 	if !d.ok() {
 		return "", false

@@ -1020,11 +1020,11 @@ func (x *ListTasksRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 			}
 			if val, ok := d.str(&fp); ok {
 				x.Status = TaskState(val)
-			}
-			if x.Status == "" && d.ok() && d.lastWasString {
-				v := d.v
-				if !x.Status.Valid() {
-					v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Status)))
+				if x.Status == "" {
+					v := d.v
+					if !x.Status.Valid() {
+						v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Status)))
+					}
 				}
 			}
 		case "pageSize":
@@ -1080,14 +1080,14 @@ func (x *ListTasksRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 			}
 			if val, ok := d.str(&fp); ok {
 				x.StatusTimestampAfter = val
-			}
-			if x.StatusTimestampAfter == "" && d.ok() {
-				v := d.v
-				if !strings.HasSuffix(x.StatusTimestampAfter, "Z") {
-					v.add(&fp, "pattern", "does not match Z$")
-				}
-				if !rtDateTime(x.StatusTimestampAfter) {
-					v.add(&fp, "format", "not an RFC 3339 date-time")
+				if x.StatusTimestampAfter == "" {
+					v := d.v
+					if !strings.HasSuffix(x.StatusTimestampAfter, "Z") {
+						v.add(&fp, "pattern", "does not match Z$")
+					}
+					if !rtDateTime(x.StatusTimestampAfter) {
+						v.add(&fp, "format", "not an RFC 3339 date-time")
+					}
 				}
 			}
 		case "includeArtifacts":

@@ -742,14 +742,14 @@ func (x *TaskStatus) decodeJSON(d *rtDecoder, p *rtPath) {
 			}
 			if val, ok := d.str(&fp); ok {
 				x.Timestamp = val
-			}
-			if x.Timestamp == "" && d.ok() {
-				v := d.v
-				if !strings.HasSuffix(x.Timestamp, "Z") {
-					v.add(&fp, "pattern", "does not match Z$")
-				}
-				if !rtDateTime(x.Timestamp) {
-					v.add(&fp, "format", "not an RFC 3339 date-time")
+				if x.Timestamp == "" {
+					v := d.v
+					if !strings.HasSuffix(x.Timestamp, "Z") {
+						v.add(&fp, "pattern", "does not match Z$")
+					}
+					if !rtDateTime(x.Timestamp) {
+						v.add(&fp, "format", "not an RFC 3339 date-time")
+					}
 				}
 			}
 		default:

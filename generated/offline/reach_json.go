@@ -221,11 +221,11 @@ func (x *OfflineErrorData) decodeJSON(d *rtDecoder, p *rtPath) {
 			}
 			if val, ok := d.str(&fp); ok {
 				x.Kind = QueueFullKind(val)
-			}
-			if x.Kind == "" && d.ok() && d.lastWasString {
-				v := d.v
-				if !x.Kind.Valid() {
-					v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
+				if x.Kind == "" {
+					v := d.v
+					if !x.Kind.Valid() {
+						v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
+					}
 				}
 			}
 		default:
@@ -379,11 +379,11 @@ func (x *QueueFullResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 			}
 			if val, ok := d.str(&fp); ok {
 				x.Kind = QueueFullKind(val)
-			}
-			if x.Kind == "" && d.ok() && d.lastWasString {
-				v := d.v
-				if !x.Kind.Valid() {
-					v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
+				if x.Kind == "" {
+					v := d.v
+					if !x.Kind.Valid() {
+						v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
+					}
 				}
 			}
 		default:

@@ -93,7 +93,16 @@ func (v *rtValidator) err() error {
 	// Map members are visited in no particular order; sorting by pointer
 	// makes the report deterministic.
 	sort.SliceStable(v.violations, func(i, j int) bool { return v.violations[i].Pointer < v.violations[j].Pointer })
-	return &ValidationError{Violations: v.violations}
+	// A value of the wrong JSON type is not decoded, so Validate then finds
+	// it missing too: report the type mismatch only.
+	out := make([]Violation, 0, len(v.violations))
+	for i, x := range v.violations {
+		if x.Rule == "required" && rtHasTypeViolation(v.violations, i, x.Pointer) {
+			continue
+		}
+		out = append(out, x)
+	}
+	return &ValidationError{Violations: out}
 }
 
 // rtRuneCount counts characters as JSON Schema does (invalid UTF-8 bytes
@@ -104,4 +113,13 @@ func rtRuneCount(s string) int {
 		n++
 	}
 	return n
+}
+
+func rtHasTypeViolation(list []Violation, skip int, pointer string) bool {
+	for i, x := range list {
+		if i != skip && x.Pointer == pointer && x.Rule == "type" {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const okSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://x.test/pet.json","$defs":{"Pet":{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"]}}}`
+
+func TestGenerateCheckAndBrokenSchema(t *testing.T) {
+	dir := t.TempDir()
+	schema, out := filepath.Join(dir, "schema"), filepath.Join(dir, "out")
+	writeFile(t, filepath.Join(schema, "pet.json"), okSchema)
+
+	if code := run([]string{"-schema", schema, "-out", out, "-check"}); code != 1 {
+		t.Fatalf("-check on an empty output: exit %d, want 1", code)
+	}
+	if code := run([]string{"-schema", schema, "-out", out, "-package", "pets"}); code != 0 {
+		t.Fatalf("generate: exit %d", code)
+	}
+	if code := run([]string{"-schema", schema, "-out", out, "-package", "pets", "-check"}); code != 0 {
+		t.Fatalf("-check right after generating: exit %d", code)
+	}
+	before, err := os.ReadFile(filepath.Join(out, "pet.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A stray file in the output is reported by -check and removed by a run.
+	writeFile(t, filepath.Join(out, "stale.go"), "package pets\n")
+	if code := run([]string{"-schema", schema, "-out", out, "-package", "pets", "-check"}); code != 1 {
+		t.Fatalf("-check with a stale file: exit %d, want 1", code)
+	}
+
+	// A broken schema fails and leaves the output as it was.
+	writeFile(t, filepath.Join(schema, "pet.json"), `{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://x.test/pet.json","$defs":{"Pet":{"type":"object","properties":{"name":{"$ref":"#/$defs/Nope"}}}}}`)
+	if code := run([]string{"-schema", schema, "-out", out, "-package", "pets"}); code != 1 {
+		t.Fatalf("broken schema: exit %d, want 1", code)
+	}
+	after, err := os.ReadFile(filepath.Join(out, "pet.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(before) != string(after) {
+		t.Fatal("a failed run changed the previous output")
+	}
+	if _, err := os.Stat(filepath.Join(out, "stale.go")); err != nil {
+		t.Fatal("a failed run removed files")
+	}
+
+	writeFile(t, filepath.Join(schema, "pet.json"), okSchema)
+	if code := run([]string{"-schema", schema, "-out", out, "-package", "pets"}); code != 0 {
+		t.Fatalf("regenerate: exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(out, "stale.go")); !os.IsNotExist(err) {
+		t.Fatal("a file the generator no longer produces was kept")
+	}
+}
+
+func TestFlags(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"help", []string{"-h"}, 0},
+		{"unknown flag", []string{"-nope"}, 2},
+		{"stray argument", []string{"x"}, 2},
+		{"missing schema directory", []string{"-schema", filepath.Join(t.TempDir(), "none"), "-out", t.TempDir()}, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if code := run(tc.args); code != tc.want {
+				t.Fatalf("exit %d, want %d", code, tc.want)
+			}
+		})
+	}
+}

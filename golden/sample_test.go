@@ -1,0 +1,171 @@
+package golden
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	sample "github.com/a2abind/a2abind/golden/cases/sample/want"
+)
+
+// The golden output is not only diffed: these tests exercise it.
+
+const goodShape = `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{"w":3},"count":0,"label":"hi"}`
+
+func TestSampleShapeVerdicts(t *testing.T) {
+	cases := []struct {
+		name  string
+		json  string
+		rules []string // rules of the violations, sorted by pointer; nil = valid
+	}{
+		{"minimal valid shape", goodShape, nil},
+		{"every optional member set", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_DEEP_BLUE","mode":"sleep","tags":["ab"],"sizes":{},"count":7,` +
+			`"layers":[{"name":"l","opaque":true}],"named":{"x":{"name":"n"}},"depth":2,"ratio":0.5,"solid":true,"blob":"AAE=","at":"2026-01-01T00:00:00Z","side":"left","meta":{"k":[1,{}]},"circle":{"radius":1}}`, nil},
+		{"required members missing", `{"label":"x"}`, []string{"required", "required", "required", "required", "required"}},
+		{"unspecified enum refused", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_UNSPECIFIED","tags":["a"],"sizes":{},"count":0,"label":"x"}`, []string{"not"}},
+		{"unknown enum value", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"red","tags":["a"],"sizes":{},"count":0,"label":"x"}`, []string{"enum"}},
+		{"no body member", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{},"count":0}`, []string{"oneOf"}},
+		{"two body members", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{},"count":0,"label":"x","note":null}`, []string{"oneOf"}},
+		{"constraints inside arrays and maps", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["A"],"sizes":{"w":101},"count":0,"label":"x","layers":[{"name":"","opaque":false}]}`,
+			[]string{"required", "const", "maximum", "pattern"}},
+		{"optional zero values still checked", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{},"count":0,"label":"x","at":"","side":"","mode":""}`,
+			[]string{"pattern", "format", "enum", "enum"}},
+		{"wrong JSON types", `{"id":1,"color":"COLOR_RED","tags":"a","sizes":{},"count":"0","label":"x"}`, []string{"type", "type", "type"}},
+		{"int32 bounds and whole numbers", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{"a":1e2,"b":1.5},"count":2147483648,"label":"x","depth":1.0}`,
+			[]string{"maximum", "type"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := sample.ValidateShapeJSON([]byte(tc.json))
+			var got []string
+			var verr *sample.ValidationError
+			if errors.As(err, &verr) {
+				for _, v := range verr.Violations {
+					got = append(got, v.Rule)
+				}
+			} else if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if len(got) != len(tc.rules) {
+				t.Fatalf("rules %v, want %v (%v)", got, tc.rules, err)
+			}
+			for i := range got {
+				if got[i] != tc.rules[i] {
+					t.Fatalf("rules %v, want %v (%v)", got, tc.rules, err)
+				}
+			}
+		})
+	}
+}
+
+func TestSampleOneofRoundTripsAndRefusesTwoMembers(t *testing.T) {
+	var s sample.Shape
+	if err := json.Unmarshal([]byte(goodShape), &s); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := s.Body.(sample.ShapeLabel); !ok || l != "hi" {
+		t.Fatalf("body %#v", s.Body)
+	}
+	out, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != goodShape {
+		t.Fatalf("round trip\n got %s\nwant %s", out, goodShape)
+	}
+	if err := json.Unmarshal([]byte(`{"label":"a","circle":{"radius":1}}`), &s); err == nil {
+		t.Fatal("two members of a oneof group decoded without error")
+	}
+	s.Body = &sample.Circle{Radius: -1}
+	if err := s.Validate(); err == nil {
+		t.Fatal("negative radius validated")
+	}
+}
+
+func TestSampleDiscriminatedArgs(t *testing.T) {
+	cases := []struct {
+		name  string
+		json  string
+		valid bool
+	}{
+		{"draw with a valid shape", `{"op":"draw","id":1,"args":` + goodShape + `}`, true},
+		{"draw with an invalid shape", `{"op":"draw","args":{"id":"x"}}`, false},
+		{"draw without args", `{"op":"draw"}`, false},
+		{"erase may omit args", `{"op":"erase","id":null}`, true},
+		{"erase with a bad layer", `{"op":"erase","args":{"name":""}}`, false},
+		{"id of a kind not allowed", `{"op":"erase","id":true}`, false},
+		{"args not an object", `{"op":"erase","args":[]}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := sample.ValidateCallJSON([]byte(tc.json))
+			if (err == nil) != tc.valid {
+				t.Fatalf("valid=%v, err=%v", tc.valid, err)
+			}
+		})
+	}
+}
+
+func TestSampleMachineStepsByTheTable(t *testing.T) {
+	key := sample.DoorGuardSet(0).With(sample.DoorGuardHasKey)
+	cases := []struct {
+		name  string
+		from  sample.DoorState
+		ev    sample.DoorEvent
+		held  sample.DoorGuardSet
+		to    sample.DoorState
+		outs  []sample.DoorOutput
+		undef bool
+	}{
+		{"push opens with a creak", sample.DoorStateClosed, sample.DoorEventPush, 0, sample.DoorStateOpen, []sample.DoorOutput{sample.DoorOutputCreak}, false},
+		{"key locks", sample.DoorStateClosed, sample.DoorEventTurn, key, sample.DoorStateLocked, nil, false},
+		{"no key: guarded row skipped", sample.DoorStateLocked, sample.DoorEventTurn, 0, sample.DoorStateLocked, nil, false},
+		{"kick breaks", sample.DoorStateOpen, sample.DoorEventKick, 0, sample.DoorStateBroken, []sample.DoorOutput{sample.DoorOutputCreak, sample.DoorOutputAlarm}, false},
+		{"turning an open door is undefined", sample.DoorStateOpen, sample.DoorEventTurn, key, 0, nil, true},
+		{"a terminal state absorbs", sample.DoorStateBroken, sample.DoorEventPush, 0, 0, nil, true},
+		{"an invalid event is undefined", sample.DoorStateClosed, sample.DoorEvent(99), 0, 0, nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := sample.DoorStep(tc.from, tc.ev, tc.held)
+			if tc.undef {
+				var te *sample.TransitionError
+				if !errors.As(err, &te) {
+					t.Fatalf("got %v, %v; want a *TransitionError", tr, err)
+				}
+				return
+			}
+			if err != nil || tr.To != tc.to {
+				t.Fatalf("got %v, %v; want %v", tr.To, err, tc.to)
+			}
+			outs := tr.Outputs.List()
+			if len(outs) != len(tc.outs) {
+				t.Fatalf("outputs %v, want %v", outs, tc.outs)
+			}
+			for i := range outs {
+				if outs[i] != tc.outs[i] {
+					t.Fatalf("outputs %v, want %v", outs, tc.outs)
+				}
+			}
+		})
+	}
+	if w := sample.DoorStateClosed.Wire(); w != "DOOR_CLOSED" {
+		t.Errorf("wire %q", w)
+	}
+	if !sample.DoorStateLocked.IsShut() || sample.DoorStateOpen.IsShut() || !sample.DoorStateBroken.Terminal() {
+		t.Error("tags or terminal wrong")
+	}
+}
+
+func TestSampleErrorsAreIdentifiedByToken(t *testing.T) {
+	stuck, bad := sample.ErrDoorStuck, sample.ErrBadKey
+	if stuck.Code != bad.Code {
+		t.Fatalf("test premise: the two tokens share a code")
+	}
+	if errors.Is(stuck, sample.ErrBadKey) || !errors.Is(sample.NewError(sample.TokenDoorStuck, "jammed"), sample.ErrDoorStuck) {
+		t.Fatal("errors compare by token")
+	}
+	if !stuck.Retryable() || bad.Retryable() || stuck.HTTPStatus != 409 {
+		t.Fatal("table data lost")
+	}
+}
