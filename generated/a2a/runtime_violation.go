@@ -58,23 +58,33 @@ type rtPath struct {
 }
 
 func (p *rtPath) pointer() string {
+	var b strings.Builder
+	p.write(&b)
+	return b.String()
+}
+
+// write appends the pointer of p to b. It copies the keys rather than
+// keeping them, so that paths built on the stack stay there.
+func (p *rtPath) write(b *strings.Builder) {
 	if p == nil {
-		return ""
+		return
 	}
-	var segs []string
-	for q := p; q != nil; q = q.parent {
-		if q.key != "" || q.index < 0 {
-			segs = append(segs, strings.NewReplacer("~", "~0", "/", "~1").Replace(q.key))
-		} else {
-			segs = append(segs, strconv.Itoa(q.index))
+	p.parent.write(b)
+	b.WriteByte('/')
+	if p.key == "" && p.index >= 0 {
+		b.WriteString(strconv.Itoa(p.index))
+		return
+	}
+	for i := 0; i < len(p.key); i++ {
+		switch c := p.key[i]; c {
+		case '~':
+			b.WriteString("~0")
+		case '/':
+			b.WriteString("~1")
+		default:
+			b.WriteByte(c)
 		}
 	}
-	var b strings.Builder
-	for i := len(segs) - 1; i >= 0; i-- {
-		b.WriteByte('/')
-		b.WriteString(segs[i])
-	}
-	return b.String()
 }
 
 // rtValidator collects violations.
