@@ -83,7 +83,16 @@ func rtAppendFloat(b []byte, f float64) ([]byte, error) {
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
 	}
-	return strconv.AppendFloat(b, f, format, -1, 64), nil
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// As encoding/json: e-07 becomes e-7.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
 }
 
 // rtAppendAny appends a free JSON value (protobuf Struct or Value) the way

@@ -45,6 +45,8 @@ const (
 	TokenResponderUnavailable Token = "responder_unavailable"
 	// TokenTransportProtocolError: MQTT binding: metadata required by the binding is invalid or missing (for example a malformed or missing request/reply binding property, an a2a-context-id property that differs from the payload contextId, or under ubsp-v1 an a2a-recipient-agent-id that is not the responder). error.data.a2a_error MUST be transport_protocol_error. Not retryable until the request metadata is corrected. Same code as A2A v1.0 content_type_not_supported.
 	TokenTransportProtocolError Token = "transport_protocol_error"
+	// TokenContextExpired: Multi-turn: a new task or a resume in a context (contextId) that the responder has expired. The MQTT profile asks for an error without naming one; a2abind answers -32602 (the contextId is no longer acceptable, so a client that reads only the code treats it as invalid parameters) with error.data.a2a_error context_expired over MQTT so that a requester can tell it from invalid_params, and uses the same token over HTTP. The expiry window is the responder's policy and is documented in its card. Not retryable: start a new conversation with a fresh contextId. A retry of a message already accepted (same taskId, same messageId) is not refused: it answers with the task as it stands.
+	TokenContextExpired Token = "context_expired"
 	// TokenAgentAsleep: Offline profile: live processing was refused because the agent is not accepting work now (UnavailableStoreForward, or PeriodicallyAvailable outside its window). Over HTTP: status 503 with body {error: agent_asleep, message, queued, retryAfterSec?} and a Retry-After header equal to retryAfterSec when the next window is known. JSON-RPC shape: code -32003, data.error agent_asleep, data.queued, data.retryAfterSec optional. queued is true only after the enqueue succeeded; never sent when the enqueue failed (that is asleep_queue_full). When queued is true a retry must not be enqueued twice (dedup on message id). Same code as A2A v1.0 push_notification_not_supported and MQTT request_expired.
 	TokenAgentAsleep Token = "agent_asleep"
 	// TokenAsleepQueueFull: Offline profile: the message could not be enqueued because a queue bound would be exceeded; queued is always false and the body SHOULD carry kind (messages, bytes or peer). HTTP status is 507 for the global caps (kind messages or bytes) and 429 for the per-peer cap (kind peer): the status follows kind, httpStatus here is the global-cap one. Never signalled as agent_asleep. Seed 001 gives no JSON-RPC code for this token; a2abind uses -32004 (a server error in the reserved range, the overload code of the MQTT binding) with data.error asleep_queue_full, data.queued false, data.kind. Retryable only after backing off, since nothing was stored.
@@ -248,6 +250,15 @@ var errorTable = [...]ErrorInfo{{
 	Retryable:  false,
 	Token:      TokenTransportProtocolError,
 }, {
+	Code:       -32602,
+	Data:       DataShape("a2a_error"),
+	HTTPStatus: 0,
+	Message:    "Context expired",
+	Profile:    Profile("mqtt"),
+	Reference:  "A2A over MQTT 0.1, Multi-Turn Conversation Patterns, Context Identifier Semantics; seed 004 (user story 08), failure case Expired context; protocol digest §5",
+	Retryable:  false,
+	Token:      TokenContextExpired,
+}, {
 	Code:       -32003,
 	Data:       DataShape("offline"),
 	HTTPStatus: 503,
@@ -366,6 +377,8 @@ var (
 	ErrResponderUnavailable = NewError(TokenResponderUnavailable, "")
 	// ErrTransportProtocolError: MQTT binding metadata invalid or missing
 	ErrTransportProtocolError = NewError(TokenTransportProtocolError, "")
+	// ErrContextExpired: Context expired
+	ErrContextExpired = NewError(TokenContextExpired, "")
 	// ErrAgentAsleep: Agent is asleep
 	ErrAgentAsleep = NewError(TokenAgentAsleep, "")
 	// ErrAsleepQueueFull: Offline queue is full

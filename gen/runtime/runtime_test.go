@@ -1,0 +1,296 @@
+package runtime
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDecodeStringsLikeEncodingJSON(t *testing.T) {
+	cases := []struct{ name, in string }{
+		{"plain ASCII", `"hello"`},
+		{"escapes", `"a\"b\\c\/d\b\f\n\r\t"`},
+		{"unicode escape", `"\u00e9\u4e2d"`},
+		{"surrogate pair", `"\ud83d\ude00"`},
+		{"lone high surrogate", `"\ud83dx"`},
+		{"lone low surrogate", `"\ude00"`},
+		{"high surrogate then non-low escape", `"\ud83d\u0041"`},
+		{"invalid UTF-8 byte", "\"a\xffb\""},
+		{"truncated UTF-8", "\"a\xe2\x82\""},
+		{"raw multibyte", `"日本語"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var want string
+			if err := json.Unmarshal([]byte(tc.in), &want); err != nil {
+				t.Fatal(err)
+			}
+			var v rtValidator
+			d := rtDecoder{data: []byte(tc.in), v: &v}
+			got, ok := d.str(nil)
+			d.end()
+			if !ok || d.syntax != nil || got != want {
+				t.Fatalf("got %q (ok=%v, err=%v), want %q", got, ok, d.syntax, want)
+			}
+		})
+	}
+}
+
+func TestDecodeRefusesWhatEncodingJSONRefuses(t *testing.T) {
+	for _, in := range []string{``, `"abc`, "\"a\x01\"", `"\x"`, `"\u12"`, `{"a":1,}`, `[1,]`, `{"a" 1}`, `01`, `1.`, `-`, `1e`, `tru`, `nul`, `{} x`, `[`, `{"a":[1,{"b":}]}`} {
+		if json.Valid([]byte(in)) {
+			t.Fatalf("test premise: %q is valid JSON", in)
+		}
+		var v rtValidator
+		d := rtDecoder{data: []byte(in), v: &v}
+		d.skip()
+		d.end()
+		if d.syntax == nil {
+			t.Errorf("%q: no syntax error", in)
+		}
+	}
+}
+
+func TestAnyValueMatchesEncodingJSON(t *testing.T) {
+	in := `{"a":[1,2.5,-3e2,true,false,null,"s",{"b":{}}],"c":"\u00e9","a2":{}}`
+	var want any
+	if err := json.Unmarshal([]byte(in), &want); err != nil {
+		t.Fatal(err)
+	}
+	var v rtValidator
+	d := rtDecoder{data: []byte(in), v: &v}
+	got := d.value(nil)
+	d.end()
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(want)
+	if d.syntax != nil || string(gb) != string(wb) {
+		t.Fatalf("got %s (%v), want %s", gb, d.syntax, wb)
+	}
+	d = rtDecoder{data: []byte(`1e400`), v: &v}
+	if n, ok := d.value(nil).(json.Number); !ok || n != "1e400" {
+		t.Fatalf("a number beyond float64 is kept as json.Number, got %#v", n)
+	}
+}
+
+func TestIntegerRules(t *testing.T) {
+	cases := []struct {
+		in     string
+		want   int64
+		rule   string
+		assign bool
+	}{
+		{"7", 7, "", true},
+		{"-0", 0, "", true},
+		{"1.0", 1, "", true},
+		{"1e2", 100, "", true},
+		{"2.50e1", 25, "", true},
+		{"1.5", 0, "type", false},
+		{"2147483648", 2147483647, "maximum", true},
+		{"-2147483649", -2147483648, "minimum", true},
+		{"99999999999999999999", 2147483647, "maximum", true},
+		{"1e30", 2147483647, "maximum", true},
+		{`"7"`, 0, "type", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			var v rtValidator
+			d := rtDecoder{data: []byte(tc.in), v: &v}
+			n, ok := d.integer(nil, -2147483648, 2147483647)
+			if ok != tc.assign || (ok && n != tc.want) {
+				t.Fatalf("got %d, %v; want %d, %v", n, ok, tc.want, tc.assign)
+			}
+			rule := ""
+			if len(v.violations) > 0 {
+				rule = v.violations[0].Rule
+			}
+			if rule != tc.rule {
+				t.Fatalf("rule %q, want %q", rule, tc.rule)
+			}
+		})
+	}
+}
+
+func TestDateTimeMatchesRFC3339(t *testing.T) {
+	cases := []struct {
+		in   string
+		want bool
+	}{
+		{"2026-11-29T10:00:00Z", true},
+		{"2026-11-29t10:00:00z", true},
+		{"2026-11-29T10:00:00.123456789Z", true},
+		{"2026-11-29T10:00:00+01:00", true},
+		{"2026-12-31T23:59:60Z", true},
+		{"2026-12-31T22:59:60-01:00", true},
+		{"2026-12-31T10:59:60Z", false},
+		{"2026-02-30T10:00:00Z", false},
+		{"2026-11-29 10:00:00Z", false},
+		{"2026-11-29T24:00:00Z", false},
+		{"2026-11-29T10:00:00", false},
+		{"2026-11-29T10:00:00.Z", false},
+		{"2026-11-29T10:00:00+0100", false},
+		{"2026-11-29T+1:00:00Z", true}, // read as strconv.Atoi reads "+1"
+		{"2026-11-29T-1:00:00Z", false},
+	}
+	for _, tc := range cases {
+		if got := rtDateTime(tc.in); got != tc.want {
+			t.Errorf("rtDateTime(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	if _, err := time.Parse(time.RFC3339, "2026-11-29T10:00:00Z"); err != nil || !rtDateTime(time.Now().UTC().Format(time.RFC3339Nano)) {
+		t.Error("a time.RFC3339Nano UTC stamp must be accepted")
+	}
+}
+
+func TestUUID(t *testing.T) {
+	for in, want := range map[string]bool{
+		"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10": true,
+		"6F1C9A2E-3B7D-4C1E-9F2A-8B5D4E3C2A10": true,
+		"6f1c9a2e3b7d4c1e9f2a8b5d4e3c2a10":     false,
+		"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a1g": false,
+		"":                                     false,
+	} {
+		if rtUUID(in) != want {
+			t.Errorf("rtUUID(%q) != %v", in, want)
+		}
+	}
+}
+
+func TestEncodersMatchEncodingJSON(t *testing.T) {
+	for _, s := range []string{"plain", "quote\" back\\ nl\n tab\t ctl\x01", "<&>", "\u2028\u2029", "bad\xffutf8", "日本"} {
+		got := string(rtAppendString(nil, s))
+		var back string
+		if err := json.Unmarshal([]byte(got), &back); err != nil {
+			t.Fatalf("%q encoded as invalid JSON %s", s, got)
+		}
+		want := strings.ToValidUTF8(s, "\ufffd")
+		if back != want {
+			t.Errorf("%q round-trips to %q", s, back)
+		}
+	}
+	if got := string(rtAppendBytes(nil, []byte{0, 1, 2})); got != `"AAEC"` {
+		t.Errorf("bytes: %s", got)
+	}
+	if got := string(rtAppendBool(nil, true)); got != "true" {
+		t.Errorf("bool: %s", got)
+	}
+	for f, want := range map[float64]string{1: "1", 0.5: "0.5", 1e21: "1e+21", 1e-7: "1e-7"} {
+		b, err := rtAppendFloat(nil, f)
+		wb, _ := json.Marshal(f)
+		if err != nil || string(b) != want || string(wb) != want {
+			t.Errorf("float %v: %s / encoding/json %s", f, b, wb)
+		}
+	}
+	if b, err := rtAppendAny(nil, map[string]any{"b": 1, "a": "<"}); err != nil || string(b) != `{"a":"<","b":1}` {
+		t.Errorf("any: %s %v", b, err)
+	}
+	if _, err := rtAppendRaw(nil, []byte(`{`)); err == nil {
+		t.Error("raw non-JSON accepted")
+	}
+}
+
+func TestViolationsReportPointersAndDropRequiredNoise(t *testing.T) {
+	var v rtValidator
+	root := rtPath{key: "a/b~c", index: -1}
+	item := rtPath{parent: &root, index: 2}
+	v.add(&item, "required", "x")
+	v.add(&item, "type", "y")
+	v.add(&root, "minItems", "z")
+	rtCheckRaw(&v, &root, []byte(`"s"`), "object")
+	err := v.err().(*ValidationError)
+	var got []string
+	for _, x := range err.Violations {
+		got = append(got, x.Pointer+" "+x.Rule)
+	}
+	want := []string{"/a~1b~0c minItems", "/a~1b~0c type", "/a~1b~0c/2 type"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if !strings.Contains(err.Error(), "(and 2 more)") || rtRuneCount("é\xff") != 2 {
+		t.Fatal(err.Error())
+	}
+}
+
+func TestDuplicateKeysNormalise(t *testing.T) {
+	var v rtValidator
+	var got string
+	err := rtDecode([]byte(`{"k":1,"k":"last"}`), &v, false, func(d *rtDecoder) {
+		first := true
+		if !d.openObject(nil) {
+			return
+		}
+		for {
+			k, ok := d.nextKey(&first)
+			if !ok {
+				break
+			}
+			if string(k) == "k" {
+				if got != "" || d.peek() != '"' {
+					d.dup = true
+				}
+				got, _ = d.str(nil)
+				continue
+			}
+			d.skip()
+		}
+	})
+	if err != nil || got != "last" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+func TestTypedReaders(t *testing.T) {
+	var v rtValidator
+	d := rtDecoder{data: []byte(`[ "AAE=", "!!", 2.5, {"k":[1]}, "x" ]`), v: &v}
+	if !d.openArray(nil) {
+		t.Fatal("array not opened")
+	}
+	first := true
+	var got []any
+	readers := []func() any{
+		func() any { b, _ := d.bytes(nil); return b },
+		func() any { b, _ := d.bytes(nil); return b },
+		func() any { f, _ := d.number(nil); return f },
+		func() any { m, _ := d.object(nil); return m },
+		func() any { m, ok := d.object(nil); return ok || m != nil },
+	}
+	for i := 0; d.nextItem(&first); i++ {
+		got = append(got, readers[i]())
+	}
+	d.end()
+	if d.syntax != nil || len(got) != 5 {
+		t.Fatalf("%v %v", got, d.syntax)
+	}
+	if b := got[0].([]byte); len(b) != 2 || b[1] != 1 || got[1].([]byte) != nil || got[2].(float64) != 2.5 || got[4].(bool) {
+		t.Fatalf("%#v", got)
+	}
+	var rules []string
+	for _, x := range v.violations {
+		rules = append(rules, x.Rule)
+	}
+	if strings.Join(rules, ",") != "contentEncoding,type" {
+		t.Fatalf("violations %v", rules)
+	}
+}
+
+func TestDecodeAtNestsPointers(t *testing.T) {
+	var v rtValidator
+	params := rtPath{key: "params", index: -1}
+	rtDecodeAt(&v, &params, []byte(`{"n":"x"}`), true, func(d *rtDecoder, p *rtPath) {
+		if !d.openObject(p) {
+			return
+		}
+		first := true
+		for {
+			k, ok := d.nextKey(&first)
+			if !ok {
+				return
+			}
+			kp := rtPath{parent: p, key: string(k), index: -1}
+			d.integer(&kp, 0, 10)
+		}
+	})
+	if len(v.violations) != 1 || v.violations[0].Pointer != "/params/n" || v.violations[0].Rule != "type" {
+		t.Fatalf("%v", v.violations)
+	}
+}
