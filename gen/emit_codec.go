@@ -227,10 +227,10 @@ func genDecode(f *jen.File, t *model.Type) {
 	if len(requiredInvisible) > 0 {
 		body = append(body, jen.If(jen.Id("d").Dot("required").Op("&&").Id("d").Dot("ok").Call()).Block(requiredInvisible...))
 	}
-	f.Commentf("decodeJSON reads a %s object, recording type mismatches in d.", t.Name)
+	cmt(f, fmt.Sprintf("decodeJSON reads a %s object, recording type mismatches in d.", t.Name))
 	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("decodeJSON").Params(jen.Id("d").Op("*").Id("rtDecoder"), jen.Id("p").Op("*").Id("rtPath")).Block(body...)
 
-	f.Commentf("UnmarshalJSON decodes a %s. It fails on bytes that are not JSON, on a\nvalue of the wrong JSON type and on two members of a oneof group; it does not\ncheck the other rules of the schema: call Validate for those.", t.Name)
+	cmt(f, fmt.Sprintf("UnmarshalJSON decodes a %s. It fails on bytes that are not JSON, on a\nvalue of the wrong JSON type and on two members of a oneof group; it does not\ncheck the other rules of the schema: call Validate for those.", t.Name))
 	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
 		jen.Var().Id("v").Id("rtValidator"),
 		jen.If(jen.Id("err").Op(":=").Id("rtDecode").Call(jen.Id("data"), jen.Op("&").Id("v"), jen.False(), jen.Func().Params(jen.Id("d").Op("*").Id("rtDecoder")).Block(
@@ -240,7 +240,7 @@ func genDecode(f *jen.File, t *model.Type) {
 		jen.Return(jen.Id("v").Dot("err").Call()),
 	)
 
-	f.Commentf("Validate%sJSON checks that data is a valid %s: JSON syntax, every rule\nof the schema, and required members. It returns a *SyntaxError, a\n*ValidationError listing every violation, or nil.", t.Name, t.Name)
+	cmt(f, fmt.Sprintf("Validate%sJSON checks that data is a valid %s: JSON syntax, every rule\nof the schema, and required members. It returns a *SyntaxError, a\n*ValidationError listing every violation, or nil.", t.Name, t.Name))
 	f.Func().Id("Validate"+t.Name+"JSON").Params(jen.Id("data").Index().Byte()).Error().Block(
 		jen.Var().Id("x").Id(t.Name),
 		jen.Var().Id("v").Id("rtValidator"),
@@ -424,9 +424,9 @@ func genEncode(f *jen.File, t *model.Type) {
 		jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte('}')),
 		jen.Return(jen.Id("b"), jen.Nil()),
 	)
-	f.Commentf("appendJSON appends x as JSON. Optional members at their zero value are\nleft out, as in ProtoJSON.")
+	cmt(f, fmt.Sprintf("appendJSON appends x as JSON. Optional members at their zero value are\nleft out, as in ProtoJSON."))
 	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("appendJSON").Params(jen.Id("b").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(body...)
-	f.Commentf("MarshalJSON encodes x in its wire form.")
+	cmt(f, fmt.Sprintf("MarshalJSON encodes x in its wire form."))
 	f.Func().Params(jen.Id("x").Id(t.Name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.Return(jen.Id("x").Dot("appendJSON").Call(jen.Nil())),
 	)

@@ -7,26 +7,26 @@ import (
 )
 
 func genErrors(f *jen.File, errs []*model.ErrorToken) {
-	f.Comment("Token identifies an error. It is an error's identity: the same JSON-RPC\ncode means different things in different profiles, so compare tokens, never\ncodes alone.")
+	cmt(f, "Token identifies an error. It is an error's identity: the same JSON-RPC\ncode means different things in different profiles, so compare tokens, never\ncodes alone.")
 	f.Type().Id("Token").String()
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for _, e := range errs {
-			g.Comment(doc("Token"+e.Name, e.Description))
+			cmt(g, doc("Token"+e.Name, e.Description))
 			g.Id("Token" + e.Name).Id("Token").Op("=").Lit(e.Token)
 		}
 	})
-	f.Comment("Profile names the specification that defines a token.")
+	cmt(f, "Profile names the specification that defines a token.")
 	f.Type().Id("Profile").String()
-	f.Comment("The profiles.")
+	cmt(f, "The profiles.")
 	f.Const().Defs(
 		jen.Id("ProfileJSONRPC").Id("Profile").Op("=").Lit("jsonrpc"),
 		jen.Id("ProfileA2A").Id("Profile").Op("=").Lit("a2a"),
 		jen.Id("ProfileMQTT").Id("Profile").Op("=").Lit("mqtt"),
 		jen.Id("ProfileOffline").Id("Profile").Op("=").Lit("offline"),
 	)
-	f.Comment("DataShape says how an error's data member is laid out.")
+	cmt(f, "DataShape says how an error's data member is laid out.")
 	f.Type().Id("DataShape").String()
-	f.Comment("The data shapes.")
+	cmt(f, "The data shapes.")
 	f.Const().Defs(
 		jen.Comment("DataNone: no data."),
 		jen.Id("DataNone").Id("DataShape").Op("=").Lit("none"),
@@ -37,7 +37,7 @@ func genErrors(f *jen.File, errs []*model.ErrorToken) {
 		jen.Comment("DataOffline: offline profile, {\"error\": token, \"queued\": …, \"retryAfterSec\"?, \"kind\"?}."),
 		jen.Id("DataOffline").Id("DataShape").Op("=").Lit("offline"),
 	)
-	f.Comment("ErrorInfo describes one token.")
+	cmt(f, "ErrorInfo describes one token.")
 	f.Type().Id("ErrorInfo").Struct(
 		jen.Id("Token").Id("Token"),
 		jen.Comment("Code is the JSON-RPC error code."),
@@ -62,18 +62,18 @@ func genErrors(f *jen.File, errs []*model.ErrorToken) {
 			})
 		}
 	})
-	f.Comment("ErrorInfos returns every token's description in table order.")
+	cmt(f, "ErrorInfos returns every token's description in table order.")
 	f.Func().Id("ErrorInfos").Params().Index().Id("ErrorInfo").Block(
 		jen.Return(jen.Append(jen.Index().Id("ErrorInfo").Values(), jen.Id("errorTable").Index(jen.Op(":")).Op("..."))),
 	)
-	f.Comment("Info returns the description of a token.")
+	cmt(f, "Info returns the description of a token.")
 	f.Func().Params(jen.Id("t").Id("Token")).Id("Info").Params().Params(jen.Id("ErrorInfo"), jen.Bool()).Block(
 		jen.For(jen.List(jen.Id("_"), jen.Id("e")).Op(":=").Range().Id("errorTable")).Block(
 			jen.If(jen.Id("e").Dot("Token").Op("==").Id("t")).Block(jen.Return(jen.Id("e"), jen.True())),
 		),
 		jen.Return(jen.Id("ErrorInfo").Values(), jen.False()),
 	)
-	f.Comment("Error is a protocol error: a token with its code, HTTP status, message and\ndata. Errors compare equal under errors.Is when their tokens are equal, so\nerrors.Is(err, ErrTaskNotFound) works whatever the message.")
+	cmt(f, "Error is a protocol error: a token with its code, HTTP status, message and\ndata. Errors compare equal under errors.Is when their tokens are equal, so\nerrors.Is(err, ErrTaskNotFound) works whatever the message.")
 	f.Type().Id("Error").Struct(
 		jen.Id("Token").Id("Token"),
 		jen.Id("Code").Int(),
@@ -82,30 +82,30 @@ func genErrors(f *jen.File, errs []*model.ErrorToken) {
 		jen.Comment("Data is the error's data member, if any."),
 		jen.Id("Data").Any(),
 	)
-	f.Comment("Error returns the message and the token.")
+	cmt(f, "Error returns the message and the token.")
 	f.Func().Params(jen.Id("e").Op("*").Id("Error")).Id("Error").Params().String().Block(
 		jen.Return(jen.String().Call(jen.Id("e").Dot("Token")).Op("+").Lit(": ").Op("+").Id("e").Dot("Message")),
 	)
-	f.Comment("Is reports whether target is an *Error with the same token.")
+	cmt(f, "Is reports whether target is an *Error with the same token.")
 	f.Func().Params(jen.Id("e").Op("*").Id("Error")).Id("Is").Params(jen.Id("target").Error()).Bool().Block(
 		jen.List(jen.Id("t"), jen.Id("ok")).Op(":=").Id("target").Assert(jen.Op("*").Id("Error")),
 		jen.Return(jen.Id("ok").Op("&&").Id("t").Dot("Token").Op("==").Id("e").Dot("Token")),
 	)
-	f.Comment("Retryable reports whether the token allows a retry.")
+	cmt(f, "Retryable reports whether the token allows a retry.")
 	f.Func().Params(jen.Id("e").Op("*").Id("Error")).Id("Retryable").Params().Bool().Block(
 		jen.List(jen.Id("info"), jen.Id("_")).Op(":=").Id("e").Dot("Token").Dot("Info").Call(),
 		jen.Return(jen.Id("info").Dot("Retryable")),
 	)
-	f.Comment("NewError returns an error for a token with its default code and status and\nthe given message (the default message when empty).")
+	cmt(f, "NewError returns an error for a token with its default code and status and\nthe given message (the default message when empty).")
 	f.Func().Id("NewError").Params(jen.Id("t").Id("Token"), jen.Id("message").String()).Op("*").Id("Error").Block(
 		jen.List(jen.Id("info"), jen.Id("_")).Op(":=").Id("t").Dot("Info").Call(),
 		jen.If(jen.Id("message").Op("==").Lit("")).Block(jen.Id("message").Op("=").Id("info").Dot("Message")),
 		jen.Return(jen.Op("&").Id("Error").Values(jen.Dict{jen.Id("Token"): jen.Id("t"), jen.Id("Code"): jen.Id("info").Dot("Code"), jen.Id("HTTPStatus"): jen.Id("info").Dot("HTTPStatus"), jen.Id("Message"): jen.Id("message")})),
 	)
-	f.Comment("Sentinels, one per token, for errors.Is.")
+	cmt(f, "Sentinels, one per token, for errors.Is.")
 	f.Var().DefsFunc(func(g *jen.Group) {
 		for _, e := range errs {
-			g.Comment(doc("Err"+e.Name, e.Message))
+			cmt(g, doc("Err"+e.Name, e.Message))
 			g.Id("Err"+e.Name).Op("=").Id("NewError").Call(jen.Id("Token"+e.Name), jen.Lit(""))
 		}
 	})

@@ -34,14 +34,14 @@ func genConstants(f *jen.File, c *model.ConstantSet) {
 		}
 		return jen.Lit(v)
 	}
-	f.Comment(doc(c.Name, c.Description))
+	cmt(f, doc(c.Name, c.Description))
 	f.Type().Id(c.Name).StructFunc(func(g *jen.Group) {
 		for _, k := range c.Constants {
 			text := doc(k.Name, k.Description)
 			if k.Key != "" {
 				text += "\n\nSpecification name: " + k.Key + "."
 			}
-			g.Comment(text)
+			cmt(g, text)
 			g.Id(k.Name).Add(goT(k.Unit))
 		}
 		for _, l := range c.Lists {
@@ -49,11 +49,11 @@ func genConstants(f *jen.File, c *model.ConstantSet) {
 			if l.Key != "" {
 				text += "\n\nSpecification name: " + l.Key + "."
 			}
-			g.Comment(text)
+			cmt(g, text)
 			g.Id(l.Name).Index().Add(goT(l.Unit))
 		}
 	})
-	f.Commentf("Default%s returns the reference defaults (a fresh copy each call).", c.Name)
+	cmt(f, fmt.Sprintf("Default%s returns the reference defaults (a fresh copy each call).", c.Name))
 	f.Func().Id("Default" + c.Name).Params().Id(c.Name).Block(
 		jen.Return(jen.Id(c.Name).Values(jen.DictFunc(func(d jen.Dict) {
 			for _, k := range c.Constants {
@@ -71,7 +71,7 @@ func genConstants(f *jen.File, c *model.ConstantSet) {
 }
 
 func genTransitionError(f *jen.File) {
-	f.Comment("TransitionError reports an event that a machine's table does not define in\nthe current state. The machines never ignore such an event silently.")
+	cmt(f, "TransitionError reports an event that a machine's table does not define in\nthe current state. The machines never ignore such an event silently.")
 	f.Type().Id("TransitionError").Struct(
 		jen.Id("Machine").String(),
 		jen.Id("State").String(),
@@ -87,15 +87,15 @@ func genMachine(f *jen.File, m *model.Machine) {
 	n := m.Name
 	stateT, eventT, guardT, outT := n+"State", n+"Event", n+"Guard", n+"Output"
 	enum := func(typ, kind string, names []model.Named, zeroDoc string) {
-		f.Commentf("%s is a%s of the %s machine.", typ, map[bool]string{true: "n", false: ""}[strings.ContainsAny(kind[:1], "aeiou")]+" "+kind, n)
+		cmt(f, fmt.Sprintf("%s is a%s of the %s machine.", typ, map[bool]string{true: "n", false: ""}[strings.ContainsAny(kind[:1], "aeiou")]+" "+kind, n))
 		f.Type().Id(typ).Uint8()
 		f.Const().DefsFunc(func(g *jen.Group) {
 			if zeroDoc != "" {
-				g.Comment(zeroDoc)
+				cmt(g, zeroDoc)
 				g.Id(typ + "None").Id(typ).Op("=").Lit(0)
 			}
 			for i, x := range names {
-				g.Comment(doc(typ+x.Name, x.Description))
+				cmt(g, doc(typ+x.Name, x.Description))
 				g.Id(typ + x.Name).Id(typ).Op("=").Lit(i + 1)
 			}
 		})
@@ -105,16 +105,16 @@ func genMachine(f *jen.File, m *model.Machine) {
 				g.Lit(x.Name)
 			}
 		})
-		f.Comment("String returns the name the table uses.")
+		cmt(f, "String returns the name the table uses.")
 		f.Func().Params(jen.Id("x").Id(typ)).Id("String").Params().String().Block(
 			jen.If(jen.Int().Call(jen.Id("x")).Op("<").Len(jen.Id(lowerFirst(typ)+"Names"))).Block(jen.Return(jen.Id(lowerFirst(typ)+"Names").Index(jen.Id("x")))),
 			jen.Return(jen.Qual("strconv", "Itoa").Call(jen.Int().Call(jen.Id("x")))),
 		)
-		f.Commentf("Valid reports whether x is one of the declared %ss.", kind)
+		cmt(f, fmt.Sprintf("Valid reports whether x is one of the declared %ss.", kind))
 		f.Func().Params(jen.Id("x").Id(typ)).Id("Valid").Params().Bool().Block(
 			jen.Return(jen.Id("x").Op(">=").Lit(1).Op("&&").Int().Call(jen.Id("x")).Op("<=").Lit(len(names))),
 		)
-		f.Commentf("%ss lists every %s in table order.", typ, kind)
+		cmt(f, fmt.Sprintf("%ss lists every %s in table order.", typ, kind))
 		f.Func().Id(typ + "s").Params().Index().Id(typ).Block(
 			jen.Return(jen.Index().Id(typ).ValuesFunc(func(g *jen.Group) {
 				for _, x := range names {
@@ -131,7 +131,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 	if m.Origin != "" {
 		text += "\n\nSource: " + m.Origin
 	}
-	f.Comment(fmt.Sprintf("The %s machine (schema/%s).\n\n%s", n, m.Source, text))
+	cmt(f, fmt.Sprintf("The %s machine (schema/%s).\n\n%s", n, m.Source, text))
 	f.Line()
 	enum(stateT, "state", states, "")
 	enum(eventT, "event", m.Events, "")
@@ -141,7 +141,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 	enum(guardT, "guard", m.Guards, fmt.Sprintf("%sNone is the absent guard: a row without one always applies.", guardT))
 	enum(outT, "output", m.Outputs, "")
 
-	f.Commentf("%sInitial is the state a new %s machine starts in.", n, n)
+	cmt(f, fmt.Sprintf("%sInitial is the state a new %s machine starts in.", n, n))
 	f.Const().Id(n + "Initial").Op("=").Id(stateT + m.Initial)
 
 	// Terminal, wire and tags.
@@ -161,7 +161,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 	}
 	sortStrings(tagNames)
 	pred := func(name, comment string, members []jen.Code) {
-		f.Comment(comment)
+		cmt(f, comment)
 		if len(members) == 0 {
 			f.Func().Params(jen.Id("s").Id(stateT)).Id(name).Params().Bool().Block(jen.Id("_").Op("=").Id("s"), jen.Return(jen.False()))
 			return
@@ -182,7 +182,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 		}
 	}
 	if hasWire {
-		f.Comment("Wire returns the wire value the state stands for, or \"\".")
+		cmt(f, "Wire returns the wire value the state stands for, or \"\".")
 		f.Func().Params(jen.Id("s").Id(stateT)).Id("Wire").Params().String().Block(
 			jen.Switch(jen.Id("s")).BlockFunc(func(g *jen.Group) {
 				for _, s := range m.States {
@@ -193,7 +193,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 			}),
 			jen.Return(jen.Lit("")),
 		)
-		f.Commentf("%sFromWire returns the state a wire value stands for.", stateT)
+		cmt(f, fmt.Sprintf("%sFromWire returns the state a wire value stands for.", stateT))
 		f.Func().Id(stateT+"FromWire").Params(jen.Id("w").String()).Params(jen.Id(stateT), jen.Bool()).Block(
 			jen.Switch(jen.Id("w")).BlockFunc(func(g *jen.Group) {
 				for _, s := range m.States {
@@ -209,18 +209,18 @@ func genMachine(f *jen.File, m *model.Machine) {
 	// Sets.
 	for _, x := range []struct{ typ, kind string }{{guardT, "guards"}, {outT, "outputs"}} {
 		set := x.typ + "Set"
-		f.Commentf("%s is a set of %s.", set, x.kind)
+		cmt(f, fmt.Sprintf("%s is a set of %s.", set, x.kind))
 		f.Type().Id(set).Uint64()
-		f.Commentf("Has reports whether x is in the set.")
+		cmt(f, fmt.Sprintf("Has reports whether x is in the set."))
 		f.Func().Params(jen.Id("s").Id(set)).Id("Has").Params(jen.Id("x").Id(x.typ)).Bool().Block(
 			jen.Return(jen.Id("x").Op("!=").Lit(0).Op("&&").Id("s").Op("&").Parens(jen.Lit(1).Op("<<").Parens(jen.Id("x").Op("-").Lit(1))).Op("!=").Lit(0)),
 		)
-		f.Commentf("With returns the set with x added.")
+		cmt(f, fmt.Sprintf("With returns the set with x added."))
 		f.Func().Params(jen.Id("s").Id(set)).Id("With").Params(jen.Id("x").Id(x.typ)).Id(set).Block(
 			jen.If(jen.Id("x").Op("==").Lit(0)).Block(jen.Return(jen.Id("s"))),
 			jen.Return(jen.Id("s").Op("|").Lit(1).Op("<<").Parens(jen.Id("x").Op("-").Lit(1))),
 		)
-		f.Commentf("List returns the members in declaration order.")
+		cmt(f, fmt.Sprintf("List returns the members in declaration order."))
 		f.Func().Params(jen.Id("s").Id(set)).Id("List").Params().Index().Id(x.typ).Block(
 			jen.Var().Id("out").Index().Id(x.typ),
 			jen.For(jen.Id("x").Op(":=").Id(x.typ).Call(jen.Lit(1)), jen.Id("x").Dot("Valid").Call(), jen.Id("x").Op("++")).Block(
@@ -231,7 +231,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 	}
 
 	trT := n + "Transition"
-	f.Commentf("%s is one row of the %s table.", trT, n)
+	cmt(f, fmt.Sprintf("%s is one row of the %s table.", trT, n))
 	f.Type().Id(trT).Struct(
 		jen.Id("From").Id(stateT),
 		jen.Id("Event").Id(eventT),
@@ -299,7 +299,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 			flat = append(flat, order[s][e]...)
 		}
 	}
-	f.Commentf("%sRows lists, per (state, event), the table rows in table order.", lowerFirst(n))
+	cmt(f, fmt.Sprintf("%sRows lists, per (state, event), the table rows in table order.", lowerFirst(n)))
 	f.Var().Id(lowerFirst(n) + "Rows").Op("=").Index(jen.Op("...")).Uint16().ValuesFunc(func(g *jen.Group) {
 		for _, r := range flat {
 			g.Lit(r)
@@ -314,7 +314,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 			})
 		}
 	})
-	f.Commentf("%sStep looks up the transition for event ev in state from. Rows of the same\n(state, event) are tried in table order and the first whose guard is in held\n(or that has no guard) applies. An undefined transition is a\n*TransitionError, never a silent no-op. It does not allocate on success.", n)
+	cmt(f, fmt.Sprintf("%sStep looks up the transition for event ev in state from. Rows of the same\n(state, event) are tried in table order and the first whose guard is in held\n(or that has no guard) applies. An undefined transition is a\n*TransitionError, never a silent no-op. It does not allocate on success.", n))
 	f.Func().Id(n+"Step").Params(jen.Id("from").Id(stateT), jen.Id("ev").Id(eventT), jen.Id("held").Id(guardT+"Set")).Params(jen.Id(trT), jen.Error()).Block(
 		jen.If(jen.Id("from").Dot("Valid").Call().Op("&&").Id("ev").Dot("Valid").Call()).Block(
 			jen.Id("span").Op(":=").Id(lowerFirst(n)+"Index").Index(jen.Id("from")).Index(jen.Id("ev")),
@@ -327,7 +327,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 		),
 		jen.Return(jen.Id(trT).Values(), jen.Op("&").Id("TransitionError").Values(jen.Dict{jen.Id("Machine"): jen.Lit(n), jen.Id("State"): jen.Id("from").Dot("String").Call(), jen.Id("Event"): jen.Id("ev").Dot("String").Call()})),
 	)
-	f.Commentf("%sTable returns a copy of every row in table order.", n)
+	cmt(f, fmt.Sprintf("%sTable returns a copy of every row in table order.", n))
 	f.Func().Id(n + "Table").Params().Index().Id(trT).Block(
 		jen.Return(jen.Append(jen.Index().Id(trT).Values(), jen.Id(lowerFirst(n)+"Table").Index(jen.Op(":")).Op("..."))),
 	)

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -10,14 +11,14 @@ import (
 )
 
 func genProperties(f *jen.File, props []*model.Property) {
-	f.Comment("User property keys.")
+	cmt(f, "User property keys.")
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for _, p := range props {
-			g.Comment(doc("Prop"+p.Name, p.Description) + "\n\nAppears in: " + strings.Join(p.AppearsIn, ", ") + ".")
+			cmt(g, doc("Prop"+p.Name, p.Description)+"\n\nAppears in: "+strings.Join(p.AppearsIn, ", ")+".")
 			g.Id("Prop" + p.Name).Op("=").Lit(p.Key)
 		}
 	})
-	f.Comment("Allowed values of the properties that have a closed set.")
+	cmt(f, "Allowed values of the properties that have a closed set.")
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for _, p := range props {
 			for _, v := range p.Values {
@@ -25,14 +26,14 @@ func genProperties(f *jen.File, props []*model.Property) {
 				if text == "" {
 					text = "the value " + v.Value + " of " + p.Key + "."
 				}
-				g.Comment(doc(p.Name+v.Name, text))
+				cmt(g, doc(p.Name+v.Name, text))
 				g.Id(p.Name + v.Name).Op("=").Lit(v.Value)
 			}
 		}
 	})
-	f.Comment("PropertyFormat is the format of an open property value.")
+	cmt(f, "PropertyFormat is the format of an open property value.")
 	f.Type().Id("PropertyFormat").String()
-	f.Comment("The formats.")
+	cmt(f, "The formats.")
 	f.Const().Defs(
 		jen.Id("FormatEnum").Id("PropertyFormat").Op("=").Lit("enum"),
 		jen.Id("FormatIdentifier").Id("PropertyFormat").Op("=").Lit("identifier"),
@@ -42,7 +43,7 @@ func genProperties(f *jen.File, props []*model.Property) {
 		jen.Id("FormatBoolean").Id("PropertyFormat").Op("=").Lit("boolean"),
 		jen.Id("FormatText").Id("PropertyFormat").Op("=").Lit("text"),
 	)
-	f.Comment("PropertyInfo describes one user property.")
+	cmt(f, "PropertyInfo describes one user property.")
 	f.Type().Id("PropertyInfo").Struct(
 		jen.Id("Key").String(),
 		jen.Comment("AppearsIn lists the kinds of message that carry it."),
@@ -75,18 +76,18 @@ func genProperties(f *jen.File, props []*model.Property) {
 			g.Values(d)
 		}
 	})
-	f.Comment("Properties returns every known user property in table order.")
+	cmt(f, "Properties returns every known user property in table order.")
 	f.Func().Id("Properties").Params().Index().Id("PropertyInfo").Block(
 		jen.Return(jen.Append(jen.Index().Id("PropertyInfo").Values(), jen.Id("propertyTable").Index(jen.Op(":")).Op("..."))),
 	)
-	f.Comment("LookupProperty returns the description of a key.")
+	cmt(f, "LookupProperty returns the description of a key.")
 	f.Func().Id("LookupProperty").Params(jen.Id("key").String()).Params(jen.Id("PropertyInfo"), jen.Bool()).Block(
 		jen.For(jen.List(jen.Id("_"), jen.Id("p")).Op(":=").Range().Id("propertyTable")).Block(
 			jen.If(jen.Id("p").Dot("Key").Op("==").Id("key")).Block(jen.Return(jen.Id("p"), jen.True())),
 		),
 		jen.Return(jen.Id("PropertyInfo").Values(), jen.False()),
 	)
-	f.Comment("CheckProperty reports whether value is allowed for a known key. Unknown\nkeys are accepted (the binding ignores them).")
+	cmt(f, "CheckProperty reports whether value is allowed for a known key. Unknown\nkeys are accepted (the binding ignores them).")
 	f.Func().Id("CheckProperty").Params(jen.Id("key"), jen.Id("value").String()).Error().Block(
 		jen.List(jen.Id("p"), jen.Id("ok")).Op(":=").Id("LookupProperty").Call(jen.Id("key")),
 		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Nil())),
@@ -119,7 +120,7 @@ func genProperties(f *jen.File, props []*model.Property) {
 		),
 		jen.Return(jen.Nil()),
 	)
-	f.Comment("ValidUUID reports whether s has the 8-4-4-4-12 hexadecimal form of an RFC\n9562 UUID (any version).")
+	cmt(f, "ValidUUID reports whether s has the 8-4-4-4-12 hexadecimal form of an RFC\n9562 UUID (any version).")
 	f.Func().Id("ValidUUID").Params(jen.Id("s").String()).Bool().Block(
 		jen.If(jen.Len(jen.Id("s")).Op("!=").Lit(36)).Block(jen.Return(jen.False())),
 		jen.For(jen.Id("i").Op(":=").Lit(0), jen.Id("i").Op("<").Lit(36), jen.Id("i").Op("++")).Block(
@@ -144,14 +145,14 @@ func genTopics(f *jen.File, t *model.Topics) {
 	for _, id := range t.Identifiers {
 		names[id.Placeholder] = id
 	}
-	f.Comment("IdentifierPattern is the pattern every topic identifier matches.")
+	cmt(f, "IdentifierPattern is the pattern every topic identifier matches.")
 	f.Const().Id("IdentifierPattern").Op("=").Lit(t.IdentifierPattern)
 	f.Var().Id("identifierRE").Op("=").Qual("regexp", "MustCompile").Call(jen.Id("IdentifierPattern"))
-	f.Comment("ValidIdentifier reports whether s may stand in a topic level.")
+	cmt(f, "ValidIdentifier reports whether s may stand in a topic level.")
 	f.Func().Id("ValidIdentifier").Params(jen.Id("s").String()).Bool().Block(
 		jen.Return(jen.Id("identifierRE").Dot("MatchString").Call(jen.Id("s"))),
 	)
-	f.Comment("IdentifierError reports an identifier that may not stand in a topic.")
+	cmt(f, "IdentifierError reports an identifier that may not stand in a topic.")
 	f.Type().Id("IdentifierError").Struct(
 		jen.Comment("Name says which identifier (org_id, agent_id, …)."),
 		jen.Id("Name").String(),
@@ -160,7 +161,7 @@ func genTopics(f *jen.File, t *model.Topics) {
 	f.Func().Params(jen.Id("e").Op("*").Id("IdentifierError")).Id("Error").Params().String().Block(
 		jen.Return(jen.Qual("fmt", "Sprintf").Call(jen.Lit("invalid %s %q: must match %s (no /, +, #, spaces, not empty)"), jen.Id("e").Dot("Name"), jen.Id("e").Dot("Value"), jen.Id("IdentifierPattern"))),
 	)
-	f.Comment("CheckIdentifier returns an *IdentifierError when value may not stand in a\ntopic level.")
+	cmt(f, "CheckIdentifier returns an *IdentifierError when value may not stand in a\ntopic level.")
 	f.Func().Id("CheckIdentifier").Params(jen.Id("name"), jen.Id("value").String()).Error().Block(
 		jen.If(jen.Op("!").Id("ValidIdentifier").Call(jen.Id("value"))).Block(
 			jen.Return(jen.Op("&").Id("IdentifierError").Values(jen.Dict{jen.Id("Name"): jen.Id("name"), jen.Id("Value"): jen.Id("value")})),
@@ -198,13 +199,13 @@ func genTopics(f *jen.File, t *model.Topics) {
 		if len(params) > 0 {
 			params[len(params)-1] = jen.Add(params[len(params)-1]).String()
 		}
-		f.Commentf("%sTemplate is the %s topic template.", tp.Name, tp.Name)
+		cmt(f, fmt.Sprintf("%sTemplate is the %s topic template.", tp.Name, tp.Name))
 		f.Const().Id(tp.Name + "Template").Op("=").Lit(tp.Template)
 		kind := "topic"
 		if tp.Filter {
 			kind = "subscription filter"
 		}
-		f.Comment(doc(tp.Name+"Topic", "builds the "+kind+" "+tp.Template+". "+tp.Description) + "\nEvery identifier is checked first.")
+		cmt(f, doc(tp.Name+"Topic", "builds the "+kind+" "+tp.Template+". "+tp.Description)+"\nEvery identifier is checked first.")
 		body := append(checks, jen.Return(expr, jen.Nil()))
 		f.Func().Id(tp.Name+"Topic").Params(params...).Params(jen.String(), jen.Error()).Block(body...)
 		if !tp.Filter && len(phs) > 0 {
@@ -220,10 +221,10 @@ func genTopics(f *jen.File, t *model.Topics) {
 			repl = append(repl, jen.Lit(ph[0]), jen.Id(camel(ph[1])))
 		}
 		params[len(params)-1] = jen.Add(params[len(params)-1]).String()
-		f.Comment("GroupIDMaxLength is the longest shared-subscription group id.")
+		cmt(f, "GroupIDMaxLength is the longest shared-subscription group id.")
 		f.Const().Id("GroupIDMaxLength").Op("=").Lit(sg.MaxLength)
 		f.Var().Id("groupDisallowed").Op("=").Qual("regexp", "MustCompile").Call(jen.Lit("[^" + sg.Allowed + "]"))
-		f.Commentf("GroupID makes a deterministic shared-subscription group id from a label:\ncharacters outside [%s] become %q, and an id longer than %d is cut and\nends with %q and the first %d hex digits of the SHA-256 of the uncut id.", sg.Allowed, sg.Replacement, sg.MaxLength, sg.Replacement, sg.HashHexDigits)
+		cmt(f, fmt.Sprintf("GroupID makes a deterministic shared-subscription group id from a label:\ncharacters outside [%s] become %q, and an id longer than %d is cut and\nends with %q and the first %d hex digits of the SHA-256 of the uncut id.", sg.Allowed, sg.Replacement, sg.MaxLength, sg.Replacement, sg.HashHexDigits))
 		f.Func().Id("GroupID").Params(jen.Id("label").String()).String().Block(
 			jen.Id("id").Op(":=").Id("groupDisallowed").Dot("ReplaceAllString").Call(jen.Id("label"), jen.Lit(sg.Replacement)),
 			jen.If(jen.Len(jen.Id("id")).Op("<=").Id("GroupIDMaxLength")).Block(jen.Return(jen.Id("id"))),
@@ -231,7 +232,7 @@ func genTopics(f *jen.File, t *model.Topics) {
 			jen.Id("suffix").Op(":=").Lit(sg.Replacement).Op("+").Qual("encoding/hex", "EncodeToString").Call(jen.Id("sum").Index(jen.Op(":"))).Index(jen.Op(":").Lit(sg.HashHexDigits)),
 			jen.Return(jen.Id("id").Index(jen.Op(":").Id("GroupIDMaxLength").Op("-").Len(jen.Id("suffix"))).Op("+").Id("suffix")),
 		)
-		f.Commentf("DefaultGroupID is GroupID of the default label %s.", sg.DefaultTemplate)
+		cmt(f, fmt.Sprintf("DefaultGroupID is GroupID of the default label %s.", sg.DefaultTemplate))
 		f.Func().Id("DefaultGroupID").Params(params...).String().Block(
 			jen.Return(jen.Id("GroupID").Call(jen.Qual("strings", "NewReplacer").Call(repl...).Dot("Replace").Call(jen.Lit(sg.DefaultTemplate)))),
 		)
@@ -261,7 +262,7 @@ func genParse(f *jen.File, tp model.Topic, phs [][]string) {
 	body = append(body, jen.Id("ok").Op("=").True(), jen.Return())
 	results[len(results)-1] = jen.Add(results[len(results)-1]).String()
 	results = append(results, jen.Id("ok").Bool())
-	f.Commentf("Parse%sTopic splits a %s topic into its identifiers; ok is false when\ntopic does not have the form %s or an identifier is invalid.", tp.Name, tp.Name, tp.Template)
+	cmt(f, fmt.Sprintf("Parse%sTopic splits a %s topic into its identifiers; ok is false when\ntopic does not have the form %s or an identifier is invalid.", tp.Name, tp.Name, tp.Template))
 	f.Func().Id("Parse" + tp.Name + "Topic").Params(jen.Id("topic").String()).Params(results...).Block(body...)
 }
 

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -75,17 +76,17 @@ func genTypes(f *jen.File, types []*model.Type) {
 }
 
 func genEnum(f *jen.File, t *model.Type) {
-	f.Comment(doc(t.Name, t.Doc))
+	cmt(f, doc(t.Name, t.Doc))
 	f.Type().Id(t.Name).String()
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for _, v := range t.Values {
 			if v.Doc != "" {
-				g.Comment(doc(v.GoName, v.Doc))
+				cmt(g, doc(v.GoName, v.Doc))
 			}
 			g.Id(v.GoName).Id(t.Name).Op("=").Lit(v.Wire)
 		}
 	})
-	f.Comment("Valid reports whether v is one of the values the schema lists.")
+	cmt(f, "Valid reports whether v is one of the values the schema lists.")
 	f.Func().Params(jen.Id("v").Id(t.Name)).Id("Valid").Params().Bool().Block(
 		jen.Switch(jen.Id("v")).Block(
 			jen.CaseFunc(func(g *jen.Group) {
@@ -96,7 +97,7 @@ func genEnum(f *jen.File, t *model.Type) {
 		),
 		jen.Return(jen.False()),
 	)
-	f.Commentf("%sValues lists every value of %s in schema order.", t.Name, t.Name)
+	cmt(f, fmt.Sprintf("%sValues lists every value of %s in schema order.", t.Name, t.Name))
 	f.Func().Id(t.Name + "Values").Params().Index().Id(t.Name).Block(
 		jen.Return(jen.Index().Id(t.Name).ValuesFunc(func(g *jen.Group) {
 			for _, v := range t.Values {
@@ -104,17 +105,17 @@ func genEnum(f *jen.File, t *model.Type) {
 			}
 		})),
 	)
-	f.Comment("String returns the wire value.")
+	cmt(f, "String returns the wire value.")
 	f.Func().Params(jen.Id("v").Id(t.Name)).Id("String").Params().String().Block(
 		jen.Return(jen.String().Call(jen.Id("v"))),
 	)
 }
 
 func genStruct(f *jen.File, t *model.Type) {
-	f.Comment(doc(t.Name, t.Doc))
+	cmt(f, doc(t.Name, t.Doc))
 	f.Type().Id(t.Name).StructFunc(func(g *jen.Group) {
 		for _, fd := range t.Fields {
-			g.Comment(fieldComment(fd))
+			cmt(g, fieldComment(fd))
 			g.Id(fd.GoName).Add(fieldType(fd))
 		}
 		if o := t.OneOf; o != nil {
@@ -122,7 +123,7 @@ func genStruct(f *jen.File, t *model.Type) {
 			for _, m := range o.Members {
 				names = append(names, "\""+m.JSON+"\"")
 			}
-			g.Commentf("%s holds exactly one of %s: one of the types implementing %s.", o.GoName, strings.Join(names, ", "), o.Interface)
+			cmt(g, fmt.Sprintf("%s holds exactly one of %s: one of the types implementing %s.", o.GoName, strings.Join(names, ", "), o.Interface))
 			g.Id(o.GoName).Id(o.Interface)
 		}
 	})
@@ -131,11 +132,11 @@ func genStruct(f *jen.File, t *model.Type) {
 		for _, m := range o.Members {
 			impls = append(impls, memberGoType(m))
 		}
-		f.Commentf("%s is the sealed union of %s.%s; its implementations are %s.", o.Interface, t.Name, o.GoName, strings.Join(impls, ", "))
+		cmt(f, fmt.Sprintf("%s is the sealed union of %s.%s; its implementations are %s.", o.Interface, t.Name, o.GoName, strings.Join(impls, ", ")))
 		f.Type().Id(o.Interface).Interface(jen.Id("is" + o.Interface).Params())
 		for _, m := range o.Members {
 			if m.Wrapper != "" {
-				f.Comment(doc(m.Wrapper, m.Doc) + "\n\nAs a member of " + o.Interface + " it is written as JSON member \"" + m.JSON + "\".")
+				cmt(f, doc(m.Wrapper, m.Doc)+"\n\nAs a member of "+o.Interface+" it is written as JSON member \""+m.JSON+"\".")
 				switch m.Ref.Kind {
 				case model.KindValue:
 					f.Type().Id(m.Wrapper).Struct(jen.Id("Value").Any())

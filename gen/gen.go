@@ -204,3 +204,15 @@ func doc(name, text string) string {
 	}
 	return name + ": " + text
 }
+
+type commenter interface {
+	Comment(string) *jen.Statement
+}
+
+// cmt writes text as // comments, one per line (jennifer would use /* */
+// for a multi-line comment).
+func cmt(c commenter, text string) {
+	for _, line := range strings.Split(text, "\n") {
+		c.Comment(line)
+	}
+}

@@ -5,262 +5,184 @@ package a2a
 
 // AgentCapabilities: Optional capabilities the agent supports.
 type AgentCapabilities struct {
-	/*
-	   Streaming: Whether the agent supports streaming responses.
-
-	   JSON: "streaming".
-	*/
+	// Streaming: Whether the agent supports streaming responses.
+	//
+	// JSON: "streaming".
 	Streaming *bool
-	/*
-	   PushNotifications: Whether the agent can send push notifications for asynchronous task updates.
-
-	   JSON: "pushNotifications".
-	*/
+	// PushNotifications: Whether the agent can send push notifications for asynchronous task updates.
+	//
+	// JSON: "pushNotifications".
 	PushNotifications *bool
-	/*
-	   Extensions is the protocol extensions the agent supports.
-
-	   JSON: "extensions".
-	*/
+	// Extensions is the protocol extensions the agent supports.
+	//
+	// JSON: "extensions".
 	Extensions []AgentExtension
-	/*
-	   ExtendedAgentCard: Whether the agent provides an extended Agent Card to authenticated clients.
-
-	   JSON: "extendedAgentCard".
-	*/
+	// ExtendedAgentCard: Whether the agent provides an extended Agent Card to authenticated clients.
+	//
+	// JSON: "extendedAgentCard".
 	ExtendedAgentCard *bool
 }
 
 // AgentCard is a self-describing manifest of an agent: identity, interfaces, capabilities, skills and security requirements.
 type AgentCard struct {
-	/*
-	   Name is a human-readable name for the agent (e.g. "Recipe Agent").
-
-	   JSON: "name", required.
-	*/
+	// Name is a human-readable name for the agent (e.g. "Recipe Agent").
+	//
+	// JSON: "name", required.
 	Name string
-	/*
-	   Description is a human-readable description of the agent's purpose.
-
-	   JSON: "description", required.
-	*/
+	// Description is a human-readable description of the agent's purpose.
+	//
+	// JSON: "description", required.
 	Description string
-	/*
-	   SupportedInterfaces is the interfaces the agent is reachable at, in order of preference (the first is preferred).
-
-	   JSON: "supportedInterfaces", required.
-	*/
+	// SupportedInterfaces is the interfaces the agent is reachable at, in order of preference (the first is preferred).
+	//
+	// JSON: "supportedInterfaces", required.
 	SupportedInterfaces []AgentInterface
-	/*
-	   Provider is the service provider of the agent.
-
-	   JSON: "provider".
-	*/
+	// Provider is the service provider of the agent.
+	//
+	// JSON: "provider".
 	Provider *AgentProvider
-	/*
-	   Version is the version of the agent (e.g. "1.0.0").
-
-	   JSON: "version", required.
-	*/
+	// Version is the version of the agent (e.g. "1.0.0").
+	//
+	// JSON: "version", required.
 	Version string
-	/*
-	   DocumentationURL is a URL with further documentation about the agent.
-
-	   JSON: "documentationUrl".
-	*/
+	// DocumentationURL is a URL with further documentation about the agent.
+	//
+	// JSON: "documentationUrl".
 	DocumentationURL *string
-	/*
-	   Capabilities is the A2A capabilities the agent supports.
-
-	   JSON: "capabilities", required.
-	*/
+	// Capabilities is the A2A capabilities the agent supports.
+	//
+	// JSON: "capabilities", required.
 	Capabilities *AgentCapabilities
-	/*
-	   SecuritySchemes is the security schemes usable with this agent, by name.
-
-	   JSON: "securitySchemes".
-	*/
+	// SecuritySchemes is the security schemes usable with this agent, by name.
+	//
+	// JSON: "securitySchemes".
 	SecuritySchemes map[string]SecurityScheme
-	/*
-	   SecurityRequirements: Security requirements for contacting the agent.
-
-	   JSON: "securityRequirements".
-	*/
+	// SecurityRequirements: Security requirements for contacting the agent.
+	//
+	// JSON: "securityRequirements".
 	SecurityRequirements []SecurityRequirement
-	/*
-	   DefaultInputModes: Media types the agent accepts as input across all skills; skills may override them.
-
-	   JSON: "defaultInputModes", required.
-	*/
+	// DefaultInputModes: Media types the agent accepts as input across all skills; skills may override them.
+	//
+	// JSON: "defaultInputModes", required.
 	DefaultInputModes []string
-	/*
-	   DefaultOutputModes: Media types the agent produces as output across all skills; skills may override them.
-
-	   JSON: "defaultOutputModes", required.
-	*/
+	// DefaultOutputModes: Media types the agent produces as output across all skills; skills may override them.
+	//
+	// JSON: "defaultOutputModes", required.
 	DefaultOutputModes []string
-	/*
-	   Skills is the skills (focused abilities) of the agent.
-
-	   JSON: "skills", required.
-	*/
+	// Skills is the skills (focused abilities) of the agent.
+	//
+	// JSON: "skills", required.
 	Skills []AgentSkill
-	/*
-	   Signatures: JSON Web Signatures computed over this Agent Card.
-
-	   JSON: "signatures".
-	*/
+	// Signatures: JSON Web Signatures computed over this Agent Card.
+	//
+	// JSON: "signatures".
 	Signatures []AgentCardSignature
-	/*
-	   IconURL is a URL of an icon for the agent.
-
-	   JSON: "iconUrl".
-	*/
+	// IconURL is a URL of an icon for the agent.
+	//
+	// JSON: "iconUrl".
 	IconURL *string
 }
 
 // AgentCardSignature is a JWS (RFC 7515, JSON serialization) signature over an Agent Card.
 type AgentCardSignature struct {
-	/*
-	   Protected is the protected JWS header: a base64url-encoded JSON object.
-
-	   JSON: "protected", required.
-	*/
+	// Protected is the protected JWS header: a base64url-encoded JSON object.
+	//
+	// JSON: "protected", required.
 	Protected string
-	/*
-	   Signature is the computed signature, base64url-encoded.
-
-	   JSON: "signature", required.
-	*/
+	// Signature is the computed signature, base64url-encoded.
+	//
+	// JSON: "signature", required.
 	Signature string
-	/*
-	   Header is the unprotected JWS header values.
-
-	   JSON: "header".
-	*/
+	// Header is the unprotected JWS header values.
+	//
+	// JSON: "header".
 	Header map[string]any
 }
 
 // AgentExtension is a protocol extension supported by the agent.
 type AgentExtension struct {
-	/*
-	   URI is the URI that identifies the extension.
-
-	   JSON: "uri".
-	*/
+	// URI is the URI that identifies the extension.
+	//
+	// JSON: "uri".
 	URI string
-	/*
-	   Description: How this agent uses the extension.
-
-	   JSON: "description".
-	*/
+	// Description: How this agent uses the extension.
+	//
+	// JSON: "description".
 	Description string
-	/*
-	   Required: If true, clients must understand and comply with the extension.
-
-	   JSON: "required".
-	*/
+	// Required: If true, clients must understand and comply with the extension.
+	//
+	// JSON: "required".
 	Required bool
-	/*
-	   Params: Extension-specific configuration parameters.
-
-	   JSON: "params".
-	*/
+	// Params: Extension-specific configuration parameters.
+	//
+	// JSON: "params".
 	Params map[string]any
 }
 
 // AgentInterface: One way to reach the agent: a URL, a protocol binding and a protocol version.
 type AgentInterface struct {
-	/*
-	   URL is the URL of this interface; an absolute HTTPS URL in production.
-
-	   JSON: "url", required.
-	*/
+	// URL is the URL of this interface; an absolute HTTPS URL in production.
+	//
+	// JSON: "url", required.
 	URL string
-	/*
-	   ProtocolBinding is the protocol binding at this URL, an open string; the core ones are JSONRPC, GRPC and HTTP+JSON.
-
-	   JSON: "protocolBinding", required.
-	*/
+	// ProtocolBinding is the protocol binding at this URL, an open string; the core ones are JSONRPC, GRPC and HTTP+JSON.
+	//
+	// JSON: "protocolBinding", required.
 	ProtocolBinding string
-	/*
-	   Tenant ID to use in requests to the agent.
-
-	   JSON: "tenant".
-	*/
+	// Tenant ID to use in requests to the agent.
+	//
+	// JSON: "tenant".
 	Tenant string
-	/*
-	   ProtocolVersion is the A2A protocol version this interface exposes (e.g. "0.3", "1.0").
-
-	   JSON: "protocolVersion", required.
-	*/
+	// ProtocolVersion is the A2A protocol version this interface exposes (e.g. "0.3", "1.0").
+	//
+	// JSON: "protocolVersion", required.
 	ProtocolVersion string
 }
 
 // AgentProvider is the service provider of an agent.
 type AgentProvider struct {
-	/*
-	   URL is a URL of the provider's website or documentation.
-
-	   JSON: "url", required.
-	*/
+	// URL is a URL of the provider's website or documentation.
+	//
+	// JSON: "url", required.
 	URL string
-	/*
-	   Organization is the name of the provider's organization.
-
-	   JSON: "organization", required.
-	*/
+	// Organization is the name of the provider's organization.
+	//
+	// JSON: "organization", required.
 	Organization string
 }
 
 // AgentSkill is a distinct ability of the agent.
 type AgentSkill struct {
-	/*
-	   ID is a unique identifier of the skill.
-
-	   JSON: "id", required.
-	*/
+	// ID is a unique identifier of the skill.
+	//
+	// JSON: "id", required.
 	ID string
-	/*
-	   Name is a human-readable name for the skill.
-
-	   JSON: "name", required.
-	*/
+	// Name is a human-readable name for the skill.
+	//
+	// JSON: "name", required.
 	Name string
-	/*
-	   Description is a detailed description of the skill.
-
-	   JSON: "description", required.
-	*/
+	// Description is a detailed description of the skill.
+	//
+	// JSON: "description", required.
 	Description string
-	/*
-	   Tags: Keywords describing the skill.
-
-	   JSON: "tags", required.
-	*/
+	// Tags: Keywords describing the skill.
+	//
+	// JSON: "tags", required.
 	Tags []string
-	/*
-	   Examples: Example prompts or scenarios the skill handles.
-
-	   JSON: "examples".
-	*/
+	// Examples: Example prompts or scenarios the skill handles.
+	//
+	// JSON: "examples".
 	Examples []string
-	/*
-	   InputModes: Input media types of this skill, overriding the agent's defaults.
-
-	   JSON: "inputModes".
-	*/
+	// InputModes: Input media types of this skill, overriding the agent's defaults.
+	//
+	// JSON: "inputModes".
 	InputModes []string
-	/*
-	   OutputModes: Output media types of this skill, overriding the agent's defaults.
-
-	   JSON: "outputModes".
-	*/
+	// OutputModes: Output media types of this skill, overriding the agent's defaults.
+	//
+	// JSON: "outputModes".
 	OutputModes []string
-	/*
-	   SecurityRequirements: Security requirements for using this skill.
-
-	   JSON: "securityRequirements".
-	*/
+	// SecurityRequirements: Security requirements for using this skill.
+	//
+	// JSON: "securityRequirements".
 	SecurityRequirements []SecurityRequirement
 }

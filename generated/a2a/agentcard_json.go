@@ -92,11 +92,9 @@ func (x *AgentCapabilities) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a AgentCapabilities. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a AgentCapabilities. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *AgentCapabilities) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -108,11 +106,9 @@ func (x *AgentCapabilities) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAgentCapabilitiesJSON checks that data is a valid AgentCapabilities: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAgentCapabilitiesJSON checks that data is a valid AgentCapabilities: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAgentCapabilitiesJSON(data []byte) error {
 	var x AgentCapabilities
 	var v rtValidator
@@ -126,10 +122,8 @@ func ValidateAgentCapabilitiesJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *AgentCapabilities) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -477,11 +471,9 @@ func (x *AgentCard) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a AgentCard. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a AgentCard. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *AgentCard) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -493,11 +485,9 @@ func (x *AgentCard) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAgentCardJSON checks that data is a valid AgentCard: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAgentCardJSON checks that data is a valid AgentCard: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAgentCardJSON(data []byte) error {
 	var x AgentCard
 	var v rtValidator
@@ -511,10 +501,8 @@ func ValidateAgentCardJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *AgentCard) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -780,11 +768,9 @@ func (x *AgentCardSignature) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a AgentCardSignature. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a AgentCardSignature. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *AgentCardSignature) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -796,11 +782,9 @@ func (x *AgentCardSignature) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAgentCardSignatureJSON checks that data is a valid AgentCardSignature: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAgentCardSignatureJSON checks that data is a valid AgentCardSignature: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAgentCardSignatureJSON(data []byte) error {
 	var x AgentCardSignature
 	var v rtValidator
@@ -814,10 +798,8 @@ func ValidateAgentCardSignatureJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *AgentCardSignature) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -923,11 +905,9 @@ func (x *AgentExtension) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a AgentExtension. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a AgentExtension. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *AgentExtension) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -939,11 +919,9 @@ func (x *AgentExtension) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAgentExtensionJSON checks that data is a valid AgentExtension: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAgentExtensionJSON checks that data is a valid AgentExtension: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAgentExtensionJSON(data []byte) error {
 	var x AgentExtension
 	var v rtValidator
@@ -957,10 +935,8 @@ func ValidateAgentExtensionJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *AgentExtension) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1077,11 +1053,9 @@ func (x *AgentInterface) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a AgentInterface. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a AgentInterface. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *AgentInterface) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1093,11 +1067,9 @@ func (x *AgentInterface) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAgentInterfaceJSON checks that data is a valid AgentInterface: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAgentInterfaceJSON checks that data is a valid AgentInterface: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAgentInterfaceJSON(data []byte) error {
 	var x AgentInterface
 	var v rtValidator
@@ -1111,10 +1083,8 @@ func ValidateAgentInterfaceJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *AgentInterface) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1196,11 +1166,9 @@ func (x *AgentProvider) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a AgentProvider. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a AgentProvider. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *AgentProvider) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1212,11 +1180,9 @@ func (x *AgentProvider) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAgentProviderJSON checks that data is a valid AgentProvider: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAgentProviderJSON checks that data is a valid AgentProvider: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAgentProviderJSON(data []byte) error {
 	var x AgentProvider
 	var v rtValidator
@@ -1230,10 +1196,8 @@ func ValidateAgentProviderJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *AgentProvider) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1439,11 +1403,9 @@ func (x *AgentSkill) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a AgentSkill. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a AgentSkill. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *AgentSkill) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1455,11 +1417,9 @@ func (x *AgentSkill) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAgentSkillJSON checks that data is a valid AgentSkill: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAgentSkillJSON checks that data is a valid AgentSkill: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAgentSkillJSON(data []byte) error {
 	var x AgentSkill
 	var v rtValidator
@@ -1473,10 +1433,8 @@ func ValidateAgentSkillJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *AgentSkill) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err

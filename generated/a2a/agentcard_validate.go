@@ -23,11 +23,9 @@ func (x *AgentCapabilities) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the AgentCapabilities schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the AgentCapabilities schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *AgentCapabilities) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -221,11 +219,9 @@ func (x *AgentCard) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the AgentCard schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the AgentCard schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *AgentCard) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -264,11 +260,9 @@ func (x *AgentCardSignature) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the AgentCardSignature schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the AgentCardSignature schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *AgentCardSignature) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -280,11 +274,9 @@ func (x *AgentExtension) validate(v *rtValidator, p *rtPath) {
 	_, _ = v, p
 }
 
-/*
-Validate checks x against every rule of the AgentExtension schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the AgentExtension schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *AgentExtension) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -337,11 +329,9 @@ func (x *AgentInterface) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the AgentInterface schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the AgentInterface schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *AgentInterface) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -380,11 +370,9 @@ func (x *AgentProvider) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the AgentProvider schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the AgentProvider schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *AgentProvider) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -467,11 +455,9 @@ func (x *AgentSkill) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the AgentSkill schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the AgentSkill schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *AgentSkill) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

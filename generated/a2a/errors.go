@@ -3,11 +3,9 @@
 
 package a2a
 
-/*
-Token identifies an error. It is an error's identity: the same JSON-RPC
-code means different things in different profiles, so compare tokens, never
-codes alone.
-*/
+// Token identifies an error. It is an error's identity: the same JSON-RPC
+// code means different things in different profiles, so compare tokens, never
+// codes alone.
 type Token string
 
 const (
@@ -293,11 +291,9 @@ func (t Token) Info() (ErrorInfo, bool) {
 	return ErrorInfo{}, false
 }
 
-/*
-Error is a protocol error: a token with its code, HTTP status, message and
-data. Errors compare equal under errors.Is when their tokens are equal, so
-errors.Is(err, ErrTaskNotFound) works whatever the message.
-*/
+// Error is a protocol error: a token with its code, HTTP status, message and
+// data. Errors compare equal under errors.Is when their tokens are equal, so
+// errors.Is(err, ErrTaskNotFound) works whatever the message.
 type Error struct {
 	Token      Token
 	Code       int
@@ -324,10 +320,8 @@ func (e *Error) Retryable() bool {
 	return info.Retryable
 }
 
-/*
-NewError returns an error for a token with its default code and status and
-the given message (the default message when empty).
-*/
+// NewError returns an error for a token with its default code and status and
+// the given message (the default message when empty).
 func NewError(t Token, message string) *Error {
 	info, _ := t.Info()
 	if message == "" {

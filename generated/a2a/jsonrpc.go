@@ -7,67 +7,49 @@ import "encoding/json"
 
 // JSONRPCError is a JSON-RPC 2.0 error object.
 type JSONRPCError struct {
-	/*
-	   Code is the error code.
-
-	   JSON: "code", required.
-	*/
+	// Code is the error code.
+	//
+	// JSON: "code", required.
 	Code int64
-	/*
-	   Message is a short description of the error.
-
-	   JSON: "message", required.
-	*/
+	// Message is a short description of the error.
+	//
+	// JSON: "message", required.
 	Message string
-	/*
-	   Data: Additional information about the error.
-
-	   JSON: "data".
-	*/
+	// Data: Additional information about the error.
+	//
+	// JSON: "data".
 	Data any
 }
 
 // JSONRPCRequest is a JSON-RPC 2.0 request of the A2A JSON-RPC binding; params are checked against the request type of the method. GetExtendedAgentCard may omit params.
 type JSONRPCRequest struct {
-	/*
-	   JSONRPC is the JSON-RPC version, always "2.0".
-
-	   JSON: "jsonrpc", required.
-	*/
+	// JSONRPC is the JSON-RPC version, always "2.0".
+	//
+	// JSON: "jsonrpc", required.
 	JSONRPC string
-	/*
-	   ID is the request identifier; absent for a notification.
-
-	   JSON: "id".
-	*/
+	// ID is the request identifier; absent for a notification.
+	//
+	// JSON: "id".
 	ID json.RawMessage
-	/*
-	   Method is the A2A method to call.
-
-	   JSON: "method", required.
-	*/
+	// Method is the A2A method to call.
+	//
+	// JSON: "method", required.
 	Method Method
-	/*
-	   Params is the method's parameters: a JSON object of the method's request type.
-
-	   JSON: "params".
-	*/
+	// Params is the method's parameters: a JSON object of the method's request type.
+	//
+	// JSON: "params".
 	Params json.RawMessage
 }
 
 // JSONRPCResponse is a JSON-RPC 2.0 response: exactly one of result or error.
 type JSONRPCResponse struct {
-	/*
-	   JSONRPC is the JSON-RPC version, always "2.0".
-
-	   JSON: "jsonrpc", required.
-	*/
+	// JSONRPC is the JSON-RPC version, always "2.0".
+	//
+	// JSON: "jsonrpc", required.
 	JSONRPC string
-	/*
-	   ID is the identifier of the request answered; null when it could not be determined.
-
-	   JSON: "id", required.
-	*/
+	// ID is the identifier of the request answered; null when it could not be determined.
+	//
+	// JSON: "id", required.
 	ID json.RawMessage
 	// Outcome holds exactly one of "result", "error": one of the types implementing JSONRPCResponseOutcome.
 	Outcome JSONRPCResponseOutcome
@@ -78,11 +60,9 @@ type JSONRPCResponseOutcome interface {
 	isJSONRPCResponseOutcome()
 }
 
-/*
-JSONRPCResponseResult is the method's result on success.
-
-As a member of JSONRPCResponseOutcome it is written as JSON member "result".
-*/
+// JSONRPCResponseResult is the method's result on success.
+//
+// As a member of JSONRPCResponseOutcome it is written as JSON member "result".
 type JSONRPCResponseResult struct {
 	Value any
 }

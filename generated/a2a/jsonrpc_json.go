@@ -66,11 +66,9 @@ func (x *JSONRPCError) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a JSONRPCError. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a JSONRPCError. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *JSONRPCError) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -82,11 +80,9 @@ func (x *JSONRPCError) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateJSONRPCErrorJSON checks that data is a valid JSONRPCError: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateJSONRPCErrorJSON checks that data is a valid JSONRPCError: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateJSONRPCErrorJSON(data []byte) error {
 	var x JSONRPCError
 	var v rtValidator
@@ -100,10 +96,8 @@ func ValidateJSONRPCErrorJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *JSONRPCError) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -205,11 +199,9 @@ func (x *JSONRPCRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a JSONRPCRequest. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a JSONRPCRequest. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *JSONRPCRequest) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -221,11 +213,9 @@ func (x *JSONRPCRequest) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateJSONRPCRequestJSON checks that data is a valid JSONRPCRequest: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateJSONRPCRequestJSON checks that data is a valid JSONRPCRequest: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateJSONRPCRequestJSON(data []byte) error {
 	var x JSONRPCRequest
 	var v rtValidator
@@ -239,10 +229,8 @@ func ValidateJSONRPCRequestJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *JSONRPCRequest) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -372,11 +360,9 @@ func (x *JSONRPCResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a JSONRPCResponse. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a JSONRPCResponse. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *JSONRPCResponse) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -388,11 +374,9 @@ func (x *JSONRPCResponse) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateJSONRPCResponseJSON checks that data is a valid JSONRPCResponse: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateJSONRPCResponseJSON checks that data is a valid JSONRPCResponse: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateJSONRPCResponseJSON(data []byte) error {
 	var x JSONRPCResponse
 	var v rtValidator
@@ -406,10 +390,8 @@ func ValidateJSONRPCResponseJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *JSONRPCResponse) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err

@@ -20,11 +20,9 @@ func (x *JSONRPCError) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the JSONRPCError schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the JSONRPCError schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *JSONRPCError) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -168,11 +166,9 @@ func (x *JSONRPCRequest) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the JSONRPCRequest schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the JSONRPCRequest schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *JSONRPCRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -222,11 +218,9 @@ func (x *JSONRPCResponse) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the JSONRPCResponse schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the JSONRPCResponse schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *JSONRPCResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

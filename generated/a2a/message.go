@@ -5,75 +5,53 @@ package a2a
 
 // Message: One unit of communication between client and server, optionally tied to a context and a task. Server messages carry a contextId; if a client sets both contextId and taskId they must match the task.
 type Message struct {
-	/*
-	   MessageID: Unique identifier (e.g. UUID) of the message, created by the message's author.
-
-	   JSON: "messageId", required.
-	*/
+	// MessageID: Unique identifier (e.g. UUID) of the message, created by the message's author.
+	//
+	// JSON: "messageId", required.
 	MessageID string
-	/*
-	   ContextID is the context this message belongs to, if any.
-
-	   JSON: "contextId".
-	*/
+	// ContextID is the context this message belongs to, if any.
+	//
+	// JSON: "contextId".
 	ContextID string
-	/*
-	   TaskID is the task this message belongs to, if any.
-
-	   JSON: "taskId".
-	*/
+	// TaskID is the task this message belongs to, if any.
+	//
+	// JSON: "taskId".
 	TaskID string
-	/*
-	   Role: Who sent the message.
-
-	   JSON: "role", required.
-	*/
+	// Role: Who sent the message.
+	//
+	// JSON: "role", required.
 	Role Role
-	/*
-	   Parts is the content of the message.
-
-	   JSON: "parts", required.
-	*/
+	// Parts is the content of the message.
+	//
+	// JSON: "parts", required.
 	Parts []Part
-	/*
-	   Metadata: Optional metadata sent along with the message.
-
-	   JSON: "metadata".
-	*/
+	// Metadata: Optional metadata sent along with the message.
+	//
+	// JSON: "metadata".
 	Metadata map[string]any
-	/*
-	   Extensions: URIs of the extensions present in or contributed to this message.
-
-	   JSON: "extensions".
-	*/
+	// Extensions: URIs of the extensions present in or contributed to this message.
+	//
+	// JSON: "extensions".
 	Extensions []string
-	/*
-	   ReferenceTaskIDs: IDs of tasks this message refers to for additional context.
-
-	   JSON: "referenceTaskIds".
-	*/
+	// ReferenceTaskIDs: IDs of tasks this message refers to for additional context.
+	//
+	// JSON: "referenceTaskIds".
 	ReferenceTaskIDs []string
 }
 
 // Part is a section of message or artifact content: text, raw file bytes, a file URL, or structured JSON data (exactly one of them).
 type Part struct {
-	/*
-	   Metadata: Optional metadata associated with this part.
-
-	   JSON: "metadata".
-	*/
+	// Metadata: Optional metadata associated with this part.
+	//
+	// JSON: "metadata".
 	Metadata map[string]any
-	/*
-	   Filename: Optional file name (e.g. "document.pdf").
-
-	   JSON: "filename".
-	*/
+	// Filename: Optional file name (e.g. "document.pdf").
+	//
+	// JSON: "filename".
 	Filename string
-	/*
-	   MediaType is the media (MIME) type of the content (e.g. "text/plain", "image/png"); usable with every kind of part.
-
-	   JSON: "mediaType".
-	*/
+	// MediaType is the media (MIME) type of the content (e.g. "text/plain", "image/png"); usable with every kind of part.
+	//
+	// JSON: "mediaType".
 	MediaType string
 	// Content holds exactly one of "text", "raw", "url", "data": one of the types implementing PartContent.
 	Content PartContent
@@ -84,38 +62,30 @@ type PartContent interface {
 	isPartContent()
 }
 
-/*
-PartText: Text content.
-
-As a member of PartContent it is written as JSON member "text".
-*/
+// PartText: Text content.
+//
+// As a member of PartContent it is written as JSON member "text".
 type PartText string
 
 func (PartText) isPartContent() {}
 
-/*
-PartRaw: Raw file content, base64-encoded in JSON.
-
-As a member of PartContent it is written as JSON member "raw".
-*/
+// PartRaw: Raw file content, base64-encoded in JSON.
+//
+// As a member of PartContent it is written as JSON member "raw".
 type PartRaw []byte
 
 func (PartRaw) isPartContent() {}
 
-/*
-PartURL is a URL pointing to the file's content.
-
-As a member of PartContent it is written as JSON member "url".
-*/
+// PartURL is a URL pointing to the file's content.
+//
+// As a member of PartContent it is written as JSON member "url".
 type PartURL string
 
 func (PartURL) isPartContent() {}
 
-/*
-PartData: Arbitrary structured data as a JSON value.
-
-As a member of PartContent it is written as JSON member "data".
-*/
+// PartData: Arbitrary structured data as a JSON value.
+//
+// As a member of PartContent it is written as JSON member "data".
 type PartData struct {
 	Value any
 }

@@ -160,11 +160,9 @@ func (x *Message) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a Message. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a Message. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *Message) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -176,11 +174,9 @@ func (x *Message) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateMessageJSON checks that data is a valid Message: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateMessageJSON checks that data is a valid Message: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateMessageJSON(data []byte) error {
 	var x Message
 	var v rtValidator
@@ -194,10 +190,8 @@ func ValidateMessageJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *Message) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -427,11 +421,9 @@ func (x *Part) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a Part. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a Part. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *Part) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -443,11 +435,9 @@ func (x *Part) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidatePartJSON checks that data is a valid Part: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidatePartJSON checks that data is a valid Part: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidatePartJSON(data []byte) error {
 	var x Part
 	var v rtValidator
@@ -461,10 +451,8 @@ func ValidatePartJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *Part) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err

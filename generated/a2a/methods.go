@@ -5,45 +5,33 @@ package a2a
 
 // CancelTaskRequest: Parameters of CancelTask.
 type CancelTaskRequest struct {
-	/*
-	   Tenant: Optional tenant ID (a path parameter in HTTP bindings).
-
-	   JSON: "tenant".
-	*/
+	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	//
+	// JSON: "tenant".
 	Tenant string
-	/*
-	   ID is the ID of the task to cancel.
-
-	   JSON: "id", required.
-	*/
+	// ID is the ID of the task to cancel.
+	//
+	// JSON: "id", required.
 	ID string
-	/*
-	   Metadata: Additional context or parameters as key/value pairs.
-
-	   JSON: "metadata".
-	*/
+	// Metadata: Additional context or parameters as key/value pairs.
+	//
+	// JSON: "metadata".
 	Metadata map[string]any
 }
 
 // DeleteTaskPushNotificationConfigRequest: Parameters of DeleteTaskPushNotificationConfig.
 type DeleteTaskPushNotificationConfigRequest struct {
-	/*
-	   Tenant: Optional tenant ID (a path parameter in HTTP bindings).
-
-	   JSON: "tenant".
-	*/
+	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	//
+	// JSON: "tenant".
 	Tenant string
-	/*
-	   TaskID is the ID of the parent task.
-
-	   JSON: "taskId", required.
-	*/
+	// TaskID is the ID of the parent task.
+	//
+	// JSON: "taskId", required.
 	TaskID string
-	/*
-	   ID is the ID of the configuration to delete.
-
-	   JSON: "id", required.
-	*/
+	// ID is the ID of the configuration to delete.
+	//
+	// JSON: "id", required.
 	ID string
 }
 
@@ -52,250 +40,180 @@ type Empty struct{}
 
 // GetExtendedAgentCardRequest: Parameters of GetExtendedAgentCard.
 type GetExtendedAgentCardRequest struct {
-	/*
-	   Tenant: Optional tenant ID (a path parameter in HTTP bindings).
-
-	   JSON: "tenant".
-	*/
+	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	//
+	// JSON: "tenant".
 	Tenant string
 }
 
 // GetTaskPushNotificationConfigRequest: Parameters of GetTaskPushNotificationConfig.
 type GetTaskPushNotificationConfigRequest struct {
-	/*
-	   Tenant: Optional tenant ID (a path parameter in HTTP bindings).
-
-	   JSON: "tenant".
-	*/
+	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	//
+	// JSON: "tenant".
 	Tenant string
-	/*
-	   TaskID is the ID of the parent task.
-
-	   JSON: "taskId", required.
-	*/
+	// TaskID is the ID of the parent task.
+	//
+	// JSON: "taskId", required.
 	TaskID string
-	/*
-	   ID is the ID of the configuration to retrieve.
-
-	   JSON: "id", required.
-	*/
+	// ID is the ID of the configuration to retrieve.
+	//
+	// JSON: "id", required.
 	ID string
 }
 
 // GetTaskRequest: Parameters of GetTask.
 type GetTaskRequest struct {
-	/*
-	   Tenant: Optional tenant ID (a path parameter in HTTP bindings).
-
-	   JSON: "tenant".
-	*/
+	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	//
+	// JSON: "tenant".
 	Tenant string
-	/*
-	   ID is the ID of the task to retrieve.
-
-	   JSON: "id", required.
-	*/
+	// ID is the ID of the task to retrieve.
+	//
+	// JSON: "id", required.
 	ID string
-	/*
-	   HistoryLength: Maximum number of most recent history messages to return; unset means no client limit, 0 means none.
-
-	   JSON: "historyLength".
-	*/
+	// HistoryLength: Maximum number of most recent history messages to return; unset means no client limit, 0 means none.
+	//
+	// JSON: "historyLength".
 	HistoryLength *int32
 }
 
 // ListTaskPushNotificationConfigsRequest: Parameters of ListTaskPushNotificationConfigs.
 type ListTaskPushNotificationConfigsRequest struct {
-	/*
-	   Tenant: Optional tenant ID (a path parameter in HTTP bindings).
-
-	   JSON: "tenant".
-	*/
+	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	//
+	// JSON: "tenant".
 	Tenant string
-	/*
-	   TaskID is the ID of the parent task.
-
-	   JSON: "taskId", required.
-	*/
+	// TaskID is the ID of the parent task.
+	//
+	// JSON: "taskId", required.
 	TaskID string
-	/*
-	   PageSize: Maximum number of configurations to return.
-
-	   JSON: "pageSize".
-	*/
+	// PageSize: Maximum number of configurations to return.
+	//
+	// JSON: "pageSize".
 	PageSize int32
-	/*
-	   PageToken is the nextPageToken of a previous ListTaskPushNotificationConfigs response.
-
-	   JSON: "pageToken".
-	*/
+	// PageToken is the nextPageToken of a previous ListTaskPushNotificationConfigs response.
+	//
+	// JSON: "pageToken".
 	PageToken string
 }
 
 // ListTaskPushNotificationConfigsResponse: Result of ListTaskPushNotificationConfigs.
 type ListTaskPushNotificationConfigsResponse struct {
-	/*
-	   Configs is the push-notification configurations.
-
-	   JSON: "configs".
-	*/
+	// Configs is the push-notification configurations.
+	//
+	// JSON: "configs".
 	Configs []TaskPushNotificationConfig
-	/*
-	   NextPageToken: Token for the next page, or empty if there are no more results.
-
-	   JSON: "nextPageToken".
-	*/
+	// NextPageToken: Token for the next page, or empty if there are no more results.
+	//
+	// JSON: "nextPageToken".
 	NextPageToken string
 }
 
 // ListTasksRequest: Parameters of ListTasks: filters and pagination.
 type ListTasksRequest struct {
-	/*
-	   Tenant: Optional tenant ID (a path parameter in HTTP bindings).
-
-	   JSON: "tenant".
-	*/
+	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	//
+	// JSON: "tenant".
 	Tenant string
-	/*
-	   ContextID: Only tasks of this context.
-
-	   JSON: "contextId".
-	*/
+	// ContextID: Only tasks of this context.
+	//
+	// JSON: "contextId".
 	ContextID string
-	/*
-	   Status: Only tasks currently in this state.
-
-	   JSON: "status".
-	*/
+	// Status: Only tasks currently in this state.
+	//
+	// JSON: "status".
 	Status TaskState
-	/*
-	   PageSize: Maximum number of tasks to return, 1 to 100; the server may return fewer, and at most 50 when unset.
-
-	   JSON: "pageSize".
-	*/
+	// PageSize: Maximum number of tasks to return, 1 to 100; the server may return fewer, and at most 50 when unset.
+	//
+	// JSON: "pageSize".
 	PageSize *int32
-	/*
-	   PageToken is the nextPageToken of a previous ListTasks response, to get the following page.
-
-	   JSON: "pageToken".
-	*/
+	// PageToken is the nextPageToken of a previous ListTasks response, to get the following page.
+	//
+	// JSON: "pageToken".
 	PageToken string
-	/*
-	   HistoryLength: Maximum number of history messages to include in each task.
-
-	   JSON: "historyLength".
-	*/
+	// HistoryLength: Maximum number of history messages to include in each task.
+	//
+	// JSON: "historyLength".
 	HistoryLength *int32
-	/*
-	   StatusTimestampAfter: Only tasks whose status timestamp is at or after this time.
-
-	   JSON: "statusTimestampAfter".
-	*/
+	// StatusTimestampAfter: Only tasks whose status timestamp is at or after this time.
+	//
+	// JSON: "statusTimestampAfter".
 	StatusTimestampAfter string
-	/*
-	   IncludeArtifacts: Whether to include artifacts in the returned tasks (default false).
-
-	   JSON: "includeArtifacts".
-	*/
+	// IncludeArtifacts: Whether to include artifacts in the returned tasks (default false).
+	//
+	// JSON: "includeArtifacts".
 	IncludeArtifacts *bool
 }
 
 // ListTasksResponse: Result of ListTasks: one page of tasks and pagination information.
 type ListTasksResponse struct {
-	/*
-	   Tasks is the tasks matching the criteria; empty when none match.
-
-	   JSON: "tasks", required.
-	*/
+	// Tasks is the tasks matching the criteria; empty when none match.
+	//
+	// JSON: "tasks", required.
 	Tasks []Task
-	/*
-	   NextPageToken: Token for the next page; always present, the empty string on the last page.
-
-	   JSON: "nextPageToken", required.
-	*/
+	// NextPageToken: Token for the next page; always present, the empty string on the last page.
+	//
+	// JSON: "nextPageToken", required.
 	NextPageToken string
-	/*
-	   PageSize is the page size used for this response.
-
-	   JSON: "pageSize", required.
-	*/
+	// PageSize is the page size used for this response.
+	//
+	// JSON: "pageSize", required.
 	PageSize int32
-	/*
-	   TotalSize: Total number of matching tasks before pagination.
-
-	   JSON: "totalSize", required.
-	*/
+	// TotalSize: Total number of matching tasks before pagination.
+	//
+	// JSON: "totalSize", required.
 	TotalSize int32
 }
 
 // SendMessageConfiguration: Options for a SendMessage or SendStreamingMessage request.
 type SendMessageConfiguration struct {
-	/*
-	   AcceptedOutputModes: Media types the client accepts for response parts; agents should tailor their output to them.
-
-	   JSON: "acceptedOutputModes".
-	*/
+	// AcceptedOutputModes: Media types the client accepts for response parts; agents should tailor their output to them.
+	//
+	// JSON: "acceptedOutputModes".
 	AcceptedOutputModes []string
-	/*
-	   TaskPushNotificationConfig: Push-notification configuration for this task's updates; its taskId is left empty in a SendMessage request.
-
-	   JSON: "taskPushNotificationConfig".
-	*/
+	// TaskPushNotificationConfig: Push-notification configuration for this task's updates; its taskId is left empty in a SendMessage request.
+	//
+	// JSON: "taskPushNotificationConfig".
 	TaskPushNotificationConfig *TaskPushNotificationConfig
-	/*
-	   HistoryLength: Maximum number of most recent history messages to return; unset means no client limit, 0 means none.
-
-	   JSON: "historyLength".
-	*/
+	// HistoryLength: Maximum number of most recent history messages to return; unset means no client limit, 0 means none.
+	//
+	// JSON: "historyLength".
 	HistoryLength *int32
-	/*
-	   ReturnImmediately: If true, return as soon as the task is created; if false (default), wait until the task is terminal or interrupted.
-
-	   JSON: "returnImmediately".
-	*/
+	// ReturnImmediately: If true, return as soon as the task is created; if false (default), wait until the task is terminal or interrupted.
+	//
+	// JSON: "returnImmediately".
 	ReturnImmediately bool
 }
 
 // SendMessageRequest: Parameters of SendMessage and SendStreamingMessage.
 type SendMessageRequest struct {
-	/*
-	   Tenant: Optional tenant ID (a path parameter in HTTP bindings).
-
-	   JSON: "tenant".
-	*/
+	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	//
+	// JSON: "tenant".
 	Tenant string
-	/*
-	   Message is the message to send to the agent.
-
-	   JSON: "message", required.
-	*/
+	// Message is the message to send to the agent.
+	//
+	// JSON: "message", required.
 	Message *Message
-	/*
-	   Configuration: Options for this request.
-
-	   JSON: "configuration".
-	*/
+	// Configuration: Options for this request.
+	//
+	// JSON: "configuration".
 	Configuration *SendMessageConfiguration
-	/*
-	   Metadata: Additional context or parameters as key/value pairs.
-
-	   JSON: "metadata".
-	*/
+	// Metadata: Additional context or parameters as key/value pairs.
+	//
+	// JSON: "metadata".
 	Metadata map[string]any
 }
 
 // SubscribeToTaskRequest: Parameters of SubscribeToTask.
 type SubscribeToTaskRequest struct {
-	/*
-	   Tenant: Optional tenant ID (a path parameter in HTTP bindings).
-
-	   JSON: "tenant".
-	*/
+	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	//
+	// JSON: "tenant".
 	Tenant string
-	/*
-	   ID is the ID of the task to subscribe to.
-
-	   JSON: "id", required.
-	*/
+	// ID is the ID of the task to subscribe to.
+	//
+	// JSON: "id", required.
 	ID string
 }

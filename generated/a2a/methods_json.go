@@ -66,11 +66,9 @@ func (x *CancelTaskRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a CancelTaskRequest. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a CancelTaskRequest. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *CancelTaskRequest) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -82,11 +80,9 @@ func (x *CancelTaskRequest) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateCancelTaskRequestJSON checks that data is a valid CancelTaskRequest: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateCancelTaskRequestJSON checks that data is a valid CancelTaskRequest: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateCancelTaskRequestJSON(data []byte) error {
 	var x CancelTaskRequest
 	var v rtValidator
@@ -100,10 +96,8 @@ func ValidateCancelTaskRequestJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *CancelTaskRequest) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -198,11 +192,9 @@ func (x *DeleteTaskPushNotificationConfigRequest) decodeJSON(d *rtDecoder, p *rt
 	}
 }
 
-/*
-UnmarshalJSON decodes a DeleteTaskPushNotificationConfigRequest. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a DeleteTaskPushNotificationConfigRequest. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *DeleteTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -214,11 +206,9 @@ func (x *DeleteTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) err
 	return v.err()
 }
 
-/*
-ValidateDeleteTaskPushNotificationConfigRequestJSON checks that data is a valid DeleteTaskPushNotificationConfigRequest: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateDeleteTaskPushNotificationConfigRequestJSON checks that data is a valid DeleteTaskPushNotificationConfigRequest: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateDeleteTaskPushNotificationConfigRequestJSON(data []byte) error {
 	var x DeleteTaskPushNotificationConfigRequest
 	var v rtValidator
@@ -232,10 +222,8 @@ func ValidateDeleteTaskPushNotificationConfigRequestJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *DeleteTaskPushNotificationConfigRequest) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -285,11 +273,9 @@ func (x *Empty) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a Empty. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a Empty. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *Empty) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -301,11 +287,9 @@ func (x *Empty) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateEmptyJSON checks that data is a valid Empty: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateEmptyJSON checks that data is a valid Empty: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateEmptyJSON(data []byte) error {
 	var x Empty
 	var v rtValidator
@@ -319,10 +303,8 @@ func ValidateEmptyJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *Empty) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -370,11 +352,9 @@ func (x *GetExtendedAgentCardRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a GetExtendedAgentCardRequest. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a GetExtendedAgentCardRequest. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *GetExtendedAgentCardRequest) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -386,11 +366,9 @@ func (x *GetExtendedAgentCardRequest) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateGetExtendedAgentCardRequestJSON checks that data is a valid GetExtendedAgentCardRequest: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateGetExtendedAgentCardRequestJSON checks that data is a valid GetExtendedAgentCardRequest: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateGetExtendedAgentCardRequestJSON(data []byte) error {
 	var x GetExtendedAgentCardRequest
 	var v rtValidator
@@ -404,10 +382,8 @@ func ValidateGetExtendedAgentCardRequestJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *GetExtendedAgentCardRequest) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -487,11 +463,9 @@ func (x *GetTaskPushNotificationConfigRequest) decodeJSON(d *rtDecoder, p *rtPat
 	}
 }
 
-/*
-UnmarshalJSON decodes a GetTaskPushNotificationConfigRequest. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a GetTaskPushNotificationConfigRequest. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *GetTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -503,11 +477,9 @@ func (x *GetTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) error 
 	return v.err()
 }
 
-/*
-ValidateGetTaskPushNotificationConfigRequestJSON checks that data is a valid GetTaskPushNotificationConfigRequest: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateGetTaskPushNotificationConfigRequestJSON checks that data is a valid GetTaskPushNotificationConfigRequest: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateGetTaskPushNotificationConfigRequestJSON(data []byte) error {
 	var x GetTaskPushNotificationConfigRequest
 	var v rtValidator
@@ -521,10 +493,8 @@ func ValidateGetTaskPushNotificationConfigRequestJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *GetTaskPushNotificationConfigRequest) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -615,11 +585,9 @@ func (x *GetTaskRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a GetTaskRequest. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a GetTaskRequest. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *GetTaskRequest) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -631,11 +599,9 @@ func (x *GetTaskRequest) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateGetTaskRequestJSON checks that data is a valid GetTaskRequest: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateGetTaskRequestJSON checks that data is a valid GetTaskRequest: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateGetTaskRequestJSON(data []byte) error {
 	var x GetTaskRequest
 	var v rtValidator
@@ -649,10 +615,8 @@ func ValidateGetTaskRequestJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *GetTaskRequest) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -757,11 +721,9 @@ func (x *ListTaskPushNotificationConfigsRequest) decodeJSON(d *rtDecoder, p *rtP
 	}
 }
 
-/*
-UnmarshalJSON decodes a ListTaskPushNotificationConfigsRequest. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a ListTaskPushNotificationConfigsRequest. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *ListTaskPushNotificationConfigsRequest) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -773,11 +735,9 @@ func (x *ListTaskPushNotificationConfigsRequest) UnmarshalJSON(data []byte) erro
 	return v.err()
 }
 
-/*
-ValidateListTaskPushNotificationConfigsRequestJSON checks that data is a valid ListTaskPushNotificationConfigsRequest: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateListTaskPushNotificationConfigsRequestJSON checks that data is a valid ListTaskPushNotificationConfigsRequest: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateListTaskPushNotificationConfigsRequestJSON(data []byte) error {
 	var x ListTaskPushNotificationConfigsRequest
 	var v rtValidator
@@ -791,10 +751,8 @@ func ValidateListTaskPushNotificationConfigsRequestJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *ListTaskPushNotificationConfigsRequest) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -890,11 +848,9 @@ func (x *ListTaskPushNotificationConfigsResponse) decodeJSON(d *rtDecoder, p *rt
 	}
 }
 
-/*
-UnmarshalJSON decodes a ListTaskPushNotificationConfigsResponse. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a ListTaskPushNotificationConfigsResponse. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *ListTaskPushNotificationConfigsResponse) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -906,11 +862,9 @@ func (x *ListTaskPushNotificationConfigsResponse) UnmarshalJSON(data []byte) err
 	return v.err()
 }
 
-/*
-ValidateListTaskPushNotificationConfigsResponseJSON checks that data is a valid ListTaskPushNotificationConfigsResponse: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateListTaskPushNotificationConfigsResponseJSON checks that data is a valid ListTaskPushNotificationConfigsResponse: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateListTaskPushNotificationConfigsResponseJSON(data []byte) error {
 	var x ListTaskPushNotificationConfigsResponse
 	var v rtValidator
@@ -924,10 +878,8 @@ func ValidateListTaskPushNotificationConfigsResponseJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *ListTaskPushNotificationConfigsResponse) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1110,11 +1062,9 @@ func (x *ListTasksRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a ListTasksRequest. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a ListTasksRequest. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *ListTasksRequest) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1126,11 +1076,9 @@ func (x *ListTasksRequest) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateListTasksRequestJSON checks that data is a valid ListTasksRequest: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateListTasksRequestJSON checks that data is a valid ListTasksRequest: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateListTasksRequestJSON(data []byte) error {
 	var x ListTasksRequest
 	var v rtValidator
@@ -1144,10 +1092,8 @@ func ValidateListTasksRequestJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *ListTasksRequest) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1307,11 +1253,9 @@ func (x *ListTasksResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a ListTasksResponse. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a ListTasksResponse. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *ListTasksResponse) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1323,11 +1267,9 @@ func (x *ListTasksResponse) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateListTasksResponseJSON checks that data is a valid ListTasksResponse: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateListTasksResponseJSON checks that data is a valid ListTasksResponse: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateListTasksResponseJSON(data []byte) error {
 	var x ListTasksResponse
 	var v rtValidator
@@ -1341,10 +1283,8 @@ func ValidateListTasksResponseJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *ListTasksResponse) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1484,11 +1424,9 @@ func (x *SendMessageConfiguration) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a SendMessageConfiguration. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a SendMessageConfiguration. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *SendMessageConfiguration) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1500,11 +1438,9 @@ func (x *SendMessageConfiguration) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateSendMessageConfigurationJSON checks that data is a valid SendMessageConfiguration: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateSendMessageConfigurationJSON checks that data is a valid SendMessageConfiguration: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateSendMessageConfigurationJSON(data []byte) error {
 	var x SendMessageConfiguration
 	var v rtValidator
@@ -1518,10 +1454,8 @@ func ValidateSendMessageConfigurationJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *SendMessageConfiguration) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1657,11 +1591,9 @@ func (x *SendMessageRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a SendMessageRequest. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a SendMessageRequest. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *SendMessageRequest) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1673,11 +1605,9 @@ func (x *SendMessageRequest) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateSendMessageRequestJSON checks that data is a valid SendMessageRequest: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateSendMessageRequestJSON checks that data is a valid SendMessageRequest: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateSendMessageRequestJSON(data []byte) error {
 	var x SendMessageRequest
 	var v rtValidator
@@ -1691,10 +1621,8 @@ func ValidateSendMessageRequestJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *SendMessageRequest) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1797,11 +1725,9 @@ func (x *SubscribeToTaskRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a SubscribeToTaskRequest. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a SubscribeToTaskRequest. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *SubscribeToTaskRequest) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1813,11 +1739,9 @@ func (x *SubscribeToTaskRequest) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateSubscribeToTaskRequestJSON checks that data is a valid SubscribeToTaskRequest: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateSubscribeToTaskRequestJSON checks that data is a valid SubscribeToTaskRequest: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateSubscribeToTaskRequestJSON(data []byte) error {
 	var x SubscribeToTaskRequest
 	var v rtValidator
@@ -1831,10 +1755,8 @@ func ValidateSubscribeToTaskRequestJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *SubscribeToTaskRequest) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err

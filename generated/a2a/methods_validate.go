@@ -26,11 +26,9 @@ func (x *CancelTaskRequest) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the CancelTaskRequest schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the CancelTaskRequest schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *CancelTaskRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -69,11 +67,9 @@ func (x *DeleteTaskPushNotificationConfigRequest) validate(v *rtValidator, p *rt
 	}
 }
 
-/*
-Validate checks x against every rule of the DeleteTaskPushNotificationConfigRequest schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the DeleteTaskPushNotificationConfigRequest schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *DeleteTaskPushNotificationConfigRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -85,11 +81,9 @@ func (x *Empty) validate(v *rtValidator, p *rtPath) {
 	_, _ = v, p
 }
 
-/*
-Validate checks x against every rule of the Empty schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the Empty schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *Empty) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -101,11 +95,9 @@ func (x *GetExtendedAgentCardRequest) validate(v *rtValidator, p *rtPath) {
 	_, _ = v, p
 }
 
-/*
-Validate checks x against every rule of the GetExtendedAgentCardRequest schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the GetExtendedAgentCardRequest schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *GetExtendedAgentCardRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -144,11 +136,9 @@ func (x *GetTaskPushNotificationConfigRequest) validate(v *rtValidator, p *rtPat
 	}
 }
 
-/*
-Validate checks x against every rule of the GetTaskPushNotificationConfigRequest schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the GetTaskPushNotificationConfigRequest schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *GetTaskPushNotificationConfigRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -185,11 +175,9 @@ func (x *GetTaskRequest) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the GetTaskRequest schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the GetTaskRequest schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *GetTaskRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -214,11 +202,9 @@ func (x *ListTaskPushNotificationConfigsRequest) validate(v *rtValidator, p *rtP
 	}
 }
 
-/*
-Validate checks x against every rule of the ListTaskPushNotificationConfigsRequest schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the ListTaskPushNotificationConfigsRequest schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *ListTaskPushNotificationConfigsRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -245,11 +231,9 @@ func (x *ListTaskPushNotificationConfigsResponse) validate(v *rtValidator, p *rt
 	}
 }
 
-/*
-Validate checks x against every rule of the ListTaskPushNotificationConfigsResponse schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the ListTaskPushNotificationConfigsResponse schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *ListTaskPushNotificationConfigsResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -314,11 +298,9 @@ func (x *ListTasksRequest) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the ListTasksRequest schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the ListTasksRequest schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *ListTasksRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -358,11 +340,9 @@ func (x *ListTasksResponse) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the ListTasksResponse schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the ListTasksResponse schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *ListTasksResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -395,11 +375,9 @@ func (x *SendMessageConfiguration) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the SendMessageConfiguration schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the SendMessageConfiguration schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *SendMessageConfiguration) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -432,11 +410,9 @@ func (x *SendMessageRequest) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the SendMessageRequest schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the SendMessageRequest schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *SendMessageRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -461,11 +437,9 @@ func (x *SubscribeToTaskRequest) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the SubscribeToTaskRequest schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the SubscribeToTaskRequest schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *SubscribeToTaskRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

@@ -5,56 +5,40 @@ package a2a
 
 // AuthenticationInfo: Authentication details used when sending push notifications.
 type AuthenticationInfo struct {
-	/*
-	   Scheme: HTTP authentication scheme from the IANA registry (e.g. Bearer, Basic); case-insensitive.
-
-	   JSON: "scheme", required.
-	*/
+	// Scheme: HTTP authentication scheme from the IANA registry (e.g. Bearer, Basic); case-insensitive.
+	//
+	// JSON: "scheme", required.
 	Scheme string
-	/*
-	   Credentials whose format depends on the scheme (e.g. a token for Bearer).
-
-	   JSON: "credentials".
-	*/
+	// Credentials whose format depends on the scheme (e.g. a token for Bearer).
+	//
+	// JSON: "credentials".
 	Credentials string
 }
 
 // TaskPushNotificationConfig is a push-notification configuration bound to one task: where to send notifications and how to authenticate.
 type TaskPushNotificationConfig struct {
-	/*
-	   Tenant: Optional tenant ID.
-
-	   JSON: "tenant".
-	*/
+	// Tenant: Optional tenant ID.
+	//
+	// JSON: "tenant".
 	Tenant string
-	/*
-	   ID: Unique identifier (e.g. UUID) of this push-notification configuration.
-
-	   JSON: "id".
-	*/
+	// ID: Unique identifier (e.g. UUID) of this push-notification configuration.
+	//
+	// JSON: "id".
 	ID string
-	/*
-	   TaskID is the ID of the task this configuration belongs to; empty when sent inside a SendMessage request.
-
-	   JSON: "taskId".
-	*/
+	// TaskID is the ID of the task this configuration belongs to; empty when sent inside a SendMessage request.
+	//
+	// JSON: "taskId".
 	TaskID string
-	/*
-	   URL is the URL notifications are sent to.
-
-	   JSON: "url", required.
-	*/
+	// URL is the URL notifications are sent to.
+	//
+	// JSON: "url", required.
 	URL string
-	/*
-	   Token is a token unique to this task or session.
-
-	   JSON: "token".
-	*/
+	// Token is a token unique to this task or session.
+	//
+	// JSON: "token".
 	Token string
-	/*
-	   Authentication information for sending the notification.
-
-	   JSON: "authentication".
-	*/
+	// Authentication information for sending the notification.
+	//
+	// JSON: "authentication".
 	Authentication *AuthenticationInfo
 }

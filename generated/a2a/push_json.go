@@ -48,11 +48,9 @@ func (x *AuthenticationInfo) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a AuthenticationInfo. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a AuthenticationInfo. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *AuthenticationInfo) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -64,11 +62,9 @@ func (x *AuthenticationInfo) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAuthenticationInfoJSON checks that data is a valid AuthenticationInfo: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAuthenticationInfoJSON checks that data is a valid AuthenticationInfo: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAuthenticationInfoJSON(data []byte) error {
 	var x AuthenticationInfo
 	var v rtValidator
@@ -82,10 +78,8 @@ func ValidateAuthenticationInfoJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *AuthenticationInfo) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -213,11 +207,9 @@ func (x *TaskPushNotificationConfig) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a TaskPushNotificationConfig. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a TaskPushNotificationConfig. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *TaskPushNotificationConfig) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -229,11 +221,9 @@ func (x *TaskPushNotificationConfig) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateTaskPushNotificationConfigJSON checks that data is a valid TaskPushNotificationConfig: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateTaskPushNotificationConfigJSON checks that data is a valid TaskPushNotificationConfig: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateTaskPushNotificationConfigJSON(data []byte) error {
 	var x TaskPushNotificationConfig
 	var v rtValidator
@@ -247,10 +237,8 @@ func ValidateTaskPushNotificationConfigJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *TaskPushNotificationConfig) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err

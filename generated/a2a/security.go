@@ -5,183 +5,133 @@ package a2a
 
 // APIKeySecurityScheme is a security scheme using an API key.
 type APIKeySecurityScheme struct {
-	/*
-	   Description is an optional description of the scheme.
-
-	   JSON: "description".
-	*/
+	// Description is an optional description of the scheme.
+	//
+	// JSON: "description".
 	Description string
-	/*
-	   Location: Where the API key is sent: query, header or cookie.
-
-	   JSON: "location", required.
-	*/
+	// Location: Where the API key is sent: query, header or cookie.
+	//
+	// JSON: "location", required.
 	Location string
-	/*
-	   Name is the name of the header, query or cookie parameter.
-
-	   JSON: "name", required.
-	*/
+	// Name is the name of the header, query or cookie parameter.
+	//
+	// JSON: "name", required.
 	Name string
 }
 
 // AuthorizationCodeOAuthFlow: Configuration of the OAuth 2.0 Authorization Code flow.
 type AuthorizationCodeOAuthFlow struct {
-	/*
-	   AuthorizationURL is the authorization URL for this flow.
-
-	   JSON: "authorizationUrl", required.
-	*/
+	// AuthorizationURL is the authorization URL for this flow.
+	//
+	// JSON: "authorizationUrl", required.
 	AuthorizationURL string
-	/*
-	   TokenURL is the token URL for this flow.
-
-	   JSON: "tokenUrl", required.
-	*/
+	// TokenURL is the token URL for this flow.
+	//
+	// JSON: "tokenUrl", required.
 	TokenURL string
-	/*
-	   RefreshURL is the URL for obtaining refresh tokens.
-
-	   JSON: "refreshUrl".
-	*/
+	// RefreshURL is the URL for obtaining refresh tokens.
+	//
+	// JSON: "refreshUrl".
 	RefreshURL string
-	/*
-	   Scopes is the available scopes: scope name to a short description.
-
-	   JSON: "scopes", required.
-	*/
+	// Scopes is the available scopes: scope name to a short description.
+	//
+	// JSON: "scopes", required.
 	Scopes map[string]string
-	/*
-	   PKCERequired: Whether PKCE (RFC 7636) is required; it should always be used by public clients.
-
-	   JSON: "pkceRequired".
-	*/
+	// PKCERequired: Whether PKCE (RFC 7636) is required; it should always be used by public clients.
+	//
+	// JSON: "pkceRequired".
 	PKCERequired bool
 }
 
 // ClientCredentialsOAuthFlow: Configuration of the OAuth 2.0 Client Credentials flow.
 type ClientCredentialsOAuthFlow struct {
-	/*
-	   TokenURL is the token URL for this flow.
-
-	   JSON: "tokenUrl", required.
-	*/
+	// TokenURL is the token URL for this flow.
+	//
+	// JSON: "tokenUrl", required.
 	TokenURL string
-	/*
-	   RefreshURL is the URL for obtaining refresh tokens.
-
-	   JSON: "refreshUrl".
-	*/
+	// RefreshURL is the URL for obtaining refresh tokens.
+	//
+	// JSON: "refreshUrl".
 	RefreshURL string
-	/*
-	   Scopes is the available scopes: scope name to a short description.
-
-	   JSON: "scopes", required.
-	*/
+	// Scopes is the available scopes: scope name to a short description.
+	//
+	// JSON: "scopes", required.
 	Scopes map[string]string
 }
 
 // DeviceCodeOAuthFlow: Configuration of the OAuth 2.0 Device Code flow (RFC 8628), for input-constrained devices and CLI tools.
 type DeviceCodeOAuthFlow struct {
-	/*
-	   DeviceAuthorizationURL is the device authorization endpoint URL.
-
-	   JSON: "deviceAuthorizationUrl", required.
-	*/
+	// DeviceAuthorizationURL is the device authorization endpoint URL.
+	//
+	// JSON: "deviceAuthorizationUrl", required.
 	DeviceAuthorizationURL string
-	/*
-	   TokenURL is the token URL for this flow.
-
-	   JSON: "tokenUrl", required.
-	*/
+	// TokenURL is the token URL for this flow.
+	//
+	// JSON: "tokenUrl", required.
 	TokenURL string
-	/*
-	   RefreshURL is the URL for obtaining refresh tokens.
-
-	   JSON: "refreshUrl".
-	*/
+	// RefreshURL is the URL for obtaining refresh tokens.
+	//
+	// JSON: "refreshUrl".
 	RefreshURL string
-	/*
-	   Scopes is the available scopes: scope name to a short description.
-
-	   JSON: "scopes", required.
-	*/
+	// Scopes is the available scopes: scope name to a short description.
+	//
+	// JSON: "scopes", required.
 	Scopes map[string]string
 }
 
 // HTTPAuthSecurityScheme is a security scheme using HTTP authentication.
 type HTTPAuthSecurityScheme struct {
-	/*
-	   Description is an optional description of the scheme.
-
-	   JSON: "description".
-	*/
+	// Description is an optional description of the scheme.
+	//
+	// JSON: "description".
 	Description string
-	/*
-	   Scheme is the HTTP authentication scheme used in the Authorization header (RFC 7235, e.g. "Bearer"); should be IANA-registered.
-
-	   JSON: "scheme", required.
-	*/
+	// Scheme is the HTTP authentication scheme used in the Authorization header (RFC 7235, e.g. "Bearer"); should be IANA-registered.
+	//
+	// JSON: "scheme", required.
 	Scheme string
-	/*
-	   BearerFormat is a hint about how the bearer token is formatted (e.g. "JWT"); documentation only.
-
-	   JSON: "bearerFormat".
-	*/
+	// BearerFormat is a hint about how the bearer token is formatted (e.g. "JWT"); documentation only.
+	//
+	// JSON: "bearerFormat".
 	BearerFormat string
 }
 
 // ImplicitOAuthFlow: Configuration of the OAuth 2.0 Implicit flow. Deprecated: use Authorization Code with PKCE.
 type ImplicitOAuthFlow struct {
-	/*
-	   AuthorizationURL is the authorization URL for this flow; TLS is required.
-
-	   JSON: "authorizationUrl".
-	*/
+	// AuthorizationURL is the authorization URL for this flow; TLS is required.
+	//
+	// JSON: "authorizationUrl".
 	AuthorizationURL string
-	/*
-	   RefreshURL is the URL for obtaining refresh tokens; TLS is required.
-
-	   JSON: "refreshUrl".
-	*/
+	// RefreshURL is the URL for obtaining refresh tokens; TLS is required.
+	//
+	// JSON: "refreshUrl".
 	RefreshURL string
-	/*
-	   Scopes is the available scopes: scope name to a short description. May be empty.
-
-	   JSON: "scopes".
-	*/
+	// Scopes is the available scopes: scope name to a short description. May be empty.
+	//
+	// JSON: "scopes".
 	Scopes map[string]string
 }
 
 // MutualTlsSecurityScheme is a security scheme using mutual TLS.
 type MutualTlsSecurityScheme struct {
-	/*
-	   Description is an optional description of the scheme.
-
-	   JSON: "description".
-	*/
+	// Description is an optional description of the scheme.
+	//
+	// JSON: "description".
 	Description string
 }
 
 // OAuth2SecurityScheme is a security scheme using OAuth 2.0.
 type OAuth2SecurityScheme struct {
-	/*
-	   Description is an optional description of the scheme.
-
-	   JSON: "description".
-	*/
+	// Description is an optional description of the scheme.
+	//
+	// JSON: "description".
 	Description string
-	/*
-	   Flows: Configuration of the supported OAuth 2.0 flow.
-
-	   JSON: "flows", required.
-	*/
+	// Flows: Configuration of the supported OAuth 2.0 flow.
+	//
+	// JSON: "flows", required.
 	Flows *OAuthFlows
-	/*
-	   OAuth2MetadataURL: URL of the authorization server metadata (RFC 8414); TLS is required.
-
-	   JSON: "oauth2MetadataUrl".
-	*/
+	// OAuth2MetadataURL: URL of the authorization server metadata (RFC 8414); TLS is required.
+	//
+	// JSON: "oauth2MetadataUrl".
 	OAuth2MetadataURL string
 }
 
@@ -204,49 +154,37 @@ func (*DeviceCodeOAuthFlow) isOAuthFlowsFlow()        {}
 
 // OpenIdConnectSecurityScheme is a security scheme using OpenID Connect.
 type OpenIdConnectSecurityScheme struct {
-	/*
-	   Description is an optional description of the scheme.
-
-	   JSON: "description".
-	*/
+	// Description is an optional description of the scheme.
+	//
+	// JSON: "description".
 	Description string
-	/*
-	   OpenIDConnectURL is the OpenID Connect Discovery URL of the provider's metadata.
-
-	   JSON: "openIdConnectUrl", required.
-	*/
+	// OpenIDConnectURL is the OpenID Connect Discovery URL of the provider's metadata.
+	//
+	// JSON: "openIdConnectUrl", required.
 	OpenIDConnectURL string
 }
 
 // PasswordOAuthFlow: Configuration of the OAuth 2.0 Resource Owner Password flow. Deprecated: use Authorization Code with PKCE, or Device Code.
 type PasswordOAuthFlow struct {
-	/*
-	   TokenURL is the token URL for this flow; TLS is required.
-
-	   JSON: "tokenUrl".
-	*/
+	// TokenURL is the token URL for this flow; TLS is required.
+	//
+	// JSON: "tokenUrl".
 	TokenURL string
-	/*
-	   RefreshURL is the URL for obtaining refresh tokens; TLS is required.
-
-	   JSON: "refreshUrl".
-	*/
+	// RefreshURL is the URL for obtaining refresh tokens; TLS is required.
+	//
+	// JSON: "refreshUrl".
 	RefreshURL string
-	/*
-	   Scopes is the available scopes: scope name to a short description. May be empty.
-
-	   JSON: "scopes".
-	*/
+	// Scopes is the available scopes: scope name to a short description. May be empty.
+	//
+	// JSON: "scopes".
 	Scopes map[string]string
 }
 
 // SecurityRequirement is a security requirement: the named security schemes that must all be satisfied, each with its required scopes. ProtoJSON form: {"schemes":{"name":{"list":[...]}}}.
 type SecurityRequirement struct {
-	/*
-	   Schemes: Security scheme name to the scopes it requires.
-
-	   JSON: "schemes".
-	*/
+	// Schemes: Security scheme name to the scopes it requires.
+	//
+	// JSON: "schemes".
 	Schemes map[string]StringList
 }
 
@@ -269,10 +207,8 @@ func (*MutualTlsSecurityScheme) isSecuritySchemeScheme()     {}
 
 // StringList is a list of strings (a protobuf wrapper so that lists can be map values).
 type StringList struct {
-	/*
-	   List is the string values.
-
-	   JSON: "list".
-	*/
+	// List is the string values.
+	//
+	// JSON: "list".
 	List []string
 }

@@ -66,11 +66,9 @@ func (x *APIKeySecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a APIKeySecurityScheme. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a APIKeySecurityScheme. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *APIKeySecurityScheme) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -82,11 +80,9 @@ func (x *APIKeySecurityScheme) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAPIKeySecuritySchemeJSON checks that data is a valid APIKeySecurityScheme: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAPIKeySecuritySchemeJSON checks that data is a valid APIKeySecurityScheme: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAPIKeySecuritySchemeJSON(data []byte) error {
 	var x APIKeySecurityScheme
 	var v rtValidator
@@ -100,10 +96,8 @@ func ValidateAPIKeySecuritySchemeJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *APIKeySecurityScheme) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -243,11 +237,9 @@ func (x *AuthorizationCodeOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a AuthorizationCodeOAuthFlow. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a AuthorizationCodeOAuthFlow. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *AuthorizationCodeOAuthFlow) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -259,11 +251,9 @@ func (x *AuthorizationCodeOAuthFlow) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAuthorizationCodeOAuthFlowJSON checks that data is a valid AuthorizationCodeOAuthFlow: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAuthorizationCodeOAuthFlowJSON checks that data is a valid AuthorizationCodeOAuthFlow: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAuthorizationCodeOAuthFlowJSON(data []byte) error {
 	var x AuthorizationCodeOAuthFlow
 	var v rtValidator
@@ -277,10 +267,8 @@ func ValidateAuthorizationCodeOAuthFlowJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *AuthorizationCodeOAuthFlow) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -419,11 +407,9 @@ func (x *ClientCredentialsOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a ClientCredentialsOAuthFlow. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a ClientCredentialsOAuthFlow. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *ClientCredentialsOAuthFlow) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -435,11 +421,9 @@ func (x *ClientCredentialsOAuthFlow) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateClientCredentialsOAuthFlowJSON checks that data is a valid ClientCredentialsOAuthFlow: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateClientCredentialsOAuthFlowJSON checks that data is a valid ClientCredentialsOAuthFlow: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateClientCredentialsOAuthFlowJSON(data []byte) error {
 	var x ClientCredentialsOAuthFlow
 	var v rtValidator
@@ -453,10 +437,8 @@ func ValidateClientCredentialsOAuthFlowJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *ClientCredentialsOAuthFlow) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -596,11 +578,9 @@ func (x *DeviceCodeOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a DeviceCodeOAuthFlow. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a DeviceCodeOAuthFlow. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *DeviceCodeOAuthFlow) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -612,11 +592,9 @@ func (x *DeviceCodeOAuthFlow) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateDeviceCodeOAuthFlowJSON checks that data is a valid DeviceCodeOAuthFlow: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateDeviceCodeOAuthFlowJSON checks that data is a valid DeviceCodeOAuthFlow: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateDeviceCodeOAuthFlowJSON(data []byte) error {
 	var x DeviceCodeOAuthFlow
 	var v rtValidator
@@ -630,10 +608,8 @@ func ValidateDeviceCodeOAuthFlowJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *DeviceCodeOAuthFlow) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -741,11 +717,9 @@ func (x *HTTPAuthSecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a HTTPAuthSecurityScheme. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a HTTPAuthSecurityScheme. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *HTTPAuthSecurityScheme) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -757,11 +731,9 @@ func (x *HTTPAuthSecurityScheme) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateHTTPAuthSecuritySchemeJSON checks that data is a valid HTTPAuthSecurityScheme: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateHTTPAuthSecuritySchemeJSON checks that data is a valid HTTPAuthSecurityScheme: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateHTTPAuthSecuritySchemeJSON(data []byte) error {
 	var x HTTPAuthSecurityScheme
 	var v rtValidator
@@ -775,10 +747,8 @@ func ValidateHTTPAuthSecuritySchemeJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *HTTPAuthSecurityScheme) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -889,11 +859,9 @@ func (x *ImplicitOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a ImplicitOAuthFlow. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a ImplicitOAuthFlow. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *ImplicitOAuthFlow) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -905,11 +873,9 @@ func (x *ImplicitOAuthFlow) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateImplicitOAuthFlowJSON checks that data is a valid ImplicitOAuthFlow: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateImplicitOAuthFlowJSON checks that data is a valid ImplicitOAuthFlow: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateImplicitOAuthFlowJSON(data []byte) error {
 	var x ImplicitOAuthFlow
 	var v rtValidator
@@ -923,10 +889,8 @@ func ValidateImplicitOAuthFlowJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *ImplicitOAuthFlow) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1003,11 +967,9 @@ func (x *MutualTlsSecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a MutualTlsSecurityScheme. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a MutualTlsSecurityScheme. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *MutualTlsSecurityScheme) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1019,11 +981,9 @@ func (x *MutualTlsSecurityScheme) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateMutualTlsSecuritySchemeJSON checks that data is a valid MutualTlsSecurityScheme: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateMutualTlsSecuritySchemeJSON checks that data is a valid MutualTlsSecurityScheme: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateMutualTlsSecuritySchemeJSON(data []byte) error {
 	var x MutualTlsSecurityScheme
 	var v rtValidator
@@ -1037,10 +997,8 @@ func ValidateMutualTlsSecuritySchemeJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *MutualTlsSecurityScheme) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1124,11 +1082,9 @@ func (x *OAuth2SecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a OAuth2SecurityScheme. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a OAuth2SecurityScheme. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *OAuth2SecurityScheme) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1140,11 +1096,9 @@ func (x *OAuth2SecurityScheme) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateOAuth2SecuritySchemeJSON checks that data is a valid OAuth2SecurityScheme: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateOAuth2SecuritySchemeJSON checks that data is a valid OAuth2SecurityScheme: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateOAuth2SecuritySchemeJSON(data []byte) error {
 	var x OAuth2SecurityScheme
 	var v rtValidator
@@ -1158,10 +1112,8 @@ func ValidateOAuth2SecuritySchemeJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *OAuth2SecurityScheme) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1327,11 +1279,9 @@ func (x *OAuthFlows) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a OAuthFlows. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a OAuthFlows. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *OAuthFlows) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1343,11 +1293,9 @@ func (x *OAuthFlows) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateOAuthFlowsJSON checks that data is a valid OAuthFlows: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateOAuthFlowsJSON checks that data is a valid OAuthFlows: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateOAuthFlowsJSON(data []byte) error {
 	var x OAuthFlows
 	var v rtValidator
@@ -1361,10 +1309,8 @@ func ValidateOAuthFlowsJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *OAuthFlows) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1491,11 +1437,9 @@ func (x *OpenIdConnectSecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a OpenIdConnectSecurityScheme. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a OpenIdConnectSecurityScheme. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *OpenIdConnectSecurityScheme) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1507,11 +1451,9 @@ func (x *OpenIdConnectSecurityScheme) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateOpenIdConnectSecuritySchemeJSON checks that data is a valid OpenIdConnectSecurityScheme: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateOpenIdConnectSecuritySchemeJSON checks that data is a valid OpenIdConnectSecurityScheme: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateOpenIdConnectSecuritySchemeJSON(data []byte) error {
 	var x OpenIdConnectSecurityScheme
 	var v rtValidator
@@ -1525,10 +1467,8 @@ func ValidateOpenIdConnectSecuritySchemeJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *OpenIdConnectSecurityScheme) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1632,11 +1572,9 @@ func (x *PasswordOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a PasswordOAuthFlow. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a PasswordOAuthFlow. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *PasswordOAuthFlow) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1648,11 +1586,9 @@ func (x *PasswordOAuthFlow) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidatePasswordOAuthFlowJSON checks that data is a valid PasswordOAuthFlow: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidatePasswordOAuthFlowJSON checks that data is a valid PasswordOAuthFlow: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidatePasswordOAuthFlowJSON(data []byte) error {
 	var x PasswordOAuthFlow
 	var v rtValidator
@@ -1666,10 +1602,8 @@ func ValidatePasswordOAuthFlowJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *PasswordOAuthFlow) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1763,11 +1697,9 @@ func (x *SecurityRequirement) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a SecurityRequirement. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a SecurityRequirement. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *SecurityRequirement) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1779,11 +1711,9 @@ func (x *SecurityRequirement) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateSecurityRequirementJSON checks that data is a valid SecurityRequirement: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateSecurityRequirementJSON checks that data is a valid SecurityRequirement: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateSecurityRequirementJSON(data []byte) error {
 	var x SecurityRequirement
 	var v rtValidator
@@ -1797,10 +1727,8 @@ func ValidateSecurityRequirementJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *SecurityRequirement) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -1962,11 +1890,9 @@ func (x *SecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a SecurityScheme. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a SecurityScheme. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *SecurityScheme) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -1978,11 +1904,9 @@ func (x *SecurityScheme) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateSecuritySchemeJSON checks that data is a valid SecurityScheme: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateSecuritySchemeJSON checks that data is a valid SecurityScheme: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateSecuritySchemeJSON(data []byte) error {
 	var x SecurityScheme
 	var v rtValidator
@@ -1996,10 +1920,8 @@ func ValidateSecuritySchemeJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *SecurityScheme) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -2125,11 +2047,9 @@ func (x *StringList) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a StringList. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a StringList. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *StringList) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -2141,11 +2061,9 @@ func (x *StringList) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateStringListJSON checks that data is a valid StringList: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateStringListJSON checks that data is a valid StringList: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateStringListJSON(data []byte) error {
 	var x StringList
 	var v rtValidator
@@ -2159,10 +2077,8 @@ func ValidateStringListJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *StringList) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err

@@ -40,11 +40,9 @@ func (x *APIKeySecurityScheme) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the APIKeySecurityScheme schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the APIKeySecurityScheme schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *APIKeySecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -83,11 +81,9 @@ func (x *AuthorizationCodeOAuthFlow) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the AuthorizationCodeOAuthFlow schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the AuthorizationCodeOAuthFlow schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *AuthorizationCodeOAuthFlow) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -112,11 +108,9 @@ func (x *ClientCredentialsOAuthFlow) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the ClientCredentialsOAuthFlow schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the ClientCredentialsOAuthFlow schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *ClientCredentialsOAuthFlow) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -155,11 +149,9 @@ func (x *DeviceCodeOAuthFlow) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the DeviceCodeOAuthFlow schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the DeviceCodeOAuthFlow schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *DeviceCodeOAuthFlow) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -184,11 +176,9 @@ func (x *HTTPAuthSecurityScheme) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the HTTPAuthSecurityScheme schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the HTTPAuthSecurityScheme schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *HTTPAuthSecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -200,11 +190,9 @@ func (x *ImplicitOAuthFlow) validate(v *rtValidator, p *rtPath) {
 	_, _ = v, p
 }
 
-/*
-Validate checks x against every rule of the ImplicitOAuthFlow schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the ImplicitOAuthFlow schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *ImplicitOAuthFlow) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -216,11 +204,9 @@ func (x *MutualTlsSecurityScheme) validate(v *rtValidator, p *rtPath) {
 	_, _ = v, p
 }
 
-/*
-Validate checks x against every rule of the MutualTlsSecurityScheme schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the MutualTlsSecurityScheme schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *MutualTlsSecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -243,11 +229,9 @@ func (x *OAuth2SecurityScheme) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the OAuth2SecurityScheme schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the OAuth2SecurityScheme schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *OAuth2SecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -317,11 +301,9 @@ func (x *OAuthFlows) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the OAuthFlows schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the OAuthFlows schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *OAuthFlows) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -346,11 +328,9 @@ func (x *OpenIdConnectSecurityScheme) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the OpenIdConnectSecurityScheme schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the OpenIdConnectSecurityScheme schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *OpenIdConnectSecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -362,11 +342,9 @@ func (x *PasswordOAuthFlow) validate(v *rtValidator, p *rtPath) {
 	_, _ = v, p
 }
 
-/*
-Validate checks x against every rule of the PasswordOAuthFlow schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the PasswordOAuthFlow schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *PasswordOAuthFlow) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -394,11 +372,9 @@ func (x *SecurityRequirement) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the SecurityRequirement schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the SecurityRequirement schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *SecurityRequirement) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -468,11 +444,9 @@ func (x *SecurityScheme) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the SecurityScheme schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the SecurityScheme schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *SecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -484,11 +458,9 @@ func (x *StringList) validate(v *rtValidator, p *rtPath) {
 	_, _ = v, p
 }
 
-/*
-Validate checks x against every rule of the StringList schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the StringList schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *StringList) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

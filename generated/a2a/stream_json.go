@@ -65,11 +65,9 @@ func (x *SendMessageResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a SendMessageResponse. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a SendMessageResponse. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *SendMessageResponse) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -81,11 +79,9 @@ func (x *SendMessageResponse) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateSendMessageResponseJSON checks that data is a valid SendMessageResponse: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateSendMessageResponseJSON checks that data is a valid SendMessageResponse: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateSendMessageResponseJSON(data []byte) error {
 	var x SendMessageResponse
 	var v rtValidator
@@ -99,10 +95,8 @@ func ValidateSendMessageResponseJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *SendMessageResponse) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -249,11 +243,9 @@ func (x *StreamResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a StreamResponse. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a StreamResponse. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *StreamResponse) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -265,11 +257,9 @@ func (x *StreamResponse) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateStreamResponseJSON checks that data is a valid StreamResponse: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateStreamResponseJSON checks that data is a valid StreamResponse: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateStreamResponseJSON(data []byte) error {
 	var x StreamResponse
 	var v rtValidator
@@ -283,10 +273,8 @@ func ValidateStreamResponseJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *StreamResponse) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err

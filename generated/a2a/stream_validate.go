@@ -33,11 +33,9 @@ func (x *SendMessageResponse) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the SendMessageResponse schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the SendMessageResponse schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *SendMessageResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -96,11 +94,9 @@ func (x *StreamResponse) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the StreamResponse schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the StreamResponse schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *StreamResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

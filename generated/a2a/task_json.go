@@ -124,11 +124,9 @@ func (x *Artifact) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a Artifact. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a Artifact. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *Artifact) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -140,11 +138,9 @@ func (x *Artifact) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateArtifactJSON checks that data is a valid Artifact: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateArtifactJSON checks that data is a valid Artifact: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateArtifactJSON(data []byte) error {
 	var x Artifact
 	var v rtValidator
@@ -158,10 +154,8 @@ func ValidateArtifactJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *Artifact) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -362,11 +356,9 @@ func (x *Task) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a Task. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a Task. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *Task) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -378,11 +370,9 @@ func (x *Task) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateTaskJSON checks that data is a valid Task: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateTaskJSON checks that data is a valid Task: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateTaskJSON(data []byte) error {
 	var x Task
 	var v rtValidator
@@ -396,10 +386,8 @@ func ValidateTaskJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *Task) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -589,11 +577,9 @@ func (x *TaskArtifactUpdateEvent) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a TaskArtifactUpdateEvent. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a TaskArtifactUpdateEvent. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *TaskArtifactUpdateEvent) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -605,11 +591,9 @@ func (x *TaskArtifactUpdateEvent) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateTaskArtifactUpdateEventJSON checks that data is a valid TaskArtifactUpdateEvent: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateTaskArtifactUpdateEventJSON checks that data is a valid TaskArtifactUpdateEvent: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateTaskArtifactUpdateEventJSON(data []byte) error {
 	var x TaskArtifactUpdateEvent
 	var v rtValidator
@@ -623,10 +607,8 @@ func ValidateTaskArtifactUpdateEventJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *TaskArtifactUpdateEvent) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -758,11 +740,9 @@ func (x *TaskStatus) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a TaskStatus. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a TaskStatus. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *TaskStatus) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -774,11 +754,9 @@ func (x *TaskStatus) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateTaskStatusJSON checks that data is a valid TaskStatus: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateTaskStatusJSON checks that data is a valid TaskStatus: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateTaskStatusJSON(data []byte) error {
 	var x TaskStatus
 	var v rtValidator
@@ -792,10 +770,8 @@ func ValidateTaskStatusJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *TaskStatus) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -911,11 +887,9 @@ func (x *TaskStatusUpdateEvent) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a TaskStatusUpdateEvent. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a TaskStatusUpdateEvent. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *TaskStatusUpdateEvent) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -927,11 +901,9 @@ func (x *TaskStatusUpdateEvent) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateTaskStatusUpdateEventJSON checks that data is a valid TaskStatusUpdateEvent: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateTaskStatusUpdateEventJSON checks that data is a valid TaskStatusUpdateEvent: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateTaskStatusUpdateEventJSON(data []byte) error {
 	var x TaskStatusUpdateEvent
 	var v rtValidator
@@ -945,10 +917,8 @@ func ValidateTaskStatusUpdateEventJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *TaskStatusUpdateEvent) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err

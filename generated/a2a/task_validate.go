@@ -47,11 +47,9 @@ func (x *Artifact) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the Artifact schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the Artifact schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *Artifact) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -120,11 +118,9 @@ func (x *Task) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the Task schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the Task schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *Task) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -175,11 +171,9 @@ func (x *TaskArtifactUpdateEvent) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the TaskArtifactUpdateEvent schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the TaskArtifactUpdateEvent schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *TaskArtifactUpdateEvent) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -232,11 +226,9 @@ func (x *TaskStatus) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the TaskStatus schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the TaskStatus schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *TaskStatus) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -287,11 +279,9 @@ func (x *TaskStatusUpdateEvent) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the TaskStatusUpdateEvent schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the TaskStatusUpdateEvent schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *TaskStatusUpdateEvent) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

@@ -2,10 +2,8 @@
 
 package fsm
 
-/*
-TransitionError reports an event that a machine's table does not define in
-the current state. The machines never ignore such an event silently.
-*/
+// TransitionError reports an event that a machine's table does not define in
+// the current state. The machines never ignore such an event silently.
 type TransitionError struct {
 	Machine string
 	State   string

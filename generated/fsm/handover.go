@@ -5,13 +5,11 @@ package fsm
 
 import "strconv"
 
-/*
-The Handover machine (schema/fsm/handover.json).
-
-Where a requester sends the operations of one Task.id (A2A-over-MQTT): to the agent whose card it used, to a pool, or to the responder named by the a2a-responder-agent-id user property of a reply or stream item. The latest property received for the Task.id always wins, whether it came from pool dispatch or from a handover; a reply without it changes nothing except on a pooled request, where it is a protocol error. Every retarget sends follow-ups and retries to the target's direct request topic with fresh Correlation Data; Task.id never changes. Each operation runs the retry profile against the current target; when it is exhausted against a responder, the requester falls back to the card agent, once per Task.id. A pooled task has no card agent and never falls back: after selection, retries must go to the responder's direct topic, never back to the pool. Replies with unknown or missing Correlation Data are dropped before this table.
-
-Source: Seed 003 (user story 07, task handover, with its failure cases); A2A-over-MQTT 0.1 sections Requester Behavior, Optional Task Handover, Requester Retry and Timeout Profile, Optional Shared Subscription Dispatch; protocol digest section 4.
-*/
+// The Handover machine (schema/fsm/handover.json).
+//
+// Where a requester sends the operations of one Task.id (A2A-over-MQTT): to the agent whose card it used, to a pool, or to the responder named by the a2a-responder-agent-id user property of a reply or stream item. The latest property received for the Task.id always wins, whether it came from pool dispatch or from a handover; a reply without it changes nothing except on a pooled request, where it is a protocol error. Every retarget sends follow-ups and retries to the target's direct request topic with fresh Correlation Data; Task.id never changes. Each operation runs the retry profile against the current target; when it is exhausted against a responder, the requester falls back to the card agent, once per Task.id. A pooled task has no card agent and never falls back: after selection, retries must go to the responder's direct topic, never back to the pool. Replies with unknown or missing Correlation Data are dropped before this table.
+//
+// Source: Seed 003 (user story 07, task handover, with its failure cases); A2A-over-MQTT 0.1 sections Requester Behavior, Optional Task Handover, Requester Retry and Timeout Profile, Optional Shared Subscription Dispatch; protocol digest section 4.
 
 // HandoverState is a state of the Handover machine.
 type HandoverState uint8
@@ -399,12 +397,10 @@ var handoverTable = [...]HandoverTransition{{
 var handoverRows = [...]uint16{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}
 var handoverIndex = [6][6][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 2}, {2, 0}, {2, 0}, {2, 0}, {2, 0}}, {{2, 0}, {2, 0}, {2, 2}, {4, 1}, {5, 1}, {6, 1}}, {{7, 0}, {7, 0}, {7, 1}, {8, 1}, {9, 1}, {10, 1}}, {{11, 0}, {11, 0}, {11, 3}, {14, 1}, {15, 1}, {16, 3}}, {{19, 0}, {19, 0}, {19, 2}, {21, 1}, {22, 1}, {23, 1}}}
 
-/*
-HandoverStep looks up the transition for event ev in state from. Rows of the same
-(state, event) are tried in table order and the first whose guard is in held
-(or that has no guard) applies. An undefined transition is a
-*TransitionError, never a silent no-op. It does not allocate on success.
-*/
+// HandoverStep looks up the transition for event ev in state from. Rows of the same
+// (state, event) are tried in table order and the first whose guard is in held
+// (or that has no guard) applies. An undefined transition is a
+// *TransitionError, never a silent no-op. It does not allocate on success.
 func HandoverStep(from HandoverState, ev HandoverEvent, held HandoverGuardSet) (HandoverTransition, error) {
 	if from.Valid() && ev.Valid() {
 		span := handoverIndex[from][ev]

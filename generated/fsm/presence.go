@@ -5,13 +5,11 @@ package fsm
 
 import "strconv"
 
-/*
-The Presence machine (schema/fsm/presence.json).
-
-Presence of one agent as a discovery subscriber sees it, keyed by the agent_id taken from the discovery topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}. Each retained message on that topic is one event, classified by the caller from its payload (empty or an Agent Card) and its a2a-status / a2a-status-source user properties; a non-empty payload that does not decode as an Agent Card is not an event of this table. The status source is part of the state because of the preference rule: once a broker-sourced status has been seen for the agent (OnlineBroker, OfflineBroker), agent- and LWT-published statuses no longer change the state; their cards are still recorded, since every retained message replaces the previous registration state. Only an unregistration (Cleared) ends that preference, so a later registration starts afresh. Status is advisory: no state here is a reason to skip or shorten request retries. The absence of a retained card (never published, or lost in a broker restart without persistence) is not an event: an agent never heard of stays Unknown, and one already recorded keeps its last state. Whether the agent was ever seen online is tracked by handwritten code through MarkEverOnline, so an agent whose first message is its LWT reads as offline and never seen online.
-
-Source: Seed 000 (user story 09, presence lifecycle: subscriber state machine and failure cases); A2A-over-MQTT 0.1, sections Presence and Liveness, Discovery Subscriber Behavior, Optional Broker-Managed Status; protocol digest sections 3 and 10 (broker status source).
-*/
+// The Presence machine (schema/fsm/presence.json).
+//
+// Presence of one agent as a discovery subscriber sees it, keyed by the agent_id taken from the discovery topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}. Each retained message on that topic is one event, classified by the caller from its payload (empty or an Agent Card) and its a2a-status / a2a-status-source user properties; a non-empty payload that does not decode as an Agent Card is not an event of this table. The status source is part of the state because of the preference rule: once a broker-sourced status has been seen for the agent (OnlineBroker, OfflineBroker), agent- and LWT-published statuses no longer change the state; their cards are still recorded, since every retained message replaces the previous registration state. Only an unregistration (Cleared) ends that preference, so a later registration starts afresh. Status is advisory: no state here is a reason to skip or shorten request retries. The absence of a retained card (never published, or lost in a broker restart without persistence) is not an event: an agent never heard of stays Unknown, and one already recorded keeps its last state. Whether the agent was ever seen online is tracked by handwritten code through MarkEverOnline, so an agent whose first message is its LWT reads as offline and never seen online.
+//
+// Source: Seed 000 (user story 09, presence lifecycle: subscriber state machine and failure cases); A2A-over-MQTT 0.1, sections Presence and Liveness, Discovery Subscriber Behavior, Optional Broker-Managed Status; protocol digest sections 3 and 10 (broker status source).
 
 // PresenceState is a state of the Presence machine.
 type PresenceState uint8
@@ -665,12 +663,10 @@ var presenceTable = [...]PresenceTransition{ // Registration, reconnect or card 
 var presenceRows = [...]uint16{0, 6, 12, 24, 32, 18, 54, 1, 7, 13, 25, 33, 19, 48, 2, 8, 14, 26, 34, 20, 49, 3, 9, 15, 27, 35, 21, 50, 4, 10, 16, 28, 36, 22, 51, 40, 41, 42, 30, 38, 43, 52, 44, 45, 46, 31, 39, 47, 53, 5, 11, 17, 29, 37, 23, 55}
 var presenceIndex = [9][8][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}, {{7, 0}, {7, 1}, {8, 1}, {9, 1}, {10, 1}, {11, 1}, {12, 1}, {13, 1}}, {{14, 0}, {14, 1}, {15, 1}, {16, 1}, {17, 1}, {18, 1}, {19, 1}, {20, 1}}, {{21, 0}, {21, 1}, {22, 1}, {23, 1}, {24, 1}, {25, 1}, {26, 1}, {27, 1}}, {{28, 0}, {28, 1}, {29, 1}, {30, 1}, {31, 1}, {32, 1}, {33, 1}, {34, 1}}, {{35, 0}, {35, 1}, {36, 1}, {37, 1}, {38, 1}, {39, 1}, {40, 1}, {41, 1}}, {{42, 0}, {42, 1}, {43, 1}, {44, 1}, {45, 1}, {46, 1}, {47, 1}, {48, 1}}, {{49, 0}, {49, 1}, {50, 1}, {51, 1}, {52, 1}, {53, 1}, {54, 1}, {55, 1}}}
 
-/*
-PresenceStep looks up the transition for event ev in state from. Rows of the same
-(state, event) are tried in table order and the first whose guard is in held
-(or that has no guard) applies. An undefined transition is a
-*TransitionError, never a silent no-op. It does not allocate on success.
-*/
+// PresenceStep looks up the transition for event ev in state from. Rows of the same
+// (state, event) are tried in table order and the first whose guard is in held
+// (or that has no guard) applies. An undefined transition is a
+// *TransitionError, never a silent no-op. It does not allocate on success.
 func PresenceStep(from PresenceState, ev PresenceEvent, held PresenceGuardSet) (PresenceTransition, error) {
 	if from.Valid() && ev.Valid() {
 		span := presenceIndex[from][ev]

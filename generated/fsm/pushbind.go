@@ -5,13 +5,11 @@ package fsm
 
 import "strconv"
 
-/*
-The PushBinding machine (schema/fsm/pushbind.json).
-
-Health of the delivery channels of one task (one taskId) as the client that owns the webhook receiver sees them. The Agent Card's capabilities.pushNotifications is permission, never a binding: only a TaskPushNotificationConfig registered for this taskId binds delivery, and only when registered before or with the first transition out of SUBMITTED. Invariant: a terminal state is durable only if a live, verified delivery channel was bound at the moment of the transition; otherwise the task is orphaned, and the orphan is reported (RaiseOrphaned), never silent. A channel is live when it is a webhook that has acknowledged a push within the expected transition window (Acknowledged), or polling whose last GetTask answer was fresh at the transition (guard PollingLive). A registered but unacknowledged webhook counts only once it acknowledges. The per-task reconciliation timer (ReconcileTick, PollNow) runs in every state until Settled or Orphaned, whatever the webhook health; KeepWebhookPrimary and PollPrimary only choose its interval. Seed 002's three orphaning modes are caught here: (1) card flag only: CapabilityRead never leaves Unbound, and a terminal state first seen by a poll that was not fresh takes Unbound to Orphaned; (2) registration race: ConfigRegisteredLate leads to Suspect with WarnLateBinding and an immediate poll, never to Registered; (3) terminal-state delivery gap: a 404 or 410 from the receiver leads to Dead with RaiseBindingDead and an immediate poll, and a terminal state found by that poll after polling had lapsed takes Dead to Orphaned. A set that is refused or fails is not an event: the state stays. Settled and Orphaned end the table; every event that still arrives there (late pushes, racing timers and polls, card refreshes, registration replies) is ignored by a self-loop.
-
-Source: Seed 002 (push-notification binding invariants: task orphaning, decision boundary, operational effect, reference code); A2A v1.0.0 docs/specification.md sections 3.5 and 4.3; protocol digest section 8.
-*/
+// The PushBinding machine (schema/fsm/pushbind.json).
+//
+// Health of the delivery channels of one task (one taskId) as the client that owns the webhook receiver sees them. The Agent Card's capabilities.pushNotifications is permission, never a binding: only a TaskPushNotificationConfig registered for this taskId binds delivery, and only when registered before or with the first transition out of SUBMITTED. Invariant: a terminal state is durable only if a live, verified delivery channel was bound at the moment of the transition; otherwise the task is orphaned, and the orphan is reported (RaiseOrphaned), never silent. A channel is live when it is a webhook that has acknowledged a push within the expected transition window (Acknowledged), or polling whose last GetTask answer was fresh at the transition (guard PollingLive). A registered but unacknowledged webhook counts only once it acknowledges. The per-task reconciliation timer (ReconcileTick, PollNow) runs in every state until Settled or Orphaned, whatever the webhook health; KeepWebhookPrimary and PollPrimary only choose its interval. Seed 002's three orphaning modes are caught here: (1) card flag only: CapabilityRead never leaves Unbound, and a terminal state first seen by a poll that was not fresh takes Unbound to Orphaned; (2) registration race: ConfigRegisteredLate leads to Suspect with WarnLateBinding and an immediate poll, never to Registered; (3) terminal-state delivery gap: a 404 or 410 from the receiver leads to Dead with RaiseBindingDead and an immediate poll, and a terminal state found by that poll after polling had lapsed takes Dead to Orphaned. A set that is refused or fails is not an event: the state stays. Settled and Orphaned end the table; every event that still arrives there (late pushes, racing timers and polls, card refreshes, registration replies) is ignored by a self-loop.
+//
+// Source: Seed 002 (push-notification binding invariants: task orphaning, decision boundary, operational effect, reference code); A2A v1.0.0 docs/specification.md sections 3.5 and 4.3; protocol digest section 8.
 
 // PushBindingState is a state of the PushBinding machine.
 type PushBindingState uint8
@@ -948,12 +946,10 @@ var pushBindingTable = [...]PushBindingTransition{ // Mode 1: the flag permits a
 var pushBindingRows = [...]uint16{0, 1, 6, 11, 16, 21, 25, 29, 33, 44, 52, 58, 62, 66, 2, 9, 14, 17, 22, 26, 30, 34, 40, 45, 49, 53, 59, 63, 67, 3, 10, 15, 18, 23, 27, 31, 35, 41, 46, 50, 54, 57, 68, 4, 7, 13, 19, 24, 28, 32, 36, 42, 47, 51, 55, 60, 64, 69, 5, 8, 12, 20, 37, 38, 39, 43, 48, 56, 61, 65, 70, 81, 82, 80, 71, 72, 73, 74, 75, 76, 77, 78, 79, 93, 94, 92, 83, 84, 85, 86, 87, 88, 89, 90, 91}
 var pushBindingIndex = [8][13][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 2}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 2}, {9, 0}, {9, 1}, {10, 1}, {11, 2}, {13, 1}}, {{14, 0}, {14, 1}, {15, 1}, {16, 1}, {17, 1}, {18, 1}, {19, 1}, {20, 2}, {22, 1}, {23, 1}, {24, 2}, {26, 2}, {28, 1}}, {{29, 0}, {29, 1}, {30, 1}, {31, 1}, {32, 1}, {33, 1}, {34, 1}, {35, 2}, {37, 1}, {38, 1}, {39, 2}, {41, 1}, {42, 1}}, {{43, 0}, {43, 1}, {44, 1}, {45, 1}, {46, 1}, {47, 1}, {48, 1}, {49, 2}, {51, 1}, {52, 1}, {53, 2}, {55, 2}, {57, 1}}, {{58, 0}, {58, 1}, {59, 1}, {60, 1}, {61, 1}, {62, 1}, {63, 1}, {64, 1}, {65, 1}, {66, 1}, {67, 1}, {68, 2}, {70, 1}}, {{71, 0}, {71, 1}, {72, 1}, {73, 1}, {74, 1}, {75, 1}, {76, 1}, {77, 1}, {78, 1}, {79, 1}, {80, 1}, {81, 1}, {82, 1}}, {{83, 0}, {83, 1}, {84, 1}, {85, 1}, {86, 1}, {87, 1}, {88, 1}, {89, 1}, {90, 1}, {91, 1}, {92, 1}, {93, 1}, {94, 1}}}
 
-/*
-PushBindingStep looks up the transition for event ev in state from. Rows of the same
-(state, event) are tried in table order and the first whose guard is in held
-(or that has no guard) applies. An undefined transition is a
-*TransitionError, never a silent no-op. It does not allocate on success.
-*/
+// PushBindingStep looks up the transition for event ev in state from. Rows of the same
+// (state, event) are tried in table order and the first whose guard is in held
+// (or that has no guard) applies. An undefined transition is a
+// *TransitionError, never a silent no-op. It does not allocate on success.
 func PushBindingStep(from PushBindingState, ev PushBindingEvent, held PushBindingGuardSet) (PushBindingTransition, error) {
 	if from.Valid() && ev.Valid() {
 		span := pushBindingIndex[from][ev]

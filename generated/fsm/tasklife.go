@@ -5,13 +5,11 @@ package fsm
 
 import "strconv"
 
-/*
-The Task machine (schema/fsm/tasklife.json).
-
-Lifecycle of one A2A v1.0 task (one Task.id), driven by the status updates the agent produces (Status* events, whether read from a stream item, a reply, a push or a GetTask answer) and by the two requests that act on an existing task: Resume and Cancel. A2A v1.0 fixes only that SUBMITTED comes first and that COMPLETED, FAILED, CANCELED and REJECTED are final; an observer may also miss intermediate states (polling, a second subscriber), so every non-terminal state accepts every later status, and no state returns to Submitted. Terminal states are absorbing and have no rows: a status after a terminal one is a protocol error; a message to a terminal task is refused with UnsupportedOperation; CancelTask on a terminal task is refused with TaskNotCancelable, except that a repeated cancel of a Canceled task answers with the task (cancel is idempotent). The caller handles these before the lookup. A retried request (same taskId, same messageId) and a contextId that differs from the task's (-32602) are not events of this table either.
-
-Source: A2A v1.0.0: specification/a2a.proto (enum TaskState) and docs/specification.md sections 3.1.2, 3.1.5, 3.4.3, 7.6; A2A-over-MQTT 0.1 Streaming Reply Mapping and Multi-Turn Conversation Patterns; seed 004 (user story 08); protocol digest sections 4, 5 and 10.
-*/
+// The Task machine (schema/fsm/tasklife.json).
+//
+// Lifecycle of one A2A v1.0 task (one Task.id), driven by the status updates the agent produces (Status* events, whether read from a stream item, a reply, a push or a GetTask answer) and by the two requests that act on an existing task: Resume and Cancel. A2A v1.0 fixes only that SUBMITTED comes first and that COMPLETED, FAILED, CANCELED and REJECTED are final; an observer may also miss intermediate states (polling, a second subscriber), so every non-terminal state accepts every later status, and no state returns to Submitted. Terminal states are absorbing and have no rows: a status after a terminal one is a protocol error; a message to a terminal task is refused with UnsupportedOperation; CancelTask on a terminal task is refused with TaskNotCancelable, except that a repeated cancel of a Canceled task answers with the task (cancel is idempotent). The caller handles these before the lookup. A retried request (same taskId, same messageId) and a contextId that differs from the task's (-32602) are not events of this table either.
+//
+// Source: A2A v1.0.0: specification/a2a.proto (enum TaskState) and docs/specification.md sections 3.1.2, 3.1.5, 3.4.3, 7.6; A2A-over-MQTT 0.1 Streaming Reply Mapping and Multi-Turn Conversation Patterns; seed 004 (user story 08); protocol digest sections 4, 5 and 10.
 
 // TaskState is a state of the Task machine.
 type TaskState uint8
@@ -580,12 +578,10 @@ var taskTable = [...]TaskTransition{ // Repeated snapshot before processing star
 var taskRows = [...]uint16{0, 1, 5, 9, 13, 17, 21, 25, 31, 35, 4, 6, 10, 14, 18, 22, 26, 32, 36, 2, 8, 11, 15, 19, 23, 27, 29, 33, 37, 3, 7, 12, 16, 20, 24, 28, 30, 34, 38}
 var taskIndex = [9][11][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 1}, {8, 0}, {8, 2}}, {{10, 0}, {10, 0}, {10, 1}, {11, 1}, {12, 1}, {13, 1}, {14, 1}, {15, 1}, {16, 1}, {17, 0}, {17, 2}}, {{19, 0}, {19, 0}, {19, 1}, {20, 1}, {21, 1}, {22, 1}, {23, 1}, {24, 1}, {25, 1}, {26, 1}, {27, 2}}, {{29, 0}, {29, 0}, {29, 1}, {30, 1}, {31, 1}, {32, 1}, {33, 1}, {34, 1}, {35, 1}, {36, 1}, {37, 2}}, {{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}}, {{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}}, {{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}}, {{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}}}
 
-/*
-TaskStep looks up the transition for event ev in state from. Rows of the same
-(state, event) are tried in table order and the first whose guard is in held
-(or that has no guard) applies. An undefined transition is a
-*TransitionError, never a silent no-op. It does not allocate on success.
-*/
+// TaskStep looks up the transition for event ev in state from. Rows of the same
+// (state, event) are tried in table order and the first whose guard is in held
+// (or that has no guard) applies. An undefined transition is a
+// *TransitionError, never a silent no-op. It does not allocate on success.
 func TaskStep(from TaskState, ev TaskEvent, held TaskGuardSet) (TaskTransition, error) {
 	if from.Valid() && ev.Valid() {
 		span := taskIndex[from][ev]

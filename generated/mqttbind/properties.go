@@ -12,107 +12,73 @@ import (
 
 // User property keys.
 const (
-	/*
-	   PropStatus: Agent liveness on retained Agent Card publications on the discovery topic (online after connect, offline on graceful stop) and on the Last Will (offline). Advisory only: never a replacement for request/reply error handling, never a reason to skip retries. Spec: Presence and Liveness; Optional Broker-Managed Status.
-
-	   Appears in: discovery, will.
-	*/
+	// PropStatus: Agent liveness on retained Agent Card publications on the discovery topic (online after connect, offline on graceful stop) and on the Last Will (offline). Advisory only: never a replacement for request/reply error handling, never a reason to skip retries. Spec: Presence and Liveness; Optional Broker-Managed Status.
+	//
+	// Appears in: discovery, will.
 	PropStatus = "a2a-status"
-	/*
-	   PropStatusSource: Who asserted a2a-status. On receipt any value other than agent or lwt (EMQX's registry writes emqx) counts as broker-managed (protocol digest §10). Spec: Presence and Liveness; Optional Broker-Managed Status.
-
-	   Appears in: discovery, will.
-	*/
+	// PropStatusSource: Who asserted a2a-status. On receipt any value other than agent or lwt (EMQX's registry writes emqx) counts as broker-managed (protocol digest §10). Spec: Presence and Liveness; Optional Broker-Managed Status.
+	//
+	// Appears in: discovery, will.
 	PropStatusSource = "a2a-status-source"
-	/*
-	   PropResponderAgentID is the agent_id of the concrete responder. MUST on every reply to a pooled request (missing = protocol error) and on every ubsp-v1 response; on any reply or stream item it signals task handover: the latest value for a Task.id wins and follow-ups go to that agent's direct request topic. Absent = no handover. Spec: Requester Behavior items 6-7; Optional Task Handover; Optional Shared Subscription Dispatch item 10; Optional Untrusted-Broker Security Profile item 9.
-
-	   Appears in: reply, stream, chunk.
-	*/
+	// PropResponderAgentID is the agent_id of the concrete responder. MUST on every reply to a pooled request (missing = protocol error) and on every ubsp-v1 response; on any reply or stream item it signals task handover: the latest value for a Task.id wins and follow-ups go to that agent's direct request topic. Absent = no handover. Spec: Requester Behavior items 6-7; Optional Task Handover; Optional Shared Subscription Dispatch item 10; Optional Untrusted-Broker Security Profile item 9.
+	//
+	// Appears in: reply, stream, chunk.
 	PropResponderAgentID = "a2a-responder-agent-id"
-	/*
-	   PropContextID: Task.context_id for transport-level visibility: optional on requests, optional on native binary artifact chunks. The payload contextId stays authoritative; if both are present they MUST match (a mismatch is transport_protocol_error in this library). Spec: Context Identifier Semantics item 7; Optional MQTT Native Binary Artifact Mode item 8.
-
-	   Appears in: request, chunk.
-	*/
+	// PropContextID: Task.context_id for transport-level visibility: optional on requests, optional on native binary artifact chunks. The payload contextId stays authoritative; if both are present they MUST match (a mismatch is transport_protocol_error in this library). Spec: Context Identifier Semantics item 7; Optional MQTT Native Binary Artifact Mode item 8.
+	//
+	// Appears in: request, chunk.
 	PropContextID = "a2a-context-id"
-	/*
-	   PropAuthorization: OAuth 2.0 / OIDC access token, value "Bearer <access_token>", on each request when the agent requires it; only over TLS. Never echoed in any reply, event, payload or property, never logged. Spec: OAuth 2.0 and OIDC over MQTT User Properties.
-
-	   Appears in: request.
-	*/
+	// PropAuthorization: OAuth 2.0 / OIDC access token, value "Bearer <access_token>", on each request when the agent requires it; only over TLS. Never echoed in any reply, event, payload or property, never logged. Spec: OAuth 2.0 and OIDC over MQTT User Properties.
+	//
+	// Appears in: request.
 	PropAuthorization = "a2a-authorization"
-	/*
-	   PropSecurityProfile: End-to-end payload protection profile of the interaction; when set on a request, every request, reply and stream message of the interaction carries it. Spec: Optional Untrusted-Broker Security Profile items 2-4, 8-9.
-
-	   Appears in: request, reply, stream.
-	*/
+	// PropSecurityProfile: End-to-end payload protection profile of the interaction; when set on a request, every request, reply and stream message of the interaction carries it. Spec: Optional Untrusted-Broker Security Profile items 2-4, 8-9.
+	//
+	// Appears in: request, reply, stream.
 	PropSecurityProfile = "a2a-security-profile"
-	/*
-	   PropRequesterAgentID: Under ubsp-v1: the requester's agent_id, on the request and on every response publication; the responder resolves the reply encryption key from it. Spec: Optional Untrusted-Broker Security Profile items 8-9.
-
-	   Appears in: request, reply, stream.
-	*/
+	// PropRequesterAgentID: Under ubsp-v1: the requester's agent_id, on the request and on every response publication; the responder resolves the reply encryption key from it. Spec: Optional Untrusted-Broker Security Profile items 8-9.
+	//
+	// Appears in: request, reply, stream.
 	PropRequesterAgentID = "a2a-requester-agent-id"
-	/*
-	   PropRecipientAgentID: Under ubsp-v1: the intended responder's agent_id. A responder whose identity differs MUST reject the request as transport_protocol_error. Spec: Optional Untrusted-Broker Security Profile items 8, 11.
-
-	   Appears in: request.
-	*/
+	// PropRecipientAgentID: Under ubsp-v1: the intended responder's agent_id. A responder whose identity differs MUST reject the request as transport_protocol_error. Spec: Optional Untrusted-Broker Security Profile items 8, 11.
+	//
+	// Appears in: request.
 	PropRecipientAgentID = "a2a-recipient-agent-id"
-	/*
-	   PropRecipientKID: Under ubsp-v1, optional: the JWK kid of the recipient key the payload was encrypted to (a JWK kid is an arbitrary string, so not bound by the identifier pattern). Spec: Optional Untrusted-Broker Security Profile item 10.
-
-	   Appears in: request, reply, stream.
-	*/
+	// PropRecipientKID: Under ubsp-v1, optional: the JWK kid of the recipient key the payload was encrypted to (a JWK kid is an arbitrary string, so not bound by the identifier pattern). Spec: Optional Untrusted-Broker Security Profile item 10.
+	//
+	// Appears in: request, reply, stream.
 	PropRecipientKID = "a2a-recipient-kid"
-	/*
-	   PropArtifactMode: Requested artifact encoding on the request; the responder SHOULD state the chosen mode on its replies. Absent, unknown or unsupported means json. Spec: Optional MQTT Native Binary Artifact Mode items 3-7.
-
-	   Appears in: request, reply, stream.
-	*/
+	// PropArtifactMode: Requested artifact encoding on the request; the responder SHOULD state the chosen mode on its replies. Absent, unknown or unsupported means json. Spec: Optional MQTT Native Binary Artifact Mode items 3-7.
+	//
+	// Appears in: request, reply, stream.
 	PropArtifactMode = "a2a-artifact-mode"
-	/*
-	   PropEventType: Kind of a native binary artifact message; required on every chunk. Spec: Optional MQTT Native Binary Artifact Mode item 8.
-
-	   Appears in: chunk.
-	*/
+	// PropEventType: Kind of a native binary artifact message; required on every chunk. Spec: Optional MQTT Native Binary Artifact Mode item 8.
+	//
+	// Appears in: chunk.
 	PropEventType = "a2a-event-type"
-	/*
-	   PropTaskID: Task.id of the task a native binary artifact chunk belongs to; required on every chunk and a de-duplication key. Over MQTT Task.id is requester-made (UUIDv4 generated, any well-formed RFC 9562 UUID accepted). Spec: Optional MQTT Native Binary Artifact Mode item 8; Error Handling and Deduplication item 2.
-
-	   Appears in: chunk.
-	*/
+	// PropTaskID: Task.id of the task a native binary artifact chunk belongs to; required on every chunk and a de-duplication key. Over MQTT Task.id is requester-made (UUIDv4 generated, any well-formed RFC 9562 UUID accepted). Spec: Optional MQTT Native Binary Artifact Mode item 8; Error Handling and Deduplication item 2.
+	//
+	// Appears in: chunk.
 	PropTaskID = "a2a-task-id"
-	/*
-	   PropArtifactID: Artifact.artifactId of the artifact a chunk belongs to (an A2A artifact id is an arbitrary string); required on every chunk; chunks are reassembled by artifact id and sequence number. Spec: Optional MQTT Native Binary Artifact Mode item 8.
-
-	   Appears in: chunk.
-	*/
+	// PropArtifactID: Artifact.artifactId of the artifact a chunk belongs to (an A2A artifact id is an arbitrary string); required on every chunk; chunks are reassembled by artifact id and sequence number. Spec: Optional MQTT Native Binary Artifact Mode item 8.
+	//
+	// Appears in: chunk.
 	PropArtifactID = "a2a-artifact-id"
-	/*
-	   PropChunkSeqNo: Sequence number of the chunk within its artifact, a decimal integer string (user story 04 counts from 0); required on every chunk; reassembly is in strict sequence order and duplicates are dropped by it. Spec: Optional MQTT Native Binary Artifact Mode items 8-9.
-
-	   Appears in: chunk.
-	*/
+	// PropChunkSeqNo: Sequence number of the chunk within its artifact, a decimal integer string (user story 04 counts from 0); required on every chunk; reassembly is in strict sequence order and duplicates are dropped by it. Spec: Optional MQTT Native Binary Artifact Mode items 8-9.
+	//
+	// Appears in: chunk.
 	PropChunkSeqNo = "a2a-chunk-seqno"
-	/*
-	   PropLastChunk: "true" on the last chunk of an artifact, "false" otherwise; required on every chunk. Ends the artifact only: the stream still ends on a terminal task status. Spec: Optional MQTT Native Binary Artifact Mode items 8, 11.
-
-	   Appears in: chunk.
-	*/
+	// PropLastChunk: "true" on the last chunk of an artifact, "false" otherwise; required on every chunk. Ends the artifact only: the stream still ends on a terminal task status. Spec: Optional MQTT Native Binary Artifact Mode items 8, 11.
+	//
+	// Appears in: chunk.
 	PropLastChunk = "a2a-last-chunk"
-	/*
-	   PropVersion is the A2A-Version service parameter over MQTT: the A2A protocol version (Major.Minor, e.g. 1.0) the requester uses. Absent or empty means 0.3 (A2A v1.0 §3.6.2); an unsupported version is answered with version_not_supported. The MQTT binding is silent on service parameters; A2A requires custom bindings to carry them (A2A v1.0 §3.2.6, protocol digest §10).
-
-	   Appears in: request.
-	*/
+	// PropVersion is the A2A-Version service parameter over MQTT: the A2A protocol version (Major.Minor, e.g. 1.0) the requester uses. Absent or empty means 0.3 (A2A v1.0 §3.6.2); an unsupported version is answered with version_not_supported. The MQTT binding is silent on service parameters; A2A requires custom bindings to carry them (A2A v1.0 §3.2.6, protocol digest §10).
+	//
+	// Appears in: request.
 	PropVersion = "a2a-version"
-	/*
-	   PropExtensions is the A2A-Extensions service parameter over MQTT: comma-separated extension URIs the requester wants to use for the request. A required extension the requester does not list is answered with extension_support_required. A2A v1.0 §3.2.6, §14.2.2; protocol digest §10.
-
-	   Appears in: request.
-	*/
+	// PropExtensions is the A2A-Extensions service parameter over MQTT: comma-separated extension URIs the requester wants to use for the request. A required extension the requester does not list is answered with extension_support_required. A2A v1.0 §3.2.6, §14.2.2; protocol digest §10.
+	//
+	// Appears in: request.
 	PropExtensions = "a2a-extensions"
 )
 
@@ -271,10 +237,8 @@ func LookupProperty(key string) (PropertyInfo, bool) {
 	return PropertyInfo{}, false
 }
 
-/*
-CheckProperty reports whether value is allowed for a known key. Unknown
-keys are accepted (the binding ignores them).
-*/
+// CheckProperty reports whether value is allowed for a known key. Unknown
+// keys are accepted (the binding ignores them).
 func CheckProperty(key, value string) error {
 	p, ok := LookupProperty(key)
 	if !ok {
@@ -312,10 +276,8 @@ func CheckProperty(key, value string) error {
 	return nil
 }
 
-/*
-ValidUUID reports whether s has the 8-4-4-4-12 hexadecimal form of an RFC
-9562 UUID (any version).
-*/
+// ValidUUID reports whether s has the 8-4-4-4-12 hexadecimal form of an RFC
+// 9562 UUID (any version).
 func ValidUUID(s string) bool {
 	if len(s) != 36 {
 		return false

@@ -32,10 +32,8 @@ func (e *IdentifierError) Error() string {
 	return fmt.Sprintf("invalid %s %q: must match %s (no /, +, #, spaces, not empty)", e.Name, e.Value, IdentifierPattern)
 }
 
-/*
-CheckIdentifier returns an *IdentifierError when value may not stand in a
-topic level.
-*/
+// CheckIdentifier returns an *IdentifierError when value may not stand in a
+// topic level.
 func CheckIdentifier(name, value string) error {
 	if !ValidIdentifier(value) {
 		return &IdentifierError{
@@ -49,10 +47,8 @@ func CheckIdentifier(name, value string) error {
 // DiscoveryTemplate is the Discovery topic template.
 const DiscoveryTemplate = "$a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}"
 
-/*
-DiscoveryTopic: builds the topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}. Retained Agent Card of an agent (QoS 1), also its Last Will topic. An empty retained payload unregisters the agent; updates republish the full card.
-Every identifier is checked first.
-*/
+// DiscoveryTopic: builds the topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}. Retained Agent Card of an agent (QoS 1), also its Last Will topic. An empty retained payload unregisters the agent; updates republish the full card.
+// Every identifier is checked first.
 func DiscoveryTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -66,10 +62,8 @@ func DiscoveryTopic(org, unit, agent string) (string, error) {
 	return "$a2a/v1/discovery/" + org + "/" + unit + "/" + agent, nil
 }
 
-/*
-ParseDiscoveryTopic splits a Discovery topic into its identifiers; ok is false when
-topic does not have the form $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
-*/
+// ParseDiscoveryTopic splits a Discovery topic into its identifiers; ok is false when
+// topic does not have the form $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
 func ParseDiscoveryTopic(topic string) (org, unit, agent string, ok bool) {
 	levels := strings.Split(topic, "/")
 	if len(levels) != 6 {
@@ -103,10 +97,8 @@ func ParseDiscoveryTopic(topic string) (org, unit, agent string, ok bool) {
 // DiscoveryFilterTemplate is the DiscoveryFilter topic template.
 const DiscoveryFilterTemplate = "$a2a/v1/discovery/{org_id}/{unit_id}/+"
 
-/*
-DiscoveryFilterTopic: builds the subscription filter $a2a/v1/discovery/{org_id}/{unit_id}/+. Subscription filter for every Agent Card of a unit; the agent_id is taken from the matched topic's last level.
-Every identifier is checked first.
-*/
+// DiscoveryFilterTopic: builds the subscription filter $a2a/v1/discovery/{org_id}/{unit_id}/+. Subscription filter for every Agent Card of a unit; the agent_id is taken from the matched topic's last level.
+// Every identifier is checked first.
 func DiscoveryFilterTopic(org, unit string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -120,10 +112,8 @@ func DiscoveryFilterTopic(org, unit string) (string, error) {
 // RequestTemplate is the Request topic template.
 const RequestTemplate = "$a2a/v1/request/{org_id}/{unit_id}/{agent_id}"
 
-/*
-RequestTopic: builds the topic $a2a/v1/request/{org_id}/{unit_id}/{agent_id}. An agent's direct request topic (QoS 1). Requests carry MQTT Response Topic and Correlation Data.
-Every identifier is checked first.
-*/
+// RequestTopic: builds the topic $a2a/v1/request/{org_id}/{unit_id}/{agent_id}. An agent's direct request topic (QoS 1). Requests carry MQTT Response Topic and Correlation Data.
+// Every identifier is checked first.
 func RequestTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -137,10 +127,8 @@ func RequestTopic(org, unit, agent string) (string, error) {
 	return "$a2a/v1/request/" + org + "/" + unit + "/" + agent, nil
 }
 
-/*
-ParseRequestTopic splits a Request topic into its identifiers; ok is false when
-topic does not have the form $a2a/v1/request/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
-*/
+// ParseRequestTopic splits a Request topic into its identifiers; ok is false when
+// topic does not have the form $a2a/v1/request/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
 func ParseRequestTopic(topic string) (org, unit, agent string, ok bool) {
 	levels := strings.Split(topic, "/")
 	if len(levels) != 6 {
@@ -174,10 +162,8 @@ func ParseRequestTopic(topic string) (org, unit, agent string, ok bool) {
 // ReplyTemplate is the Reply topic template.
 const ReplyTemplate = "$a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}"
 
-/*
-ReplyTopic: builds the topic $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}. Recommended reply topic of a requester, given as the request's Response Topic; the requester subscribes to it before publishing. Replies and stream items (QoS 1) echo the request's Correlation Data.
-Every identifier is checked first.
-*/
+// ReplyTopic: builds the topic $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}. Recommended reply topic of a requester, given as the request's Response Topic; the requester subscribes to it before publishing. Replies and stream items (QoS 1) echo the request's Correlation Data.
+// Every identifier is checked first.
 func ReplyTopic(org, unit, agent, replySuffix string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -194,10 +180,8 @@ func ReplyTopic(org, unit, agent, replySuffix string) (string, error) {
 	return "$a2a/v1/reply/" + org + "/" + unit + "/" + agent + "/" + replySuffix, nil
 }
 
-/*
-ParseReplyTopic splits a Reply topic into its identifiers; ok is false when
-topic does not have the form $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix} or an identifier is invalid.
-*/
+// ParseReplyTopic splits a Reply topic into its identifiers; ok is false when
+// topic does not have the form $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix} or an identifier is invalid.
 func ParseReplyTopic(topic string) (org, unit, agent, replySuffix string, ok bool) {
 	levels := strings.Split(topic, "/")
 	if len(levels) != 7 {
@@ -235,10 +219,8 @@ func ParseReplyTopic(topic string) (org, unit, agent, replySuffix string, ok boo
 // EventTemplate is the Event topic template.
 const EventTemplate = "$a2a/v1/event/{org_id}/{unit_id}/{agent_id}"
 
-/*
-EventTopic: builds the topic $a2a/v1/event/{org_id}/{unit_id}/{agent_id}. An agent's event publications; QoS 0 allowed; outside request/reply correlation and the end-of-stream rule.
-Every identifier is checked first.
-*/
+// EventTopic: builds the topic $a2a/v1/event/{org_id}/{unit_id}/{agent_id}. An agent's event publications; QoS 0 allowed; outside request/reply correlation and the end-of-stream rule.
+// Every identifier is checked first.
 func EventTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -252,10 +234,8 @@ func EventTopic(org, unit, agent string) (string, error) {
 	return "$a2a/v1/event/" + org + "/" + unit + "/" + agent, nil
 }
 
-/*
-ParseEventTopic splits a Event topic into its identifiers; ok is false when
-topic does not have the form $a2a/v1/event/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
-*/
+// ParseEventTopic splits a Event topic into its identifiers; ok is false when
+// topic does not have the form $a2a/v1/event/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
 func ParseEventTopic(topic string) (org, unit, agent string, ok bool) {
 	levels := strings.Split(topic, "/")
 	if len(levels) != 6 {
@@ -289,10 +269,8 @@ func ParseEventTopic(topic string) (org, unit, agent string, ok bool) {
 // PoolRequestTemplate is the PoolRequest topic template.
 const PoolRequestTemplate = "$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}"
 
-/*
-PoolRequestTopic: builds the topic $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}. Canonical request topic of a shared pool. Requesters publish pooled requests here, never to $share/...; retries before a responder is selected also go here, afterwards to the responder's Request topic.
-Every identifier is checked first.
-*/
+// PoolRequestTopic: builds the topic $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}. Canonical request topic of a shared pool. Requesters publish pooled requests here, never to $share/...; retries before a responder is selected also go here, afterwards to the responder's Request topic.
+// Every identifier is checked first.
 func PoolRequestTopic(org, unit, pool string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -306,10 +284,8 @@ func PoolRequestTopic(org, unit, pool string) (string, error) {
 	return "$a2a/v1/request/" + org + "/" + unit + "/pool/" + pool, nil
 }
 
-/*
-ParsePoolRequestTopic splits a PoolRequest topic into its identifiers; ok is false when
-topic does not have the form $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id} or an identifier is invalid.
-*/
+// ParsePoolRequestTopic splits a PoolRequest topic into its identifiers; ok is false when
+// topic does not have the form $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id} or an identifier is invalid.
 func ParsePoolRequestTopic(topic string) (org, unit, pool string, ok bool) {
 	levels := strings.Split(topic, "/")
 	if len(levels) != 7 {
@@ -346,10 +322,8 @@ func ParsePoolRequestTopic(topic string) (org, unit, pool string, ok bool) {
 // PoolSubscriptionTemplate is the PoolSubscription topic template.
 const PoolSubscriptionTemplate = "$share/{group_id}/$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}"
 
-/*
-PoolSubscriptionTopic: builds the subscription filter $share/{group_id}/$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}. Shared subscription through which pool members consume pooled requests; replies to pooled requests MUST carry a2a-responder-agent-id.
-Every identifier is checked first.
-*/
+// PoolSubscriptionTopic: builds the subscription filter $share/{group_id}/$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}. Shared subscription through which pool members consume pooled requests; replies to pooled requests MUST carry a2a-responder-agent-id.
+// Every identifier is checked first.
 func PoolSubscriptionTopic(group, org, unit, pool string) (string, error) {
 	if err := CheckIdentifier("group_id", group); err != nil {
 		return "", err
@@ -371,11 +345,9 @@ const GroupIDMaxLength = 64
 
 var groupDisallowed = regexp.MustCompile("[^A-Za-z0-9._]")
 
-/*
-GroupID makes a deterministic shared-subscription group id from a label:
-characters outside [A-Za-z0-9._] become "_", and an id longer than 64 is cut and
-ends with "_" and the first 8 hex digits of the SHA-256 of the uncut id.
-*/
+// GroupID makes a deterministic shared-subscription group id from a label:
+// characters outside [A-Za-z0-9._] become "_", and an id longer than 64 is cut and
+// ends with "_" and the first 8 hex digits of the SHA-256 of the uncut id.
 func GroupID(label string) string {
 	id := groupDisallowed.ReplaceAllString(label, "_")
 	if len(id) <= GroupIDMaxLength {

@@ -5,57 +5,41 @@ package offline
 
 // AsleepResponse: HTTP body of an agent_asleep refusal, sent with status 503: live processing was refused for reachability. queued is true only after the payload was accepted into the offline queue. Not a JSON-RPC envelope.
 type AsleepResponse struct {
-	/*
-	   Error is the error token, always agent_asleep.
-
-	   JSON: "error", required.
-	*/
+	// Error is the error token, always agent_asleep.
+	//
+	// JSON: "error", required.
 	Error string
-	/*
-	   Message: Short human-readable explanation.
-
-	   JSON: "message", required.
-	*/
+	// Message: Short human-readable explanation.
+	//
+	// JSON: "message", required.
 	Message string
-	/*
-	   Queued: Whether the message was accepted into the offline queue; true only after the enqueue succeeded.
-
-	   JSON: "queued", required.
-	*/
+	// Queued: Whether the message was accepted into the offline queue; true only after the enqueue succeeded.
+	//
+	// JSON: "queued", required.
 	Queued bool
-	/*
-	   RetryAfterSec: Seconds until the next accept window, when known; the HTTP Retry-After header then carries the same value.
-
-	   JSON: "retryAfterSec".
-	*/
+	// RetryAfterSec: Seconds until the next accept window, when known; the HTTP Retry-After header then carries the same value.
+	//
+	// JSON: "retryAfterSec".
 	RetryAfterSec *int64
 }
 
 // OfflineErrorData: error.data of a JSON-RPC error answering for the offline profile (code -32003 for agent_asleep; a2abind uses -32004 for asleep_queue_full), for clients that read only the JSON-RPC error object.
 type OfflineErrorData struct {
-	/*
-	   Error is the error token.
-
-	   JSON: "error", required.
-	*/
+	// Error is the error token.
+	//
+	// JSON: "error", required.
 	Error string
-	/*
-	   Queued: Whether the message was accepted into the offline queue; always false for asleep_queue_full.
-
-	   JSON: "queued", required.
-	*/
+	// Queued: Whether the message was accepted into the offline queue; always false for asleep_queue_full.
+	//
+	// JSON: "queued", required.
 	Queued bool
-	/*
-	   RetryAfterSec: agent_asleep only: seconds until the next accept window, when known.
-
-	   JSON: "retryAfterSec".
-	*/
+	// RetryAfterSec: agent_asleep only: seconds until the next accept window, when known.
+	//
+	// JSON: "retryAfterSec".
 	RetryAfterSec *int64
-	/*
-	   Kind: asleep_queue_full only: which bound refused the enqueue.
-
-	   JSON: "kind".
-	*/
+	// Kind: asleep_queue_full only: which bound refused the enqueue.
+	//
+	// JSON: "kind".
 	Kind QueueFullKind
 }
 
@@ -92,29 +76,21 @@ func (v QueueFullKind) String() string {
 
 // QueueFullResponse: HTTP body of an asleep_queue_full refusal, sent with status 507 (kind messages or bytes) or 429 (kind peer): the message was not enqueued because a queue bound would be exceeded. Never sent as agent_asleep. Not a JSON-RPC envelope.
 type QueueFullResponse struct {
-	/*
-	   Error is the error token, always asleep_queue_full.
-
-	   JSON: "error", required.
-	*/
+	// Error is the error token, always asleep_queue_full.
+	//
+	// JSON: "error", required.
 	Error string
-	/*
-	   Message: Short human-readable explanation.
-
-	   JSON: "message".
-	*/
+	// Message: Short human-readable explanation.
+	//
+	// JSON: "message".
 	Message string
-	/*
-	   Queued: Always false: nothing was stored.
-
-	   JSON: "queued", required.
-	*/
+	// Queued: Always false: nothing was stored.
+	//
+	// JSON: "queued", required.
 	Queued bool
-	/*
-	   Kind: Which bound refused the enqueue (SHOULD be present).
-
-	   JSON: "kind".
-	*/
+	// Kind: Which bound refused the enqueue (SHOULD be present).
+	//
+	// JSON: "kind".
 	Kind QueueFullKind
 }
 

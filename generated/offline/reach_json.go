@@ -82,11 +82,9 @@ func (x *AsleepResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a AsleepResponse. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a AsleepResponse. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *AsleepResponse) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -98,11 +96,9 @@ func (x *AsleepResponse) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateAsleepResponseJSON checks that data is a valid AsleepResponse: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateAsleepResponseJSON checks that data is a valid AsleepResponse: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateAsleepResponseJSON(data []byte) error {
 	var x AsleepResponse
 	var v rtValidator
@@ -116,10 +112,8 @@ func ValidateAsleepResponseJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *AsleepResponse) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -239,11 +233,9 @@ func (x *OfflineErrorData) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a OfflineErrorData. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a OfflineErrorData. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *OfflineErrorData) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -255,11 +247,9 @@ func (x *OfflineErrorData) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateOfflineErrorDataJSON checks that data is a valid OfflineErrorData: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateOfflineErrorDataJSON checks that data is a valid OfflineErrorData: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateOfflineErrorDataJSON(data []byte) error {
 	var x OfflineErrorData
 	var v rtValidator
@@ -273,10 +263,8 @@ func ValidateOfflineErrorDataJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *OfflineErrorData) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
@@ -397,11 +385,9 @@ func (x *QueueFullResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 	}
 }
 
-/*
-UnmarshalJSON decodes a QueueFullResponse. It fails on bytes that are not JSON, on a
-value of the wrong JSON type and on two members of a oneof group; it does not
-check the other rules of the schema: call Validate for those.
-*/
+// UnmarshalJSON decodes a QueueFullResponse. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
 func (x *QueueFullResponse) UnmarshalJSON(data []byte) error {
 	var v rtValidator
 	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
@@ -413,11 +399,9 @@ func (x *QueueFullResponse) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-ValidateQueueFullResponseJSON checks that data is a valid QueueFullResponse: JSON syntax, every rule
-of the schema, and required members. It returns a *SyntaxError, a
-*ValidationError listing every violation, or nil.
-*/
+// ValidateQueueFullResponseJSON checks that data is a valid QueueFullResponse: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
 func ValidateQueueFullResponseJSON(data []byte) error {
 	var x QueueFullResponse
 	var v rtValidator
@@ -431,10 +415,8 @@ func ValidateQueueFullResponseJSON(data []byte) error {
 	return v.err()
 }
 
-/*
-appendJSON appends x as JSON. Optional members at their zero value are
-left out, as in ProtoJSON.
-*/
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
 func (x *QueueFullResponse) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err

@@ -46,11 +46,9 @@ func (x *AsleepResponse) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the AsleepResponse schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the AsleepResponse schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *AsleepResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -101,11 +99,9 @@ func (x *OfflineErrorData) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the OfflineErrorData schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the OfflineErrorData schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *OfflineErrorData) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -152,11 +148,9 @@ func (x *QueueFullResponse) validate(v *rtValidator, p *rtPath) {
 	}
 }
 
-/*
-Validate checks x against every rule of the QueueFullResponse schema and returns a
-*ValidationError listing each violation, or nil. Required members that x
-always marshals (numbers, booleans, maps) count as present.
-*/
+// Validate checks x against every rule of the QueueFullResponse schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps) count as present.
 func (x *QueueFullResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

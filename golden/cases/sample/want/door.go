@@ -5,11 +5,9 @@ package sample
 
 import "strconv"
 
-/*
-The Door machine (schema/door.json).
-
-A door that can be locked and, once broken, stays broken.
-*/
+// The Door machine (schema/door.json).
+//
+// A door that can be locked and, once broken, stays broken.
 
 // DoorState is a state of the Door machine.
 type DoorState uint8
@@ -307,12 +305,10 @@ var doorTable = [...]DoorTransition{{
 var doorRows = [...]uint16{0, 2, 4, 6, 1, 7, 3, 5, 8}
 var doorIndex = [5][4][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 1}, {1, 2}, {3, 1}}, {{4, 0}, {4, 1}, {5, 0}, {5, 1}}, {{6, 0}, {6, 0}, {6, 2}, {8, 1}}, {{9, 0}, {9, 0}, {9, 0}, {9, 0}}}
 
-/*
-DoorStep looks up the transition for event ev in state from. Rows of the same
-(state, event) are tried in table order and the first whose guard is in held
-(or that has no guard) applies. An undefined transition is a
-*TransitionError, never a silent no-op. It does not allocate on success.
-*/
+// DoorStep looks up the transition for event ev in state from. Rows of the same
+// (state, event) are tried in table order and the first whose guard is in held
+// (or that has no guard) applies. An undefined transition is a
+// *TransitionError, never a silent no-op. It does not allocate on success.
 func DoorStep(from DoorState, ev DoorEvent, held DoorGuardSet) (DoorTransition, error) {
 	if from.Valid() && ev.Valid() {
 		span := doorIndex[from][ev]

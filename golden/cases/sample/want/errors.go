@@ -3,11 +3,9 @@
 
 package sample
 
-/*
-Token identifies an error. It is an error's identity: the same JSON-RPC
-code means different things in different profiles, so compare tokens, never
-codes alone.
-*/
+// Token identifies an error. It is an error's identity: the same JSON-RPC
+// code means different things in different profiles, so compare tokens, never
+// codes alone.
 type Token string
 
 const (
@@ -95,11 +93,9 @@ func (t Token) Info() (ErrorInfo, bool) {
 	return ErrorInfo{}, false
 }
 
-/*
-Error is a protocol error: a token with its code, HTTP status, message and
-data. Errors compare equal under errors.Is when their tokens are equal, so
-errors.Is(err, ErrTaskNotFound) works whatever the message.
-*/
+// Error is a protocol error: a token with its code, HTTP status, message and
+// data. Errors compare equal under errors.Is when their tokens are equal, so
+// errors.Is(err, ErrTaskNotFound) works whatever the message.
 type Error struct {
 	Token      Token
 	Code       int
@@ -126,10 +122,8 @@ func (e *Error) Retryable() bool {
 	return info.Retryable
 }
 
-/*
-NewError returns an error for a token with its default code and status and
-the given message (the default message when empty).
-*/
+// NewError returns an error for a token with its default code and status and
+// the given message (the default message when empty).
 func NewError(t Token, message string) *Error {
 	info, _ := t.Info()
 	if message == "" {

@@ -7,33 +7,25 @@ import "encoding/json"
 
 // Call is a call whose args depend on the op.
 type Call struct {
-	/*
-	   Op is generated from the schema.
-
-	   JSON: "op", required.
-	*/
+	// Op is generated from the schema.
+	//
+	// JSON: "op", required.
 	Op string
-	/*
-	   ID is generated from the schema.
-
-	   JSON: "id".
-	*/
+	// ID is generated from the schema.
+	//
+	// JSON: "id".
 	ID json.RawMessage
-	/*
-	   Args is generated from the schema.
-
-	   JSON: "args".
-	*/
+	// Args is generated from the schema.
+	//
+	// JSON: "args".
 	Args json.RawMessage
 }
 
 // Circle is generated from the schema.
 type Circle struct {
-	/*
-	   Radius is generated from the schema.
-
-	   JSON: "radius", required.
-	*/
+	// Radius is generated from the schema.
+	//
+	// JSON: "radius", required.
 	Radius float64
 }
 
@@ -70,17 +62,13 @@ func (v Color) String() string {
 
 // Layer is generated from the schema.
 type Layer struct {
-	/*
-	   Name is generated from the schema.
-
-	   JSON: "name", required.
-	*/
+	// Name is generated from the schema.
+	//
+	// JSON: "name", required.
 	Name string
-	/*
-	   Opaque is generated from the schema.
-
-	   JSON: "opaque".
-	*/
+	// Opaque is generated from the schema.
+	//
+	// JSON: "opaque".
 	Opaque bool
 }
 
@@ -113,95 +101,65 @@ func (v Mode) String() string {
 
 // Shape is a shape with one body.
 type Shape struct {
-	/*
-	   ID is generated from the schema.
-
-	   JSON: "id", required.
-	*/
+	// ID is generated from the schema.
+	//
+	// JSON: "id", required.
 	ID string
-	/*
-	   Color is generated from the schema.
-
-	   JSON: "color", required.
-	*/
+	// Color is generated from the schema.
+	//
+	// JSON: "color", required.
 	Color Color
-	/*
-	   Mode is generated from the schema.
-
-	   JSON: "mode".
-	*/
+	// Mode is generated from the schema.
+	//
+	// JSON: "mode".
 	Mode Mode
-	/*
-	   Tags is generated from the schema.
-
-	   JSON: "tags", required.
-	*/
+	// Tags is generated from the schema.
+	//
+	// JSON: "tags", required.
 	Tags []string
-	/*
-	   Sizes is generated from the schema.
-
-	   JSON: "sizes", required.
-	*/
+	// Sizes is generated from the schema.
+	//
+	// JSON: "sizes", required.
 	Sizes map[string]int32
-	/*
-	   Layers is generated from the schema.
-
-	   JSON: "layers".
-	*/
+	// Layers is generated from the schema.
+	//
+	// JSON: "layers".
 	Layers []Layer
-	/*
-	   Named is generated from the schema.
-
-	   JSON: "named".
-	*/
+	// Named is generated from the schema.
+	//
+	// JSON: "named".
 	Named map[string]Layer
-	/*
-	   Depth is generated from the schema.
-
-	   JSON: "depth".
-	*/
+	// Depth is generated from the schema.
+	//
+	// JSON: "depth".
 	Depth *int32
-	/*
-	   Count is generated from the schema.
-
-	   JSON: "count", required.
-	*/
+	// Count is generated from the schema.
+	//
+	// JSON: "count", required.
 	Count int32
-	/*
-	   Ratio is generated from the schema.
-
-	   JSON: "ratio".
-	*/
+	// Ratio is generated from the schema.
+	//
+	// JSON: "ratio".
 	Ratio float64
-	/*
-	   Solid is generated from the schema.
-
-	   JSON: "solid".
-	*/
+	// Solid is generated from the schema.
+	//
+	// JSON: "solid".
 	Solid bool
-	/*
-	   Blob is generated from the schema.
-
-	   JSON: "blob".
-	*/
+	// Blob is generated from the schema.
+	//
+	// JSON: "blob".
 	Blob []byte
-	/*
-	   At is generated from the schema.
-
-	   JSON: "at".
-	*/
+	// At is generated from the schema.
+	//
+	// JSON: "at".
 	At string
-	/*
-	   Side is generated from the schema.
-
-	   JSON: "side".
-	*/
+	// Side is generated from the schema.
+	//
+	// JSON: "side".
 	Side string
-	/*
-	   Meta is generated from the schema.
-
-	   JSON: "meta".
-	*/
+	// Meta is generated from the schema.
+	//
+	// JSON: "meta".
 	Meta map[string]any
 	// Body holds exactly one of "circle", "label", "note": one of the types implementing ShapeBody.
 	Body ShapeBody
@@ -214,20 +172,16 @@ type ShapeBody interface {
 
 func (*Circle) isShapeBody() {}
 
-/*
-ShapeLabel is generated from the schema.
-
-As a member of ShapeBody it is written as JSON member "label".
-*/
+// ShapeLabel is generated from the schema.
+//
+// As a member of ShapeBody it is written as JSON member "label".
 type ShapeLabel string
 
 func (ShapeLabel) isShapeBody() {}
 
-/*
-ShapeNote is generated from the schema.
-
-As a member of ShapeBody it is written as JSON member "note".
-*/
+// ShapeNote is generated from the schema.
+//
+// As a member of ShapeBody it is written as JSON member "note".
 type ShapeNote struct {
 	Value any
 }
