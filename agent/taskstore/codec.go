@@ -1,0 +1,29 @@
+package taskstore
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+// wire is the stored form of a Record.
+type wire struct {
+	Task       a2a.Task  `json:"task"`
+	MessageIDs []string  `json:"messageIds,omitempty"`
+	Owner      string    `json:"owner,omitempty"`
+	Created    time.Time `json:"created"`
+	Updated    time.Time `json:"updated"`
+}
+
+func encode(r Record) ([]byte, error) {
+	return json.Marshal(wire{Task: r.Task, MessageIDs: r.MessageIDs, Owner: r.Owner, Created: r.Created, Updated: r.Updated})
+}
+
+func decode(b []byte) (Record, error) {
+	var w wire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return Record{}, err
+	}
+	return Record{Task: w.Task, MessageIDs: w.MessageIDs, Owner: w.Owner, Created: w.Created, Updated: w.Updated}, nil
+}

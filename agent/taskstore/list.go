@@ -1,0 +1,54 @@
+package taskstore
+
+import (
+	"sort"
+	"strconv"
+)
+
+func (f Filter) match(r *Record) bool {
+	if f.ContextID != "" && r.Task.ContextID != f.ContextID {
+		return false
+	}
+	if f.State != "" && (r.Task.Status == nil || r.Task.Status.State != f.State) {
+		return false
+	}
+	if !f.UpdatedAfter.IsZero() && r.Updated.Before(f.UpdatedAfter) {
+		return false
+	}
+	return true
+}
+
+// page sorts matching records newest first and cuts one page. Page tokens
+// are offsets into that order.
+func page(all []Record, f Filter) (Page, error) {
+	var matched []Record
+	for i := range all {
+		if f.match(&all[i]) {
+			matched = append(matched, all[i])
+		}
+	}
+	sort.SliceStable(matched, func(i, j int) bool {
+		if !matched[i].Created.Equal(matched[j].Created) {
+			return matched[i].Created.After(matched[j].Created)
+		}
+		return matched[i].Task.ID < matched[j].Task.ID
+	})
+	size := f.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	start := 0
+	if f.PageToken != "" {
+		n, err := strconv.Atoi(f.PageToken)
+		if err != nil || n < 0 || n > len(matched) {
+			return Page{}, ErrBadPageToken
+		}
+		start = n
+	}
+	end := min(start+size, len(matched))
+	p := Page{Records: matched[start:end], Total: len(matched)}
+	if end < len(matched) {
+		p.NextPageToken = strconv.Itoa(end)
+	}
+	return p, nil
+}

@@ -1,0 +1,105 @@
+// Package taskstore keeps the tasks of an A2A agent: an in-memory store for
+// tests and short-lived agents, and a durable one on an embedded bbolt
+// database for tasks that must survive a restart. Both satisfy [Store], and
+// both are checked by the same conformance tests.
+//
+// A store keeps, beside each task, what the responder rules of the protocol
+// need: the message ids already accepted for the task (to tell a retried
+// request from a new turn), the agent that currently owns the task (after a
+// handover) and the times of creation and last change. It knows nothing of
+// transports.
+package taskstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+// ErrNotFound is returned for a task id the store does not hold. It matches
+// a2a.ErrTaskNotFound under errors.Is.
+var ErrNotFound = a2a.ErrTaskNotFound
+
+// ErrExists is returned by Create when the task id is already taken.
+var ErrExists = errors.New("taskstore: task already exists")
+
+// Record is a task with the bookkeeping the responder needs.
+type Record struct {
+	// Task is the task as the protocol shows it.
+	Task a2a.Task
+	// MessageIDs are the ids of the messages accepted for the task, oldest
+	// first.
+	MessageIDs []string
+	// Owner is the agent id that serves the task after a handover ("" for the
+	// agent that created it).
+	Owner string
+	// Created and Updated are set by the store.
+	Created, Updated time.Time
+}
+
+// HasMessage reports whether id was already accepted for the task.
+func (r *Record) HasMessage(id string) bool {
+	for _, m := range r.MessageIDs {
+		if m == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Filter selects tasks for List. Zero fields match everything.
+type Filter struct {
+	ContextID string
+	State     a2a.TaskState
+	// UpdatedAfter keeps tasks changed at or after this time.
+	UpdatedAfter time.Time
+	// PageSize is the most tasks returned (default 50).
+	PageSize int
+	// PageToken continues a previous listing.
+	PageToken string
+}
+
+// Page is one page of a listing, newest first.
+type Page struct {
+	Records       []Record
+	NextPageToken string
+	// Total counts every task the filter matches.
+	Total int
+}
+
+// Store keeps task records. Implementations are safe for concurrent use;
+// Update is atomic with respect to other calls for the same task.
+type Store interface {
+	// Create stores a new record. If the id is taken it returns the stored
+	// record and ErrExists, and stores nothing.
+	Create(ctx context.Context, r Record) (Record, error)
+	// Get returns the record of a task, or ErrNotFound.
+	Get(ctx context.Context, id string) (Record, error)
+	// Update applies fn to the stored record and stores the result
+	// atomically. If fn returns an error nothing is stored and the error is
+	// returned.
+	Update(ctx context.Context, id string, fn func(*Record) error) (Record, error)
+	// List returns the records matching f, most recently created first.
+	List(ctx context.Context, f Filter) (Page, error)
+	// Close releases the store.
+	Close() error
+}
+
+// DefaultPageSize is the page size of List when Filter.PageSize is 0.
+const DefaultPageSize = 50
+
+func clone(r Record) Record {
+	// Records are copied through their JSON form so that callers never share
+	// slices or maps with the store.
+	b, err := encode(r)
+	if err != nil {
+		return r
+	}
+	out, err := decode(b)
+	if err != nil {
+		return r
+	}
+	return out
+}

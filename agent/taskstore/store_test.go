@@ -1,0 +1,189 @@
+package taskstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+// clock is a deterministic time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Second)
+	return c.t
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)} }
+
+type opener func(t *testing.T, now func() time.Time) Store
+
+func stores() map[string]opener {
+	return map[string]opener{
+		"memory": func(t *testing.T, now func() time.Time) Store { return NewMemory(now) },
+		"bolt": func(t *testing.T, now func() time.Time) Store {
+			s, err := OpenBolt(filepath.Join(t.TempDir(), "tasks.db"), now, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}
+}
+
+func task(id, ctxID string, state a2a.TaskState) Record {
+	return Record{Task: a2a.Task{ID: id, ContextID: ctxID, Status: &a2a.TaskStatus{State: state}}, MessageIDs: []string{"m-" + id}}
+}
+
+func TestStoreConformance(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range stores() {
+		t.Run(name, func(t *testing.T) {
+			t.Run("create then get returns a copy", func(t *testing.T) {
+				s := open(t, newClock().now)
+				r, err := s.Create(ctx, task("t1", "c1", a2a.TaskStateSubmitted))
+				if err != nil || r.Created.IsZero() || !r.Created.Equal(r.Updated) {
+					t.Fatalf("%+v %v", r, err)
+				}
+				got, err := s.Get(ctx, "t1")
+				if err != nil || got.Task.ContextID != "c1" || !got.HasMessage("m-t1") || got.HasMessage("other") {
+					t.Fatalf("%+v %v", got, err)
+				}
+				got.Task.Status.State = a2a.TaskStateFailed
+				again, _ := s.Get(ctx, "t1")
+				if again.Task.Status.State != a2a.TaskStateSubmitted {
+					t.Fatal("changing a returned record changed the store")
+				}
+			})
+			t.Run("a repeated create returns the stored task and creates nothing", func(t *testing.T) {
+				s := open(t, newClock().now)
+				first, _ := s.Create(ctx, task("t1", "c1", a2a.TaskStateWorking))
+				dup, err := s.Create(ctx, task("t1", "other", a2a.TaskStateSubmitted))
+				if !errors.Is(err, ErrExists) || dup.Task.ContextID != "c1" || dup.Task.Status.State != a2a.TaskStateWorking || !dup.Created.Equal(first.Created) {
+					t.Fatalf("%+v %v", dup, err)
+				}
+				p, _ := s.List(ctx, Filter{})
+				if p.Total != 1 {
+					t.Fatalf("%d tasks after a repeated create", p.Total)
+				}
+			})
+			t.Run("unknown task", func(t *testing.T) {
+				s := open(t, newClock().now)
+				if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) || !errors.Is(err, a2a.ErrTaskNotFound) {
+					t.Fatalf("get: %v", err)
+				}
+				if _, err := s.Update(ctx, "nope", func(*Record) error { return nil }); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("update: %v", err)
+				}
+			})
+			t.Run("update is atomic and refuses id changes", func(t *testing.T) {
+				s := open(t, newClock().now)
+				s.Create(ctx, task("t1", "c1", a2a.TaskStateSubmitted))
+				var wg sync.WaitGroup
+				for i := range 20 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						_, err := s.Update(ctx, "t1", func(r *Record) error {
+							r.MessageIDs = append(r.MessageIDs, fmt.Sprint("m", i))
+							return nil
+						})
+						if err != nil {
+							t.Error(err)
+						}
+					}()
+				}
+				wg.Wait()
+				r, _ := s.Get(ctx, "t1")
+				if len(r.MessageIDs) != 21 || !r.Updated.After(r.Created) {
+					t.Fatalf("%d message ids, updated %v", len(r.MessageIDs), r.Updated)
+				}
+				boom := errors.New("boom")
+				if _, err := s.Update(ctx, "t1", func(r *Record) error { r.Owner = "x"; return boom }); !errors.Is(err, boom) {
+					t.Fatal(err)
+				}
+				if _, err := s.Update(ctx, "t1", func(r *Record) error { r.Task.ID = "t2"; return nil }); err == nil {
+					t.Fatal("id change accepted")
+				}
+				if r, _ := s.Get(ctx, "t1"); r.Owner != "" {
+					t.Fatal("a failed update was stored")
+				}
+			})
+			t.Run("list filters, orders newest first and pages", func(t *testing.T) {
+				s := open(t, newClock().now)
+				for i := range 7 {
+					st := a2a.TaskStateCompleted
+					if i%2 == 0 {
+						st = a2a.TaskStateWorking
+					}
+					s.Create(ctx, task(fmt.Sprint("t", i), fmt.Sprint("c", i%3), st))
+				}
+				p, err := s.List(ctx, Filter{ContextID: "c0"})
+				if err != nil || p.Total != 3 || p.Records[0].Task.ID != "t6" || p.Records[2].Task.ID != "t0" {
+					t.Fatalf("%+v %v", p, err)
+				}
+				p, _ = s.List(ctx, Filter{State: a2a.TaskStateWorking, PageSize: 3})
+				if p.Total != 4 || len(p.Records) != 3 || p.NextPageToken == "" {
+					t.Fatalf("%+v", p)
+				}
+				p2, _ := s.List(ctx, Filter{State: a2a.TaskStateWorking, PageSize: 3, PageToken: p.NextPageToken})
+				if len(p2.Records) != 1 || p2.NextPageToken != "" || p2.Records[0].Task.ID != "t0" {
+					t.Fatalf("%+v", p2)
+				}
+				if _, err := s.List(ctx, Filter{PageToken: "x"}); !errors.Is(err, a2a.ErrInvalidParams) {
+					t.Fatalf("bad token: %v", err)
+				}
+			})
+		})
+	}
+}
+
+func TestBoltKeepsTasksAcrossRestart(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	s, err := OpenBolt(path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Create(ctx, task("t1", "c1", a2a.TaskStateInputRequired))
+	s.Update(ctx, "t1", func(r *Record) error { r.Owner = "agent-c1"; return nil })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = OpenBolt(path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.Get(ctx, "t1")
+	if err != nil || r.Owner != "agent-c1" || r.Task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if _, err := s.Create(ctx, task("t1", "c1", a2a.TaskStateSubmitted)); !errors.Is(err, ErrExists) {
+		t.Fatal("dedup by Task.id lost across a restart")
+	}
+}
+
+func TestBoltRefusesASecondOpener(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	s, err := OpenBolt(path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := OpenBolt(path, nil, 50*time.Millisecond); err == nil {
+		t.Fatal("a second process-level opener got the file")
+	}
+}
