@@ -3,6 +3,8 @@ package gen
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -115,6 +117,9 @@ func decodeStmtsZero(r *model.Ref, dst lv, p jen.Code, top, pointer bool, depth 
 			jen.List(jen.Id("kb"), jen.Id("more")).Op(":=").Id("d").Dot("nextKey").Call(jen.Op("&").Id(first)),
 			jen.If(jen.Op("!").Id("more")).Block(jen.Break()),
 			jen.Id(k).Op(":=").String().Call(jen.Id("kb")),
+			// A repeated key: decode the normalised document, where the
+			// last occurrence wins (as for struct members).
+			jen.If(jen.List(jen.Id("_"), jen.Id("dup")).Op(":=").Id(m).Index(jen.Id(k)), jen.Id("dup")).Block(jen.Id("d").Dot("dup").Op("=").True()),
 			jen.Id(kp).Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): p, jen.Id("key"): jen.Id(k), jen.Id("index"): jen.Lit(-1)}),
 			jen.Var().Id(e).Add(goType(r.Elem, false)),
 		}
@@ -270,8 +275,38 @@ func invisibleWhenMissing(fd *model.Field) bool {
 	switch fd.Ref.Kind {
 	case model.KindInt32, model.KindInt64, model.KindFloat, model.KindBool, model.KindMap, model.KindStruct, model.KindValue, model.KindRaw:
 		return true
+	case model.KindString:
+		// A required string that may be empty is always marshalled too: ""
+		// is a value, not absence.
+		return emptyStringAllowed(fd.Ref.C)
 	}
 	return false
+}
+
+// emptyStringAllowed reports whether "" satisfies every string constraint.
+func emptyStringAllowed(c model.Constraints) bool {
+	if c.MinLength != nil && *c.MinLength > 0 {
+		return false
+	}
+	if c.Const != nil && *c.Const != "" {
+		return false
+	}
+	if c.NotConst != nil && *c.NotConst == "" {
+		return false
+	}
+	if c.Enum != nil && !slices.Contains(c.Enum, "") {
+		return false
+	}
+	if c.Format != "" {
+		return false // date-time and uuid never match ""
+	}
+	if c.Pattern != "" {
+		re, err := regexp.Compile(c.Pattern)
+		if err != nil || !re.MatchString("") {
+			return false
+		}
+	}
+	return true
 }
 
 // encoding

@@ -311,7 +311,7 @@ func genValidate(f *jen.File, types []*model.Type) {
 		}
 		cmt(f, fmt.Sprintf("validate records every rule of the %s schema that x breaks.", t.Name))
 		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("validate").Params(jen.Id("v").Op("*").Id("rtValidator"), jen.Id("p").Op("*").Id("rtPath")).Block(body...)
-		cmt(f, fmt.Sprintf("Validate checks x against every rule of the %s schema and returns a\n*ValidationError listing each violation, or nil. Required members that x\nalways marshals (numbers, booleans, maps) count as present.", t.Name))
+		cmt(f, fmt.Sprintf("Validate checks x against every rule of the %s schema and returns a\n*ValidationError listing each violation, or nil. Required members that x\nalways marshals (numbers, booleans, maps, strings that may be empty)\ncount as present.", t.Name))
 		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("Validate").Params().Error().Block(
 			jen.Var().Id("v").Id("rtValidator"),
 			jen.Id("x").Dot("validate").Call(jen.Op("&").Id("v"), jen.Nil()),

@@ -294,3 +294,15 @@ func TestDecodeAtNestsPointers(t *testing.T) {
 		t.Fatalf("%v", v.violations)
 	}
 }
+
+func TestRawWithoutKindsTakesAnyValue(t *testing.T) {
+	for _, in := range []string{`{"a":1}`, `[1]`, `"s"`, `2.5`, `true`, `null`} {
+		var v rtValidator
+		d := rtDecoder{data: []byte(in), v: &v}
+		got := d.rawKinds(nil)
+		d.end()
+		if string(got) != in || len(v.violations) > 0 || d.syntax != nil {
+			t.Errorf("%s: got %s, %v, %v", in, got, v.violations, d.syntax)
+		}
+	}
+}

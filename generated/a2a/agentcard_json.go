@@ -321,6 +321,9 @@ func (x *AgentCard) decodeJSON(d *rtDecoder, p *rtPath) {
 						break
 					}
 					k0 := string(kb)
+					if _, dup := m0[k0]; dup {
+						d.dup = true
+					}
 					kp0 := rtPath{
 						index:  -1,
 						key:    k0,

@@ -25,7 +25,8 @@ func (x *AgentCapabilities) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the AgentCapabilities schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *AgentCapabilities) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -221,7 +222,8 @@ func (x *AgentCard) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the AgentCard schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *AgentCard) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -262,7 +264,8 @@ func (x *AgentCardSignature) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the AgentCardSignature schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *AgentCardSignature) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -276,7 +279,8 @@ func (x *AgentExtension) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the AgentExtension schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *AgentExtension) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -331,7 +335,8 @@ func (x *AgentInterface) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the AgentInterface schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *AgentInterface) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -372,7 +377,8 @@ func (x *AgentProvider) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the AgentProvider schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *AgentProvider) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -457,7 +463,8 @@ func (x *AgentSkill) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the AgentSkill schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *AgentSkill) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

@@ -60,12 +60,10 @@ type JSONRPCResponseOutcome interface {
 	isJSONRPCResponseOutcome()
 }
 
-// JSONRPCResponseResult is the method's result on success.
+// JSONRPCResponseResult is the method's result on success (kept as raw JSON in Go, to be decoded into the method's result type).
 //
 // As a member of JSONRPCResponseOutcome it is written as JSON member "result".
-type JSONRPCResponseResult struct {
-	Value any
-}
+type JSONRPCResponseResult json.RawMessage
 
 func (JSONRPCResponseResult) isJSONRPCResponseOutcome() {}
 func (*JSONRPCError) isJSONRPCResponseOutcome()         {}

@@ -3,7 +3,10 @@
 
 package a2a
 
-import "strconv"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // decodeJSON reads a JSONRPCError object, recording type mismatches in d.
 func (x *JSONRPCError) decodeJSON(d *rtDecoder, p *rtPath) {
@@ -62,6 +65,9 @@ func (x *JSONRPCError) decodeJSON(d *rtDecoder, p *rtPath) {
 	if d.required && d.ok() {
 		if seen&uint64(0x1) == 0 {
 			d.v.add(p, "required", "missing property \"code\"")
+		}
+		if seen&uint64(0x2) == 0 {
+			d.v.add(p, "required", "missing property \"message\"")
 		}
 	}
 }
@@ -327,7 +333,9 @@ func (x *JSONRPCResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 				key:    "result",
 				parent: p,
 			}
-			x.Outcome = JSONRPCResponseResult{Value: d.value(&fp)}
+			var mv json.RawMessage
+			mv = d.rawKinds(&fp)
+			x.Outcome = JSONRPCResponseResult(mv)
 		case "error":
 			if seen&uint64(0x8) != 0 {
 				d.dup = true
@@ -416,7 +424,7 @@ func (x *JSONRPCResponse) appendJSON(b []byte) ([]byte, error) {
 			b = append(b, byte(0x2c))
 		}
 		b = append(b, "\"result\":"...)
-		b, err = rtAppendAny(b, m.Value)
+		b, err = rtAppendRaw(b, json.RawMessage(m))
 		if err != nil {
 			return b, err
 		}

@@ -7,22 +7,13 @@ import "strconv"
 
 // validate records every rule of the JSONRPCError schema that x breaks.
 func (x *JSONRPCError) validate(v *rtValidator, p *rtPath) {
-	{
-		fp := rtPath{
-			index:  -1,
-			key:    "message",
-			parent: p,
-		}
-		if !(x.Message != "") {
-			v.add(&fp, "required", "missing property \"message\"")
-		} else {
-		}
-	}
+	_, _ = v, p
 }
 
 // Validate checks x against every rule of the JSONRPCError schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *JSONRPCError) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -168,7 +159,8 @@ func (x *JSONRPCRequest) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the JSONRPCRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *JSONRPCRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -220,7 +212,8 @@ func (x *JSONRPCResponse) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the JSONRPCResponse schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *JSONRPCResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

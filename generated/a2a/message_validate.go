@@ -63,7 +63,8 @@ func (x *Message) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the Message schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *Message) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -88,7 +89,8 @@ func (x *Part) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the Part schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *Part) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

@@ -1244,6 +1244,9 @@ func (x *ListTasksResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 		}
 	}
 	if d.required && d.ok() {
+		if seen&uint64(0x2) == 0 {
+			d.v.add(p, "required", "missing property \"nextPageToken\"")
+		}
 		if seen&uint64(0x4) == 0 {
 			d.v.add(p, "required", "missing property \"pageSize\"")
 		}

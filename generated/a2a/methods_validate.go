@@ -28,7 +28,8 @@ func (x *CancelTaskRequest) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the CancelTaskRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *CancelTaskRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -69,7 +70,8 @@ func (x *DeleteTaskPushNotificationConfigRequest) validate(v *rtValidator, p *rt
 
 // Validate checks x against every rule of the DeleteTaskPushNotificationConfigRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *DeleteTaskPushNotificationConfigRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -83,7 +85,8 @@ func (x *Empty) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the Empty schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *Empty) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -97,7 +100,8 @@ func (x *GetExtendedAgentCardRequest) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the GetExtendedAgentCardRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *GetExtendedAgentCardRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -138,7 +142,8 @@ func (x *GetTaskPushNotificationConfigRequest) validate(v *rtValidator, p *rtPat
 
 // Validate checks x against every rule of the GetTaskPushNotificationConfigRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *GetTaskPushNotificationConfigRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -177,7 +182,8 @@ func (x *GetTaskRequest) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the GetTaskRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *GetTaskRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -204,7 +210,8 @@ func (x *ListTaskPushNotificationConfigsRequest) validate(v *rtValidator, p *rtP
 
 // Validate checks x against every rule of the ListTaskPushNotificationConfigsRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *ListTaskPushNotificationConfigsRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -233,7 +240,8 @@ func (x *ListTaskPushNotificationConfigsResponse) validate(v *rtValidator, p *rt
 
 // Validate checks x against every rule of the ListTaskPushNotificationConfigsResponse schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *ListTaskPushNotificationConfigsResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -300,7 +308,8 @@ func (x *ListTasksRequest) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the ListTasksRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *ListTasksRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -327,22 +336,12 @@ func (x *ListTasksResponse) validate(v *rtValidator, p *rtPath) {
 			}
 		}
 	}
-	{
-		fp := rtPath{
-			index:  -1,
-			key:    "nextPageToken",
-			parent: p,
-		}
-		if !(x.NextPageToken != "") {
-			v.add(&fp, "required", "missing property \"nextPageToken\"")
-		} else {
-		}
-	}
 }
 
 // Validate checks x against every rule of the ListTasksResponse schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *ListTasksResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -377,7 +376,8 @@ func (x *SendMessageConfiguration) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the SendMessageConfiguration schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *SendMessageConfiguration) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -412,7 +412,8 @@ func (x *SendMessageRequest) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the SendMessageRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *SendMessageRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -439,7 +440,8 @@ func (x *SubscribeToTaskRequest) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the SubscribeToTaskRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *SubscribeToTaskRequest) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

@@ -23,7 +23,8 @@ func (x *AuthenticationInfo) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the AuthenticationInfo schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *AuthenticationInfo) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -60,7 +61,8 @@ func (x *TaskPushNotificationConfig) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the TaskPushNotificationConfig schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *TaskPushNotificationConfig) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

@@ -537,10 +537,14 @@ func (d *rtDecoder) raw() []byte {
 }
 
 // rawKinds reads any JSON value whose kind must be one of the given kinds
-// ("string", "number", "integer", "boolean", "null", "object", "array").
+// ("string", "number", "integer", "boolean", "null", "object", "array"); no
+// kinds means any value.
 func (d *rtDecoder) rawKinds(p *rtPath, kinds ...string) []byte {
 	c := d.peek()
 	k := rtKind(c)
+	if len(kinds) == 0 {
+		return d.raw()
+	}
 	match := false
 	for _, want := range kinds {
 		if want == k || (want == "integer" && k == "number") {

@@ -200,6 +200,9 @@ func (x *AuthorizationCodeOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 						break
 					}
 					k0 := string(kb)
+					if _, dup := m0[k0]; dup {
+						d.dup = true
+					}
 					kp0 := rtPath{
 						index:  -1,
 						key:    k0,
@@ -383,6 +386,9 @@ func (x *ClientCredentialsOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 						break
 					}
 					k0 := string(kb)
+					if _, dup := m0[k0]; dup {
+						d.dup = true
+					}
 					kp0 := rtPath{
 						index:  -1,
 						key:    k0,
@@ -554,6 +560,9 @@ func (x *DeviceCodeOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 						break
 					}
 					k0 := string(kb)
+					if _, dup := m0[k0]; dup {
+						d.dup = true
+					}
 					kp0 := rtPath{
 						index:  -1,
 						key:    k0,
@@ -840,6 +849,9 @@ func (x *ImplicitOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 						break
 					}
 					k0 := string(kb)
+					if _, dup := m0[k0]; dup {
+						d.dup = true
+					}
 					kp0 := rtPath{
 						index:  -1,
 						key:    k0,
@@ -1553,6 +1565,9 @@ func (x *PasswordOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 						break
 					}
 					k0 := string(kb)
+					if _, dup := m0[k0]; dup {
+						d.dup = true
+					}
 					kp0 := rtPath{
 						index:  -1,
 						key:    k0,
@@ -1680,6 +1695,9 @@ func (x *SecurityRequirement) decodeJSON(d *rtDecoder, p *rtPath) {
 						break
 					}
 					k0 := string(kb)
+					if _, dup := m0[k0]; dup {
+						d.dup = true
+					}
 					kp0 := rtPath{
 						index:  -1,
 						key:    k0,

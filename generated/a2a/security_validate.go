@@ -42,7 +42,8 @@ func (x *APIKeySecurityScheme) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the APIKeySecurityScheme schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *APIKeySecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -83,7 +84,8 @@ func (x *AuthorizationCodeOAuthFlow) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the AuthorizationCodeOAuthFlow schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *AuthorizationCodeOAuthFlow) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -110,7 +112,8 @@ func (x *ClientCredentialsOAuthFlow) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the ClientCredentialsOAuthFlow schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *ClientCredentialsOAuthFlow) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -151,7 +154,8 @@ func (x *DeviceCodeOAuthFlow) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the DeviceCodeOAuthFlow schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *DeviceCodeOAuthFlow) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -178,7 +182,8 @@ func (x *HTTPAuthSecurityScheme) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the HTTPAuthSecurityScheme schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *HTTPAuthSecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -192,7 +197,8 @@ func (x *ImplicitOAuthFlow) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the ImplicitOAuthFlow schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *ImplicitOAuthFlow) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -206,7 +212,8 @@ func (x *MutualTlsSecurityScheme) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the MutualTlsSecurityScheme schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *MutualTlsSecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -231,7 +238,8 @@ func (x *OAuth2SecurityScheme) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the OAuth2SecurityScheme schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *OAuth2SecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -303,7 +311,8 @@ func (x *OAuthFlows) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the OAuthFlows schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *OAuthFlows) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -330,7 +339,8 @@ func (x *OpenIdConnectSecurityScheme) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the OpenIdConnectSecurityScheme schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *OpenIdConnectSecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -344,7 +354,8 @@ func (x *PasswordOAuthFlow) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the PasswordOAuthFlow schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *PasswordOAuthFlow) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -374,7 +385,8 @@ func (x *SecurityRequirement) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the SecurityRequirement schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *SecurityRequirement) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -446,7 +458,8 @@ func (x *SecurityScheme) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the SecurityScheme schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *SecurityScheme) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -460,7 +473,8 @@ func (x *StringList) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the StringList schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *StringList) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

@@ -35,7 +35,8 @@ func (x *SendMessageResponse) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the SendMessageResponse schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *SendMessageResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -96,7 +97,8 @@ func (x *StreamResponse) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the StreamResponse schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *StreamResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

@@ -49,7 +49,8 @@ func (x *Artifact) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the Artifact schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *Artifact) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -120,7 +121,8 @@ func (x *Task) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the Task schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *Task) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -173,7 +175,8 @@ func (x *TaskArtifactUpdateEvent) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the TaskArtifactUpdateEvent schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *TaskArtifactUpdateEvent) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -228,7 +231,8 @@ func (x *TaskStatus) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the TaskStatus schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *TaskStatus) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -281,7 +285,8 @@ func (x *TaskStatusUpdateEvent) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the TaskStatusUpdateEvent schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *TaskStatusUpdateEvent) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

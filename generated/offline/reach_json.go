@@ -76,6 +76,9 @@ func (x *AsleepResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 		}
 	}
 	if d.required && d.ok() {
+		if seen&uint64(0x2) == 0 {
+			d.v.add(p, "required", "missing property \"message\"")
+		}
 		if seen&uint64(0x4) == 0 {
 			d.v.add(p, "required", "missing property \"queued\"")
 		}

@@ -24,17 +24,6 @@ func (x *AsleepResponse) validate(v *rtValidator, p *rtPath) {
 	{
 		fp := rtPath{
 			index:  -1,
-			key:    "message",
-			parent: p,
-		}
-		if !(x.Message != "") {
-			v.add(&fp, "required", "missing property \"message\"")
-		} else {
-		}
-	}
-	{
-		fp := rtPath{
-			index:  -1,
 			key:    "retryAfterSec",
 			parent: p,
 		}
@@ -48,7 +37,8 @@ func (x *AsleepResponse) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the AsleepResponse schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *AsleepResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -101,7 +91,8 @@ func (x *OfflineErrorData) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the OfflineErrorData schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *OfflineErrorData) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -150,7 +141,8 @@ func (x *QueueFullResponse) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the QueueFullResponse schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *QueueFullResponse) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

@@ -438,6 +438,9 @@ func (x *Shape) decodeJSON(d *rtDecoder, p *rtPath) {
 						break
 					}
 					k0 := string(kb)
+					if _, dup := m0[k0]; dup {
+						d.dup = true
+					}
 					kp0 := rtPath{
 						index:  -1,
 						key:    k0,
@@ -493,6 +496,9 @@ func (x *Shape) decodeJSON(d *rtDecoder, p *rtPath) {
 						break
 					}
 					k0 := string(kb)
+					if _, dup := m0[k0]; dup {
+						d.dup = true
+					}
 					kp0 := rtPath{
 						index:  -1,
 						key:    k0,

@@ -72,7 +72,8 @@ func (x *Call) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the Call schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *Call) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -95,7 +96,8 @@ func (x *Circle) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the Circle schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *Circle) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -134,7 +136,8 @@ func (x *Layer) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the Layer schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *Layer) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
@@ -349,7 +352,8 @@ func (x *Shape) validate(v *rtValidator, p *rtPath) {
 
 // Validate checks x against every rule of the Shape schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps) count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
 func (x *Shape) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)

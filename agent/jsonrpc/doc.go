@@ -1,0 +1,17 @@
+// Package jsonrpc is the JSON-RPC 2.0 envelope of A2A v1.0, shared by every
+// transport: it decodes and checks requests (method bound to its params
+// type by the generated validators), encodes results and errors, and maps
+// errors to and from the wire per binding.
+//
+// Errors are identified by token, never by code alone (protocol digest §6,
+// §10). On the wire:
+//
+//   - MQTT binding: tokens of the MQTT profile (request_expired,
+//     responder_unavailable, transport_protocol_error) carry the profile's
+//     object {"a2a_error": token}; every other error carries the A2A v1.0
+//     form, an array holding a google.rpc.ErrorInfo whose reason is the
+//     token in upper case, so the same code (-32003, -32004, -32005) is told
+//     apart by its data;
+//   - HTTP binding: always the A2A v1.0 ErrorInfo array, so that official
+//     clients decode it.
+package jsonrpc

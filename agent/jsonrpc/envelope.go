@@ -1,0 +1,154 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+// Version is the jsonrpc member of every envelope.
+const Version = "2.0"
+
+// Request is a checked JSON-RPC request of A2A v1.0.
+type Request struct {
+	// ID is the request id (a JSON string, number or null), nil for a
+	// notification.
+	ID json.RawMessage
+	// Method is a known A2A method.
+	Method a2a.Method
+	// Params holds the method's params type, decoded and valid: one of
+	// *a2a.SendMessageRequest, *a2a.GetTaskRequest, *a2a.ListTasksRequest,
+	// *a2a.CancelTaskRequest, *a2a.SubscribeToTaskRequest,
+	// *a2a.TaskPushNotificationConfig,
+	// *a2a.GetTaskPushNotificationConfigRequest,
+	// *a2a.ListTaskPushNotificationConfigsRequest,
+	// *a2a.DeleteTaskPushNotificationConfigRequest or
+	// *a2a.GetExtendedAgentCardRequest.
+	Params any
+}
+
+// DecodeRequest parses and checks a request. On failure it returns the
+// protocol error to answer with, and the request id when one could be read
+// (so the error can echo it): parse_error for bytes that are not JSON,
+// invalid_request for an envelope that is not a JSON-RPC 2.0 request,
+// method_not_found for a method A2A v1.0 does not define, invalid_params
+// (listing every violation) for params that break the method's schema.
+func DecodeRequest(data []byte) (*Request, json.RawMessage, *a2a.Error) {
+	var env a2a.JSONRPCRequest
+	if err := env.UnmarshalJSON(data); err != nil {
+		var syn *a2a.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, nil, a2a.NewError(a2a.TokenParseError, "")
+		}
+		var verr *a2a.ValidationError
+		if errors.As(err, &verr) && onlyParams(verr) {
+			return nil, env.ID, a2a.NewError(a2a.TokenInvalidParams, "params must be a JSON object")
+		}
+		return nil, env.ID, a2a.NewError(a2a.TokenInvalidRequest, err.Error())
+	}
+	if env.JSONRPC != Version || env.Method == "" || !validID(env.ID) {
+		return nil, env.ID, a2a.NewError(a2a.TokenInvalidRequest, `not a JSON-RPC 2.0 request: "jsonrpc" must be "2.0", "method" a string, "id" a string, number or null`)
+	}
+	if !env.Method.Valid() {
+		return nil, env.ID, a2a.NewError(a2a.TokenMethodNotFound, "method "+string(env.Method)+" is not an A2A v1.0 method")
+	}
+	params, err := decodeParams(env.Method, env.Params)
+	if err != nil {
+		return nil, env.ID, AsError(err)
+	}
+	return &Request{ID: env.ID, Method: env.Method, Params: params}, env.ID, nil
+}
+
+func onlyParams(verr *a2a.ValidationError) bool {
+	for _, v := range verr.Violations {
+		if v.Pointer != "/params" && !strings.HasPrefix(v.Pointer, "/params/") {
+			return false
+		}
+	}
+	return true
+}
+
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return true
+	}
+	switch id[0] {
+	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+// EncodeRequest builds a request envelope.
+func EncodeRequest(id json.RawMessage, method a2a.Method, params any) ([]byte, error) {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id,omitempty"`
+		Method  a2a.Method      `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}{Version, id, method, p})
+}
+
+// EncodeResult builds a success response.
+func EncodeResult(id json.RawMessage, result any) ([]byte, error) {
+	r, err := json.Marshal(result)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result"`
+	}{Version, nullID(id), r})
+}
+
+// EncodeError builds an error response laid out for the binding.
+func EncodeError(id json.RawMessage, e *a2a.Error, b Binding) ([]byte, error) {
+	return json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   WireError       `json:"error"`
+	}{Version, nullID(id), ToWire(e, b)})
+}
+
+func nullID(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
+		return json.RawMessage("null")
+	}
+	return id
+}
+
+// Response is a decoded response: exactly one of Result and Err is set.
+type Response struct {
+	ID     json.RawMessage
+	Result json.RawMessage
+	Err    *a2a.Error
+}
+
+// DecodeResponse parses a response envelope, identifying an error's token
+// with FromWire. A payload that is not a JSON-RPC 2.0 response is an
+// invalid_agent_response error (returned, not set in Err).
+func DecodeResponse(data []byte, b Binding) (*Response, error) {
+	if err := a2a.ValidateJSONRPCResponseJSON(data); err != nil {
+		e := a2a.NewError(a2a.TokenInvalidAgentResponse, "not a JSON-RPC 2.0 response: "+err.Error())
+		return nil, e
+	}
+	var env a2a.JSONRPCResponse
+	if err := env.UnmarshalJSON(data); err != nil {
+		return nil, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
+	}
+	r := &Response{ID: env.ID}
+	switch o := env.Outcome.(type) {
+	case a2a.JSONRPCResponseResult:
+		r.Result = json.RawMessage(o)
+	case *a2a.JSONRPCError:
+		r.Err = FromWire(WireError{Code: int(o.Code), Message: o.Message, Data: o.Data}, b)
+	}
+	return r, nil
+}

@@ -1,0 +1,158 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+// Binding selects the error data shape of a transport binding.
+type Binding int
+
+const (
+	// BindingMQTT is the A2A-over-MQTT profile 0.1.
+	BindingMQTT Binding = iota + 1
+	// BindingHTTP is the A2A v1.0 JSON-RPC over HTTP binding.
+	BindingHTTP
+)
+
+// ErrorInfoDomain is the domain of the google.rpc.ErrorInfo that A2A v1.0
+// errors carry.
+const ErrorInfoDomain = "a2a-protocol.org"
+
+const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
+
+// WireError is the error member of a JSON-RPC response.
+type WireError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// ToWire lays an error out for the binding. Details already set in e.Data
+// (a map) are kept: in the MQTT object form beside a2a_error, in the ErrorInfo
+// form as its metadata.
+func ToWire(e *a2a.Error, b Binding) WireError {
+	w := WireError{Code: e.Code, Message: e.Message}
+	info, _ := e.Token.Info()
+	extra, _ := e.Data.(map[string]any)
+	switch {
+	case info.Data == a2a.DataOffline:
+		m := map[string]any{"error": string(e.Token)}
+		for k, v := range extra {
+			m[k] = v
+		}
+		w.Data = m
+	case b == BindingMQTT && info.Data == a2a.DataA2AError:
+		m := map[string]any{"a2a_error": string(e.Token)}
+		for k, v := range extra {
+			m[k] = v
+		}
+		w.Data = m
+	default:
+		ei := map[string]any{"@type": errorInfoType, "reason": strings.ToUpper(string(e.Token)), "domain": ErrorInfoDomain}
+		if len(extra) > 0 {
+			md := map[string]any{}
+			for k, v := range extra {
+				if s, ok := v.(string); ok {
+					md[k] = s
+				} else if b, err := json.Marshal(v); err == nil {
+					md[k] = string(b)
+				}
+			}
+			ei["metadata"] = md
+		}
+		w.Data = []any{ei}
+	}
+	return w
+}
+
+// FromWire identifies the token of a wire error: first by its data (the
+// MQTT a2a_error object, the offline body's error, an ErrorInfo reason),
+// then by its code among the JSON-RPC and A2A core tokens (the only ones
+// that may come without data). An error it cannot identify gets
+// internal_error's token and keeps its code, message and data.
+func FromWire(w WireError, b Binding) *a2a.Error {
+	tok, ok := tokenFromData(w.Data)
+	if !ok {
+		tok, ok = tokenFromCode(w.Code, b)
+	}
+	if !ok {
+		tok = a2a.TokenInternalError
+	}
+	return &a2a.Error{Token: tok, Code: w.Code, HTTPStatus: httpStatus(tok), Message: w.Message, Data: w.Data}
+}
+
+func httpStatus(t a2a.Token) int {
+	info, _ := t.Info()
+	return info.HTTPStatus
+}
+
+func tokenFromData(data any) (a2a.Token, bool) {
+	known := func(s string) (a2a.Token, bool) {
+		t := a2a.Token(strings.ToLower(s))
+		_, ok := t.Info()
+		return t, ok
+	}
+	switch d := data.(type) {
+	case map[string]any:
+		for _, k := range []string{"a2a_error", "error"} {
+			if s, ok := d[k].(string); ok {
+				if t, ok := known(s); ok {
+					return t, true
+				}
+			}
+		}
+	case []any:
+		for _, item := range d {
+			m, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			if s, ok := m["reason"].(string); ok && (m["domain"] == ErrorInfoDomain || m["@type"] == errorInfoType) {
+				if t, ok := known(s); ok {
+					return t, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// tokenFromCode identifies an error that carries no recognisable data: in
+// either binding such a code means what A2A core (or JSON-RPC) says, since
+// the MQTT profile's own tokens always carry a2a_error.
+func tokenFromCode(code int, _ Binding) (a2a.Token, bool) {
+	for _, info := range a2a.ErrorInfos() {
+		if info.Code == code && (info.Profile == a2a.ProfileJSONRPC || info.Profile == a2a.ProfileA2A) {
+			return info.Token, true
+		}
+	}
+	return "", false
+}
+
+// AsError returns err as an *a2a.Error: itself if it is one, invalid_params
+// for a validation failure, internal_error otherwise.
+func AsError(err error) *a2a.Error {
+	var e *a2a.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var verr *a2a.ValidationError
+	if errors.As(err, &verr) {
+		return invalidParams(verr)
+	}
+	return a2a.NewError(a2a.TokenInternalError, "")
+}
+
+func invalidParams(verr *a2a.ValidationError) *a2a.Error {
+	e := a2a.NewError(a2a.TokenInvalidParams, verr.Error())
+	var list []any
+	for _, v := range verr.Violations {
+		list = append(list, map[string]any{"pointer": v.Pointer, "rule": v.Rule, "message": v.Message})
+	}
+	e.Data = map[string]any{"violations": list}
+	return e
+}

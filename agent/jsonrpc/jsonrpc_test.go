@@ -1,0 +1,147 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+const okSend = `{"jsonrpc":"2.0","id":"r1","method":"SendMessage","params":{"message":{"messageId":"m1","taskId":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
+
+func TestDecodeRequestAnswersEachFaultWithItsToken(t *testing.T) {
+	cases := []struct {
+		name   string
+		in     string
+		token  a2a.Token
+		echoID string
+	}{
+		{"not JSON", `{"jsonrpc":`, a2a.TokenParseError, ""},
+		{"not an object", `[1]`, a2a.TokenInvalidRequest, ""},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"GetTask","params":{"id":"t"}}`, a2a.TokenInvalidRequest, "1"},
+		{"method not a string", `{"jsonrpc":"2.0","id":2,"method":5}`, a2a.TokenInvalidRequest, "2"},
+		{"id of a bad kind", `{"jsonrpc":"2.0","id":{},"method":"GetTask","params":{"id":"t"}}`, a2a.TokenInvalidRequest, ""},
+		{"unknown method", `{"jsonrpc":"2.0","id":3,"method":"message/send","params":{}}`, a2a.TokenMethodNotFound, "3"},
+		{"params missing a required member", `{"jsonrpc":"2.0","id":4,"method":"GetTask","params":{}}`, a2a.TokenInvalidParams, "4"},
+		{"params of the wrong kind", `{"jsonrpc":"2.0","id":5,"method":"GetTask","params":[]}`, a2a.TokenInvalidParams, "5"},
+		{"message breaking the schema", `{"jsonrpc":"2.0","id":"r","method":"SendMessage","params":{"message":{"role":"user","parts":[]}}}`, a2a.TokenInvalidParams, `"r"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, id, err := DecodeRequest([]byte(tc.in))
+			if err == nil || req != nil {
+				t.Fatalf("decoded %+v", req)
+			}
+			if err.Token != tc.token {
+				t.Fatalf("token %s (%v), want %s", err.Token, err, tc.token)
+			}
+			if string(id) != tc.echoID {
+				t.Fatalf("id %s, want %s", id, tc.echoID)
+			}
+		})
+	}
+}
+
+func TestDecodeRequestTypesParams(t *testing.T) {
+	req, _, err := DecodeRequest([]byte(okSend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := req.Params.(*a2a.SendMessageRequest)
+	if !ok || p.Message.MessageID != "m1" || string(req.ID) != `"r1"` || Streaming(req.Method) {
+		t.Fatalf("%#v", req)
+	}
+	req, _, err = DecodeRequest([]byte(`{"jsonrpc":"2.0","id":7,"method":"GetExtendedAgentCard"}`))
+	if err != nil || req.Method != a2a.MethodGetExtendedAgentCard {
+		t.Fatalf("GetExtendedAgentCard without params: %v", err)
+	}
+	// A notification has no id.
+	req, _, err = DecodeRequest([]byte(`{"jsonrpc":"2.0","method":"SubscribeToTask","params":{"id":"t"}}`))
+	if err != nil || req.ID != nil || !Streaming(req.Method) {
+		t.Fatalf("%+v %v", req, err)
+	}
+}
+
+func TestInvalidParamsListEveryViolation(t *testing.T) {
+	_, _, err := DecodeRequest([]byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_X","parts":[]}}}`))
+	list := err.Data.(map[string]any)["violations"].([]any)
+	if len(list) != 3 {
+		t.Fatalf("%d violations: %v", len(list), list)
+	}
+}
+
+// The same code means different things in different profiles; the token
+// survives the trip through the wire in both bindings.
+func TestErrorsRoundTripByToken(t *testing.T) {
+	tokens := []a2a.Token{
+		a2a.TokenPushNotificationNotSupported, a2a.TokenRequestExpired, a2a.TokenAgentAsleep,
+		a2a.TokenUnsupportedOperation, a2a.TokenResponderUnavailable, a2a.TokenAsleepQueueFull,
+		a2a.TokenContentTypeNotSupported, a2a.TokenTransportProtocolError,
+		a2a.TokenTaskNotFound, a2a.TokenInvalidParams, a2a.TokenParseError, a2a.TokenContextExpired,
+	}
+	for _, b := range []Binding{BindingMQTT, BindingHTTP} {
+		for _, tok := range tokens {
+			sent := a2a.NewError(tok, "")
+			data, err := EncodeError(json.RawMessage(`"x"`), sent, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := DecodeResponse(data, b)
+			if err != nil {
+				t.Fatalf("%s: %v", data, err)
+			}
+			if resp.Err.Token != tok || resp.Err.Code != sent.Code || !errors.Is(resp.Err, sent) {
+				t.Errorf("binding %d: sent %s, got %s (%s)", b, tok, resp.Err.Token, data)
+			}
+		}
+	}
+}
+
+func TestWireShapesPerBinding(t *testing.T) {
+	cases := []struct {
+		name string
+		tok  a2a.Token
+		b    Binding
+		want string
+	}{
+		{"MQTT profile token as the profile's object", a2a.TokenRequestExpired, BindingMQTT, `{"a2a_error":"request_expired"}`},
+		{"A2A token over MQTT as ErrorInfo", a2a.TokenUnsupportedOperation, BindingMQTT, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"UNSUPPORTED_OPERATION"}]`},
+		{"A2A token over HTTP as ErrorInfo", a2a.TokenTaskNotFound, BindingHTTP, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"TASK_NOT_FOUND"}]`},
+		{"offline token as its body fields", a2a.TokenAgentAsleep, BindingHTTP, `{"error":"agent_asleep"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := json.Marshal(ToWire(a2a.NewError(tc.tok, ""), tc.b).Data)
+			if string(b) != tc.want {
+				t.Fatalf("got %s, want %s", b, tc.want)
+			}
+		})
+	}
+}
+
+func TestUnidentifiableErrorsKeepTheirCode(t *testing.T) {
+	e := FromWire(WireError{Code: -32099, Message: "custom"}, BindingMQTT)
+	if e.Token != a2a.TokenInternalError || e.Code != -32099 || e.Message != "custom" {
+		t.Fatalf("%+v", e)
+	}
+	// -32004 with no data over MQTT is A2A's UnsupportedOperation, never the
+	// retryable responder_unavailable.
+	e = FromWire(WireError{Code: -32004, Message: "terminal"}, BindingMQTT)
+	if e.Token != a2a.TokenUnsupportedOperation || e.Retryable() {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func TestDecodeResponseRefusesNonResponses(t *testing.T) {
+	for _, in := range []string{`{}`, `{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}`, `nope`} {
+		if _, err := DecodeResponse([]byte(in), BindingMQTT); !errors.Is(err, a2a.ErrInvalidAgentResponse) {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+	r, err := DecodeResponse([]byte(`{"jsonrpc":"2.0","id":1,"result":{"id":"t"}}`), BindingHTTP)
+	if err != nil || !strings.Contains(string(r.Result), `"t"`) {
+		t.Fatal(r, err)
+	}
+}
