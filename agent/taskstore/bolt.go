@@ -1,6 +1,7 @@
 package taskstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,16 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-var bucketTasks = []byte("tasks")
+var (
+	bucketTasks = []byte("tasks")
+	// bucketContexts indexes tasks by context: key contextId + 0x00 +
+	// taskId, empty value.
+	bucketContexts = []byte("contexts")
+)
+
+func contextKey(ctxID, taskID string) []byte {
+	return append(append([]byte(ctxID), 0), taskID...)
+}
 
 // Bolt is a durable Store in a bbolt database file: every change is
 // committed to disk before the call returns, so tasks survive a restart.
@@ -38,7 +48,10 @@ func OpenBolt(path string, now func() time.Time, timeout time.Duration) (*Bolt, 
 		return nil, fmt.Errorf("taskstore: open %s: %w", path, err)
 	}
 	if err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketTasks)
+		if _, err := tx.CreateBucketIfNotExists(bucketTasks); err != nil {
+			return err
+		}
+		_, err := tx.CreateBucketIfNotExists(bucketContexts)
 		return err
 	}); err != nil {
 		db.Close()
@@ -72,6 +85,11 @@ func (s *Bolt) Create(ctx context.Context, r Record) (Record, error) {
 		out, err = decode(data)
 		if err != nil {
 			return err
+		}
+		if r.Task.ContextID != "" {
+			if err := tx.Bucket(bucketContexts).Put(contextKey(r.Task.ContextID, r.Task.ID), nil); err != nil {
+				return err
+			}
 		}
 		return b.Put([]byte(r.Task.ID), data)
 	})
@@ -115,11 +133,15 @@ func (s *Bolt) Update(ctx context.Context, id string, fn func(*Record) error) (R
 		if err != nil {
 			return err
 		}
+		old := r.Task.ContextID
 		if err := fn(&r); err != nil {
 			return err
 		}
 		if r.Task.ID != id {
 			return errors.New("taskstore: Update may not change the task id")
+		}
+		if r.Task.ContextID != old {
+			return errors.New("taskstore: Update may not change the context id")
 		}
 		r.Updated = s.now()
 		data, err = encode(r)
@@ -159,3 +181,35 @@ func (s *Bolt) List(ctx context.Context, f Filter) (Page, error) {
 
 // Close closes the database file.
 func (s *Bolt) Close() error { return s.db.Close() }
+
+// Context implements Store.
+func (s *Bolt) Context(ctx context.Context, id string) (ContextInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return ContextInfo{}, err
+	}
+	if id == "" {
+		return ContextInfo{}, ErrNotFound
+	}
+	var in []Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		prefix := contextKey(id, "")
+		c := tx.Bucket(bucketContexts).Cursor()
+		tasks := tx.Bucket(bucketTasks)
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			data := tasks.Get(k[len(prefix):])
+			if data == nil {
+				continue
+			}
+			r, err := decode(data)
+			if err != nil {
+				return err
+			}
+			in = append(in, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return ContextInfo{}, err
+	}
+	return contextOf(id, in)
+}

@@ -52,3 +52,30 @@ func page(all []Record, f Filter) (Page, error) {
 	}
 	return p, nil
 }
+
+// contextOf derives a ContextInfo from the records of one context.
+func contextOf(id string, all []Record) (ContextInfo, error) {
+	var in []Record
+	for _, r := range all {
+		if r.Task.ContextID == id {
+			in = append(in, r)
+		}
+	}
+	if id == "" || len(in) == 0 {
+		return ContextInfo{}, ErrNotFound
+	}
+	sort.SliceStable(in, func(i, j int) bool {
+		if !in[i].Created.Equal(in[j].Created) {
+			return in[i].Created.Before(in[j].Created)
+		}
+		return in[i].Task.ID < in[j].Task.ID
+	})
+	info := ContextInfo{ID: id}
+	for _, r := range in {
+		info.TaskIDs = append(info.TaskIDs, r.Task.ID)
+		if r.Updated.After(info.LastActive) {
+			info.LastActive = r.Updated
+		}
+	}
+	return info, nil
+}

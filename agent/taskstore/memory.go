@@ -68,6 +68,9 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (R
 	if r.Task.ID != id {
 		return Record{}, errors.New("taskstore: Update may not change the task id")
 	}
+	if r.Task.ContextID != m.tasks[id].Task.ContextID {
+		return Record{}, errors.New("taskstore: Update may not change the context id")
+	}
 	r.Updated = m.now()
 	m.tasks[id] = clone(r)
 	return r, nil
@@ -86,3 +89,16 @@ func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
 
 // Close implements Store; a Memory store keeps working after it.
 func (m *Memory) Close() error { return nil }
+
+// Context implements Store.
+func (m *Memory) Context(_ context.Context, id string) (ContextInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var in []Record
+	for _, r := range m.tasks {
+		if r.Task.ContextID == id {
+			in = append(in, r)
+		}
+	}
+	return contextOf(id, in)
+}

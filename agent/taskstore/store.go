@@ -83,8 +83,22 @@ type Store interface {
 	Update(ctx context.Context, id string, fn func(*Record) error) (Record, error)
 	// List returns the records matching f, most recently created first.
 	List(ctx context.Context, f Filter) (Page, error)
+	// Context returns what the store knows of a context, or ErrNotFound
+	// when no task belongs to it.
+	Context(ctx context.Context, id string) (ContextInfo, error)
 	// Close releases the store.
 	Close() error
+}
+
+// ContextInfo is what a store knows of a context (Task.contextId): the
+// tasks in it and when one of them last changed.
+type ContextInfo struct {
+	ID string
+	// TaskIDs are the context's tasks, oldest first.
+	TaskIDs []string
+	// LastActive is the latest Updated time of the context's tasks; the
+	// context expiry window runs from it.
+	LastActive time.Time
 }
 
 // DefaultPageSize is the page size of List when Filter.PageSize is 0.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -119,6 +120,23 @@ func TestStoreConformance(t *testing.T) {
 				}
 				if r, _ := s.Get(ctx, "t1"); r.Owner != "" {
 					t.Fatal("a failed update was stored")
+				}
+			})
+			t.Run("contexts list their tasks oldest first with the last activity", func(t *testing.T) {
+				s := open(t, newClock().now)
+				s.Create(ctx, task("a", "c1", a2a.TaskStateSubmitted))
+				s.Create(ctx, task("b", "c2", a2a.TaskStateSubmitted))
+				s.Create(ctx, task("c", "c1", a2a.TaskStateSubmitted))
+				upd, _ := s.Update(ctx, "a", func(r *Record) error { r.Task.Status.State = a2a.TaskStateWorking; return nil })
+				info, err := s.Context(ctx, "c1")
+				if err != nil || strings.Join(info.TaskIDs, ",") != "a,c" || !info.LastActive.Equal(upd.Updated) {
+					t.Fatalf("%+v %v", info, err)
+				}
+				if _, err := s.Context(ctx, "unknown"); !errors.Is(err, ErrNotFound) {
+					t.Fatal(err)
+				}
+				if _, err := s.Update(ctx, "a", func(r *Record) error { r.Task.ContextID = "c2"; return nil }); err == nil {
+					t.Fatal("context change accepted")
 				}
 			})
 			t.Run("list filters, orders newest first and pages", func(t *testing.T) {
