@@ -7,7 +7,7 @@ import "strconv"
 
 // The PushBinding machine (schema/fsm/pushbind.json).
 //
-// Health of the delivery channels of one task (one taskId) as the client that owns the webhook receiver sees them. The Agent Card's capabilities.pushNotifications is permission, never a binding: only a TaskPushNotificationConfig registered for this taskId binds delivery, and only when registered before or with the first transition out of SUBMITTED. Invariant: a terminal state is durable only if a live, verified delivery channel was bound at the moment of the transition; otherwise the task is orphaned, and the orphan is reported (RaiseOrphaned), never silent. A channel is live when it is a webhook that has acknowledged a push within the expected transition window (Acknowledged), or polling whose last GetTask answer was fresh at the transition (guard PollingLive). A registered but unacknowledged webhook counts only once it acknowledges. The per-task reconciliation timer (ReconcileTick, PollNow) runs in every state until Settled or Orphaned, whatever the webhook health; KeepWebhookPrimary and PollPrimary only choose its interval. Seed 002's three orphaning modes are caught here: (1) card flag only: CapabilityRead never leaves Unbound, and a terminal state first seen by a poll that was not fresh takes Unbound to Orphaned; (2) registration race: ConfigRegisteredLate leads to Suspect with WarnLateBinding and an immediate poll, never to Registered; (3) terminal-state delivery gap: a 404 or 410 from the receiver leads to Dead with RaiseBindingDead and an immediate poll, and a terminal state found by that poll after polling had lapsed takes Dead to Orphaned. A set that is refused or fails is not an event: the state stays. Settled and Orphaned end the table; every event that still arrives there (late pushes, racing timers and polls, card refreshes, registration replies) is ignored by a self-loop.
+// Health of the delivery channels of one task (one taskId) as the client that owns the webhook receiver sees them. The Agent Card's capabilities.pushNotifications is permission, never a binding: only a TaskPushNotificationConfig registered for this taskId binds delivery, and only when registered before or with the first transition out of SUBMITTED. Invariant: a terminal state is durable only if a live, verified delivery channel was bound at the moment of the transition; otherwise the task is orphaned, and the orphan is reported (RaiseOrphaned), never silent. A channel is live when it is a webhook that has acknowledged a push within the expected transition window (Acknowledged), or polling kept on schedule across the transition, so that the terminal state was found within one reconciliation interval of being reached (guard PollingLive). A registered but unacknowledged webhook counts only once it acknowledges. The per-task reconciliation timer (ReconcileTick, PollNow) runs in every state until Settled or Orphaned, whatever the webhook health; KeepWebhookPrimary and PollPrimary only choose its interval. Seed 002's three orphaning modes are caught here: (1) card flag only: CapabilityRead never leaves Unbound, and a terminal state first seen by a poll more than one reconciliation interval after it was reached takes Unbound to Orphaned; (2) registration race: ConfigRegisteredLate leads to Suspect with WarnLateBinding and an immediate poll, never to Registered; (3) terminal-state delivery gap: a 404 or 410 from the receiver leads to Dead with RaiseBindingDead and an immediate poll, and a terminal state found by that poll after polling had lapsed takes Dead to Orphaned. A set that is refused or fails is not an event: the state stays. Settled and Orphaned end the table; every event that still arrives there (late pushes, racing timers and polls, card refreshes, registration replies) is ignored by a self-loop.
 //
 // Source: Seed 002 (push-notification binding invariants: task orphaning, decision boundary, operational effect, reference code); A2A v1.0.0 docs/specification.md sections 3.5 and 4.3; protocol digest section 8.
 
@@ -113,7 +113,7 @@ const (
 	PushBindingGuardClientError PushBindingGuard = 2
 	// PushBindingGuardPushMissed is the polled status is newer than the last push the receiver acknowledged, by more than the delivery grace: a transition was not pushed, or the push was lost.
 	PushBindingGuardPushMissed PushBindingGuard = 3
-	// PushBindingGuardPollingLive: When the task reached its terminal state (the status timestamp, or now if it has none), the previous GetTask answer for the task was no older than the reconciliation interval in force.
+	// PushBindingGuardPollingLive: Polling was kept on schedule across the terminal transition: the poll that found the terminal state came no later than the reconciliation interval in force (the one that scheduled this poll) plus the delivery grace after the task reached it. The moment it was reached is the status timestamp, but never earlier than the previous GetTask answer (which still saw the task live); without a timestamp it is the previous GetTask answer, or the start of the binding if there was none. A client that follows PollNow and the timer therefore never reports an orphan; one whose polling lapsed always does.
 	PushBindingGuardPollingLive PushBindingGuard = 4
 )
 
@@ -642,7 +642,7 @@ var pushBindingTable = [...]PushBindingTransition{ // Mode 1: the flag permits a
 		Guard:   PushBindingGuardPushMissed,
 		Outputs: 1 << (PushBindingOutputReRegister - 1),
 		To:      PushBindingStateSuspect,
-	}, // Polling is fresh (the caller records the answer's time for PollingLive).
+	}, // Polling is on schedule (the answer's time is recorded for PollingLive).
 	{
 		Event:   PushBindingEventPollResult,
 		From:    PushBindingStateUnbound,
@@ -681,28 +681,28 @@ var pushBindingTable = [...]PushBindingTransition{ // Mode 1: the flag permits a
 		Guard:   PushBindingGuardNone,
 		Outputs: 1 << (PushBindingOutputRelease - 1),
 		To:      PushBindingStateSettled,
-	}, // Fresh polling was the live channel.
+	}, // Polling kept on schedule was the live channel.
 	{
 		Event:   PushBindingEventPollTerminal,
 		From:    PushBindingStateUnbound,
 		Guard:   PushBindingGuardPollingLive,
 		Outputs: 1 << (PushBindingOutputRelease - 1),
 		To:      PushBindingStateSettled,
-	}, // Fresh polling was the live channel.
+	}, // Polling kept on schedule was the live channel.
 	{
 		Event:   PushBindingEventPollTerminal,
 		From:    PushBindingStateRegistered,
 		Guard:   PushBindingGuardPollingLive,
 		Outputs: 1 << (PushBindingOutputRelease - 1),
 		To:      PushBindingStateSettled,
-	}, // Fresh polling was the live channel.
+	}, // Polling kept on schedule was the live channel.
 	{
 		Event:   PushBindingEventPollTerminal,
 		From:    PushBindingStateSuspect,
 		Guard:   PushBindingGuardPollingLive,
 		Outputs: 1 << (PushBindingOutputRelease - 1),
 		To:      PushBindingStateSettled,
-	}, // Fresh polling was the live channel.
+	}, // Polling kept on schedule was the live channel.
 	{
 		Event:   PushBindingEventPollTerminal,
 		From:    PushBindingStateDead,

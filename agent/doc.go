@@ -1,0 +1,18 @@
+// Package agent is the transport-independent runtime of an A2A agent: the
+// Handler API that agent authors implement, and a Server that applies the
+// protocol's responder rules (statemachines/tasklife: dedup by Task.id,
+// retry versus resume versus a message to a finished task, context rules,
+// the task lifecycle) around it, keeps tasks in a taskstore.Store and
+// answers every A2A v1.0 method.
+//
+// A transport (transport/mqtt, transport/http) decodes a request with
+// agent/jsonrpc, hands it to Server.Serve with a Sink, and writes each Reply
+// the Sink receives on its wire. Nothing here knows of sockets, topics or
+// HTTP, so one Handler can be served over several transports at once.
+//
+// A Handler sees one Turn per message: a new task, or a resumed one after
+// INPUT_REQUIRED / AUTH_REQUIRED. Through the Turn it streams status and
+// artifacts, asks for input, hands the task over to another agent and
+// finishes it; returning nil completes a task left working, returning an
+// error fails it.
+package agent

@@ -1,0 +1,137 @@
+package agent
+
+import (
+	"context"
+	"errors"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/fsm"
+)
+
+// Handler serves the turns of an agent's tasks. ServeTurn runs in its own
+// goroutine, one per turn; its context ends when the task is canceled or the
+// server closes.
+type Handler interface {
+	ServeTurn(ctx context.Context, t *Turn) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, t *Turn) error
+
+// ServeTurn calls f.
+func (f HandlerFunc) ServeTurn(ctx context.Context, t *Turn) error { return f(ctx, t) }
+
+// ErrTurnEnded is returned by Turn methods called after the turn ended: the
+// task reached a terminal state or asked for input, or the task was
+// canceled.
+var ErrTurnEnded = errors.New("agent: the turn has ended")
+
+// Turn is one message delivered to a handler, and the way to answer it.
+// Its methods are safe to call from the handler's goroutine only.
+type Turn struct {
+	// Task is the task as it stood when the turn started (SUBMITTED for a
+	// new task, WORKING for a resumed one), history included.
+	Task a2a.Task
+	// Message is the message of this turn.
+	Message a2a.Message
+	// Resumed is set when the message resumes a task that asked for input
+	// or authentication.
+	Resumed bool
+	// Context holds the earlier tasks of the same context, oldest first.
+	Context []a2a.Task
+	// Caller is who sent the message, as the transport and the verifier
+	// established it.
+	Caller Caller
+
+	run *run
+}
+
+// TaskID returns the task's id.
+func (t *Turn) TaskID() string { return t.Task.ID }
+
+// ContextID returns the task's context id.
+func (t *Turn) ContextID() string { return t.Task.ContextID }
+
+// Text returns the text parts of the turn's message, joined by newlines.
+func (t *Turn) Text() string { return TextOf(&t.Message) }
+
+// Working reports progress: a WORKING status, with an optional message.
+func (t *Turn) Working(ctx context.Context, text string) error {
+	return t.run.status(ctx, a2a.TaskStateWorking, text)
+}
+
+// Artifact emits an artifact (a TaskArtifactUpdateEvent) and adds it to the
+// task. With appendParts set, its parts are appended to an artifact of the
+// same id sent earlier; last marks the final chunk.
+func (t *Turn) Artifact(ctx context.Context, a a2a.Artifact, appendParts, last bool) error {
+	return t.run.artifact(ctx, a, appendParts, last)
+}
+
+// AskInput ends the turn with INPUT_REQUIRED and a question for the user.
+// The task resumes when the requester sends a new message with the same
+// taskId and contextId.
+func (t *Turn) AskInput(ctx context.Context, question string) error {
+	return t.run.status(ctx, a2a.TaskStateInputRequired, question)
+}
+
+// AskAuth ends the turn with AUTH_REQUIRED and a message saying what is
+// needed.
+func (t *Turn) AskAuth(ctx context.Context, text string) error {
+	return t.run.status(ctx, a2a.TaskStateAuthRequired, text)
+}
+
+// Complete ends the task successfully, with an optional closing message.
+func (t *Turn) Complete(ctx context.Context, text string) error {
+	return t.run.status(ctx, a2a.TaskStateCompleted, text)
+}
+
+// Fail ends the task as FAILED with a reason.
+func (t *Turn) Fail(ctx context.Context, reason string) error {
+	return t.run.status(ctx, a2a.TaskStateFailed, reason)
+}
+
+// Reject ends the task as REJECTED: the agent will not do it.
+func (t *Turn) Reject(ctx context.Context, reason string) error {
+	return t.run.status(ctx, a2a.TaskStateRejected, reason)
+}
+
+// Handover hands the task over to another agent (seed 003): every later
+// reply and stream item of this turn carries a2a-responder-agent-id =
+// agentID, the store records the new owner, and requesters send follow-ups
+// to that agent, which must serve the same store. The task id never changes.
+func (t *Turn) Handover(ctx context.Context, agentID string) error {
+	return t.run.handover(ctx, agentID)
+}
+
+// State returns the task's current state.
+func (t *Turn) State() a2a.TaskState {
+	t.run.mu.Lock()
+	defer t.run.mu.Unlock()
+	return t.run.task.Status.State
+}
+
+// Caller is the identity behind a request.
+type Caller struct {
+	// Subject identifies the caller (a verified token subject, or the
+	// transport's own identity of the peer); "" when anonymous.
+	Subject string
+	// Scopes are the verified scopes of the caller's token.
+	Scopes []string
+}
+
+// TextOf joins the text parts of a message with newlines.
+func TextOf(m *a2a.Message) string {
+	s := ""
+	for _, p := range m.Parts {
+		if tx, ok := p.Content.(a2a.PartText); ok {
+			if s != "" {
+				s += "\n"
+			}
+			s += string(tx)
+		}
+	}
+	return s
+}
+
+// ended reports whether a state ends a turn.
+func ended(s fsm.TaskState) bool { return s.Terminal() || s.IsInterrupted() }

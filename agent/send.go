@@ -1,0 +1,186 @@
+package agent
+
+import (
+	"context"
+	"errors"
+
+	"github.com/a2abind/a2abind/agent/taskstore"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
+)
+
+// send handles SendMessage and SendStreamingMessage: admission by the
+// responder rules, then a new turn, a resumed one, or the answer to a retry.
+func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, streaming bool, sink Sink) error {
+	msg := *p.Message
+	var history *int32
+	immediately := false
+	if cfg := p.Configuration; cfg != nil {
+		history = cfg.HistoryLength
+		immediately = cfg.ReturnImmediately
+	}
+	if c.IDs == tasklife.RequesterIDs && msg.TaskID != "" && !mqttbind.ValidUUID(msg.TaskID) {
+		return fail(ctx, sink, a2a.NewError(a2a.TokenInvalidParams, "message.taskId must be a UUID: the requester makes Task.id in this binding"))
+	}
+	if msg.ContextID != "" && c.IDs == tasklife.RequesterIDs && !mqttbind.ValidUUID(msg.ContextID) {
+		return fail(ctx, sink, a2a.NewError(a2a.TokenInvalidParams, "message.contextId must be a UUID"))
+	}
+
+	unlock := s.lockTask(msg.TaskID)
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
+
+	var rec *taskstore.Record
+	if msg.TaskID != "" {
+		r, err := s.store.Get(ctx, msg.TaskID)
+		switch {
+		case err == nil:
+			rec = &r
+		case !errors.Is(err, taskstore.ErrNotFound):
+			return fail(ctx, sink, a2a.NewError(a2a.TokenInternalError, "task store: "+err.Error()))
+		}
+	}
+	ctxID := msg.ContextID
+	var taskRec *tasklife.TaskRecord
+	if rec != nil {
+		st, err := tasklife.StateOf(rec.Task.Status.State)
+		if err != nil {
+			return fail(ctx, sink, a2a.NewError(a2a.TokenInternalError, "stored task "+rec.Task.ID+": "+err.Error()))
+		}
+		taskRec = &tasklife.TaskRecord{ID: rec.Task.ID, ContextID: rec.Task.ContextID, State: st, MessageIDs: rec.MessageIDs}
+		ctxID = rec.Task.ContextID
+	}
+	var ctxRec *tasklife.ContextRecord
+	var ctxInfo taskstore.ContextInfo
+	if ctxID != "" {
+		info, err := s.store.Context(ctx, ctxID)
+		switch {
+		case err == nil:
+			ctxInfo = info
+			ctxRec = &tasklife.ContextRecord{ID: info.ID, LastActive: info.LastActive}
+		case !errors.Is(err, taskstore.ErrNotFound):
+			return fail(ctx, sink, a2a.NewError(a2a.TokenInternalError, "task store: "+err.Error()))
+		}
+	}
+	now := s.now()
+	adm, err := tasklife.Admit(tasklife.Request{TaskID: msg.TaskID, ContextID: msg.ContextID, MessageID: msg.MessageID},
+		taskRec, ctxRec, tasklife.Policy{IDs: c.IDs, ContextTTL: s.contextTTL}, now)
+	if err != nil {
+		var e *a2a.Error
+		if !errors.As(err, &e) {
+			e = a2a.NewError(a2a.TokenInternalError, err.Error())
+		}
+		return fail(ctx, sink, e)
+	}
+
+	if adm.Verdict == tasklife.VerdictRetry {
+		unlock()
+		locked = false
+		return s.attach(ctx, rec.Task, streaming, immediately, history, sink)
+	}
+
+	// A new or resumed turn needs a worker slot: without one the answer is
+	// responder_unavailable at once, and nothing is stored.
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		return fail(ctx, sink, a2a.NewError(a2a.TokenResponderUnavailable, "the agent is busy; retry later"))
+	}
+	started := false
+	defer func() {
+		if !started {
+			<-s.slots
+		}
+	}()
+
+	var current taskstore.Record
+	resumed := adm.Verdict == tasklife.VerdictResume
+	if resumed {
+		life := tasklife.Restore(taskRec.ID, taskRec.ContextID, taskRec.State)
+		if _, err := life.Resume(); err != nil {
+			return fail(ctx, sink, asProtocolError(err))
+		}
+		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
+		current, err = s.store.Update(ctx, rec.Task.ID, func(r *taskstore.Record) error {
+			r.MessageIDs = append(r.MessageIDs, msg.MessageID)
+			r.Task.History = append(r.Task.History, msg)
+			r.Task.Status = &a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: s.timestamp()}
+			return nil
+		})
+		if err != nil {
+			return fail(ctx, sink, a2a.NewError(a2a.TokenInternalError, "task store: "+err.Error()))
+		}
+	} else {
+		if msg.TaskID == "" {
+			msg.TaskID = s.newID()
+		}
+		if msg.ContextID == "" {
+			msg.ContextID = s.newID()
+		}
+		task := a2a.Task{ID: msg.TaskID, ContextID: msg.ContextID,
+			Status:  &a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: s.timestamp()},
+			History: []a2a.Message{msg}}
+		current, err = s.store.Create(ctx, taskstore.Record{Task: task, MessageIDs: []string{msg.MessageID}})
+		if errors.Is(err, taskstore.ErrExists) {
+			// Created meanwhile by another responder sharing the store: a
+			// retry of the same task.
+			unlock()
+			locked = false
+			return s.attach(ctx, current.Task, streaming, immediately, history, sink)
+		}
+		if err != nil {
+			return fail(ctx, sink, a2a.NewError(a2a.TokenInternalError, "task store: "+err.Error()))
+		}
+	}
+
+	prior := s.priorTasks(ctx, ctxInfo, current.Task.ID)
+	started = true
+	locked = false
+	return s.start(current, msg, resumed, c.Caller, prior,
+		origin{ctx: ctx, sink: sink, streaming: streaming, immediate: immediately, history: history}, unlock)
+}
+
+// attach answers a retried message: from the running turn if there is one,
+// else with the task as stored. Nothing is created and no handler runs.
+func (s *Server) attach(ctx context.Context, task a2a.Task, streaming, immediately bool, history *int32, sink Sink) error {
+	if r := s.activeRun(task.ID); r != nil {
+		return s.respond(ctx, r, streaming, immediately, history, sink)
+	}
+	rec, err := s.store.Get(ctx, task.ID)
+	if err != nil {
+		return fail(ctx, sink, asProtocolError(err))
+	}
+	snap := rec.Task
+	trimHistory(&snap, history)
+	if streaming {
+		return sink.Send(ctx, Reply{Result: &a2a.StreamResponse{Payload: &snap}, Final: true, Responder: rec.Owner})
+	}
+	return sink.Send(ctx, Reply{Result: &a2a.SendMessageResponse{Payload: &snap}, Final: true, Responder: rec.Owner})
+}
+
+// priorTasks returns the context's other tasks, oldest first.
+func (s *Server) priorTasks(ctx context.Context, info taskstore.ContextInfo, self string) []a2a.Task {
+	var out []a2a.Task
+	for _, id := range info.TaskIDs {
+		if id == self {
+			continue
+		}
+		if r, err := s.store.Get(ctx, id); err == nil {
+			out = append(out, r.Task)
+		}
+	}
+	return out
+}
+
+func asProtocolError(err error) *a2a.Error {
+	var e *a2a.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return a2a.NewError(a2a.TokenInternalError, err.Error())
+}

@@ -1,0 +1,356 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/a2abind/a2abind/agent/jsonrpc"
+	"github.com/a2abind/a2abind/agent/taskstore"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
+)
+
+// Server applies the responder rules around a Handler. Create it with
+// NewServer; it is safe for concurrent use by several transports.
+type Server struct {
+	h            Handler
+	store        taskstore.Store
+	contextTTL   time.Duration
+	now          func() time.Time
+	newID        func() string
+	log          *slog.Logger
+	extendedCard *a2a.AgentCard
+	slots        chan struct{}
+
+	base context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	runs   map[string]*run
+	locks  map[string]*taskLock
+	closed bool
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithStore sets the task store (default: a new taskstore.Memory). Agents
+// that hand tasks over to each other share one store.
+func WithStore(st taskstore.Store) Option { return func(s *Server) { s.store = st } }
+
+// WithContextTTL sets the context expiry window: a context idle for longer
+// refuses new tasks and resumes with the context_expired error. Zero (the
+// default) keeps contexts forever. Publish the window in the agent card.
+func WithContextTTL(d time.Duration) Option { return func(s *Server) { s.contextTTL = d } }
+
+// WithClock sets the time source (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
+
+// WithIDs sets the generator of ids the server makes: message ids, and
+// task and context ids where the binding lets the server make them
+// (default: random UUIDv4).
+func WithIDs(newID func() string) Option { return func(s *Server) { s.newID = newID } }
+
+// WithLogger sets the logger for what cannot be answered on any reply path
+// (a handler that panics, a failed store write after the reply). Default:
+// discard.
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// WithExtendedCard serves GetExtendedAgentCard with card; without it the
+// method answers extended_agent_card_not_configured.
+func WithExtendedCard(card *a2a.AgentCard) Option {
+	return func(s *Server) { s.extendedCard = card }
+}
+
+// WithMaxTurns bounds the turns running at once (default 64). A message
+// that would start one more is answered at once with responder_unavailable
+// (retryable), never queued silently.
+func WithMaxTurns(n int) Option {
+	return func(s *Server) {
+		if n > 0 {
+			s.slots = make(chan struct{}, n)
+		}
+	}
+}
+
+// NewServer returns a server for h.
+func NewServer(h Handler, opts ...Option) *Server {
+	s := &Server{h: h, now: time.Now, newID: func() string { return uuid.NewString() },
+		log: slog.New(slog.DiscardHandler), slots: make(chan struct{}, 64),
+		runs: map[string]*run{}, locks: map[string]*taskLock{}}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.store == nil {
+		s.store = taskstore.NewMemory(s.now)
+	}
+	s.base, s.stop = context.WithCancel(context.Background())
+	return s
+}
+
+// Store returns the server's task store.
+func (s *Server) Store() taskstore.Store { return s.store }
+
+// ErrClosed is answered (as internal_error) to calls after Close.
+var ErrClosed = errors.New("agent: server closed")
+
+// Close stops every running turn (their contexts end) and waits for the
+// handlers to return, or for ctx to end. The store is not closed.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.stop()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Serve answers one call, sending its replies to sink, and returns when the
+// last one is sent (for a stream, when the stream ends) or ctx ends. The
+// error is the sink's or the context's; protocol errors are answered on the
+// sink.
+func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return sink.Send(ctx, Reply{Err: a2a.NewError(a2a.TokenInternalError, ErrClosed.Error()), Final: true})
+	}
+	if c.IDs == 0 {
+		c.IDs = tasklife.RequesterIDs
+	}
+	switch p := c.Request.Params.(type) {
+	case *a2a.SendMessageRequest:
+		return s.send(ctx, c, p, jsonrpc.Streaming(c.Request.Method), sink)
+	case *a2a.GetTaskRequest:
+		return s.getTask(ctx, p, sink)
+	case *a2a.ListTasksRequest:
+		return s.listTasks(ctx, p, sink)
+	case *a2a.CancelTaskRequest:
+		return s.cancelTask(ctx, p, sink)
+	case *a2a.SubscribeToTaskRequest:
+		return s.subscribeToTask(ctx, p, sink)
+	case *a2a.GetExtendedAgentCardRequest:
+		if s.extendedCard == nil {
+			return fail(ctx, sink, a2a.NewError(a2a.TokenExtendedAgentCardNotConfigured, ""))
+		}
+		return sink.Send(ctx, Reply{Result: s.extendedCard, Final: true})
+	case *a2a.TaskPushNotificationConfig, *a2a.GetTaskPushNotificationConfigRequest,
+		*a2a.ListTaskPushNotificationConfigsRequest, *a2a.DeleteTaskPushNotificationConfigRequest:
+		return fail(ctx, sink, a2a.NewError(a2a.TokenPushNotificationNotSupported, ""))
+	}
+	return fail(ctx, sink, a2a.NewError(a2a.TokenMethodNotFound, fmt.Sprintf("no method for params %T", c.Request.Params)))
+}
+
+func fail(ctx context.Context, sink Sink, e *a2a.Error) error {
+	return sink.Send(ctx, Reply{Err: e, Final: true})
+}
+
+// taskLock serialises the admission of messages for one task id.
+type taskLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (s *Server) lockTask(id string) func() {
+	if id == "" {
+		return func() {}
+	}
+	s.mu.Lock()
+	l := s.locks[id]
+	if l == nil {
+		l = &taskLock{}
+		s.locks[id] = l
+	}
+	l.refs++
+	s.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(s.locks, id)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) activeRun(id string) *run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs[id]
+}
+
+func (s *Server) timestamp() string {
+	return s.now().UTC().Format(time.RFC3339Nano)
+}
+
+func (s *Server) agentMessage(t *a2a.Task, text string) a2a.Message {
+	return a2a.Message{MessageID: s.newID(), ContextID: t.ContextID, TaskID: t.ID, Role: a2a.RoleAgent,
+		Parts: []a2a.Part{{Content: a2a.PartText(text)}}}
+}
+
+// origin is the call that starts a turn: it is subscribed before the
+// handler runs, so it misses no event.
+type origin struct {
+	ctx                  context.Context
+	sink                 Sink
+	streaming, immediate bool
+	history              *int32
+}
+
+// start runs a turn of the task in rec and answers the call o; the caller
+// holds the task's lock (released through unlock once the turn is
+// registered) and a slot, which the turn releases when the handler returns.
+func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, caller Caller, prior []a2a.Task, o origin, unlock func()) error {
+	st, err := tasklife.StateOf(rec.Task.Status.State)
+	if err != nil {
+		unlock()
+		<-s.slots
+		return fail(o.ctx, o.sink, asProtocolError(err))
+	}
+	ctx, cancel := context.WithCancel(s.base)
+	r := &run{s: s, cancel: cancel, done: make(chan struct{}),
+		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: cloneTask(rec.Task), responder: rec.Owner}
+	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Context: prior, Caller: caller, run: r}
+	s.mu.Lock()
+	s.runs[rec.Task.ID] = r
+	s.mu.Unlock()
+	unlock()
+	sub, snap, responder, over, subErr := r.subscribe(o.ctx, o.sink, o.streaming, o.history)
+	s.wg.Add(1)
+	go s.serveTurn(ctx, r, turn)
+	if subErr != nil {
+		return subErr
+	}
+	return s.await(o.ctx, r, sub, snap, responder, over, o.streaming, o.immediate, o.history, o.sink)
+}
+
+func (s *Server) serveTurn(ctx context.Context, r *run, turn *Turn) {
+	defer s.wg.Done()
+	defer func() { <-s.slots }()
+	defer close(r.done)
+	defer func() {
+		s.mu.Lock()
+		if s.runs[turn.Task.ID] == r {
+			delete(s.runs, turn.Task.ID)
+		}
+		s.mu.Unlock()
+	}()
+	err := s.callHandler(ctx, turn)
+	// Settle a turn the handler left open: success completes the task, an
+	// error fails it. A canceled task is already settled.
+	settle := context.WithoutCancel(ctx)
+	switch {
+	case err != nil:
+		if e := r.status(settle, a2a.TaskStateFailed, err.Error()); e != nil && !errors.Is(e, ErrTurnEnded) {
+			s.log.Error("agent: failing task", "task", turn.Task.ID, "err", e)
+		}
+	default:
+		if e := r.status(settle, a2a.TaskStateCompleted, ""); e != nil && !errors.Is(e, ErrTurnEnded) {
+			s.log.Error("agent: completing task", "task", turn.Task.ID, "err", e)
+		}
+	}
+	r.cancel()
+}
+
+func (s *Server) callHandler(ctx context.Context, turn *Turn) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("agent: handler panicked", "task", turn.Task.ID, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("the agent failed: %v", p)
+		}
+	}()
+	return s.h.ServeTurn(ctx, turn)
+}
+
+// respond answers a call attached to a run: a stream of its events, or one
+// reply when the turn ends (at once with immediately).
+func (s *Server) respond(ctx context.Context, r *run, streaming, immediately bool, history *int32, sink Sink) error {
+	sub, snap, responder, over, err := r.subscribe(ctx, sink, streaming, history)
+	if err != nil {
+		return err
+	}
+	return s.await(ctx, r, sub, snap, responder, over, streaming, immediately, history, sink)
+}
+
+// await finishes respond once the call is subscribed.
+func (s *Server) await(ctx context.Context, r *run, sub *subscriber, snap a2a.Task, responder string, over, streaming, immediately bool, history *int32, sink Sink) error {
+	if streaming {
+		if over {
+			return nil
+		}
+		select {
+		case <-sub.end:
+			return nil
+		case <-ctx.Done():
+			r.unsubscribe(sub)
+			return ctx.Err()
+		}
+	}
+	if !immediately && !over {
+		select {
+		case <-sub.end:
+		case <-ctx.Done():
+			r.unsubscribe(sub)
+			return ctx.Err()
+		}
+		snap, responder = r.snapshot()
+	} else {
+		r.unsubscribe(sub)
+	}
+	trimHistory(&snap, history)
+	return sink.Send(ctx, Reply{Result: &a2a.SendMessageResponse{Payload: &snap}, Final: true, Responder: responder})
+}
+
+func trimHistory(t *a2a.Task, n *int32) {
+	if n == nil {
+		return
+	}
+	if k := int(*n); k < len(t.History) {
+		if k <= 0 {
+			t.History = nil
+		} else {
+			t.History = t.History[len(t.History)-k:]
+		}
+	}
+}
+
+func cloneTask(t a2a.Task) a2a.Task {
+	b, err := t.MarshalJSON()
+	if err != nil {
+		return t
+	}
+	var out a2a.Task
+	if err := out.UnmarshalJSON(b); err != nil {
+		return t
+	}
+	return out
+}
+
+func cloneStatus(st *a2a.TaskStatus) *a2a.TaskStatus {
+	if st == nil {
+		return nil
+	}
+	c := *st
+	if st.Message != nil {
+		m := *st.Message
+		c.Message = &m
+	}
+	return &c
+}

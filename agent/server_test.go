@@ -1,0 +1,560 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/goleak"
+
+	"github.com/a2abind/a2abind/agent/jsonrpc"
+	"github.com/a2abind/a2abind/agent/taskstore"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// recorder is a Sink that keeps every reply.
+type recorder struct {
+	mu      sync.Mutex
+	replies []Reply
+}
+
+func (r *recorder) Send(_ context.Context, rep Reply) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Keep a copy: the server may reuse nothing, but be strict.
+	b, _ := json.Marshal(rep.Result)
+	rep.Result = json.RawMessage(b)
+	r.replies = append(r.replies, rep)
+	return nil
+}
+
+func (r *recorder) all() []Reply {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Reply(nil), r.replies...)
+}
+
+// fixture is a server with helpers to call it as a transport would.
+type fixture struct {
+	t   *testing.T
+	srv *Server
+	ids tasklife.IDOrigin
+}
+
+func newFixture(t *testing.T, h Handler, opts ...Option) *fixture {
+	t.Helper()
+	s := NewServer(h, opts...)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return &fixture{t: t, srv: s, ids: tasklife.RequesterIDs}
+}
+
+// call decodes a request as a transport would and serves it.
+func (f *fixture) call(method a2a.Method, params any) []Reply {
+	f.t.Helper()
+	data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, params)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req, _, perr := jsonrpc.DecodeRequest(data)
+	if perr != nil {
+		return []Reply{{Err: perr, Final: true}}
+	}
+	rec := &recorder{}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.srv.Serve(ctx, Call{Request: req, IDs: f.ids}, rec); err != nil {
+		f.t.Fatalf("serve: %v", err)
+	}
+	return rec.all()
+}
+
+func msg(taskID, ctxID, text string) *a2a.Message {
+	return &a2a.Message{MessageID: uuid.NewString(), TaskID: taskID, ContextID: ctxID, Role: a2a.RoleUser,
+		Parts: []a2a.Part{{Content: a2a.PartText(text)}}}
+}
+
+func (f *fixture) send(m *a2a.Message) []Reply {
+	return f.call(a2a.MethodSendMessage, &a2a.SendMessageRequest{Message: m})
+}
+
+func (f *fixture) stream(m *a2a.Message) []Reply {
+	return f.call(a2a.MethodSendStreamingMessage, &a2a.SendMessageRequest{Message: m})
+}
+
+// taskOf decodes the task of a single SendMessage reply or a Task result.
+func taskOf(t *testing.T, r Reply) a2a.Task {
+	t.Helper()
+	if r.Err != nil {
+		t.Fatalf("error reply: %v", r.Err)
+	}
+	raw := r.Result.(json.RawMessage)
+	var resp a2a.SendMessageResponse
+	if err := json.Unmarshal(raw, &resp); err == nil {
+		if task, ok := resp.Payload.(*a2a.Task); ok {
+			return *task
+		}
+	}
+	var task a2a.Task
+	if err := json.Unmarshal(raw, &task); err != nil {
+		t.Fatalf("not a task: %s", raw)
+	}
+	return task
+}
+
+func itemKinds(t *testing.T, replies []Reply) []string {
+	t.Helper()
+	var out []string
+	for _, r := range replies {
+		var item a2a.StreamResponse
+		if err := json.Unmarshal(r.Result.(json.RawMessage), &item); err != nil {
+			t.Fatalf("not a stream item: %s", r.Result)
+		}
+		switch p := item.Payload.(type) {
+		case *a2a.Task:
+			out = append(out, "task:"+string(p.Status.State))
+		case *a2a.TaskStatusUpdateEvent:
+			out = append(out, "status:"+string(p.Status.State))
+		case *a2a.TaskArtifactUpdateEvent:
+			out = append(out, "artifact")
+		case *a2a.Message:
+			out = append(out, "message")
+		}
+	}
+	return out
+}
+
+func soleError(t *testing.T, replies []Reply) *a2a.Error {
+	t.Helper()
+	if len(replies) != 1 || replies[0].Err == nil || !replies[0].Final {
+		t.Fatalf("want one final error, got %+v", replies)
+	}
+	return replies[0].Err
+}
+
+// echo completes every task with one artifact echoing the text; "ask"
+// asks for input first.
+func echo(calls *atomic.Int32) HandlerFunc {
+	return func(ctx context.Context, t *Turn) error {
+		if calls != nil {
+			calls.Add(1)
+		}
+		if strings.HasPrefix(t.Text(), "ask") && !t.Resumed {
+			return t.AskInput(ctx, "which one?")
+		}
+		if err := t.Working(ctx, "on it"); err != nil {
+			return err
+		}
+		text := fmt.Sprintf("%s (earlier tasks in context: %d)", t.Text(), len(t.Context))
+		if err := t.Artifact(ctx, a2a.Artifact{ArtifactID: "a1", Parts: []a2a.Part{{Content: a2a.PartText(text)}}}, false, true); err != nil {
+			return err
+		}
+		return nil
+	}
+}
+
+func TestSendMessageCompletesWithOneReply(t *testing.T) {
+	f := newFixture(t, echo(nil))
+	id, ctxID := uuid.NewString(), uuid.NewString()
+	replies := f.send(msg(id, ctxID, "hello"))
+	if len(replies) != 1 || !replies[0].Final {
+		t.Fatalf("%d replies", len(replies))
+	}
+	task := taskOf(t, replies[0])
+	if task.ID != id || task.ContextID != ctxID || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+		t.Fatalf("%+v", task)
+	}
+	if err := task.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStreamBeginsWithTheTaskAndEndsOnTerminalStatus(t *testing.T) {
+	f := newFixture(t, echo(nil))
+	replies := f.stream(msg(uuid.NewString(), uuid.NewString(), "hello"))
+	got := strings.Join(itemKinds(t, replies), ",")
+	want := "task:TASK_STATE_SUBMITTED,status:TASK_STATE_WORKING,artifact,status:TASK_STATE_COMPLETED"
+	if got != want {
+		t.Fatalf("items %s\nwant %s", got, want)
+	}
+	for i, r := range replies {
+		if r.Final != (i == len(replies)-1) {
+			t.Fatalf("reply %d final=%v", i, r.Final)
+		}
+	}
+}
+
+func TestMultiTurn(t *testing.T) {
+	var calls atomic.Int32
+	f := newFixture(t, echo(&calls))
+	ctxID := uuid.NewString()
+
+	t.Run("input required is stream-final and resume completes the same task", func(t *testing.T) {
+		id := uuid.NewString()
+		got := strings.Join(itemKinds(t, f.stream(msg(id, ctxID, "ask me"))), ",")
+		if got != "task:TASK_STATE_SUBMITTED,status:TASK_STATE_INPUT_REQUIRED" {
+			t.Fatalf("items %s", got)
+		}
+		task := taskOf(t, f.send(msg(id, ctxID, "the blue one"))[0])
+		if task.ID != id || task.Status.State != a2a.TaskStateCompleted || len(task.History) != 4 {
+			t.Fatalf("%+v (history %d)", task.Status, len(task.History))
+		}
+	})
+	t.Run("a follow-up turn sees the earlier tasks of its context", func(t *testing.T) {
+		task := taskOf(t, f.send(msg(uuid.NewString(), ctxID, "next"))[0])
+		if txt := string(task.Artifacts[0].Parts[0].Content.(a2a.PartText)); !strings.Contains(txt, "earlier tasks in context: 1") {
+			t.Fatal(txt)
+		}
+	})
+	t.Run("a retry with the same messageId creates nothing and runs nothing", func(t *testing.T) {
+		m := msg(uuid.NewString(), ctxID, "once")
+		first := taskOf(t, f.send(m)[0])
+		before := calls.Load()
+		again := taskOf(t, f.send(m)[0])
+		if calls.Load() != before || again.ID != first.ID || again.Status.Timestamp != first.Status.Timestamp {
+			t.Fatalf("retry ran the handler or changed the task: %+v", again.Status)
+		}
+		p, _ := f.srv.Store().List(context.Background(), taskstore.Filter{ContextID: ctxID})
+		if p.Total != 3 {
+			t.Fatalf("%d tasks in the context, want 3", p.Total)
+		}
+	})
+	t.Run("mismatched contextId is invalid params", func(t *testing.T) {
+		id := uuid.NewString()
+		f.send(msg(id, ctxID, "ask again"))
+		if e := soleError(t, f.send(msg(id, uuid.NewString(), "x"))); e.Token != a2a.TokenInvalidParams || e.Code != -32602 {
+			t.Fatal(e)
+		}
+	})
+	t.Run("a new message to a finished task is unsupported operation", func(t *testing.T) {
+		id := uuid.NewString()
+		f.send(msg(id, ctxID, "done"))
+		if e := soleError(t, f.send(msg(id, ctxID, "more"))); e.Token != a2a.TokenUnsupportedOperation {
+			t.Fatal(e)
+		}
+	})
+	t.Run("an unknown contextId starts a context", func(t *testing.T) {
+		task := taskOf(t, f.send(msg(uuid.NewString(), uuid.NewString(), "fresh"))[0])
+		if task.Status.State != a2a.TaskStateCompleted {
+			t.Fatal(task.Status)
+		}
+	})
+	t.Run("concurrent tasks in one context complete independently", func(t *testing.T) {
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if task := taskOf(t, f.send(msg(uuid.NewString(), ctxID, "parallel"))[0]); task.Status.State != a2a.TaskStateCompleted {
+					t.Error(task.Status)
+				}
+			}()
+		}
+		wg.Wait()
+	})
+}
+
+func TestRequesterMadeIDsAreChecked(t *testing.T) {
+	f := newFixture(t, echo(nil))
+	cases := []struct {
+		name string
+		m    *a2a.Message
+	}{
+		{"missing taskId", msg("", "", "x")},
+		{"taskId not a UUID", msg("task-1", "", "x")},
+		{"contextId not a UUID", msg(uuid.NewString(), "ctx 1", "x")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if e := soleError(t, f.send(tc.m)); e.Token != a2a.TokenInvalidParams {
+				t.Fatal(e)
+			}
+		})
+	}
+}
+
+func TestResponderMadeIDs(t *testing.T) {
+	f := newFixture(t, echo(nil))
+	f.ids = tasklife.ResponderIDs
+	task := taskOf(t, f.send(msg("", "", "hi"))[0])
+	if task.ID == "" || task.ContextID == "" || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("%+v", task)
+	}
+	if e := soleError(t, f.send(msg(uuid.NewString(), "", "x"))); e.Token != a2a.TokenTaskNotFound {
+		t.Fatal(e)
+	}
+}
+
+func TestExpiredContext(t *testing.T) {
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	f := newFixture(t, echo(nil), WithClock(clock), WithContextTTL(time.Hour))
+	ctxID, id := uuid.NewString(), uuid.NewString()
+	f.send(msg(id, ctxID, "ask"))
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	if e := soleError(t, f.send(msg(id, ctxID, "late answer"))); e.Token != a2a.TokenContextExpired {
+		t.Fatal(e)
+	}
+	if e := soleError(t, f.send(msg(uuid.NewString(), ctxID, "new turn"))); e.Token != a2a.TokenContextExpired {
+		t.Fatal(e)
+	}
+}
+
+// blocker runs until its context ends or it is released.
+type blocker struct {
+	started chan struct{}
+	release chan struct{}
+	ended   chan error
+}
+
+func newBlocker() *blocker {
+	return &blocker{started: make(chan struct{}, 10), release: make(chan struct{}), ended: make(chan error, 10)}
+}
+
+func (b *blocker) ServeTurn(ctx context.Context, t *Turn) error {
+	if err := t.Working(ctx, "started"); err != nil {
+		return err
+	}
+	b.started <- struct{}{}
+	select {
+	case <-ctx.Done():
+		b.ended <- ctx.Err()
+		return ctx.Err()
+	case <-b.release:
+		b.ended <- nil
+		return nil
+	}
+}
+
+func TestFullWorkerPoolAnswersResponderUnavailable(t *testing.T) {
+	b := newBlocker()
+	f := newFixture(t, b, WithMaxTurns(1))
+	done := make(chan []Reply)
+	go func() { done <- f.send(msg(uuid.NewString(), "", "long")) }()
+	<-b.started
+	e := soleError(t, f.send(msg(uuid.NewString(), "", "second")))
+	if e.Token != a2a.TokenResponderUnavailable || !e.Retryable() {
+		t.Fatal(e)
+	}
+	close(b.release)
+	if task := taskOf(t, (<-done)[0]); task.Status.State != a2a.TaskStateCompleted {
+		t.Fatal(task.Status)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	b := newBlocker()
+	f := newFixture(t, b)
+	id := uuid.NewString()
+	streamDone := make(chan []Reply)
+	go func() { streamDone <- f.stream(msg(id, "", "long")) }()
+	<-b.started
+
+	task := taskOf(t, f.call(a2a.MethodCancelTask, &a2a.CancelTaskRequest{ID: id})[0])
+	if task.Status.State != a2a.TaskStateCanceled {
+		t.Fatal(task.Status)
+	}
+	if err := <-b.ended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("handler context: %v", err)
+	}
+	got := strings.Join(itemKinds(t, <-streamDone), ",")
+	if got != "task:TASK_STATE_SUBMITTED,status:TASK_STATE_WORKING,status:TASK_STATE_CANCELED" {
+		t.Fatalf("stream %s", got)
+	}
+	if again := taskOf(t, f.call(a2a.MethodCancelTask, &a2a.CancelTaskRequest{ID: id})[0]); again.Status.State != a2a.TaskStateCanceled {
+		t.Fatal("a repeated cancel answers with the canceled task")
+	}
+	if stored, _ := f.srv.Store().Get(context.Background(), id); stored.Task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("store holds %s after the handler returned", stored.Task.Status.State)
+	}
+
+	done := uuid.NewString()
+	close(b.release)
+	f.send(msg(done, "", "quick"))
+	if e := soleError(t, f.call(a2a.MethodCancelTask, &a2a.CancelTaskRequest{ID: done})); e.Token != a2a.TokenTaskNotCancelable {
+		t.Fatal(e)
+	}
+	if e := soleError(t, f.call(a2a.MethodCancelTask, &a2a.CancelTaskRequest{ID: uuid.NewString()})); e.Token != a2a.TokenTaskNotFound {
+		t.Fatal(e)
+	}
+}
+
+func TestReadMethods(t *testing.T) {
+	b := newBlocker()
+	f := newFixture(t, b)
+	ctxID := uuid.NewString()
+	close(b.release)
+	for range 3 {
+		f.send(msg(uuid.NewString(), ctxID, "x"))
+	}
+	f.send(msg(uuid.NewString(), uuid.NewString(), "other context"))
+
+	t.Run("GetTask trims history", func(t *testing.T) {
+		id := uuid.NewString()
+		f.send(msg(id, ctxID, "y"))
+		zero := int32(0)
+		task := taskOf(t, f.call(a2a.MethodGetTask, &a2a.GetTaskRequest{ID: id, HistoryLength: &zero})[0])
+		if task.ID != id || len(task.History) != 0 {
+			t.Fatalf("%+v", task)
+		}
+		if e := soleError(t, f.call(a2a.MethodGetTask, &a2a.GetTaskRequest{ID: "nope"})); e.Token != a2a.TokenTaskNotFound {
+			t.Fatal(e)
+		}
+	})
+	t.Run("ListTasks filters by context and pages", func(t *testing.T) {
+		two := int32(2)
+		raw := f.call(a2a.MethodListTasks, &a2a.ListTasksRequest{ContextID: ctxID, PageSize: &two})[0].Result.(json.RawMessage)
+		var resp a2a.ListTasksResponse
+		if err := json.Unmarshal(raw, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Tasks) != 2 || resp.TotalSize != 4 || resp.NextPageToken == "" || resp.PageSize != 2 {
+			t.Fatalf("%s", raw)
+		}
+		if err := resp.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("SubscribeToTask on a finished task is unsupported", func(t *testing.T) {
+		id := uuid.NewString()
+		f.send(msg(id, ctxID, "z"))
+		if e := soleError(t, f.call(a2a.MethodSubscribeToTask, &a2a.SubscribeToTaskRequest{ID: id})); e.Token != a2a.TokenUnsupportedOperation {
+			t.Fatal(e)
+		}
+	})
+	t.Run("push configs and the extended card are not configured", func(t *testing.T) {
+		if e := soleError(t, f.call(a2a.MethodGetTaskPushNotificationConfig, &a2a.GetTaskPushNotificationConfigRequest{TaskID: "t", ID: "c"})); e.Token != a2a.TokenPushNotificationNotSupported {
+			t.Fatal(e)
+		}
+		if e := soleError(t, f.call(a2a.MethodGetExtendedAgentCard, &a2a.GetExtendedAgentCardRequest{})); e.Token != a2a.TokenExtendedAgentCardNotConfigured {
+			t.Fatal(e)
+		}
+	})
+}
+
+func TestSubscribeToARunningTask(t *testing.T) {
+	b := newBlocker()
+	f := newFixture(t, b)
+	id := uuid.NewString()
+	first := make(chan []Reply)
+	go func() { first <- f.send(msg(id, "", "long")) }()
+	<-b.started
+	sub := make(chan []Reply)
+	go func() { sub <- f.call(a2a.MethodSubscribeToTask, &a2a.SubscribeToTaskRequest{ID: id}) }()
+	// Wait until the subscriber is attached, then let the turn finish.
+	for {
+		r := f.srv.activeRun(id)
+		r.mu.Lock()
+		n := len(r.subs)
+		r.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(b.release)
+	got := strings.Join(itemKinds(t, <-sub), ",")
+	if got != "task:TASK_STATE_WORKING,status:TASK_STATE_COMPLETED" {
+		t.Fatalf("subscription %s", got)
+	}
+	if task := taskOf(t, (<-first)[0]); task.Status.State != a2a.TaskStateCompleted {
+		t.Fatal(task.Status)
+	}
+}
+
+func TestHandoverToAnInstanceSharingTheStore(t *testing.T) {
+	store := taskstore.NewMemory(nil)
+	card := newFixture(t, HandlerFunc(func(ctx context.Context, t *Turn) error {
+		if err := t.Handover(ctx, "b-c1"); err != nil {
+			return err
+		}
+		return t.AskInput(ctx, "c1 here: what size?")
+	}), WithStore(store))
+	spawned := newFixture(t, HandlerFunc(func(ctx context.Context, t *Turn) error {
+		if !t.Resumed {
+			return errors.New("c1 only resumes")
+		}
+		return t.Complete(ctx, "done by c1")
+	}), WithStore(store))
+
+	id, ctxID := uuid.NewString(), uuid.NewString()
+	replies := card.send(msg(id, ctxID, "handover please"))
+	task := taskOf(t, replies[0])
+	if replies[0].Responder != "b-c1" || task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("responder %q, state %s", replies[0].Responder, task.Status.State)
+	}
+	replies = spawned.send(msg(id, ctxID, "large"))
+	task = taskOf(t, replies[0])
+	if task.ID != id || task.Status.State != a2a.TaskStateCompleted || replies[0].Responder != "b-c1" {
+		t.Fatalf("%+v responder %q", task.Status, replies[0].Responder)
+	}
+	got := spawned.call(a2a.MethodGetTask, &a2a.GetTaskRequest{ID: id})
+	if got[0].Responder != "b-c1" {
+		t.Fatal("GetTask does not name the owner")
+	}
+}
+
+func TestHandlerFailures(t *testing.T) {
+	cases := []struct {
+		name string
+		h    HandlerFunc
+	}{
+		{"an error fails the task", func(ctx context.Context, t *Turn) error { return errors.New("no luck") }},
+		{"a panic fails the task", func(ctx context.Context, t *Turn) error { panic("boom") }},
+		{"an explicit failure", func(ctx context.Context, t *Turn) error { return t.Fail(ctx, "cannot") }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.h)
+			task := taskOf(t, f.send(msg(uuid.NewString(), "", "x"))[0])
+			if task.Status.State != a2a.TaskStateFailed || task.Status.Message == nil {
+				t.Fatalf("%+v", task.Status)
+			}
+		})
+	}
+}
+
+func TestTurnMethodsAfterTheTurnEnded(t *testing.T) {
+	errs := make(chan error, 1)
+	f := newFixture(t, HandlerFunc(func(ctx context.Context, t *Turn) error {
+		if err := t.Complete(ctx, "done"); err != nil {
+			return err
+		}
+		errs <- t.Working(ctx, "more?")
+		return nil
+	}))
+	f.send(msg(uuid.NewString(), "", "x"))
+	if err := <-errs; !errors.Is(err, ErrTurnEnded) {
+		t.Fatal(err)
+	}
+}
+
+func TestReturnImmediately(t *testing.T) {
+	b := newBlocker()
+	f := newFixture(t, b)
+	replies := f.call(a2a.MethodSendMessage, &a2a.SendMessageRequest{Message: msg(uuid.NewString(), "", "x"),
+		Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true}})
+	if st := taskOf(t, replies[0]).Status.State; st != a2a.TaskStateSubmitted && st != a2a.TaskStateWorking {
+		t.Fatal(st)
+	}
+	<-b.started
+	close(b.release)
+}

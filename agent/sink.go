@@ -1,0 +1,59 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/a2abind/a2abind/agent/jsonrpc"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
+)
+
+// Call is one request handed to Server.Serve by a transport.
+type Call struct {
+	// Request is the decoded request (see jsonrpc.DecodeRequest).
+	Request *jsonrpc.Request
+	// IDs says who makes Task.id in the transport's binding:
+	// tasklife.RequesterIDs over MQTT, tasklife.ResponderIDs over HTTP.
+	IDs tasklife.IDOrigin
+	// Caller is the identity behind the request.
+	Caller Caller
+}
+
+// Reply is one answer to a call: a result (the single response, or one
+// item of a stream) or an error.
+type Reply struct {
+	// Result is the JSON-marshalable result: an *a2a.SendMessageResponse,
+	// *a2a.StreamResponse, *a2a.Task, *a2a.ListTasksResponse, *a2a.AgentCard,
+	// *a2a.TaskPushNotificationConfig, *a2a.ListTaskPushNotificationConfigsResponse
+	// or *a2a.Empty.
+	Result any
+	// Err is set instead of Result for an error answer.
+	Err *a2a.Error
+	// Final marks the last reply of the call.
+	Final bool
+	// Responder is the agent id that now serves the task after a handover
+	// ("" when unchanged); transports carry it as a2a-responder-agent-id.
+	Responder string
+}
+
+// Sink receives the replies of one call, in order. Send must not keep r
+// after returning. An error from Send ends a stream: the server stops
+// sending to that sink (the task itself goes on).
+type Sink interface {
+	Send(ctx context.Context, r Reply) error
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(ctx context.Context, r Reply) error
+
+// Send calls f.
+func (f SinkFunc) Send(ctx context.Context, r Reply) error { return f(ctx, r) }
+
+// Encode renders a reply as a JSON-RPC response for the binding.
+func (r Reply) Encode(id json.RawMessage, b jsonrpc.Binding) ([]byte, error) {
+	if r.Err != nil {
+		return jsonrpc.EncodeError(id, r.Err, b)
+	}
+	return jsonrpc.EncodeResult(id, r.Result)
+}

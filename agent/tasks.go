@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/a2abind/a2abind/agent/taskstore"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
+)
+
+func (s *Server) getTask(ctx context.Context, p *a2a.GetTaskRequest, sink Sink) error {
+	rec, err := s.store.Get(ctx, p.ID)
+	if err != nil {
+		return fail(ctx, sink, asProtocolError(err))
+	}
+	t := rec.Task
+	trimHistory(&t, p.HistoryLength)
+	return sink.Send(ctx, Reply{Result: &t, Final: true, Responder: rec.Owner})
+}
+
+func (s *Server) listTasks(ctx context.Context, p *a2a.ListTasksRequest, sink Sink) error {
+	f := taskstore.Filter{ContextID: p.ContextID, State: p.Status, PageToken: p.PageToken}
+	if p.PageSize != nil {
+		f.PageSize = int(*p.PageSize)
+	}
+	if p.StatusTimestampAfter != "" {
+		t, err := time.Parse(time.RFC3339Nano, p.StatusTimestampAfter)
+		if err != nil {
+			return fail(ctx, sink, a2a.NewError(a2a.TokenInvalidParams, "statusTimestampAfter: "+err.Error()))
+		}
+		f.UpdatedAfter = t
+	}
+	page, err := s.store.List(ctx, f)
+	if err != nil {
+		return fail(ctx, sink, asProtocolError(err))
+	}
+	size := f.PageSize
+	if size <= 0 {
+		size = taskstore.DefaultPageSize
+	}
+	resp := &a2a.ListTasksResponse{Tasks: []a2a.Task{}, NextPageToken: page.NextPageToken, PageSize: int32(size), TotalSize: int32(page.Total)}
+	for _, r := range page.Records {
+		t := r.Task
+		if p.IncludeArtifacts == nil || !*p.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		trimHistory(&t, p.HistoryLength)
+		resp.Tasks = append(resp.Tasks, t)
+	}
+	return sink.Send(ctx, Reply{Result: resp, Final: true})
+}
+
+// cancelTask applies CancelTask: a running turn is stopped (its handler's
+// context ends) and every stream of the task gets the final CANCELED
+// status; a canceled task answers with itself; another terminal task is
+// task_not_cancelable.
+func (s *Server) cancelTask(ctx context.Context, p *a2a.CancelTaskRequest, sink Sink) error {
+	unlock := s.lockTask(p.ID)
+	defer unlock()
+	markCanceled := func() (taskstore.Record, error) {
+		return s.store.Update(ctx, p.ID, func(rec *taskstore.Record) error {
+			rec.Task.Status = &a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: s.timestamp()}
+			return nil
+		})
+	}
+	if r := s.activeRun(p.ID); r != nil {
+		rec, ok, err := r.cancelTurn(markCanceled)
+		if err != nil {
+			return fail(ctx, sink, asProtocolError(err))
+		}
+		if ok {
+			t := rec.Task
+			return sink.Send(ctx, Reply{Result: &t, Final: true, Responder: rec.Owner})
+		}
+		// The turn ended meanwhile: cancel what the store holds now.
+	}
+	rec, err := s.store.Get(ctx, p.ID)
+	if err != nil {
+		return fail(ctx, sink, asProtocolError(err))
+	}
+	st, err := tasklife.StateOf(rec.Task.Status.State)
+	if err != nil {
+		return fail(ctx, sink, asProtocolError(err))
+	}
+	life := tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st)
+	step, err := life.Cancel(false)
+	if err != nil {
+		return fail(ctx, sink, asProtocolError(err))
+	}
+	if step.From != step.To {
+		if rec, err = markCanceled(); err != nil {
+			return fail(ctx, sink, asProtocolError(err))
+		}
+	}
+	t := rec.Task
+	return sink.Send(ctx, Reply{Result: &t, Final: true, Responder: rec.Owner})
+}
+
+// subscribeToTask streams the events of a live task, beginning with the
+// task itself; a task waiting for input gets the task as one final item.
+func (s *Server) subscribeToTask(ctx context.Context, p *a2a.SubscribeToTaskRequest, sink Sink) error {
+	rec, err := s.store.Get(ctx, p.ID)
+	if err != nil {
+		return fail(ctx, sink, asProtocolError(err))
+	}
+	st, err := tasklife.StateOf(rec.Task.Status.State)
+	if err != nil {
+		return fail(ctx, sink, asProtocolError(err))
+	}
+	if st.Terminal() {
+		return fail(ctx, sink, a2a.NewError(a2a.TokenUnsupportedOperation, "task "+p.ID+" is in a terminal state ("+st.Wire()+")"))
+	}
+	if r := s.activeRun(p.ID); r != nil {
+		return s.respond(ctx, r, true, false, nil, sink)
+	}
+	t := rec.Task
+	return sink.Send(ctx, Reply{Result: &a2a.StreamResponse{Payload: &t}, Final: true, Responder: rec.Owner})
+}

@@ -1,0 +1,20 @@
+/*
+Package handover keeps a requester's routing table: for every Task.id, where
+its operations (follow-ups, retries, GetTask, CancelTask) are published.
+
+It implements A2A-over-MQTT 0.1 sections Requester Behavior, Optional Task
+Handover, Requester Retry and Timeout Profile and Optional Shared Subscription
+Dispatch, seed 003 (user story 07, task handover, with its failure cases) and
+protocol digest §4: the latest a2a-responder-agent-id received for a Task.id
+wins, on any reply or stream item, pool or handover alike; a reply without it
+changes nothing (except that a pooled reply must carry it); when the retry
+profile is exhausted against a responder, the requester falls back to the
+card agent once; a pooled task never goes back to the pool once a responder
+is known. Task.id never changes. The transitions are the generated table
+generated/fsm.HandoverStep (schema/fsm/handover.json).
+
+A Table does no I/O: when a step's outputs include PersistRoute, the caller
+saves the route (Table.Route) to its Store; Save and Restore copy the whole
+table to and from one. It is not safe for concurrent use.
+*/
+package handover

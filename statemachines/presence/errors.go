@@ -1,0 +1,25 @@
+package presence
+
+import "errors"
+
+// ErrNotDiscoveryTopic is returned (wrapped, with the topic) by
+// Tracker.Ingest for a topic that is not $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}
+// with valid identifiers. The message is ignored.
+var ErrNotDiscoveryTopic = errors.New("presence: not a discovery topic")
+
+// CardError is returned by Tracker.Ingest for a non-empty payload that is not
+// an Agent Card. It is not an event of the presence table: the agent's entry
+// stays as it was.
+type CardError struct {
+	Key Key
+	// Err is what the card decoder returned.
+	Err error
+}
+
+// Error names the agent and the decoder's reason.
+func (e *CardError) Error() string {
+	return "presence: agent " + e.Key.String() + ": payload is not an Agent Card: " + e.Err.Error()
+}
+
+// Unwrap returns the decoder's error.
+func (e *CardError) Unwrap() error { return e.Err }
