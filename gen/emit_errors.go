@@ -17,13 +17,20 @@ func genErrors(f *jen.File, errs []*model.ErrorToken) {
 	})
 	cmt(f, "Profile names the specification that defines a token.")
 	f.Type().Id("Profile").String()
-	cmt(f, "The profiles.")
-	f.Const().Defs(
-		jen.Id("ProfileJSONRPC").Id("Profile").Op("=").Lit("jsonrpc"),
-		jen.Id("ProfileA2A").Id("Profile").Op("=").Lit("a2a"),
-		jen.Id("ProfileMQTT").Id("Profile").Op("=").Lit("mqtt"),
-		jen.Id("ProfileOffline").Id("Profile").Op("=").Lit("offline"),
-	)
+	cmt(f, "The profiles of the table, in order of first use.")
+	var profiles []string
+	seen := map[string]bool{}
+	for _, e := range errs {
+		if !seen[e.Profile] {
+			seen[e.Profile] = true
+			profiles = append(profiles, e.Profile)
+		}
+	}
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for _, p := range profiles {
+			g.Id(profileName(p)).Id("Profile").Op("=").Lit(p)
+		}
+	})
 	cmt(f, "DataShape says how an error's data member is laid out.")
 	f.Type().Id("DataShape").String()
 	cmt(f, "The data shapes.")
@@ -57,7 +64,7 @@ func genErrors(f *jen.File, errs []*model.ErrorToken) {
 		for _, e := range errs {
 			g.Values(jen.Dict{
 				jen.Id("Token"): jen.Id("Token" + e.Name), jen.Id("Code"): jen.Lit(e.Code), jen.Id("HTTPStatus"): jen.Lit(e.HTTPStatus),
-				jen.Id("Profile"): jen.Id("Profile").Call(jen.Lit(e.Profile)), jen.Id("Retryable"): jen.Lit(e.Retryable),
+				jen.Id("Profile"): jen.Id(profileName(e.Profile)), jen.Id("Retryable"): jen.Lit(e.Retryable),
 				jen.Id("Data"): jen.Id("DataShape").Call(jen.Lit(e.Data)), jen.Id("Message"): jen.Lit(e.Message), jen.Id("Reference"): jen.Lit(e.Reference),
 			})
 		}
@@ -109,4 +116,13 @@ func genErrors(f *jen.File, errs []*model.ErrorToken) {
 			g.Id("Err"+e.Name).Op("=").Id("NewError").Call(jen.Id("Token"+e.Name), jen.Lit(""))
 		}
 	})
+}
+
+var profileNames = map[string]string{"jsonrpc": "ProfileJSONRPC", "a2a": "ProfileA2A", "mqtt": "ProfileMQTT", "offline": "ProfileOffline", "a2abind": "ProfileA2ABind"}
+
+func profileName(p string) string {
+	if n, ok := profileNames[p]; ok {
+		return n
+	}
+	return "Profile" + camelTag(p)
 }

@@ -49,17 +49,22 @@ const (
 	TokenAgentAsleep Token = "agent_asleep"
 	// TokenAsleepQueueFull: Offline profile: the message could not be enqueued because a queue bound would be exceeded; queued is always false and the body SHOULD carry kind (messages, bytes or peer). HTTP status is 507 for the global caps (kind messages or bytes) and 429 for the per-peer cap (kind peer): the status follows kind, httpStatus here is the global-cap one. Never signalled as agent_asleep. Seed 001 gives no JSON-RPC code for this token; a2abind uses -32004 (a server error in the reserved range, the overload code of the MQTT binding) with data.error asleep_queue_full, data.queued false, data.kind. Retryable only after backing off, since nothing was stored.
 	TokenAsleepQueueFull Token = "asleep_queue_full"
+	// TokenUnauthenticated is the request carries no valid credentials: the a2a-authorization bearer token (MQTT) or Authorization header (HTTP) is missing, malformed, expired or not accepted by the agent's verifier. The A2A-over-MQTT profile requires an auth failure without fixing a code; HTTP answers 401. Refresh the token before retrying.
+	TokenUnauthenticated Token = "unauthenticated"
+	// TokenPermissionDenied is the credentials are valid but lack a scope or right the request needs (user story 01: insufficient scope). HTTP answers 403.
+	TokenPermissionDenied Token = "permission_denied"
 )
 
 // Profile names the specification that defines a token.
 type Profile string
 
-// The profiles.
+// The profiles of the table, in order of first use.
 const (
 	ProfileJSONRPC Profile = "jsonrpc"
 	ProfileA2A     Profile = "a2a"
 	ProfileMQTT    Profile = "mqtt"
 	ProfileOffline Profile = "offline"
+	ProfileA2ABind Profile = "a2abind"
 )
 
 // DataShape says how an error's data member is laid out.
@@ -99,7 +104,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("none"),
 	HTTPStatus: 0,
 	Message:    "Invalid JSON payload",
-	Profile:    Profile("jsonrpc"),
+	Profile:    ProfileJSONRPC,
 	Reference:  "JSON-RPC 2.0 §5.1; A2A v1.0 §9.5 (Standard JSON-RPC Error Codes)",
 	Retryable:  false,
 	Token:      TokenParseError,
@@ -108,7 +113,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("none"),
 	HTTPStatus: 0,
 	Message:    "Request payload validation error",
-	Profile:    Profile("jsonrpc"),
+	Profile:    ProfileJSONRPC,
 	Reference:  "JSON-RPC 2.0 §5.1; A2A v1.0 §9.5 (Standard JSON-RPC Error Codes)",
 	Retryable:  false,
 	Token:      TokenInvalidRequest,
@@ -117,7 +122,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("none"),
 	HTTPStatus: 0,
 	Message:    "Method not found",
-	Profile:    Profile("jsonrpc"),
+	Profile:    ProfileJSONRPC,
 	Reference:  "JSON-RPC 2.0 §5.1; A2A v1.0 §9.5 (Standard JSON-RPC Error Codes)",
 	Retryable:  false,
 	Token:      TokenMethodNotFound,
@@ -126,7 +131,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("none"),
 	HTTPStatus: 0,
 	Message:    "Invalid parameters",
-	Profile:    Profile("jsonrpc"),
+	Profile:    ProfileJSONRPC,
 	Reference:  "JSON-RPC 2.0 §5.1; A2A v1.0 §9.5 (Standard JSON-RPC Error Codes); A2A over MQTT 0.1, Multi-Turn Conversation Patterns, Context Identifier Semantics item 6",
 	Retryable:  false,
 	Token:      TokenInvalidParams,
@@ -135,7 +140,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("none"),
 	HTTPStatus: 0,
 	Message:    "Internal error",
-	Profile:    Profile("jsonrpc"),
+	Profile:    ProfileJSONRPC,
 	Reference:  "JSON-RPC 2.0 §5.1; A2A v1.0 §9.5 (Standard JSON-RPC Error Codes)",
 	Retryable:  false,
 	Token:      TokenInternalError,
@@ -144,7 +149,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("error_info"),
 	HTTPStatus: 404,
 	Message:    "Task not found",
-	Profile:    Profile("a2a"),
+	Profile:    ProfileA2A,
 	Reference:  "A2A v1.0 §3.3.2 (A2A-Specific Errors), §5.4 (Error Code Mappings), §9.5",
 	Retryable:  false,
 	Token:      TokenTaskNotFound,
@@ -153,7 +158,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("error_info"),
 	HTTPStatus: 409,
 	Message:    "Task cannot be canceled",
-	Profile:    Profile("a2a"),
+	Profile:    ProfileA2A,
 	Reference:  "A2A v1.0 §3.3.2 (A2A-Specific Errors), §5.4 (Error Code Mappings), §9.5",
 	Retryable:  false,
 	Token:      TokenTaskNotCancelable,
@@ -162,7 +167,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("error_info"),
 	HTTPStatus: 400,
 	Message:    "Push notifications are not supported",
-	Profile:    Profile("a2a"),
+	Profile:    ProfileA2A,
 	Reference:  "A2A v1.0 §3.3.2 (A2A-Specific Errors), §5.4 (Error Code Mappings), §9.5",
 	Retryable:  false,
 	Token:      TokenPushNotificationNotSupported,
@@ -171,7 +176,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("error_info"),
 	HTTPStatus: 400,
 	Message:    "Operation is not supported",
-	Profile:    Profile("a2a"),
+	Profile:    ProfileA2A,
 	Reference:  "A2A v1.0 §3.3.2 (A2A-Specific Errors), §5.4 (Error Code Mappings), §9.5",
 	Retryable:  false,
 	Token:      TokenUnsupportedOperation,
@@ -180,7 +185,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("error_info"),
 	HTTPStatus: 415,
 	Message:    "Content type is not supported",
-	Profile:    Profile("a2a"),
+	Profile:    ProfileA2A,
 	Reference:  "A2A v1.0 §3.3.2 (A2A-Specific Errors), §5.4 (Error Code Mappings), §9.5",
 	Retryable:  false,
 	Token:      TokenContentTypeNotSupported,
@@ -189,7 +194,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("error_info"),
 	HTTPStatus: 502,
 	Message:    "Invalid agent response",
-	Profile:    Profile("a2a"),
+	Profile:    ProfileA2A,
 	Reference:  "A2A v1.0 §3.3.2 (A2A-Specific Errors), §5.4 (Error Code Mappings), §9.5",
 	Retryable:  false,
 	Token:      TokenInvalidAgentResponse,
@@ -198,7 +203,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("error_info"),
 	HTTPStatus: 400,
 	Message:    "Extended agent card is not configured",
-	Profile:    Profile("a2a"),
+	Profile:    ProfileA2A,
 	Reference:  "A2A v1.0 §3.3.2 (A2A-Specific Errors), §5.4 (Error Code Mappings), §9.5",
 	Retryable:  false,
 	Token:      TokenExtendedAgentCardNotConfigured,
@@ -207,7 +212,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("error_info"),
 	HTTPStatus: 400,
 	Message:    "Extension support is required",
-	Profile:    Profile("a2a"),
+	Profile:    ProfileA2A,
 	Reference:  "A2A v1.0 §3.3.2 (A2A-Specific Errors), §5.4 (Error Code Mappings), §9.5",
 	Retryable:  false,
 	Token:      TokenExtensionSupportRequired,
@@ -216,7 +221,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("error_info"),
 	HTTPStatus: 400,
 	Message:    "Protocol version is not supported",
-	Profile:    Profile("a2a"),
+	Profile:    ProfileA2A,
 	Reference:  "A2A v1.0 §3.3.2 (A2A-Specific Errors), §3.6, §5.4 (Error Code Mappings), §9.5",
 	Retryable:  false,
 	Token:      TokenVersionNotSupported,
@@ -225,7 +230,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("a2a_error"),
 	HTTPStatus: 0,
 	Message:    "Request expired before processing",
-	Profile:    Profile("mqtt"),
+	Profile:    ProfileMQTT,
 	Reference:  "A2A over MQTT 0.1, Mandatory Binding-Specific Error Mapping (JSON-RPC over MQTT) items 4, 5, 7; Error Handling and Deduplication item 5",
 	Retryable:  true,
 	Token:      TokenRequestExpired,
@@ -234,7 +239,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("a2a_error"),
 	HTTPStatus: 0,
 	Message:    "Responder temporarily unavailable",
-	Profile:    Profile("mqtt"),
+	Profile:    ProfileMQTT,
 	Reference:  "A2A over MQTT 0.1, Mandatory Binding-Specific Error Mapping (JSON-RPC over MQTT) items 4, 5, 7",
 	Retryable:  true,
 	Token:      TokenResponderUnavailable,
@@ -243,7 +248,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("a2a_error"),
 	HTTPStatus: 0,
 	Message:    "MQTT binding metadata invalid or missing",
-	Profile:    Profile("mqtt"),
+	Profile:    ProfileMQTT,
 	Reference:  "A2A over MQTT 0.1, Mandatory Binding-Specific Error Mapping (JSON-RPC over MQTT) items 4, 5, 6, 8; Optional Untrusted-Broker Security Profile item 11",
 	Retryable:  false,
 	Token:      TokenTransportProtocolError,
@@ -252,7 +257,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("a2a_error"),
 	HTTPStatus: 0,
 	Message:    "Context expired",
-	Profile:    Profile("mqtt"),
+	Profile:    ProfileMQTT,
 	Reference:  "A2A over MQTT 0.1, Multi-Turn Conversation Patterns, Context Identifier Semantics; seed 004 (user story 08), failure case Expired context; protocol digest §5",
 	Retryable:  false,
 	Token:      TokenContextExpired,
@@ -261,7 +266,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("offline"),
 	HTTPStatus: 503,
 	Message:    "Agent is asleep",
-	Profile:    Profile("offline"),
+	Profile:    ProfileOffline,
 	Reference:  "seed 001 (offline store-and-forward profile), Asleep Signal: HTTP transport profile and JSON-RPC mapping",
 	Retryable:  true,
 	Token:      TokenAgentAsleep,
@@ -270,10 +275,28 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("offline"),
 	HTTPStatus: 507,
 	Message:    "Offline queue is full",
-	Profile:    Profile("offline"),
+	Profile:    ProfileOffline,
 	Reference:  "seed 001 (offline store-and-forward profile), Backpressure",
 	Retryable:  true,
 	Token:      TokenAsleepQueueFull,
+}, {
+	Code:       -32040,
+	Data:       DataShape("error_info"),
+	HTTPStatus: 401,
+	Message:    "Authentication required",
+	Profile:    ProfileA2ABind,
+	Reference:  "A2A-over-MQTT 0.1, OAuth 2.0 / OIDC Authorization (user story 01); A2A v1.0 §7",
+	Retryable:  false,
+	Token:      TokenUnauthenticated,
+}, {
+	Code:       -32041,
+	Data:       DataShape("error_info"),
+	HTTPStatus: 403,
+	Message:    "Permission denied",
+	Profile:    ProfileA2ABind,
+	Reference:  "A2A-over-MQTT 0.1, OAuth 2.0 / OIDC Authorization (user story 01); A2A v1.0 §7",
+	Retryable:  false,
+	Token:      TokenPermissionDenied,
 }}
 
 // ErrorInfos returns every token's description in table order.
@@ -377,4 +400,8 @@ var (
 	ErrAgentAsleep = NewError(TokenAgentAsleep, "")
 	// ErrAsleepQueueFull: Offline queue is full
 	ErrAsleepQueueFull = NewError(TokenAsleepQueueFull, "")
+	// ErrUnauthenticated: Authentication required
+	ErrUnauthenticated = NewError(TokenUnauthenticated, "")
+	// ErrPermissionDenied: Permission denied
+	ErrPermissionDenied = NewError(TokenPermissionDenied, "")
 )

@@ -18,12 +18,10 @@ const (
 // Profile names the specification that defines a token.
 type Profile string
 
-// The profiles.
+// The profiles of the table, in order of first use.
 const (
-	ProfileJSONRPC Profile = "jsonrpc"
-	ProfileA2A     Profile = "a2a"
-	ProfileMQTT    Profile = "mqtt"
-	ProfileOffline Profile = "offline"
+	ProfileA2A  Profile = "a2a"
+	ProfileMQTT Profile = "mqtt"
 )
 
 // DataShape says how an error's data member is laid out.
@@ -63,7 +61,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("none"),
 	HTTPStatus: 409,
 	Message:    "The door is stuck",
-	Profile:    Profile("a2a"),
+	Profile:    ProfileA2A,
 	Reference:  "",
 	Retryable:  true,
 	Token:      TokenDoorStuck,
@@ -72,7 +70,7 @@ var errorTable = [...]ErrorInfo{{
 	Data:       DataShape("a2a_error"),
 	HTTPStatus: 0,
 	Message:    "Wrong key",
-	Profile:    Profile("mqtt"),
+	Profile:    ProfileMQTT,
 	Reference:  "",
 	Retryable:  false,
 	Token:      TokenBadKey,
