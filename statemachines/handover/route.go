@@ -31,8 +31,10 @@ func (t Target) String() string {
 
 // Route is the routing state of one Task.id, in the form a Store keeps it.
 type Route struct {
+	// TaskID is the task's Task.id, the key of the route; it never changes.
 	TaskID string
-	State  fsm.HandoverState
+	// State is the route's state in the handover table.
+	State fsm.HandoverState
 	// CardAgent is the agent whose card the requester used; "" for a pooled
 	// task, which has none.
 	CardAgent string

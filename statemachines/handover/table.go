@@ -22,7 +22,9 @@ func NewTable() *Table { return &Table{routes: map[string]*Route{}} }
 
 // Step is one transition of a task's route.
 type Step struct {
-	Event    fsm.HandoverEvent
+	// Event is the table event the call applied.
+	Event fsm.HandoverEvent
+	// From and To are the route's states before and after.
 	From, To fsm.HandoverState
 	// Outputs are the decisions to act on: SetTarget (publish later
 	// operations to Target, each with fresh Correlation Data), PersistRoute

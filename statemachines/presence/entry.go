@@ -13,8 +13,11 @@ import (
 // {org_id}/{unit_id}/{agent_id}, which is also what broker-managed status is
 // keyed by.
 type Key struct {
-	Org   string
-	Unit  string
+	// Org is the org_id level of the topic.
+	Org string
+	// Unit is the unit_id level of the topic.
+	Unit string
+	// Agent is the agent_id level of the topic.
 	Agent string
 }
 
@@ -24,6 +27,7 @@ func (k Key) String() string { return k.Org + "/" + k.Unit + "/" + k.Agent }
 // Entry is what the tracker knows about one agent. It is a copy: changing it
 // does not change the tracker. The card is shared and must not be modified.
 type Entry struct {
+	// Key identifies the agent.
 	Key Key
 	// State is the agent's state in the presence table.
 	State fsm.PresenceState

@@ -11,6 +11,7 @@ var ErrNotDiscoveryTopic = errors.New("presence: not a discovery topic")
 // an Agent Card. It is not an event of the presence table: the agent's entry
 // stays as it was.
 type CardError struct {
+	// Key is the agent the discovery topic named.
 	Key Key
 	// Err is what the card decoder returned.
 	Err error

@@ -7,7 +7,9 @@ import (
 
 // Property is one MQTT v5 user property, as a key and a value.
 type Property struct {
-	Key   string
+	// Key is the property's name, such as a2a-status.
+	Key string
+	// Value is the property's value.
 	Value string
 }
 

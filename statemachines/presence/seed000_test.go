@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/a2abind/a2abind/generated/a2a"
 )
 
 // msg is one discovery message in a scenario.
@@ -294,5 +296,46 @@ func TestSinceAndUpdated(t *testing.T) {
 	e, _ = tr.Get(key("b"))
 	if !e.Since.Equal(t0.Add(2*time.Second)) || !e.Updated.Equal(t0) {
 		t.Errorf("after a card update with the same status: Since %v Updated %v", e.Since, e.Updated)
+	}
+}
+
+// A republished card identical to the recorded one (every status change
+// republishes it) is not decoded again; any other payload is, and the
+// tracker keeps its own copy of the bytes.
+func TestIdenticalCardIsNotDecodedAgain(t *testing.T) {
+	decoded := 0
+	tr := NewTracker(WithCardDecoder(func(p []byte) (*a2a.AgentCard, error) {
+		decoded++
+		return DecodeCard(p)
+	}))
+	buf := cardJSON("b", "1")
+	steps := []struct {
+		name    string
+		payload []byte
+		props   Properties
+		decodes int
+	}{
+		{"first card", buf, status("online", "agent"), 1},
+		{"same bytes, new status", buf, status("offline", "lwt"), 1},
+		{"same card in a fresh buffer", cardJSON("b", "1"), status("online", "broker"), 1},
+		{"a new card version", cardJSON("b", "2"), status("online", "broker"), 2},
+		{"cleared", nil, nil, 2},
+		{"the same card after unregistering", cardJSON("b", "2"), status("online", "agent"), 3},
+	}
+	for i, s := range steps {
+		if _, err := tr.Ingest(topic("b"), s.payload, s.props, t0.Add(time.Duration(i))); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if decoded != s.decodes {
+			t.Fatalf("%s: %d decodes, want %d", s.name, decoded, s.decodes)
+		}
+	}
+	// The caller may reuse its buffer: the tracker compared against its copy.
+	copy(buf, cardJSON("b", "9"))
+	if _, err := tr.Ingest(topic("b"), buf, status("online", "agent"), t0); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := tr.Get(key("b")); e.Card.Version != "9" || decoded != 4 {
+		t.Errorf("reused buffer: card %s after %d decodes", e.Card.Version, decoded)
 	}
 }

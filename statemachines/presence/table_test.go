@@ -38,9 +38,9 @@ func TestIngestFollowsTable(t *testing.T) {
 			}
 			tr := NewTracker()
 			old, _ := DecodeCard(cardJSON("agent", "old"))
-			e := &Entry{Key: key("b"), State: s, Since: t0}
+			e := &record{Entry: Entry{Key: key("b"), State: s, Since: t0}}
 			if s.IsHasCard() {
-				e.Card = old
+				e.Card, e.raw = old, cardJSON("agent", "old")
 			}
 			tr.agents[e.Key] = e
 			props, payload := eventMessage(ev, "new")

@@ -1,6 +1,7 @@
 package presence
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -15,8 +16,16 @@ import (
 // identity taken from the discovery topic. Create it with NewTracker. It is
 // not safe for concurrent use.
 type Tracker struct {
-	agents map[Key]*Entry
+	agents map[Key]*record
 	decode CardDecoder
+}
+
+// record is an agent's entry with the payload its card was decoded from, so
+// that a republished identical card (every status change republishes it) is
+// not decoded again.
+type record struct {
+	Entry
+	raw []byte
 }
 
 // Option configures a Tracker.
@@ -33,7 +42,7 @@ func WithCardDecoder(d CardDecoder) Option {
 
 // NewTracker returns an empty tracker.
 func NewTracker(opts ...Option) *Tracker {
-	t := &Tracker{agents: make(map[Key]*Entry), decode: DecodeCard}
+	t := &Tracker{agents: make(map[Key]*record), decode: DecodeCard}
 	for _, o := range opts {
 		o(t)
 	}
@@ -81,21 +90,29 @@ func (t *Tracker) Ingest(topic string, payload []byte, props Properties, now tim
 	}
 	key := Key{Org: org, Unit: unit, Agent: agent}
 	ev := fsm.PresenceEventCleared
-	var card *a2a.AgentCard
+	var (
+		card *a2a.AgentCard
+		raw  []byte
+	)
 	if len(payload) > 0 {
-		c, err := t.decode(payload)
-		if err != nil {
-			return Change{}, &CardError{Key: key, Err: err}
+		if r := t.agents[key]; r != nil && r.Card != nil && bytes.Equal(r.raw, payload) {
+			card, raw = r.Card, r.raw
+		} else {
+			c, err := t.decode(payload)
+			if err != nil {
+				return Change{}, &CardError{Key: key, Err: err}
+			}
+			card, raw = c, bytes.Clone(payload)
 		}
-		card = c
 		ev = Classify(props)
 	}
-	return t.apply(key, ev, card, now)
+	return t.apply(key, ev, card, raw, now)
 }
 
 // apply steps the agent's entry through the table and carries out the
-// outputs. It allocates only for an agent not seen before.
-func (t *Tracker) apply(key Key, ev fsm.PresenceEvent, card *a2a.AgentCard, now time.Time) (Change, error) {
+// outputs; raw is the payload card was decoded from. It allocates only for
+// an agent not seen before.
+func (t *Tracker) apply(key Key, ev fsm.PresenceEvent, card *a2a.AgentCard, raw []byte, now time.Time) (Change, error) {
 	e := t.agents[key]
 	from := fsm.PresenceInitial
 	if e != nil {
@@ -108,14 +125,14 @@ func (t *Tracker) apply(key Key, ev fsm.PresenceEvent, card *a2a.AgentCard, now 
 		return Change{}, err
 	}
 	if e == nil {
-		e = &Entry{Key: key, State: from, Since: now}
+		e = &record{Entry: Entry{Key: key, State: from, Since: now}}
 		t.agents[key] = e
 	}
 	if tr.Outputs.Has(fsm.PresenceOutputRecordCard) {
-		e.Card = card
+		e.Card, e.raw = card, raw
 	}
 	if tr.Outputs.Has(fsm.PresenceOutputForgetCard) {
-		e.Card = nil
+		e.Card, e.raw = nil, nil
 	}
 	if tr.Outputs.Has(fsm.PresenceOutputMarkEverOnline) {
 		e.EverOnline = true
@@ -125,7 +142,7 @@ func (t *Tracker) apply(key Key, ev fsm.PresenceEvent, card *a2a.AgentCard, now 
 		e.Since = now
 	}
 	e.Updated = now
-	return Change{Event: ev, From: from, To: tr.To, Outputs: tr.Outputs, Entry: *e}, nil
+	return Change{Event: ev, From: from, To: tr.To, Outputs: tr.Outputs, Entry: e.Entry}, nil
 }
 
 // Get returns the entry of an agent and whether the tracker has heard of it.
@@ -136,7 +153,7 @@ func (t *Tracker) Get(k Key) (Entry, bool) {
 	if e == nil {
 		return Entry{Key: k, State: fsm.PresenceInitial}, false
 	}
-	return *e, true
+	return e.Entry, true
 }
 
 // Len returns how many agents the tracker has heard of, registered or not.
@@ -146,7 +163,7 @@ func (t *Tracker) Len() int { return len(t.agents) }
 func (t *Tracker) Entries() []Entry {
 	out := make([]Entry, 0, len(t.agents))
 	for _, e := range t.agents {
-		out = append(out, *e)
+		out = append(out, e.Entry)
 	}
 	slices.SortFunc(out, func(a, b Entry) int {
 		return cmp.Or(cmp.Compare(a.Key.Org, b.Key.Org), cmp.Compare(a.Key.Unit, b.Key.Unit), cmp.Compare(a.Key.Agent, b.Key.Agent))

@@ -7,9 +7,9 @@ import (
 	"github.com/a2abind/a2abind/generated/fsm"
 )
 
-// Binding is the delivery-channel state of one task. Create it with New; it
-// is a plain value that can be copied and stored. It is not safe for
-// concurrent use.
+// Binding is the delivery-channel state of one task. Create it with New and
+// keep one per taskId; it is a small value, cheap to copy. It is not
+// safe for concurrent use.
 type Binding struct {
 	taskID string
 	cfg    Config

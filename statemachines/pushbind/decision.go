@@ -12,6 +12,7 @@ const maxFired = 2
 
 // Decision is what one call did and what the caller does next.
 type Decision struct {
+	// From and To are the binding's states before and after the call.
 	From, To fsm.PushBindingState
 	// Outputs are the decisions to act on, merged over the events the call
 	// applied (a later PollPrimary or KeepWebhookPrimary replaces an earlier

@@ -12,6 +12,7 @@ var ErrTaskOrphaned = errors.New("pushbind: task orphaned")
 // OrphanError reports a task that reached a terminal state with no live
 // delivery channel bound at the moment of the transition.
 type OrphanError struct {
+	// TaskID is the orphaned task.
 	TaskID string
 	// Via is the binding state the orphan was found in: Unbound (seed 002
 	// mode 1, card flag only), Suspect (mode 2, late registration), Dead

@@ -5,68 +5,7 @@ import (
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
-	"github.com/a2abind/a2abind/generated/fsm"
 )
-
-// Request is what the responder's rules need from an incoming SendMessage or
-// SendStreamingMessage: the ids of its message.
-type Request struct {
-	// TaskID is message.taskId, "" when absent.
-	TaskID string
-	// ContextID is message.contextId, "" when absent.
-	ContextID string
-	// MessageID is message.messageId (required).
-	MessageID string
-}
-
-// TaskRecord is what a responder's store holds about one task for these
-// rules.
-type TaskRecord struct {
-	ID        string
-	ContextID string
-	State     fsm.TaskState
-	// MessageIDs are the messageIds the task accepted (the one that created
-	// it and every resume), oldest first: a message repeating one of them is
-	// a retry.
-	MessageIDs []string
-}
-
-// ContextRecord is what a responder's store holds about one context.
-type ContextRecord struct {
-	ID string
-	// LastActive is when a task of the context was last created, resumed or
-	// changed state; the expiry window runs from it.
-	LastActive time.Time
-}
-
-// IDOrigin says who makes Task.id in a binding (protocol digest §10).
-type IDOrigin uint8
-
-const (
-	// RequesterIDs: the requester makes Task.id and sends it as
-	// message.taskId, so an unknown id creates the task and a missing one
-	// is invalid params. The A2A-over-MQTT binding.
-	RequesterIDs IDOrigin = iota + 1
-	// ResponderIDs: the server makes Task.id (A2A core), so a message
-	// without taskId creates a task and an unknown taskId is TaskNotFound.
-	// The HTTP binding.
-	ResponderIDs
-)
-
-// Policy is a responder's configuration of these rules.
-type Policy struct {
-	// IDs says who makes Task.id; the zero value means RequesterIDs.
-	IDs IDOrigin
-	// ContextTTL is the context expiry window: a context whose LastActive is
-	// older than this refuses new tasks and resumes with ContextExpired. Zero
-	// means contexts never expire. Publish the window in the agent card.
-	ContextTTL time.Duration
-}
-
-// Expired reports whether the context is past the expiry window at now.
-func (p Policy) Expired(c *ContextRecord, now time.Time) bool {
-	return c != nil && p.ContextTTL > 0 && now.Sub(c.LastActive) > p.ContextTTL
-}
 
 // Verdict is the responder's decision for an incoming message.
 type Verdict uint8
@@ -95,6 +34,7 @@ func (v Verdict) String() string {
 
 // Admission is the outcome of Admit.
 type Admission struct {
+	// Verdict is what to do with the message.
 	Verdict Verdict
 	// NewContext is set with VerdictCreate when the request's contextId is
 	// absent or unknown: a new context starts (no error). When it was absent

@@ -35,7 +35,9 @@ func (t Task) State() fsm.TaskState { return t.state }
 
 // Step is one transition of a task: what happened and what to do about it.
 type Step struct {
-	Event    fsm.TaskEvent
+	// Event is the table event applied.
+	Event fsm.TaskEvent
+	// From and To are the task's states before and after.
 	From, To fsm.TaskState
 	// Outputs are the decisions to act on: EndCorrelation and EndStream for
 	// statuses, StartWork for a resume, StopWork, EmitCanceled and
