@@ -1,0 +1,426 @@
+package mqtt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"crypto/tls"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/agent/jsonrpc"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
+)
+
+// Verifier checks the bearer token of a request (the a2a-authorization user
+// property, "Bearer <token>"), including its expiry, issuer, audience and
+// scopes, and returns the caller it stands for. An error that is an
+// *a2a.Error (a2a.ErrUnauthenticated, a2a.ErrPermissionDenied) is answered
+// as is; any other error as unauthenticated. The token is never echoed.
+type Verifier interface {
+	Verify(ctx context.Context, token string, method a2a.Method) (agent.Caller, error)
+}
+
+// VerifierFunc adapts a function to Verifier.
+type VerifierFunc func(ctx context.Context, token string, method a2a.Method) (agent.Caller, error)
+
+// Verify calls f.
+func (f VerifierFunc) Verify(ctx context.Context, token string, method a2a.Method) (agent.Caller, error) {
+	return f(ctx, token, method)
+}
+
+// AgentConfig configures an Agent.
+type AgentConfig struct {
+	// Broker is the broker URL: mqtt://host:port, tcp://host:port, or
+	// mqtts:// / ssl:// with TLS.
+	Broker string
+	// TLS configures TLS connections (optional).
+	TLS *tls.Config
+	// Username and Password authenticate the connection (optional).
+	Username string
+	Password []byte
+	// Org, Unit and ID name the agent; its Client ID is Org/Unit/ID.
+	Org, Unit, ID string
+	// Card is the Agent Card, published retained on the discovery topic. A
+	// spawned instance that serves handed-over tasks has none (nil): it
+	// publishes no card and has no Will.
+	Card *a2a.AgentCard
+	// Pool, when set, also serves the shared pool request topic through
+	// $share/{Group}/…/pool/{Pool}. Group defaults to
+	// mqttbind.DefaultGroupID(Org, Unit, Pool).
+	Pool, Group string
+	// Server is the runtime that answers requests.
+	Server *agent.Server
+	// Verifier, when set, is required to accept every request's bearer
+	// token.
+	Verifier Verifier
+	// KeepAlive is the MQTT keep-alive (default 30 s); a crashed agent's
+	// Will fires about 1.5 × KeepAlive after its last packet.
+	KeepAlive time.Duration
+	// ConnectTimeout bounds the first connection (default 10 s).
+	ConnectTimeout time.Duration
+	// Logger receives what cannot be answered on a reply path (a request
+	// without Response Topic or Correlation Data, a failed publish).
+	Logger *slog.Logger
+}
+
+// Agent is an A2A responder on MQTT. Create it with NewAgent.
+type Agent struct {
+	cfg          AgentConfig
+	log          *slog.Logger
+	clientID     string
+	discovery    string
+	requestTopic string
+	poolTopic    string // the pool's request topic, as publishers use it
+	poolFilter   string // the $share subscription
+
+	conn *conn
+
+	mu           sync.Mutex
+	card         *a2a.AgentCard
+	unregistered bool
+	closing      bool
+	inflight     sync.WaitGroup
+	cancelAll    context.CancelFunc
+	reqCtx       context.Context
+}
+
+// NewAgent connects an agent and returns once it is connected, subscribed
+// and its card is published online. It fails with ErrBrokerUnreachable when
+// the broker cannot be reached within the connect timeout, and with an
+// *mqttbind.IdentifierError for an identifier that cannot stand in a topic.
+func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
+	if cfg.Server == nil {
+		return nil, errors.New("mqtt: AgentConfig.Server is required")
+	}
+	a := &Agent{cfg: cfg, log: cfg.Logger, card: cfg.Card}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if a.discovery, err = mqttbind.DiscoveryTopic(cfg.Org, cfg.Unit, cfg.ID); err != nil {
+		return nil, err
+	}
+	if a.requestTopic, err = mqttbind.RequestTopic(cfg.Org, cfg.Unit, cfg.ID); err != nil {
+		return nil, err
+	}
+	if cfg.Pool != "" {
+		if a.poolTopic, err = mqttbind.PoolRequestTopic(cfg.Org, cfg.Unit, cfg.Pool); err != nil {
+			return nil, err
+		}
+		group := cfg.Group
+		if group == "" {
+			group = mqttbind.DefaultGroupID(cfg.Org, cfg.Unit, cfg.Pool)
+		}
+		if a.poolFilter, err = mqttbind.PoolSubscriptionTopic(group, cfg.Org, cfg.Unit, cfg.Pool); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Card != nil {
+		if err := cfg.Card.Validate(); err != nil {
+			return nil, fmt.Errorf("mqtt: agent card: %w", err)
+		}
+	}
+	a.clientID = cfg.Org + "/" + cfg.Unit + "/" + cfg.ID
+	a.reqCtx, a.cancelAll = context.WithCancel(context.Background())
+
+	ready := make(chan error, 1)
+	cc := connConfig{
+		broker: cfg.Broker, tls: cfg.TLS, clientID: a.clientID, keepAlive: cfg.KeepAlive,
+		connectTimeout: cfg.ConnectTimeout, username: cfg.Username, password: cfg.Password, log: a.log,
+		onPublish: a.onPublish,
+		onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) {
+			err := a.announce(ctx, cm)
+			if err != nil {
+				a.log.Error("mqtt: announcing the agent after connect", "agent", a.clientID, "err", err)
+			}
+			select {
+			case ready <- err:
+			default:
+			}
+		},
+	}
+	if cfg.Card != nil {
+		cc.will = a.will
+	}
+	a.conn, err = dial(ctx, cc)
+	if err != nil {
+		a.cancelAll()
+		return nil, err
+	}
+	select {
+	case err = <-ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		a.cancelAll()
+		a.conn.kill()
+		return nil, err
+	}
+	return a, nil
+}
+
+// ClientID returns the agent's MQTT Client ID, Org/Unit/ID.
+func (a *Agent) ClientID() string { return a.clientID }
+
+// RequestTopic returns the agent's direct request topic.
+func (a *Agent) RequestTopic() string { return a.requestTopic }
+
+// will is the Last Will of each CONNECT: the card as it is then.
+func (a *Agent) will() (*paho.WillMessage, *paho.WillProperties) {
+	a.mu.Lock()
+	card, unregistered := a.card, a.unregistered
+	a.mu.Unlock()
+	if card == nil || unregistered {
+		return nil, nil
+	}
+	payload, err := card.MarshalJSON()
+	if err != nil {
+		return nil, nil
+	}
+	return &paho.WillMessage{Topic: a.discovery, Payload: payload, QoS: 1, Retain: true},
+		&paho.WillProperties{User: statusProps(mqttbind.StatusOffline, mqttbind.StatusSourceLWT)}
+}
+
+// announce subscribes the request topics, then publishes the card online:
+// after every (re)connect, so that nobody sees the agent online before it
+// listens.
+func (a *Agent) announce(ctx context.Context, cm *autopaho.ConnectionManager) error {
+	subs := []paho.SubscribeOptions{{Topic: a.requestTopic, QoS: 1}}
+	if a.poolFilter != "" {
+		subs = append(subs, paho.SubscribeOptions{Topic: a.poolFilter, QoS: 1})
+	}
+	sa, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: subs})
+	if err != nil {
+		return fmt.Errorf("subscribe: %w", err)
+	}
+	for i, rc := range sa.Reasons {
+		if rc >= 0x80 {
+			return fmt.Errorf("subscribe %s refused: reason code 0x%02x", subs[i].Topic, rc)
+		}
+	}
+	return a.publishCard(ctx, cm, mqttbind.StatusOnline)
+}
+
+func (a *Agent) publishCard(ctx context.Context, cm *autopaho.ConnectionManager, status string) error {
+	a.mu.Lock()
+	card, unregistered := a.card, a.unregistered
+	a.mu.Unlock()
+	if card == nil || unregistered {
+		return nil
+	}
+	payload, err := card.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return publishVia(ctx, cm, &paho.Publish{Topic: a.discovery, QoS: 1, Retain: true, Payload: payload,
+		Properties: &paho.PublishProperties{ContentType: "application/json", User: statusProps(status, mqttbind.StatusSourceAgent)}})
+}
+
+// UpdateCard replaces the card and republishes it, in full, online. The Will
+// carries the new card from the next connection on.
+func (a *Agent) UpdateCard(ctx context.Context, card *a2a.AgentCard) error {
+	if err := card.Validate(); err != nil {
+		return fmt.Errorf("mqtt: agent card: %w", err)
+	}
+	a.mu.Lock()
+	a.card = card
+	a.unregistered = false
+	a.mu.Unlock()
+	return a.publishCard(ctx, a.conn.cm, mqttbind.StatusOnline)
+}
+
+// Unregister clears the retained card (an empty retained message on the
+// discovery topic): subscribers forget the agent. The agent stays connected
+// and keeps serving requests; Close will not republish a card.
+func (a *Agent) Unregister(ctx context.Context) error {
+	a.mu.Lock()
+	a.unregistered = true
+	a.mu.Unlock()
+	return a.conn.publish(ctx, &paho.Publish{Topic: a.discovery, QoS: 1, Retain: true, Payload: nil})
+}
+
+// Close stops the agent gracefully: new requests are no longer taken,
+// requests in progress finish (or are abandoned when ctx ends), the card is
+// republished offline with a2a-status-source=agent, and the connection is
+// closed with a normal DISCONNECT, so the Will does not fire. The runtime
+// (agent.Server) is not closed.
+func (a *Agent) Close(ctx context.Context) error {
+	a.mu.Lock()
+	if a.closing {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closing = true
+	a.mu.Unlock()
+	done := make(chan struct{})
+	go func() { a.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		a.cancelAll()
+		<-done
+	}
+	a.cancelAll()
+	err := a.publishCard(ctx, a.conn.cm, mqttbind.StatusOffline)
+	if cerr := a.conn.close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Kill drops the connection without DISCONNECT, as a crash would: the
+// broker publishes the Will once it notices. For tests and demos.
+func (a *Agent) Kill() {
+	a.mu.Lock()
+	a.closing = true
+	a.mu.Unlock()
+	a.cancelAll()
+	a.conn.kill()
+	a.inflight.Wait()
+}
+
+// onPublish routes a request to its own goroutine; it never blocks the
+// client.
+func (a *Agent) onPublish(pr paho.PublishReceived) {
+	p := pr.Packet
+	pooled := p.Topic == a.poolTopic && a.poolTopic != ""
+	if p.Topic != a.requestTopic && !pooled {
+		return
+	}
+	if p.Properties == nil || p.Properties.ResponseTopic == "" || len(p.Properties.CorrelationData) == 0 {
+		a.log.Warn("mqtt: request without Response Topic or Correlation Data dropped (no reply path)", "agent", a.clientID, "topic", p.Topic)
+		return
+	}
+	a.mu.Lock()
+	if a.closing {
+		a.mu.Unlock()
+		return
+	}
+	a.inflight.Add(1)
+	a.mu.Unlock()
+	go func() {
+		defer a.inflight.Done()
+		a.handle(a.reqCtx, p, pooled)
+	}()
+}
+
+// replySink publishes the replies of one request.
+type replySink struct {
+	a       *Agent
+	topic   string
+	corr    []byte
+	id      []byte
+	pooled  bool
+	binding jsonrpc.Binding
+}
+
+func (s *replySink) Send(ctx context.Context, r agent.Reply) error {
+	payload, err := r.Encode(s.id, s.binding)
+	if err != nil {
+		return err
+	}
+	responder := r.Responder
+	if responder == "" && s.pooled {
+		responder = s.a.cfg.ID
+	}
+	pub := &paho.Publish{Topic: s.topic, QoS: 1, Payload: payload, Properties: &paho.PublishProperties{
+		CorrelationData: s.corr, ContentType: "application/json",
+		User: userProps(mqttbind.PropResponderAgentID, responder)}}
+	if err := s.a.conn.publish(ctx, pub); err != nil {
+		s.a.log.Error("mqtt: publishing a reply", "agent", s.a.clientID, "topic", s.topic, "err", err)
+		return err
+	}
+	return nil
+}
+
+// handle checks one request's binding metadata, then serves it.
+func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool) {
+	sink := &replySink{a: a, topic: p.Properties.ResponseTopic, corr: p.Properties.CorrelationData, pooled: pooled, binding: jsonrpc.BindingMQTT}
+	answer := func(e *a2a.Error) {
+		_ = sink.Send(ctx, agent.Reply{Err: e, Final: true})
+	}
+	if exp := p.Properties.MessageExpiry; exp != nil && *exp == 0 {
+		answer(a2a.NewError(a2a.TokenRequestExpired, "the request expired before it was processed"))
+		return
+	}
+	req, id, perr := jsonrpc.DecodeRequest(p.Payload)
+	sink.id = id
+	if perr != nil {
+		answer(perr)
+		return
+	}
+	props := propMap(p.Properties)
+	if e := checkRequestProps(props, req); e != nil {
+		answer(e)
+		return
+	}
+	call := agent.Call{Request: req, IDs: tasklife.RequesterIDs}
+	if a.cfg.Verifier != nil {
+		token := strings.TrimPrefix(first(props[mqttbind.PropAuthorization]), "Bearer ")
+		if token == "" {
+			answer(a2a.NewError(a2a.TokenUnauthenticated, "this agent requires an a2a-authorization bearer token"))
+			return
+		}
+		caller, err := a.cfg.Verifier.Verify(ctx, token, req.Method)
+		if err != nil {
+			var e *a2a.Error
+			if !errors.As(err, &e) {
+				e = a2a.NewError(a2a.TokenUnauthenticated, "the bearer token was not accepted")
+			}
+			answer(e)
+			return
+		}
+		call.Caller = caller
+	}
+	if err := a.cfg.Server.Serve(ctx, call, sink); err != nil && ctx.Err() == nil {
+		a.log.Error("mqtt: serving a request", "agent", a.clientID, "method", req.Method, "err", err)
+	}
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// checkRequestProps applies the binding's metadata rules: every known
+// a2a-* property well formed and given once, and a2a-context-id equal to the
+// payload's contextId. Violations are transport_protocol_error (-32005).
+func checkRequestProps(props map[string][]string, req *jsonrpc.Request) *a2a.Error {
+	for key, vals := range props {
+		if !strings.HasPrefix(key, "a2a-") {
+			continue
+		}
+		if _, known := mqttbind.LookupProperty(key); known && len(vals) > 1 {
+			return a2a.NewError(a2a.TokenTransportProtocolError, "user property "+key+" appears more than once")
+		}
+		for _, v := range vals {
+			if err := mqttbind.CheckProperty(key, v); err != nil {
+				msg := err.Error()
+				if key == mqttbind.PropAuthorization {
+					msg = "user property " + key + " is not of the form \"Bearer <token>\""
+				}
+				return a2a.NewError(a2a.TokenTransportProtocolError, msg)
+			}
+		}
+	}
+	if ctxProp := first(props[mqttbind.PropContextID]); ctxProp != "" {
+		if p, ok := req.Params.(*a2a.SendMessageRequest); ok && p.Message.ContextID != ctxProp {
+			return a2a.NewError(a2a.TokenTransportProtocolError,
+				"user property "+mqttbind.PropContextID+" ("+ctxProp+") differs from message.contextId ("+p.Message.ContextID+")")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+/*
+Package broker is an embedded MQTT v5 broker for tests, demos and small
+deployments of the A2A-over-MQTT binding, built on
+github.com/mochi-mqtt/server/v2.
+
+	b, err := broker.Start(ctx, broker.Config{Status: true})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	// connect agents and requesters to b.URL() ("mqtt://127.0.0.1:PORT")
+
+It listens on 127.0.0.1 on a free port unless [Config.Addr] says otherwise,
+accepts every client (there is no authentication: keep it on loopback or
+behind something that authenticates), and supports what the binding needs:
+MQTT v5, retained messages (Agent Cards), wills (the LWT card), shared
+subscriptions (agent pools on $share/{group_id}/$a2a/v1/request/…/pool/…;
+mochi delivers $-prefixed topics to them, Debian's mosquitto 2.0.11 does
+not) and, with [Config.DataDir], on-disk persistence of sessions and
+retained messages.
+
+# Settings, and why
+
+mochi's defaults change results without telling anyone, so [Start] sets:
+
+  - Capabilities.Compatibilities.NoInheritedPropertiesOnAck = true. By
+    default mochi copies a QoS 1 PUBLISH's user properties into its PUBACK;
+    with properties present it also writes the reason byte, which it sets
+    to 0x01 ("granted QoS 1"), not a valid PUBACK reason code, so strict
+    clients drop the connection, and it echoes a2a-authorization (a bearer
+    token) back to the sender. With the flag the PUBACK is the plain
+    success acknowledgement.
+  - MaximumInflight 65535 and MaximumClientWritesPending 32768 (both 8192 by
+    default; see [Config.MaxInflight] and [Config.MaxPendingWrites]). mochi
+    sends every retained message that matches a new subscription in one
+    loop, in the subscriber's own goroutine, so none of the subscriber's
+    PUBACKs are read until the loop ends: every QoS 1 match is in flight at
+    once, and anything past MaximumInflight, or past a full write queue, is
+    dropped with only a log line. At the defaults a subscriber to
+    $a2a/v1/discovery/{org_id}/{unit_id}/+ receives 8,192 of 10,000 cards.
+    The write queue is a channel allocated per client (8 bytes a slot), so
+    it is the setting that costs memory.
+  - MaximumMessageExpiryInterval 0 (86,400 s by default). mochi applies the
+    maximum to messages that carry no Message Expiry Interval at all: it
+    stamps one on every message it forwards and deletes retained messages
+    once they are that old, so a default broker forgets every Agent Card a
+    day after it was published. With 0 only expiry the publisher set
+    applies.
+  - PUBLISH packets keep their user properties for a client that sent
+    Request Problem Information = 0. mochi drops the user properties of
+    every packet to such a client, PUBLISH included, where MQTT v5 allows
+    it only for packets other than PUBLISH, CONNACK and DISCONNECT; and
+    paho.golang sends that 0 whenever ConnectProperties is set with
+    RequestProblemInfo left false (autopaho does as soon as a session
+    expiry is set), so its clients would never see an a2a-* property.
+  - For clients, under [Config.Status], the broker sends no topic aliases
+    (mochi would replace the topic of a repeated publish by an alias, which
+    hides it from the status hook). mochi never offers aliases to clients
+    (its CONNACK carries no Topic Alias Maximum), so nothing changes for
+    publishers.
+  - $SYS topics every 10 s instead of every second (each update reads
+    runtime memory statistics).
+
+The listener is the package's own: it arms a 30 s deadline for the CONNECT
+packet (mochi's has none, and a connection that never sends CONNECT keeps a
+goroutine forever and makes mochi's Close wait for it forever), and
+[Broker.Close] closes every connection and waits for every goroutine it
+started.
+
+# Broker-managed status
+
+With [Config.Status] a hook implements the profile's optional broker-managed
+status (A2A-over-MQTT 0.1, user story 09 phase 5). Whenever the broker sends
+a PUBLISH on a discovery topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}
+with a non-empty payload (a live card, a retained card sent to a new
+subscription, a Will, a resent in-flight message), it sets the user
+properties a2a-status (online while a client with Client ID
+{org_id}/{unit_id}/{agent_id} is connected, else offline) and
+a2a-status-source=broker, replacing any a2a-status and a2a-status-source the
+publisher set and keeping every other property. It does so as the packet is
+written to each subscriber, so the status is the one at delivery time, never
+a stale one. Empty payloads (unregistrations) pass unchanged.
+
+When the client {org_id}/{unit_id}/{agent_id} connects or disconnects
+(DISCONNECT, a dropped connection, a keep-alive timeout, a session taken
+over), the hook sends the retained card again to the subscribers, as a live
+(non-retained) publish, with the new status; the retained card itself is
+left as it was published. Because each change is followed by a send and the
+status is read at delivery, the last card a subscriber receives always
+carries the current status, whatever the interleaving:
+
+  - graceful stop: the agent's own offline/agent card goes out (with the
+    status of the moment), then the DISCONNECT leads to the retained card
+    with offline/broker;
+  - crash: the hook marks the client offline before mochi sends its Will, so
+    the LWT card goes out offline/broker and is retained, and the card is
+    then sent once more with offline/broker;
+  - connect: the current retained card goes out online/broker right after
+    CONNACK, before the agent's own publish (which also goes out
+    online/broker).
+
+The hook never blocks: its only work is a map look-up under a mutex and,
+on connect and disconnect, one publish that mochi queues without waiting.
+*/
+package broker

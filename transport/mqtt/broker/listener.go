@@ -1,0 +1,119 @@
+package broker
+
+import (
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/mochi-mqtt/server/v2/listeners"
+)
+
+// listener is a TCP listener for mochi that, unlike mochi's own, arms a
+// deadline for the CONNECT packet and, on Close, closes every connection it
+// accepted and waits for the goroutine serving each one.
+type listener struct {
+	id     string
+	ln     net.Listener
+	served chan struct{} // closed when Serve returns
+
+	mu     sync.Mutex
+	closed bool
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup // one per accepted connection
+}
+
+var _ listeners.Listener = (*listener)(nil)
+
+func newListener(id string, ln net.Listener) *listener {
+	return &listener{
+		id:     id,
+		ln:     ln,
+		served: make(chan struct{}),
+		conns:  make(map[net.Conn]struct{}),
+	}
+}
+
+// Init is part of listeners.Listener; the socket is already bound.
+func (l *listener) Init(*slog.Logger) error { return nil }
+
+// ID is part of listeners.Listener.
+func (l *listener) ID() string { return l.id }
+
+// Address returns the bound host:port.
+func (l *listener) Address() string { return l.ln.Addr().String() }
+
+// Protocol is part of listeners.Listener.
+func (l *listener) Protocol() string { return "tcp" }
+
+// Serve accepts connections until Close and hands each to establish in a
+// goroutine of its own. mochi runs it in a goroutine.
+func (l *listener) Serve(establish listeners.EstablishFn) {
+	defer close(l.served)
+	for {
+		conn, err := l.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		if !l.track(conn) {
+			_ = conn.Close()
+			return
+		}
+		// mochi replaces the deadline once the CONNECT has arrived (by one
+		// of 1.5 keep-alives, or none for keep-alive 0).
+		_ = conn.SetDeadline(time.Now().Add(connectTimeout))
+		go func() {
+			defer l.untrack(conn)
+			// The error ends the connection; mochi has logged it.
+			_ = establish(l.id, conn)
+		}()
+	}
+}
+
+// track registers conn, or reports false after Close.
+func (l *listener) track(conn net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.conns[conn] = struct{}{}
+	l.wg.Add(1)
+	return true
+}
+
+func (l *listener) untrack(conn net.Conn) {
+	l.mu.Lock()
+	delete(l.conns, conn)
+	l.mu.Unlock()
+	_ = conn.Close()
+	l.wg.Done()
+}
+
+// Close lets mochi disconnect its clients (closeClients sends each a
+// DISCONNECT), stops accepting, closes what is left (connections that have
+// not finished CONNECT) and waits until every connection is served.
+func (l *listener) Close(closeClients listeners.CloseFn) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	l.mu.Unlock()
+
+	closeClients(l.id)
+	_ = l.ln.Close()
+
+	l.mu.Lock()
+	for conn := range l.conns {
+		_ = conn.Close()
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+}
+
+// wait returns once Serve has returned; only after mochi started it.
+func (l *listener) wait() {
+	<-l.served
+}

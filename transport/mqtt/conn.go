@@ -1,0 +1,258 @@
+package mqtt
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+)
+
+// ErrBrokerUnreachable is returned when the first connection to the broker
+// cannot be made within the connect timeout.
+var ErrBrokerUnreachable = errors.New("mqtt: broker unreachable")
+
+// ParseBrokerURL accepts mqtt://host:port and tcp://host:port, and
+// mqtts://, ssl:// or tls:// for TLS. A missing port is 1883 (8883 with
+// TLS).
+func ParseBrokerURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("mqtt: broker URL %q: want mqtt://host:port", s)
+	}
+	tlsScheme := false
+	switch strings.ToLower(u.Scheme) {
+	case "mqtt", "tcp":
+	case "mqtts", "ssl", "tls":
+		tlsScheme = true
+	default:
+		return nil, fmt.Errorf("mqtt: broker URL %q: scheme %q is not mqtt, tcp, mqtts, ssl or tls", s, u.Scheme)
+	}
+	if u.Port() == "" {
+		port := "1883"
+		if tlsScheme {
+			port = "8883"
+		}
+		u.Host = u.Host + ":" + port
+	}
+	return u, nil
+}
+
+func isTLS(u *url.URL) bool {
+	switch strings.ToLower(u.Scheme) {
+	case "mqtts", "ssl", "tls":
+		return true
+	}
+	return false
+}
+
+// connConfig is what Agent, Client and Watch share about a connection.
+type connConfig struct {
+	broker         string
+	tls            *tls.Config
+	clientID       string
+	keepAlive      time.Duration
+	connectTimeout time.Duration
+	username       string
+	password       []byte
+	log            *slog.Logger
+	// will returns the Last Will for each CONNECT (nil for none).
+	will func() (*paho.WillMessage, *paho.WillProperties)
+	// onUp runs, in its own goroutine, after every connection up.
+	onUp func(ctx context.Context, cm *autopaho.ConnectionManager)
+	// onPublish receives every publish; it must not block.
+	onPublish func(paho.PublishReceived)
+}
+
+// conn is one managed connection.
+type conn struct {
+	cm     *autopaho.ConnectionManager
+	cancel context.CancelFunc
+	ctx    context.Context
+	ups    chan struct{}
+	// killed drops the connection without DISCONNECT.
+	killed atomic.Bool
+	netMu  sync.Mutex
+	netc   net.Conn
+}
+
+// dial starts a managed connection and waits for the first CONNACK.
+func dial(ctx context.Context, c connConfig) (*conn, error) {
+	u, err := ParseBrokerURL(c.broker)
+	if err != nil {
+		return nil, err
+	}
+	if c.keepAlive == 0 {
+		c.keepAlive = 30 * time.Second
+	}
+	if c.connectTimeout == 0 {
+		c.connectTimeout = 10 * time.Second
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	cn := &conn{cancel: cancel, ctx: runCtx, ups: make(chan struct{}, 1)}
+	connectErr := make(chan error, 1)
+	cfg := autopaho.ClientConfig{
+		ServerUrls:                    []*url.URL{u},
+		TlsCfg:                        c.tls,
+		KeepAlive:                     uint16(c.keepAlive / time.Second),
+		CleanStartOnInitialConnection: true,
+		ConnectRetryDelay:             time.Second,
+		ReconnectBackoff: func(attempt int) time.Duration {
+			return min(time.Duration(attempt+1)*500*time.Millisecond, 5*time.Second)
+		},
+		ConnectTimeout:  c.connectTimeout,
+		ConnectUsername: c.username,
+		ConnectPassword: c.password,
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			select {
+			case cn.ups <- struct{}{}:
+			default:
+			}
+			if c.onUp != nil {
+				go c.onUp(runCtx, cm)
+			}
+		},
+		OnConnectError: func(err error) {
+			c.log.Debug("mqtt: connect attempt failed", "broker", c.broker, "err", err)
+			select {
+			case connectErr <- err:
+			default:
+			}
+		},
+		AttemptConnection: func(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
+			var d net.Dialer
+			var nc net.Conn
+			var err error
+			if isTLS(u) {
+				nc, err = (&tls.Dialer{NetDialer: &d, Config: c.tls}).DialContext(ctx, "tcp", u.Host)
+			} else {
+				nc, err = d.DialContext(ctx, "tcp", u.Host)
+			}
+			if err != nil {
+				return nil, err
+			}
+			cn.netMu.Lock()
+			cn.netc = nc
+			cn.netMu.Unlock()
+			return nc, nil
+		},
+		OnConnectionDown: func() bool { return !cn.killed.Load() },
+		DisconnectPacketBuilder: func() *paho.Disconnect {
+			if cn.killed.Load() {
+				return nil
+			}
+			return &paho.Disconnect{ReasonCode: 0}
+		},
+		ClientConfig: paho.ClientConfig{ClientID: c.clientID},
+	}
+	if c.username != "" {
+		cfg.ConnectUsername = c.username
+	}
+	if c.will != nil {
+		cfg.ConnectPacketBuilder = func(p *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+			p.WillMessage, p.WillProperties = c.will()
+			return p, nil
+		}
+	}
+	if c.onPublish != nil {
+		cfg.OnPublishReceived = []func(paho.PublishReceived) (bool, error){
+			func(pr paho.PublishReceived) (bool, error) {
+				c.onPublish(pr)
+				return true, nil
+			},
+		}
+	}
+	cm, err := autopaho.NewConnection(runCtx, cfg)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("mqtt: %w", err)
+	}
+	cn.cm = cm
+	waitCtx, waitCancel := context.WithTimeout(ctx, c.connectTimeout)
+	defer waitCancel()
+	if err := cm.AwaitConnection(waitCtx); err != nil {
+		cancel()
+		<-cm.Done()
+		var last error
+		select {
+		case last = <-connectErr:
+		default:
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if last != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBrokerUnreachable, c.broker, last)
+		}
+		return nil, fmt.Errorf("%w: %s", ErrBrokerUnreachable, c.broker)
+	}
+	return cn, nil
+}
+
+// close disconnects normally (no Will) and stops reconnecting.
+func (c *conn) close(ctx context.Context) error {
+	err := c.cm.Disconnect(ctx)
+	c.cancel()
+	select {
+	case <-c.cm.Done():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if errors.Is(err, autopaho.ConnectionDownError) {
+		return nil
+	}
+	return err
+}
+
+// kill drops the network connection without DISCONNECT, so the broker fires
+// the Will, and stops reconnecting. Tests use it to simulate a crash.
+func (c *conn) kill() {
+	c.killed.Store(true)
+	c.netMu.Lock()
+	if c.netc != nil {
+		c.netc.Close()
+	}
+	c.netMu.Unlock()
+	c.cancel()
+	<-c.cm.Done()
+}
+
+// publish sends one QoS 1 message and reports a refused publish (a PUBACK
+// reason code of 0x80 or more) as an error.
+func (c *conn) publish(ctx context.Context, p *paho.Publish) error {
+	return publishVia(ctx, c.cm, p)
+}
+
+func publishVia(ctx context.Context, cm *autopaho.ConnectionManager, p *paho.Publish) error {
+	resp, err := cm.Publish(ctx, p)
+	if err != nil {
+		return err
+	}
+	if resp != nil && resp.ReasonCode >= 0x80 {
+		return &PublishError{Topic: p.Topic, ReasonCode: resp.ReasonCode, Reason: resp.Properties.ReasonString}
+	}
+	return nil
+}
+
+// PublishError reports a publish the broker refused.
+type PublishError struct {
+	Topic      string
+	ReasonCode byte
+	Reason     string
+}
+
+func (e *PublishError) Error() string {
+	return fmt.Sprintf("mqtt: publish to %s refused: reason code 0x%02x %s", e.Topic, e.ReasonCode, e.Reason)
+}

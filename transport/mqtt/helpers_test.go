@@ -1,0 +1,194 @@
+package mqtt
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/google/uuid"
+
+	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/transport/mqtt/broker"
+)
+
+// testCtx bounds a test's waits generously; nothing asserts on time.
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func startBroker(t *testing.T, status bool) *broker.Broker {
+	t.Helper()
+	b, err := broker.Start(testCtx(t), broker.Config{Status: status})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func testCard(name string) *a2a.AgentCard {
+	streaming := true
+	return &a2a.AgentCard{Name: name, Description: "test agent", Version: "1.0.0",
+		SupportedInterfaces: []a2a.AgentInterface{{URL: "mqtt://127.0.0.1", ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"}},
+		Capabilities:        &a2a.AgentCapabilities{Streaming: &streaming},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "echoes", Tags: []string{"echo"}}}}
+}
+
+// echoServer completes every task with an artifact echoing the text.
+func echoServer(t *testing.T, opts ...agent.Option) *agent.Server {
+	t.Helper()
+	s := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, turn *agent.Turn) error {
+		return turn.Artifact(ctx, a2a.Artifact{ArtifactID: "echo", Parts: []a2a.Part{{Content: a2a.PartText(turn.Text())}}}, false, true)
+	}), opts...)
+	t.Cleanup(func() { s.Close(context.Background()) })
+	return s
+}
+
+func startAgent(t *testing.T, cfg AgentConfig) *Agent {
+	t.Helper()
+	a, err := NewAgent(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	return a
+}
+
+// message is one publish a raw client received.
+type message struct {
+	topic   string
+	payload []byte
+	props   map[string][]string
+	corr    []byte
+	retain  bool
+}
+
+// rawClient is a bare paho client: no SDK on the requester side, so the
+// agent is tested against the wire only.
+type rawClient struct {
+	cm   *autopaho.ConnectionManager
+	mu   sync.Mutex
+	msgs chan message
+}
+
+func dialRaw(t *testing.T, brokerURL, clientID string, filters ...string) *rawClient {
+	t.Helper()
+	u, _ := url.Parse(brokerURL)
+	rc := &rawClient{msgs: make(chan message, 20000)}
+	ready := make(chan struct{}, 1)
+	cfg := autopaho.ClientConfig{ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			go func() {
+				if len(filters) > 0 {
+					var subs []paho.SubscribeOptions
+					for _, f := range filters {
+						subs = append(subs, paho.SubscribeOptions{Topic: f, QoS: 1})
+					}
+					if _, err := cm.Subscribe(context.Background(), &paho.Subscribe{Subscriptions: subs}); err != nil {
+						t.Error(err)
+					}
+				}
+				ready <- struct{}{}
+			}()
+		},
+		ClientConfig: paho.ClientConfig{ClientID: clientID, OnPublishReceived: []func(paho.PublishReceived) (bool, error){
+			func(pr paho.PublishReceived) (bool, error) {
+				p := pr.Packet
+				m := message{topic: p.Topic, payload: p.Payload, props: propMap(p.Properties), retain: p.Retain}
+				if p.Properties != nil {
+					m.corr = p.Properties.CorrelationData
+				}
+				rc.msgs <- m
+				return true, nil
+			}}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cm, err := autopaho.NewConnection(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.cm = cm
+	t.Cleanup(func() {
+		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer dcancel()
+		cm.Disconnect(dctx)
+		cancel()
+		<-cm.Done()
+	})
+	select {
+	case <-ready:
+	case <-testCtx(t).Done():
+		t.Fatal("raw client did not connect")
+	}
+	return rc
+}
+
+// next waits for the next message on a topic.
+func (rc *rawClient) next(t *testing.T, topic string) message {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		select {
+		case m := <-rc.msgs:
+			if m.topic == topic {
+				return m
+			}
+		case <-ctx.Done():
+			t.Fatalf("no message on %s", topic)
+		}
+	}
+}
+
+// request publishes a JSON-RPC request with a reply path.
+func (rc *rawClient) request(t *testing.T, topic, replyTopic string, payload []byte, user ...string) []byte {
+	t.Helper()
+	corr := []byte(uuid.NewString())
+	_, err := rc.cm.Publish(testCtx(t), &paho.Publish{Topic: topic, QoS: 1, Payload: payload,
+		Properties: &paho.PublishProperties{ResponseTopic: replyTopic, CorrelationData: corr, User: userProps(user...)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return corr
+}
+
+func sendPayload(t *testing.T, m *a2a.Message) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{"message": m}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func newMessage(text string) *a2a.Message {
+	return &a2a.Message{MessageID: uuid.NewString(), TaskID: uuid.NewString(), ContextID: uuid.NewString(), Role: a2a.RoleUser,
+		Parts: []a2a.Part{{Content: a2a.PartText(text)}}}
+}
+
+// rpcResponse is a decoded JSON-RPC response.
+type rpcResponse struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+func decodeRPC(t *testing.T, payload []byte) rpcResponse {
+	t.Helper()
+	var r rpcResponse
+	if err := json.Unmarshal(payload, &r); err != nil {
+		t.Fatalf("reply is not JSON: %s", payload)
+	}
+	return r
+}
