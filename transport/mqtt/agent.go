@@ -84,6 +84,9 @@ type Agent struct {
 	poolFilter   string // the $share subscription
 
 	conn *conn
+	// connSet is closed once conn is set: requests can arrive while NewAgent
+	// is still dialing.
+	connSet chan struct{}
 
 	mu           sync.Mutex
 	card         *a2a.AgentCard
@@ -102,7 +105,7 @@ func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	if cfg.Server == nil {
 		return nil, errors.New("mqtt: AgentConfig.Server is required")
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, card: cfg.Card}
+	a := &Agent{cfg: cfg, log: cfg.Logger, card: cfg.Card, connSet: make(chan struct{})}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -157,6 +160,7 @@ func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		a.cancelAll()
 		return nil, err
 	}
+	close(a.connSet)
 	select {
 	case err = <-ready:
 	case <-ctx.Done():
@@ -333,6 +337,11 @@ func (s *replySink) Send(ctx context.Context, r agent.Reply) error {
 	responder := r.Responder
 	if responder == "" && s.pooled {
 		responder = s.a.cfg.ID
+	}
+	select {
+	case <-s.a.connSet:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	pub := &paho.Publish{Topic: s.topic, QoS: 1, Payload: payload, Properties: &paho.PublishProperties{
 		CorrelationData: s.corr, ContentType: "application/json",

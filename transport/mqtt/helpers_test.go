@@ -71,6 +71,8 @@ type message struct {
 	props   map[string][]string
 	corr    []byte
 	retain  bool
+	// response is the Response Topic of a request.
+	response string
 }
 
 // rawClient is a bare paho client: no SDK on the requester side, so the
@@ -79,12 +81,40 @@ type rawClient struct {
 	cm   *autopaho.ConnectionManager
 	mu   sync.Mutex
 	msgs chan message
+	// done is closed when the test ends; loops reading msgs stop on it.
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+func (rc *rawClient) stop() { rc.stopOnce.Do(func() { close(rc.done) }) }
+
+// each runs fn for every message until the test ends, in a goroutine it
+// waits for at cleanup.
+func (rc *rawClient) each(t *testing.T, fn func(message)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case m := <-rc.msgs:
+				fn(m)
+			case <-rc.done:
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		rc.stop()
+		wg.Wait()
+	})
 }
 
 func dialRaw(t *testing.T, brokerURL, clientID string, filters ...string) *rawClient {
 	t.Helper()
 	u, _ := url.Parse(brokerURL)
-	rc := &rawClient{msgs: make(chan message, 20000)}
+	rc := &rawClient{msgs: make(chan message, 20000), done: make(chan struct{})}
 	ready := make(chan struct{}, 1)
 	cfg := autopaho.ClientConfig{ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
@@ -107,6 +137,7 @@ func dialRaw(t *testing.T, brokerURL, clientID string, filters ...string) *rawCl
 				m := message{topic: p.Topic, payload: p.Payload, props: propMap(p.Properties), retain: p.Retain}
 				if p.Properties != nil {
 					m.corr = p.Properties.CorrelationData
+					m.response = p.Properties.ResponseTopic
 				}
 				rc.msgs <- m
 				return true, nil
@@ -118,6 +149,7 @@ func dialRaw(t *testing.T, brokerURL, clientID string, filters ...string) *rawCl
 	}
 	rc.cm = cm
 	t.Cleanup(func() {
+		rc.stop()
 		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer dcancel()
 		cm.Disconnect(dctx)
@@ -191,4 +223,26 @@ func decodeRPC(t *testing.T, payload []byte) rpcResponse {
 		t.Fatalf("reply is not JSON: %s", payload)
 	}
 	return r
+}
+
+// jsonID returns the raw id of a JSON-RPC request.
+func jsonID(payload []byte) string {
+	var r struct {
+		ID json.RawMessage `json:"id"`
+	}
+	json.Unmarshal(payload, &r)
+	return string(r.ID)
+}
+
+// taskIDOf returns params.message.taskId of a SendMessage request.
+func taskIDOf(payload []byte) string {
+	var r struct {
+		Params struct {
+			Message struct {
+				TaskID string `json:"taskId"`
+			} `json:"message"`
+		} `json:"params"`
+	}
+	json.Unmarshal(payload, &r)
+	return r.Params.Message.TaskID
 }

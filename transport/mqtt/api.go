@@ -1,0 +1,282 @@
+package mqtt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+
+	"github.com/google/uuid"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+// Result is the answer to SendMessage: a task (or, from agents that answer
+// without one, a message), with the responder that sent it.
+type Result struct {
+	Task      *a2a.Task
+	Message   *a2a.Message
+	Responder string
+}
+
+// Item is one stream item and the responder that sent it.
+type Item struct {
+	a2a.StreamResponse
+	Responder string
+}
+
+func buildOpts(opts []CallOption) callOpts {
+	var o callOpts
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// prepare fills in the ids the requester makes in this binding: Task.id
+// (UUIDv4) when the message has none, and a messageId.
+func prepare(msg *a2a.Message) *a2a.Message {
+	m := *msg
+	if m.TaskID == "" {
+		m.TaskID = uuid.NewString()
+	}
+	if m.MessageID == "" {
+		m.MessageID = uuid.NewString()
+	}
+	if m.Role == "" {
+		m.Role = a2a.RoleUser
+	}
+	return &m
+}
+
+// SendMessage sends a message and waits for the one reply. The requester
+// makes the Task.id (a UUIDv4) when msg has none; a message for a task the
+// client has routed before goes where the latest a2a-responder-agent-id
+// said, whatever to names. Protocol errors come back as *a2a.Error.
+func (c *Client) SendMessage(ctx context.Context, to Target, msg *a2a.Message, cfg *a2a.SendMessageConfiguration, opts ...CallOption) (*Result, error) {
+	m := prepare(msg)
+	r := &request{method: a2a.MethodSendMessage, params: &a2a.SendMessageRequest{Message: m, Configuration: cfg},
+		taskID: m.TaskID, contextID: m.ContextID, target: to, opts: buildOpts(opts)}
+	var out *Result
+	err := c.run(ctx, r, func(rep Reply, _ bool) (bool, error) {
+		var resp a2a.SendMessageResponse
+		if err := resp.UnmarshalJSON(rep.Result); err != nil {
+			return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
+		}
+		out = &Result{Responder: rep.Responder}
+		switch p := resp.Payload.(type) {
+		case *a2a.Task:
+			out.Task = p
+		case *a2a.Message:
+			out.Message = p
+		default:
+			return false, a2a.NewError(a2a.TokenInvalidAgentResponse, "SendMessage result holds neither a task nor a message")
+		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, a2a.NewError(a2a.TokenInvalidAgentResponse, "no result")
+	}
+	return out, nil
+}
+
+// SendStreamingMessage sends a message and yields the stream items as they
+// arrive: the task first, then status and artifact updates, ending with a
+// terminal or interrupted status (stream-final for this correlation).
+// Duplicate QoS 1 deliveries are dropped. A stream that stalls for longer
+// than the profile's stream idle timeout is never republished: the client
+// recovers with GetTask and yields the task as the last item.
+func (c *Client) SendStreamingMessage(ctx context.Context, to Target, msg *a2a.Message, cfg *a2a.SendMessageConfiguration, opts ...CallOption) iter.Seq2[Item, error] {
+	m := prepare(msg)
+	r := &request{method: a2a.MethodSendStreamingMessage, params: &a2a.SendMessageRequest{Message: m, Configuration: cfg},
+		taskID: m.TaskID, contextID: m.ContextID, target: to, streaming: true, opts: buildOpts(opts)}
+	return c.stream(ctx, r)
+}
+
+// SubscribeToTask streams the events of a live task.
+func (c *Client) SubscribeToTask(ctx context.Context, taskID string, to Target, opts ...CallOption) iter.Seq2[Item, error] {
+	r := &request{method: a2a.MethodSubscribeToTask, params: &a2a.SubscribeToTaskRequest{ID: taskID},
+		taskID: taskID, target: to, streaming: true, opts: buildOpts(opts)}
+	return c.stream(ctx, r)
+}
+
+func (c *Client) stream(ctx context.Context, r *request) iter.Seq2[Item, error] {
+	return func(yield func(Item, error) bool) {
+		stopped := false
+		err := c.run(ctx, r, func(rep Reply, _ bool) (bool, error) {
+			var item a2a.StreamResponse
+			if err := item.UnmarshalJSON(rep.Result); err != nil {
+				return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
+			}
+			if !yield(Item{StreamResponse: item, Responder: rep.Responder}, nil) {
+				stopped = true
+				return false, nil
+			}
+			return true, nil
+		})
+		if stopped {
+			return
+		}
+		if errors.Is(err, errStalled) {
+			task, gerr := c.GetTask(ctx, r.taskID, nil, Target{})
+			if gerr != nil {
+				yield(Item{}, gerr)
+				return
+			}
+			yield(Item{StreamResponse: a2a.StreamResponse{Payload: task}}, nil)
+			return
+		}
+		if err != nil {
+			yield(Item{}, err)
+		}
+	}
+}
+
+// single runs a one-reply operation and decodes its result into out.
+func (c *Client) single(ctx context.Context, r *request, out interface{ UnmarshalJSON([]byte) error }) (string, error) {
+	responder := ""
+	err := c.run(ctx, r, func(rep Reply, _ bool) (bool, error) {
+		responder = rep.Responder
+		if err := out.UnmarshalJSON(rep.Result); err != nil {
+			return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
+		}
+		return false, nil
+	})
+	return responder, err
+}
+
+// GetTask fetches a task from the agent that serves it now (after any
+// handover); to names the agent for a task the client never routed.
+func (c *Client) GetTask(ctx context.Context, taskID string, historyLength *int32, to Target, opts ...CallOption) (*a2a.Task, error) {
+	var t a2a.Task
+	_, err := c.single(ctx, &request{method: a2a.MethodGetTask, params: &a2a.GetTaskRequest{ID: taskID, HistoryLength: historyLength},
+		taskID: taskID, target: to, opts: buildOpts(opts)}, &t)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// CancelTask cancels a task at the agent that serves it now.
+func (c *Client) CancelTask(ctx context.Context, taskID string, to Target, opts ...CallOption) (*a2a.Task, error) {
+	var t a2a.Task
+	_, err := c.single(ctx, &request{method: a2a.MethodCancelTask, params: &a2a.CancelTaskRequest{ID: taskID},
+		taskID: taskID, target: to, opts: buildOpts(opts)}, &t)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// ListTasks lists an agent's tasks.
+func (c *Client) ListTasks(ctx context.Context, agentID string, req *a2a.ListTasksRequest, opts ...CallOption) (*a2a.ListTasksResponse, error) {
+	var out a2a.ListTasksResponse
+	_, err := c.single(ctx, &request{method: a2a.MethodListTasks, params: req, target: Target{Agent: agentID}, opts: buildOpts(opts)}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetExtendedAgentCard fetches an agent's extended card.
+func (c *Client) GetExtendedAgentCard(ctx context.Context, agentID string, opts ...CallOption) (*a2a.AgentCard, error) {
+	var out a2a.AgentCard
+	_, err := c.single(ctx, &request{method: a2a.MethodGetExtendedAgentCard, params: &a2a.GetExtendedAgentCardRequest{},
+		target: Target{Agent: agentID}, opts: buildOpts(opts)}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateTaskPushNotificationConfig registers a push config for a task.
+func (c *Client) CreateTaskPushNotificationConfig(ctx context.Context, cfg *a2a.TaskPushNotificationConfig, to Target, opts ...CallOption) (*a2a.TaskPushNotificationConfig, error) {
+	var out a2a.TaskPushNotificationConfig
+	_, err := c.single(ctx, &request{method: a2a.MethodCreateTaskPushNotificationConfig, params: cfg, taskID: cfg.TaskID, target: to, opts: buildOpts(opts)}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetTaskPushNotificationConfig reads a push config of a task.
+func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, taskID, id string, to Target, opts ...CallOption) (*a2a.TaskPushNotificationConfig, error) {
+	var out a2a.TaskPushNotificationConfig
+	_, err := c.single(ctx, &request{method: a2a.MethodGetTaskPushNotificationConfig,
+		params: &a2a.GetTaskPushNotificationConfigRequest{TaskID: taskID, ID: id}, taskID: taskID, target: to, opts: buildOpts(opts)}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListTaskPushNotificationConfigs lists the push configs of a task.
+func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, taskID string, to Target, opts ...CallOption) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
+	var out a2a.ListTaskPushNotificationConfigsResponse
+	_, err := c.single(ctx, &request{method: a2a.MethodListTaskPushNotificationConfigs,
+		params: &a2a.ListTaskPushNotificationConfigsRequest{TaskID: taskID}, taskID: taskID, target: to, opts: buildOpts(opts)}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteTaskPushNotificationConfig deletes a push config of a task.
+func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, taskID, id string, to Target, opts ...CallOption) error {
+	var out rawResult
+	_, err := c.single(ctx, &request{method: a2a.MethodDeleteTaskPushNotificationConfig,
+		params: &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: taskID, ID: id}, taskID: taskID, target: to, opts: buildOpts(opts)}, &out)
+	return err
+}
+
+type rawResult struct{ json.RawMessage }
+
+func (r *rawResult) UnmarshalJSON(b []byte) error {
+	r.RawMessage = append(r.RawMessage[:0], b...)
+	return nil
+}
+
+// Conversation groups turns under one contextId (seed 004): each new turn
+// is a new task, and a task that asked for input is resumed with the same
+// ids.
+type Conversation struct {
+	c         *Client
+	to        Target
+	ContextID string
+}
+
+// NewConversation starts a conversation with an agent or a pool under a
+// fresh contextId (UUIDv4).
+func (c *Client) NewConversation(to Target) *Conversation {
+	return &Conversation{c: c, to: to, ContextID: uuid.NewString()}
+}
+
+// Conversation resumes a conversation whose contextId is known.
+func (c *Client) Conversation(to Target, contextID string) *Conversation {
+	return &Conversation{c: c, to: to, ContextID: contextID}
+}
+
+// Turn sends text as a new turn: a new task in the conversation's context.
+func (v *Conversation) Turn(ctx context.Context, text string, opts ...CallOption) (*Result, error) {
+	return v.c.SendMessage(ctx, v.to, v.message(uuid.NewString(), text), nil, opts...)
+}
+
+// Resume answers a task that asked for input (INPUT_REQUIRED or
+// AUTH_REQUIRED): a new message with the same taskId and contextId, sent
+// wherever the task is routed now.
+func (v *Conversation) Resume(ctx context.Context, taskID, text string, opts ...CallOption) (*Result, error) {
+	return v.c.SendMessage(ctx, v.to, v.message(taskID, text), nil, opts...)
+}
+
+// StreamTurn is Turn with a stream of replies.
+func (v *Conversation) StreamTurn(ctx context.Context, text string, opts ...CallOption) iter.Seq2[Item, error] {
+	return v.c.SendStreamingMessage(ctx, v.to, v.message(uuid.NewString(), text), nil, opts...)
+}
+
+func (v *Conversation) message(taskID, text string) *a2a.Message {
+	return &a2a.Message{MessageID: uuid.NewString(), TaskID: taskID, ContextID: v.ContextID, Role: a2a.RoleUser,
+		Parts: []a2a.Part{{Content: a2a.PartText(text)}}}
+}

@@ -1,0 +1,457 @@
+package mqtt
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/google/uuid"
+
+	"github.com/a2abind/a2abind/agent/jsonrpc"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/statemachines/handover"
+	"github.com/a2abind/a2abind/statemachines/retry"
+)
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	// Broker, TLS, Username and Password: as in AgentConfig.
+	Broker   string
+	TLS      *tls.Config
+	Username string
+	Password []byte
+	// Org, Unit and ID name the requester: its Client ID is Org/Unit/ID and
+	// its reply topic $a2a/v1/reply/Org/Unit/ID/{random suffix}. Requests go
+	// to agents and pools of the same Org and Unit.
+	Org, Unit, ID string
+	// Retry is the retry and timeout profile (zero value:
+	// mqttbind.DefaultRetryProfile()).
+	Retry mqttbind.RetryProfile
+	// Jitter draws the backoff jitter in [0, 1) (default: math/rand).
+	Jitter retry.Jitter
+	// Routes persists the handover routing table, so that follow-ups after a
+	// restart still go to the agent that took a task over (optional).
+	Routes handover.Store
+	// KeepAlive and ConnectTimeout: as in AgentConfig.
+	KeepAlive, ConnectTimeout time.Duration
+	// Logger receives protocol errors that have no caller to return to
+	// (replies with unknown Correlation Data).
+	Logger *slog.Logger
+}
+
+// Client is an A2A requester on MQTT. Create it with NewClient; it is safe
+// for concurrent use.
+type Client struct {
+	cfg        ClientConfig
+	log        *slog.Logger
+	replyTopic string
+	conn       *conn
+	profile    mqttbind.RetryProfile
+
+	mu       sync.Mutex
+	inflight map[string]*exchange // by Correlation Data
+	routes   *handover.Table
+
+	ignored atomic.Int64
+}
+
+// exchange is one logical operation's set of live attempts.
+type exchange struct {
+	replies chan inbound
+}
+
+// inbound is a correlated reply.
+type inbound struct {
+	attempt    int
+	payload    []byte
+	responders []string
+}
+
+// NewClient connects a requester and subscribes its reply topic before it
+// returns, so no reply can be missed.
+func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
+	c := &Client{cfg: cfg, log: cfg.Logger, inflight: map[string]*exchange{}, routes: handover.NewTable(), profile: cfg.Retry}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.profile.MaxAttempts == 0 {
+		c.profile = mqttbind.DefaultRetryProfile()
+	}
+	if err := retry.CheckProfile(c.profile); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.replyTopic, err = mqttbind.ReplyTopic(cfg.Org, cfg.Unit, cfg.ID, uuid.NewString()); err != nil {
+		return nil, err
+	}
+	if cfg.Routes != nil {
+		if err := c.routes.Restore(cfg.Routes); err != nil {
+			return nil, fmt.Errorf("mqtt: restoring handover routes: %w", err)
+		}
+	}
+	ready := make(chan error, 1)
+	c.conn, err = dial(ctx, connConfig{
+		broker: cfg.Broker, tls: cfg.TLS, clientID: cfg.Org + "/" + cfg.Unit + "/" + cfg.ID, keepAlive: cfg.KeepAlive,
+		connectTimeout: cfg.ConnectTimeout, username: cfg.Username, password: cfg.Password, log: c.log,
+		onPublish: c.onPublish,
+		onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) {
+			_, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: c.replyTopic, QoS: 1}}})
+			if err != nil {
+				c.log.Error("mqtt: subscribing the reply topic", "topic", c.replyTopic, "err", err)
+			}
+			select {
+			case ready <- err:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case err = <-ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		c.conn.kill()
+		return nil, err
+	}
+	return c, nil
+}
+
+// ReplyTopic returns the client's reply topic.
+func (c *Client) ReplyTopic() string { return c.replyTopic }
+
+// IgnoredReplies counts replies dropped as protocol errors: unknown or
+// missing Correlation Data, a pooled reply without a2a-responder-agent-id.
+func (c *Client) IgnoredReplies() int64 { return c.ignored.Load() }
+
+// Close disconnects normally.
+func (c *Client) Close(ctx context.Context) error { return c.conn.close(ctx) }
+
+// Route returns where operations on a task go now (after handovers).
+func (c *Client) Route(taskID string) (handover.Target, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.routes.Target(taskID)
+}
+
+func (c *Client) onPublish(pr paho.PublishReceived) {
+	p := pr.Packet
+	if p.Topic != c.replyTopic {
+		return
+	}
+	var corr []byte
+	if p.Properties != nil {
+		corr = p.Properties.CorrelationData
+	}
+	c.mu.Lock()
+	ex := c.inflight[string(corr)]
+	c.mu.Unlock()
+	if ex == nil {
+		c.ignored.Add(1)
+		c.log.Warn("mqtt: reply with unknown or missing Correlation Data ignored (protocol error)", "topic", p.Topic)
+		return
+	}
+	in := inbound{payload: p.Payload, responders: propMap(p.Properties)[mqttbind.PropResponderAgentID]}
+	select {
+	case ex.replies <- in:
+	default:
+		// The operation is not reading (it ended); drop.
+	}
+}
+
+// Target names where a new task goes: exactly one of Agent and Pool.
+type Target struct {
+	Agent string
+	Pool  string
+}
+
+// CallOption adjusts one request.
+type CallOption func(*callOpts)
+
+type callOpts struct {
+	bearer string
+	expiry uint32
+}
+
+// WithBearer sends an OAuth 2.0 access token as a2a-authorization.
+func WithBearer(token string) CallOption { return func(o *callOpts) { o.bearer = token } }
+
+// WithMessageExpiry sets the MQTT Message Expiry of the request; it must be
+// longer than the retry profile's first-reply timeout.
+func WithMessageExpiry(d time.Duration) CallOption {
+	return func(o *callOpts) { o.expiry = uint32(d / time.Second) }
+}
+
+// request is one operation to run.
+type request struct {
+	method    a2a.Method
+	params    any
+	taskID    string // "" for operations not scoped to a task
+	contextID string
+	streaming bool
+	target    Target // for a task the routing table does not know yet
+	opts      callOpts
+}
+
+// ErrUnreachable wraps the failure of an operation whose retry profile ran
+// out without a valid reply (after the fallback to the card agent, if any).
+var ErrUnreachable = errors.New("mqtt: responder unreachable")
+
+// Reply is one answer: the JSON-RPC result (raw) and the responder named by
+// a2a-responder-agent-id, if any.
+type Reply struct {
+	Result    json.RawMessage
+	Responder string
+}
+
+// routeFor returns where the operation goes and starts the route of a new
+// task.
+func (c *Client) routeFor(r *request) (retry.Target, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.taskID != "" {
+		if t, ok := c.routes.Target(r.taskID); ok {
+			return retry.Target{Agent: t.Agent, Pool: t.Pool}, nil
+		}
+		var step handover.Step
+		var err error
+		switch {
+		case r.target.Pool != "":
+			step, err = c.routes.StartPooled(r.taskID, r.target.Pool)
+		case r.target.Agent != "":
+			step, err = c.routes.Start(r.taskID, r.target.Agent)
+		default:
+			return retry.Target{}, fmt.Errorf("mqtt: no route for task %s: name the agent or pool", r.taskID)
+		}
+		if err != nil {
+			return retry.Target{}, err
+		}
+		c.persist(r.taskID, step)
+		return retry.Target{Agent: step.Target.Agent, Pool: step.Target.Pool}, nil
+	}
+	if r.target.Agent == "" && r.target.Pool == "" {
+		return retry.Target{}, errors.New("mqtt: name the agent or pool")
+	}
+	return retry.Target{Agent: r.target.Agent, Pool: r.target.Pool}, nil
+}
+
+// persist saves a route when the step asks for it. Called with c.mu held.
+func (c *Client) persist(taskID string, step handover.Step) {
+	if c.cfg.Routes == nil || !step.Outputs.Has(fsmPersistRoute) {
+		return
+	}
+	if r, ok := c.routes.Route(taskID); ok {
+		if err := c.cfg.Routes.SaveRoute(r); err != nil {
+			c.log.Error("mqtt: saving a handover route", "task", taskID, "err", err)
+		}
+	}
+}
+
+func (c *Client) topicFor(t retry.Target) (string, error) {
+	if t.Pool != "" {
+		return mqttbind.PoolRequestTopic(c.cfg.Org, c.cfg.Unit, t.Pool)
+	}
+	return mqttbind.RequestTopic(c.cfg.Org, c.cfg.Unit, t.Agent)
+}
+
+// run drives one operation under the retry profile, calling onItem for each
+// reply (error replies end it with an *a2a.Error). A task-scoped operation
+// whose profile runs out against a handover target falls back to the card
+// agent once.
+func (c *Client) run(ctx context.Context, r *request, onItem func(Reply, bool) (bool, error)) error {
+	for fallback := 0; ; fallback++ {
+		target, err := c.routeFor(r)
+		if err != nil {
+			return err
+		}
+		lastToken, err := c.attempts(ctx, r, target, onItem)
+		if !errors.Is(err, ErrUnreachable) || r.taskID == "" || fallback > 0 {
+			return err
+		}
+		c.mu.Lock()
+		step, herr := c.routes.Exhausted(r.taskID)
+		if herr == nil {
+			c.persist(r.taskID, step)
+		}
+		c.mu.Unlock()
+		if herr != nil || !step.Outputs.Has(fsmFallBack) {
+			return err
+		}
+		c.log.Info("mqtt: handover target unreachable; falling back to the card agent", "task", r.taskID, "token", lastToken)
+	}
+}
+
+// attempts runs the retry profile against one target.
+func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, onItem func(Reply, bool) (bool, error)) (a2a.Token, error) {
+	ex := &exchange{replies: make(chan inbound, 64)}
+	var corrs []string
+	defer func() {
+		c.mu.Lock()
+		for _, k := range corrs {
+			delete(c.inflight, k)
+		}
+		c.mu.Unlock()
+	}()
+	op := retry.New(c.profile, c.cfg.Jitter)
+	now := time.Now()
+	d := op.Start(target, now)
+	seen := map[[32]byte]bool{} // stream items already delivered (QoS 1 duplicates)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		switch d.Action {
+		case retry.ActionPublish:
+			corr := uuid.NewString()
+			c.mu.Lock()
+			c.inflight[corr] = ex
+			c.mu.Unlock()
+			corrs = append(corrs, corr)
+			attempt := d.Attempt
+			if err := c.publishRequest(ctx, r, d.Target, corr); err != nil {
+				if ctx.Err() != nil {
+					return "", ctx.Err()
+				}
+				c.log.Debug("mqtt: request not accepted", "attempt", attempt, "err", err)
+				d = op.Refused(time.Now())
+				continue
+			}
+			d = op.Tick(time.Now())
+		case retry.ActionFinish:
+			switch d.Outcome {
+			case retry.OutcomeExhausted:
+				if d.Token != "" {
+					return d.Token, fmt.Errorf("%w after %d attempts (last error %s)", ErrUnreachable, op.Attempts(), d.Token)
+				}
+				return "", fmt.Errorf("%w after %d attempts", ErrUnreachable, op.Attempts())
+			}
+			return d.Token, nil
+		case retry.ActionGetTask:
+			return "", errStalled
+		case retry.ActionWait:
+			wait := time.Until(d.Wake)
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-timer.C:
+				d = op.Tick(time.Now())
+			case in := <-ex.replies:
+				var stop bool
+				var err error
+				d, stop, err = c.onReply(r, &op, in, seen, onItem)
+				if err != nil || stop {
+					return "", err
+				}
+			}
+		}
+	}
+}
+
+// errStalled ends a stream that went idle: the caller recovers with GetTask.
+var errStalled = errors.New("mqtt: stream stalled")
+
+// onReply applies one correlated reply to the operation.
+func (c *Client) onReply(r *request, op *retry.Operation, in inbound, seen map[[32]byte]bool, onItem func(Reply, bool) (bool, error)) (retry.Decision, bool, error) {
+	now := time.Now()
+	responder := ""
+	if r.taskID != "" {
+		c.mu.Lock()
+		step, err := c.routes.Reply(r.taskID, in.responders)
+		if err == nil {
+			c.persist(r.taskID, step)
+		}
+		c.mu.Unlock()
+		if err == nil && step.Outputs.Has(fsmProtocolError) {
+			c.ignored.Add(1)
+			c.log.Warn("mqtt: reply without a valid a2a-responder-agent-id ignored (protocol error)", "task", r.taskID)
+			return op.Tick(now), false, nil
+		}
+	}
+	if len(in.responders) > 0 {
+		responder = in.responders[len(in.responders)-1]
+	}
+	resp, err := jsonrpc.DecodeResponse(in.payload, jsonrpc.BindingMQTT)
+	if err != nil {
+		c.ignored.Add(1)
+		c.log.Warn("mqtt: malformed reply ignored", "err", err)
+		return op.Tick(now), false, nil
+	}
+	if resp.Err != nil {
+		rep := retry.Reply{Kind: retry.ReplyError, Token: resp.Err.Token, Responder: responder}
+		if m, ok := resp.Err.Data.(map[string]any); ok {
+			rep.Queued, _ = m["queued"].(bool)
+			if s, ok := m["retryAfterSec"].(float64); ok {
+				rep.RetryAfter = time.Duration(s * float64(time.Second))
+			}
+		}
+		d := op.Reply(rep, now)
+		if d.Action == retry.ActionFinish {
+			return d, true, resp.Err
+		}
+		return d, false, nil
+	}
+	if r.streaming {
+		sum := sha256.Sum256(in.payload)
+		if seen[sum] {
+			return op.Tick(now), false, nil
+		}
+		seen[sum] = true
+	}
+	final := true
+	if r.streaming {
+		final = streamFinal(resp.Result)
+	}
+	kind := retry.ReplyItem
+	if final {
+		kind = retry.ReplyFinal
+	}
+	d := op.Reply(retry.Reply{Kind: kind, Responder: responder}, now)
+	more, err := onItem(Reply{Result: resp.Result, Responder: responder}, final)
+	if err != nil || !more {
+		return d, true, err
+	}
+	return d, final, nil
+}
+
+// publishRequest publishes one attempt.
+func (c *Client) publishRequest(ctx context.Context, r *request, t retry.Target, corr string) error {
+	topic, err := c.topicFor(t)
+	if err != nil {
+		return err
+	}
+	payload, err := jsonrpc.EncodeRequest(json.RawMessage(`"`+corr+`"`), r.method, r.params)
+	if err != nil {
+		return err
+	}
+	props := &paho.PublishProperties{ResponseTopic: c.replyTopic, CorrelationData: []byte(corr), ContentType: "application/json",
+		User: userProps(mqttbind.PropContextID, r.contextID)}
+	if r.opts.bearer != "" {
+		props.User = append(props.User, paho.UserProperty{Key: mqttbind.PropAuthorization, Value: "Bearer " + r.opts.bearer})
+	}
+	if r.opts.expiry > 0 {
+		exp := r.opts.expiry
+		props.MessageExpiry = &exp
+	}
+	return c.conn.publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: payload, Properties: props})
+}
