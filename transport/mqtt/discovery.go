@@ -1,0 +1,186 @@
+package mqtt
+
+import (
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/google/uuid"
+
+	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/statemachines/presence"
+)
+
+// WatchConfig configures Watch.
+type WatchConfig struct {
+	// Broker, TLS, Username and Password: as in AgentConfig.
+	Broker   string
+	TLS      *tls.Config
+	Username string
+	Password []byte
+	// Org and Unit scope the watch: it subscribes
+	// $a2a/v1/discovery/Org/Unit/+ and nothing wider.
+	Org, Unit string
+	// ClientID of the watcher's connection (default: Org/Unit/watch-<uuid>).
+	ClientID string
+	// KeepAlive and ConnectTimeout: as in AgentConfig.
+	KeepAlive, ConnectTimeout time.Duration
+	// Logger receives discovery messages that are not cards.
+	Logger *slog.Logger
+	// Tracker options, such as presence.WithCardDecoder.
+	TrackerOptions []presence.Option
+}
+
+// Watcher follows the presence of the agents of one org/unit. Create it
+// with Watch.
+type Watcher struct {
+	conn    *conn
+	log     *slog.Logger
+	mu      sync.Mutex
+	tracker *presence.Tracker
+	queue   []presence.Change
+	wake    chan struct{}
+	changes chan presence.Change
+	done    chan struct{}
+	stopped chan struct{}
+}
+
+// Watch subscribes the discovery topics of an org/unit and feeds every
+// message to a presence tracker (statemachines/presence): retained cards
+// arrive first, then changes as they happen. Status is advisory: never a
+// reason to skip the retry profile.
+func Watch(ctx context.Context, cfg WatchConfig) (*Watcher, error) {
+	filter, err := mqttbind.DiscoveryFilterTopic(cfg.Org, cfg.Unit)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ClientID == "" {
+		cfg.ClientID = cfg.Org + "/" + cfg.Unit + "/watch-" + uuid.NewString()
+	}
+	w := &Watcher{log: cfg.Logger, tracker: presence.NewTracker(cfg.TrackerOptions...), wake: make(chan struct{}, 1),
+		changes: make(chan presence.Change), done: make(chan struct{}), stopped: make(chan struct{})}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	ready := make(chan error, 1)
+	w.conn, err = dial(ctx, connConfig{broker: cfg.Broker, tls: cfg.TLS, clientID: cfg.ClientID, keepAlive: cfg.KeepAlive,
+		connectTimeout: cfg.ConnectTimeout, username: cfg.Username, password: cfg.Password, log: w.log,
+		onPublish: w.onPublish,
+		onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) {
+			_, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}})
+			select {
+			case ready <- err:
+			default:
+			}
+		}})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case err = <-ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		w.conn.kill()
+		return nil, err
+	}
+	go w.deliver()
+	return w, nil
+}
+
+// onPublish ingests a discovery message; it never blocks the client.
+func (w *Watcher) onPublish(pr paho.PublishReceived) {
+	p := pr.Packet
+	var props presence.Properties
+	if p.Properties != nil {
+		for _, u := range p.Properties.User {
+			props = append(props, presence.Property{Key: u.Key, Value: u.Value})
+		}
+	}
+	w.mu.Lock()
+	ch, err := w.tracker.Ingest(p.Topic, p.Payload, props, time.Now())
+	if err == nil {
+		w.queue = append(w.queue, ch)
+	}
+	w.mu.Unlock()
+	if err != nil {
+		w.log.Warn("mqtt: discovery message ignored", "topic", p.Topic, "err", err)
+		return
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliver moves queued changes to the Changes channel, in order, so a slow
+// reader never blocks the MQTT client.
+func (w *Watcher) deliver() {
+	defer close(w.stopped)
+	defer close(w.changes)
+	for {
+		w.mu.Lock()
+		batch := w.queue
+		w.queue = nil
+		w.mu.Unlock()
+		for _, ch := range batch {
+			select {
+			case w.changes <- ch:
+			case <-w.done:
+				return
+			}
+		}
+		select {
+		case <-w.wake:
+		case <-w.done:
+			return
+		}
+	}
+}
+
+// Changes delivers every change the tracker applied, in order; it is
+// closed by Close.
+func (w *Watcher) Changes() <-chan presence.Change { return w.changes }
+
+// Lookup returns the current entry of an agent of the watched org/unit.
+func (w *Watcher) Lookup(agentID string) (presence.Entry, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range w.tracker.Entries() {
+		if e.Key.Agent == agentID {
+			return e, true
+		}
+	}
+	return presence.Entry{}, false
+}
+
+// Entries returns the current table.
+func (w *Watcher) Entries() []presence.Entry {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.tracker.Entries()
+}
+
+// Len returns the number of agents in the table.
+func (w *Watcher) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.tracker.Len()
+}
+
+// Close stops watching and disconnects.
+func (w *Watcher) Close(ctx context.Context) error {
+	select {
+	case <-w.done:
+		return nil
+	default:
+	}
+	close(w.done)
+	<-w.stopped
+	return w.conn.close(ctx)
+}
