@@ -109,8 +109,10 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 		KeepAlive:                     uint16(c.keepAlive / time.Second),
 		CleanStartOnInitialConnection: true,
 		ConnectRetryDelay:             time.Second,
+		// autopaho waits ReconnectBackoff(n) before attempt n (from 0): the
+		// first attempt after a start or a drop goes at once.
 		ReconnectBackoff: func(attempt int) time.Duration {
-			return min(time.Duration(attempt+1)*500*time.Millisecond, 5*time.Second)
+			return min(time.Duration(attempt)*500*time.Millisecond, 5*time.Second)
 		},
 		ConnectTimeout:  c.connectTimeout,
 		ConnectUsername: c.username,
