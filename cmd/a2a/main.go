@@ -1,0 +1,126 @@
+// Command a2a runs A2A agents over MQTT v5: an embedded broker, the
+// reference agent, a requester, a live presence table, and a demo of the
+// whole protocol.
+//
+//	a2a demo                      # every user story on an embedded broker
+//	a2a broker --status           # an MQTT v5 broker with broker-managed status
+//	a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo
+//	a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab
+//	a2a send  --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello
+//
+// Run "a2a <command> -h" for the flags of each command.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is the a2abind release.
+const version = "0.1.0"
+
+// exitError carries an exit status and a one-line message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func fail(code int, format string, args ...any) error {
+	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+var commands = []struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}{
+	{"demo", "run the user stories on an embedded broker and report pass / fail", runDemo},
+	{"broker", "run the embedded MQTT v5 broker", runBroker},
+	{"agent", "run the reference agent", runAgent},
+	{"send", "send a message to an agent and print the replies", runSend},
+	{"watch", "show the live presence table of an org/unit", runWatch},
+	{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
+		fmt.Fprintln(stdout, "a2a", version, "(A2A v1.0, A2A-over-MQTT profile 0.1)")
+		return nil
+	}},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: a2a <command> [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nexample:\n  a2a demo\n\nRun a2a <command> -h for the flags of a command.\n")
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], stdout, stderr)
+		var ee *exitError
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &ee):
+			if ee.msg != "" {
+				fmt.Fprintf(stderr, "a2a %s: %s\n", c.name, ee.msg)
+			}
+			return ee.code
+		default:
+			fmt.Fprintf(stderr, "a2a %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "a2a: unknown command %q (run a2a -h)\n", args[0])
+	return 2
+}
+
+// newFlags returns a flag set whose usage shows an example.
+func newFlags(name, synopsis, example string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("a2a "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: a2a %s %s\n\nexample:\n  %s\n\nflags:\n", name, synopsis, example)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags, turning a flag error into exit status 2.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			return flag.ErrHelp
+		}
+		return &exitError{code: 2}
+	}
+	return nil
+}
