@@ -192,8 +192,8 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 		case last = <-connectErr:
 		default:
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if last == nil && ctx.Err() != nil {
+			last = ctx.Err()
 		}
 		if last != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrBrokerUnreachable, c.broker, last)
