@@ -7,10 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/a2abind/a2abind/agent"
-	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/mqttbind"
-	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
+	"github.com/a2abind/a2abind/internal/refagent"
 )
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -43,8 +41,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ra, err := startRefAgent(ctx, refAgentConfig{broker: *brokerURL, org: *org, unit: *unit, id: *id, pool: *pool,
-		keepalive: time.Duration(*keepalive) * time.Second, dataDir: *data, log: log})
+	ra, err := refagent.Start(ctx, refagent.Config{Broker: *brokerURL, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
+		KeepAlive: time.Duration(*keepalive) * time.Second, DataDir: *data, Log: log})
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -52,77 +50,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	<-ctx.Done()
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := ra.close(closeCtx); err != nil {
+	if err := ra.Close(closeCtx); err != nil {
 		return fail(1, "stopping: %v", err)
 	}
 	fmt.Fprintf(stdout, "agent %s/%s/%s offline\n", *org, *unit, *id)
 	return nil
-}
-
-type refAgentConfig struct {
-	broker, org, unit, id, pool string
-	keepalive                   time.Duration
-	dataDir                     string
-	log                         *slog.Logger
-}
-
-// refAgent is the reference agent and its spawned instance {id}-c1: two
-// connections with their own Client IDs, one task store.
-type refAgent struct {
-	main, spawned       *a2amqtt.Agent
-	mainSrv, spawnedSrv *agent.Server
-	store               taskstore.Store
-}
-
-func startRefAgent(ctx context.Context, c refAgentConfig) (*refAgent, error) {
-	var store taskstore.Store = taskstore.NewMemory(nil)
-	if c.dataDir != "" {
-		b, err := taskstore.OpenBolt(c.dataDir+"/tasks.db", nil, 0)
-		if err != nil {
-			return nil, err
-		}
-		store = b
-	}
-	spawnedID := c.id + "-c1"
-	ra := &refAgent{store: store,
-		mainSrv:    agent.NewServer(refHandler(c.id, spawnedID), agent.WithStore(store), agent.WithLogger(c.log)),
-		spawnedSrv: agent.NewServer(refHandler(spawnedID, ""), agent.WithStore(store), agent.WithLogger(c.log))}
-	var err error
-	ra.spawned, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{Broker: c.broker, Org: c.org, Unit: c.unit, ID: spawnedID,
-		Server: ra.spawnedSrv, KeepAlive: c.keepalive, Logger: c.log})
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
-	ra.main, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{Broker: c.broker, Org: c.org, Unit: c.unit, ID: c.id, Pool: c.pool,
-		Card: refCard(c.id, c.broker), Server: ra.mainSrv, KeepAlive: c.keepalive, Logger: c.log})
-	if err != nil {
-		ra.spawned.Close(ctx)
-		store.Close()
-		return nil, err
-	}
-	return ra, nil
-}
-
-// close stops gracefully: the card goes offline, then DISCONNECT.
-func (ra *refAgent) close(ctx context.Context) error {
-	err := ra.main.Close(ctx)
-	if e := ra.spawned.Close(ctx); err == nil {
-		err = e
-	}
-	ra.mainSrv.Close(ctx)
-	ra.spawnedSrv.Close(ctx)
-	if e := ra.store.Close(); err == nil {
-		err = e
-	}
-	return err
-}
-
-// kill drops both connections as a crash would.
-func (ra *refAgent) kill() {
-	ra.main.Kill()
-	ra.spawned.Kill()
-	ra.mainSrv.Close(context.Background())
-	ra.spawnedSrv.Close(context.Background())
-	ra.store.Close()
 }

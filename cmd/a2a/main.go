@@ -20,10 +20,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-)
 
-// version is the a2abind release.
-const version = "0.1.0"
+	"github.com/a2abind/a2abind/internal/refagent"
+)
 
 // exitError carries an exit status and a one-line message.
 type exitError struct {
@@ -47,7 +46,7 @@ var commands = []struct {
 	{"send", "send a message to an agent and print the replies", runSend},
 	{"watch", "show the live presence table of an org/unit", runWatch},
 	{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
-		fmt.Fprintln(stdout, "a2a", version, "(A2A v1.0, A2A-over-MQTT profile 0.1)")
+		fmt.Fprintln(stdout, "a2a", refagent.Version, "(A2A v1.0, A2A-over-MQTT profile 0.1)")
 		return nil
 	}},
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/internal/demo"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
 
@@ -159,15 +160,15 @@ func (p *printer) item(it a2amqtt.Item) {
 	}
 	switch x := it.Payload.(type) {
 	case *a2a.Task:
-		fmt.Fprintf(p.w, "task        %s  context %s  %s\n", x.ID, x.ContextID, stateOf(x.Status))
+		fmt.Fprintf(p.w, "task        %s  context %s  %s\n", x.ID, x.ContextID, demo.StateOf(x.Status))
 		for _, a := range x.Artifacts {
-			fmt.Fprintf(p.w, "artifact    %s: %s\n", a.ArtifactID, partsText(a.Parts))
+			fmt.Fprintf(p.w, "artifact    %s: %s\n", a.ArtifactID, demo.PartsText(a.Parts))
 		}
 		if x.Status != nil && x.Status.Message != nil {
 			fmt.Fprintf(p.w, "message     %s\n", agent.TextOf(x.Status.Message))
 		}
 	case *a2a.TaskStatusUpdateEvent:
-		line := stateOf(x.Status)
+		line := demo.StateOf(x.Status)
 		if x.Status != nil && x.Status.Message != nil {
 			line += ": " + agent.TextOf(x.Status.Message)
 		}
@@ -177,7 +178,7 @@ func (p *printer) item(it a2amqtt.Item) {
 		if x.Append {
 			verb = "artifact+"
 		}
-		fmt.Fprintf(p.w, "%-11s %s: %s\n", verb, x.Artifact.ArtifactID, partsText(x.Artifact.Parts))
+		fmt.Fprintf(p.w, "%-11s %s: %s\n", verb, x.Artifact.ArtifactID, demo.PartsText(x.Artifact.Parts))
 	case *a2a.Message:
 		fmt.Fprintf(p.w, "message     %s\n", agent.TextOf(x))
 	}
@@ -205,29 +206,4 @@ func (p *printer) summary(t *a2a.Task) {
 	}
 	fmt.Fprintf(p.w, "ended       %s\n", t.Status.State)
 	fmt.Fprintf(p.w, "follow up   --task %s --context %s\n", t.ID, t.ContextID)
-}
-
-func stateOf(s *a2a.TaskStatus) string {
-	if s == nil {
-		return "(no status)"
-	}
-	return string(s.State)
-}
-
-func partsText(parts []a2a.Part) string {
-	var b strings.Builder
-	for _, p := range parts {
-		switch c := p.Content.(type) {
-		case a2a.PartText:
-			b.WriteString(string(c))
-		case a2a.PartURL:
-			b.WriteString("<" + string(c) + ">")
-		case a2a.PartRaw:
-			fmt.Fprintf(&b, "<%d bytes>", len(c))
-		case a2a.PartData:
-			j, _ := json.Marshal(c.Value)
-			b.Write(j)
-		}
-	}
-	return b.String()
 }

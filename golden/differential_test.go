@@ -1,0 +1,171 @@
+package golden
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDifferential checks every checkable payload with the generated
+// validator and with the schema engine: both must give the same verdict, and
+// it must be the one the corpus records.
+func TestDifferential(t *testing.T) {
+	eng := loadEngine(t)
+	for _, p := range loadCorpus(t) {
+		t.Run(p.name, func(t *testing.T) {
+			if p.typeName == "" {
+				t.Skip("not checkable: " + p.reason)
+			}
+			gen := agree(t, eng, p.typeName, p.data)
+			if gen.valid != p.valid {
+				t.Errorf("verdict %s, corpus says valid=%v", gen, p.valid)
+			}
+		})
+	}
+}
+
+// agree checks data with both validators, reports any disagreement and
+// returns the generated verdict.
+func agree(tb testing.TB, eng *engine, typeName string, data []byte) verdict {
+	tb.Helper()
+	gen, err := checkGenerated(typeName, data)
+	if err != nil {
+		tb.Fatalf("Validate%sJSON: %v", typeName, err)
+	}
+	ref := eng.check(typeName, data)
+	if gen.valid != ref.valid {
+		tb.Errorf("Validate%sJSON and the schema engine disagree on %q:\n  generated: %s\n  engine:    %s", typeName, clip(data), gen, ref)
+	} else if gen.syntax != ref.syntax {
+		tb.Errorf("Validate%sJSON and the schema engine disagree on whether %q is JSON:\n  generated: %s\n  engine:    %s", typeName, clip(data), gen, ref)
+	}
+	return gen
+}
+
+// TestRoundTrip decodes every valid payload into its generated type, encodes
+// it and decodes it again: the two decoded values must be equal and the
+// re-encoded bytes valid.
+func TestRoundTrip(t *testing.T) {
+	eng := loadEngine(t)
+	for _, p := range loadCorpus(t) {
+		if p.typeName == "" || !p.valid {
+			continue
+		}
+		t.Run(p.name, func(t *testing.T) {
+			out := goTypes[p.typeName].roundTrip(t, p.data)
+			if v := agree(t, eng, p.typeName, out); !v.valid {
+				t.Errorf("re-encoded payload is %s: %s", v, out)
+			}
+		})
+	}
+}
+
+// TestDispatchTableComplete checks that goTypes lists exactly the object
+// types the schema defines.
+func TestDispatchTableComplete(t *testing.T) {
+	eng := loadEngine(t)
+	for _, name := range eng.typeNames() {
+		_, ok := goTypes[name]
+		if eng.isObjectType(name) && !ok {
+			t.Errorf("object type %s is missing from goTypes", name)
+		}
+	}
+	for name := range goTypes {
+		if !eng.isObjectType(name) {
+			t.Errorf("goTypes lists %s, which is not an object type of the schema", name)
+		}
+	}
+}
+
+// TestCorpusCoverage checks that the hand-made corpus keeps at least one
+// valid and one invalid payload for each type the suite promises to cover.
+func TestCorpusCoverage(t *testing.T) {
+	want := []string{
+		"AgentCard", "Message", "Part", "Task", "TaskStatusUpdateEvent",
+		"TaskArtifactUpdateEvent", "StreamResponse", "SendMessageResponse",
+		"SendMessageRequest", "JSONRPCRequest", "JSONRPCResponse",
+		"ListTasksRequest", "TaskPushNotificationConfig", "SecurityScheme",
+		"OAuthFlows", "SecurityRequirement", "AsleepResponse", "QueueFullResponse",
+	}
+	count := map[string][2]int{}
+	for _, p := range loadCorpus(t) {
+		c := count[p.typeName]
+		if p.valid {
+			c[0]++
+		} else {
+			c[1]++
+		}
+		count[p.typeName] = c
+	}
+	for _, name := range want {
+		if c := count[name]; c[0] == 0 || c[1] == 0 {
+			t.Errorf("%s: %d valid and %d invalid payloads; want at least one of each", name, c[0], c[1])
+		}
+	}
+}
+
+// clip shortens a payload for failure messages.
+func clip(data []byte) string {
+	const max = 300
+	if len(data) <= max {
+		return string(data)
+	}
+	return string(data[:max]) + "…"
+}
+
+// knownDivergences are inputs on which the generated code and the engine are
+// known to disagree, with the reason. TestKnownDivergences fails as soon as
+// one of them agrees, so that the case moves into the corpus.
+var knownDivergences = []struct {
+	name, typeName, data, why string
+}{
+	{
+		name: "jsonrpc-error-code-beyond-int64", typeName: "JSONRPCError", data: `{"code":1e30,"message":"m"}`,
+		why: `schema/a2a/jsonrpc.json gives code "type": "integer" with no bounds; the generator maps it to int64 and refuses values outside its range, while the schema accepts any integer`,
+	},
+	{
+		name: "jsonrpc-response-error-code-just-beyond-int64", typeName: "JSONRPCResponse", data: `{"jsonrpc":"2.0","id":1,"error":{"code":9223372036854775808,"message":"m"}}`,
+		why: "the same unbounded integer, one above the int64 maximum, inside a response",
+	},
+	{
+		name: "asleep-retry-after-beyond-int64", typeName: "AsleepResponse", data: `{"error":"agent_asleep","message":"m","queued":true,"retryAfterSec":1e19}`,
+		why: `schema/offline/reach.json gives retryAfterSec "minimum": 0 and no maximum: int64 in Go, unbounded above in the schema`,
+	},
+	{
+		name: "offline-error-data-retry-after-beyond-int64", typeName: "OfflineErrorData", data: `{"error":"agent_asleep","queued":true,"retryAfterSec":1e19}`,
+		why: "the same field in OfflineErrorData",
+	},
+}
+
+func TestKnownDivergences(t *testing.T) {
+	eng := loadEngine(t)
+	for _, c := range knownDivergences {
+		t.Run(c.name, func(t *testing.T) {
+			gen, err := checkGenerated(c.typeName, []byte(c.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := eng.check(c.typeName, []byte(c.data))
+			if gen.valid == ref.valid {
+				t.Fatalf("no longer diverges (both say %s): move %s into the corpus", gen, c.data)
+			}
+			t.Logf("generated: %s; engine: %s; because %s", gen, ref, c.why)
+		})
+	}
+}
+
+// TestConformanceDocListsEveryListedPayload checks that docs/conformance.md
+// has a row for every spec example and SDK payload.
+func TestConformanceDocListsEveryListedPayload(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(moduleRoot(), "docs", "conformance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, source := range []string{"spec", "a2a-go"} {
+		for _, v := range readVerdicts(t, filepath.Join(payloadDir, source, "verdicts.json")) {
+			if !strings.Contains(string(doc), "| `"+v.File+"` |") {
+				t.Errorf("docs/conformance.md has no row for %s/%s", source, v.File)
+			}
+		}
+	}
+}

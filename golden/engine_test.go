@@ -1,0 +1,179 @@
+package golden
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// moduleRoot is the directory holding go.mod, found from this file's path so
+// that the tests work from any working directory.
+func moduleRoot() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return ".."
+	}
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// engine validates instances with santhosh-tekuri/jsonschema/v6, compiled
+// from the same schema files as the generator reads. It is the reference the
+// generated validators are compared with.
+type engine struct {
+	// schemas holds one compiled schema per named type ($defs member).
+	schemas map[string]*jsonschema.Schema
+}
+
+var (
+	engineOnce   sync.Once
+	sharedEngine *engine
+	engineErr    error
+)
+
+// loadEngine compiles the schemas once per test binary.
+func loadEngine(tb testing.TB) *engine {
+	tb.Helper()
+	engineOnce.Do(func() {
+		sharedEngine, engineErr = compileEngine(filepath.Join(moduleRoot(), "schema"))
+	})
+	if engineErr != nil {
+		tb.Fatalf("compile schemas: %v", engineErr)
+	}
+	return sharedEngine
+}
+
+// compileEngine adds every schema file that has an $id as a resource under
+// that $id, and compiles each member of the $defs of the type schemas (those
+// outside meta/, which describes the data documents instead).
+func compileEngine(dir string) (*engine, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.AssertContent()
+
+	locations := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		obj, _ := doc.(map[string]any)
+		id, _ := obj["$id"].(string)
+		if id == "" {
+			return nil // a data document, not a schema
+		}
+		if err := c.AddResource(id, doc); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if rel, _ := filepath.Rel(dir, path); strings.HasPrefix(rel, "meta"+string(filepath.Separator)) {
+			return nil
+		}
+		defs, _ := obj["$defs"].(map[string]any)
+		for name := range defs {
+			if prev, dup := locations[name]; dup {
+				return fmt.Errorf("type %s is defined in %s and %s", name, prev, id)
+			}
+			locations[name] = id + "#/$defs/" + name
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{schemas: map[string]*jsonschema.Schema{}}
+	for name, loc := range locations {
+		sch, err := c.Compile(loc)
+		if err != nil {
+			return nil, fmt.Errorf("compile %s: %w", loc, err)
+		}
+		e.schemas[name] = sch
+	}
+	return e, nil
+}
+
+// typeNames lists the types the engine knows, sorted.
+func (e *engine) typeNames() []string {
+	names := make([]string, 0, len(e.schemas))
+	for n := range e.schemas {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// isObjectType reports whether a type is an object with properties (a Go
+// struct), as opposed to a free object such as Struct.
+func (e *engine) isObjectType(name string) bool {
+	sch := e.schemas[name]
+	return sch != nil && sch.Types != nil && strings.Contains(sch.Types.String(), "object") && sch.Properties != nil
+}
+
+// verdict is what one validator says about one payload.
+type verdict struct {
+	// valid is true when the payload satisfies the schema.
+	valid bool
+	// syntax is true when the payload is not a single JSON value.
+	syntax bool
+	// detail explains an invalid verdict, for failure messages.
+	detail string
+}
+
+func (v verdict) String() string {
+	switch {
+	case v.valid:
+		return "valid"
+	case v.syntax:
+		return "not JSON (" + v.detail + ")"
+	}
+	return "invalid (" + v.detail + ")"
+}
+
+// check validates data as an instance of the named type. An instance that
+// does not parse (jsonschema.UnmarshalJSON fails: bad syntax, trailing data,
+// empty input, nesting deeper than encoding/json allows) is invalid.
+func (e *engine) check(typeName string, data []byte) verdict {
+	sch := e.schemas[typeName]
+	if sch == nil {
+		return verdict{detail: "no schema for type " + typeName}
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return verdict{syntax: true, detail: err.Error()}
+	}
+	if err := sch.Validate(inst); err != nil {
+		return verdict{detail: oneLine(err.Error())}
+	}
+	return verdict{valid: true}
+}
+
+// oneLine squeezes a multi-line engine error into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// jsonMember returns the raw bytes of a top-level member of a JSON object,
+// or nil.
+func jsonMember(data []byte, key string) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	return m[key]
+}

@@ -1,0 +1,188 @@
+package golden
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/internal/demo"
+)
+
+var (
+	uuidRE  = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+	stampRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
+	unitRE  = regexp.MustCompile(`lab-[0-9a-f]{6}`)
+	portRE  = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+)
+
+// normalizer replaces what changes from run to run (ids, times, the demo's
+// unit) by stable placeholders, numbered in order of first appearance.
+type normalizer struct {
+	ids  map[string]string
+	repl []string
+}
+
+func (n *normalizer) id(kind, v string) string {
+	if p, ok := n.ids[v]; ok {
+		return p
+	}
+	p := fmt.Sprintf("<%s-%d>", kind, len(n.ids)+1)
+	n.ids[v] = p
+	return p
+}
+
+func (n *normalizer) text(s string) string {
+	for i := 0; i+1 < len(n.repl); i += 2 {
+		s = strings.ReplaceAll(s, n.repl[i], n.repl[i+1])
+	}
+	s = unitRE.ReplaceAllString(s, "lab")
+	s = portRE.ReplaceAllString(s, "127.0.0.1:<port>")
+	s = stampRE.ReplaceAllString(s, "<time>")
+	return uuidRE.ReplaceAllStringFunc(s, func(v string) string { return n.id("id", v) })
+}
+
+// render writes a story's messages as a transcript: one block a message,
+// topic, QoS, retain, user properties, Correlation Data and Response Topic,
+// then the payload.
+func render(story string, msgs []demo.Message) string {
+	n := &normalizer{ids: map[string]string{}}
+	if story == "05" {
+		// Which pool member takes the task is up to the broker: name the
+		// chosen one A and the other B.
+		for _, m := range msgs {
+			for _, p := range m.Props {
+				if p[0] == mqttbind.PropResponderAgentID && strings.HasPrefix(p[1], "worker-") {
+					other := "worker-1"
+					if p[1] == "worker-1" {
+						other = "worker-2"
+					}
+					n.repl = []string{p[1], "worker-A", other, "worker-B"}
+				}
+			}
+			if n.repl != nil {
+				break
+			}
+		}
+	}
+	msgs = causal(msgs)
+	var blocks []string
+	for _, m := range msgs {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s qos=%d", n.text(m.Topic), m.QoS)
+		if m.Retain {
+			b.WriteString(" retain")
+		}
+		for _, p := range m.Props {
+			fmt.Fprintf(&b, " %s=%s", p[0], n.text(p[1]))
+		}
+		if len(m.Corr) > 0 {
+			fmt.Fprintf(&b, " corr=%s", n.id("corr", string(m.Corr)))
+		}
+		if m.Reply != "" {
+			fmt.Fprintf(&b, " reply=%s", n.text(m.Reply))
+		}
+		payload := n.text(string(m.Payload))
+		if payload == "" {
+			payload = "(empty)"
+		}
+		fmt.Fprintf(&b, "\n  %s\n", payload)
+		blocks = append(blocks, b.String())
+	}
+	// Cards announced back to back (pool members starting or stopping one
+	// after the other) are listed in a stable order.
+	for i := 0; i < len(blocks); {
+		j := i
+		for j < len(blocks) && strings.HasPrefix(blocks[j], "$a2a/v1/discovery/") {
+			j++
+		}
+		if j > i {
+			slices.Sort(blocks[i:j])
+			i = j
+		} else {
+			i++
+		}
+	}
+	return strings.Join(blocks, "")
+}
+
+// causal puts each request before the replies that carry its Correlation
+// Data: a broker fans a request out to its subscribers one by one, so a
+// fast reply can reach the transcript's subscription before the request
+// itself does.
+func causal(msgs []demo.Message) []demo.Message {
+	out := make([]demo.Message, 0, len(msgs))
+	done := make([]bool, len(msgs))
+	for i, m := range msgs {
+		if done[i] {
+			continue
+		}
+		if m.Reply == "" && len(m.Corr) > 0 {
+			for j := i + 1; j < len(msgs); j++ {
+				if !done[j] && msgs[j].Reply != "" && string(msgs[j].Corr) == string(m.Corr) {
+					out = append(out, msgs[j])
+					done[j] = true
+				}
+			}
+		}
+		out = append(out, m)
+		done[i] = true
+	}
+	return out
+}
+
+// TestStoryTranscripts runs the demo's stories on the embedded broker and
+// compares what crossed the broker, normalised, with golden/transcripts.
+// Refresh with go test ./golden -run TestStoryTranscripts -update.
+func TestStoryTranscripts(t *testing.T) {
+	got := map[string]string{}
+	_, err := demo.Run(context.Background(), demo.Config{Out: io.Discard, Record: func(story string, msgs []demo.Message) {
+		got[story] = render(story, msgs)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range demo.Stories {
+		t.Run(s.ID, func(t *testing.T) {
+			path := filepath.Join("transcripts", s.ID+".txt")
+			if *update {
+				if err := os.WriteFile(path, []byte(got[s.ID]), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("updated %s", path)
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if string(want) != got[s.ID] {
+				t.Errorf("transcript of story %s differs from %s:\n%s", s.ID, path, lineDiff(string(want), got[s.ID]))
+			}
+		})
+	}
+}
+
+// lineDiff shows the first differing lines.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d\n want: %s\n  got: %s", i+1, wl, gl)
+		}
+	}
+	return ""
+}

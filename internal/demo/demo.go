@@ -1,0 +1,424 @@
+// Package demo runs the user stories of the A2A-over-MQTT profile (02, 03,
+// 05, 07, 08, 09) against a broker with the reference agent, printing a
+// transcript of what crosses the broker and a verdict per story. It is the
+// main job of the a2a command and feeds the golden wire transcripts.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/refagent"
+	"github.com/a2abind/a2abind/statemachines/presence"
+	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
+	"github.com/a2abind/a2abind/transport/mqtt/broker"
+)
+
+// demo holds what the stories share.
+type demo struct {
+	out       io.Writer
+	brokerURL string
+	org, unit string
+	client    *a2amqtt.Client
+	sniff     *sniffer
+	log       *slog.Logger
+	// statusBroker is a broker with broker-managed status, for story 09's
+	// last phase ("" when the demo runs on a broker given with --broker).
+	statusBroker string
+}
+
+// Story is one user story of the A2A-over-MQTT profile.
+type Story struct {
+	ID, Title string
+	run       func(ctx context.Context, d *demo) (string, error)
+}
+
+// Config configures Run.
+type Config struct {
+	// BrokerURL is the broker to run on; empty starts embedded brokers (one
+	// plain, one with broker-managed status for story 09's last phase).
+	BrokerURL string
+	// Out receives the transcript and the verdicts; Transcript false prints
+	// the verdicts only.
+	Out        io.Writer
+	Transcript bool
+	// Log receives what the agents cannot answer on a reply path.
+	Log *slog.Logger
+	// Stories selects stories by id ("02", "03", …); nil runs them all.
+	Stories []string
+	// Record, when set, receives every message that crossed the main broker
+	// during each story (for golden transcripts).
+	Record func(story string, msgs []Message)
+}
+
+// Result is the verdict of one story.
+type Result struct {
+	ID, Title, Detail string
+	Err               error
+}
+
+// ErrFailed is returned by Run when a story failed.
+var ErrFailed = errors.New("demo: a story failed")
+
+// Run runs the user stories and reports each verdict on cfg.Out.
+func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	started := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	stdout := cfg.Out
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	d := &demo{out: stdout, org: "demo", unit: "lab-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:6], log: cfg.Log}
+	if cfg.BrokerURL == "" {
+		plain, err := broker.Start(ctx, broker.Config{Logger: d.log})
+		if err != nil {
+			return nil, fmt.Errorf("starting the embedded broker: %w", err)
+		}
+		defer plain.Close()
+		managed, err := broker.Start(ctx, broker.Config{Status: true, Logger: d.log})
+		if err != nil {
+			return nil, fmt.Errorf("starting the embedded broker: %w", err)
+		}
+		defer managed.Close()
+		d.brokerURL, d.statusBroker = plain.URL(), managed.URL()
+		fmt.Fprintf(stdout, "embedded brokers: %s, and %s with broker-managed status\n", plain.URL(), managed.URL())
+	} else {
+		d.brokerURL = cfg.BrokerURL
+	}
+	var transcript io.Writer = stdout
+	if !cfg.Transcript {
+		transcript = io.Discard
+	}
+	var err error
+	d.sniff, err = startSniffer(ctx, d.brokerURL, d.org+"/"+d.unit+"/transcript", transcript)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", d.brokerURL, err)
+	}
+	defer d.sniff.close()
+	d.client, err = a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Broker: d.brokerURL, Org: d.org, Unit: d.unit, ID: "requester", Logger: d.log})
+	if err != nil {
+		return nil, err
+	}
+	defer d.client.Close(context.Background())
+
+	main, err := refagent.Start(ctx, refagent.Config{Broker: d.brokerURL, Org: d.org, Unit: d.unit, ID: "echo", Log: d.log})
+	if err != nil {
+		return nil, fmt.Errorf("starting the reference agent: %w", err)
+	}
+	defer main.Close(context.Background())
+	if err := d.sniff.sync(ctx); err != nil {
+		return nil, err
+	}
+	d.sniff.takeMessages()
+
+	var results []Result
+	for _, s := range Stories {
+		if cfg.Stories != nil && !slices.Contains(cfg.Stories, s.ID) {
+			continue
+		}
+		fmt.Fprintf(stdout, "\n== story %s: %s\n", s.ID, s.Title)
+		sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+		detail, err := s.run(sctx, d)
+		// Let the transcript catch up before the verdict.
+		if serr := d.sniff.sync(sctx); err == nil && serr != nil {
+			err = serr
+		}
+		scancel()
+		if cfg.Record != nil {
+			cfg.Record(s.ID, d.sniff.takeMessages())
+		}
+		results = append(results, Result{s.ID, s.Title, detail, err})
+		if err != nil {
+			fmt.Fprintf(stdout, "   FAIL: %v\n", err)
+		} else {
+			fmt.Fprintf(stdout, "   pass: %s\n", detail)
+		}
+	}
+	failed := 0
+	fmt.Fprintf(stdout, "\n== summary (%.1fs)\n", time.Since(started).Seconds())
+	for _, r := range results {
+		verdict := "pass"
+		if r.Err != nil {
+			verdict = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(stdout, "  %s  %s  %s\n", verdict, r.ID, r.Title)
+	}
+	if failed > 0 {
+		return results, fmt.Errorf("%w: %d of %d", ErrFailed, failed, len(results))
+	}
+	fmt.Fprintf(stdout, "all %d stories passed\n", len(results))
+	return results, nil
+}
+
+// Stories are the user stories the demo runs, in order.
+var Stories = []Story{
+	{"02", "single request, single reply", story02},
+	{"03", "streaming reply", story03},
+	{"05", "shared pool dispatch", story05},
+	{"07", "task handover", story07},
+	{"08", "multi-turn conversation", story08},
+	{"09", "presence lifecycle", story09},
+}
+
+func text(s string) *a2a.Message {
+	return &a2a.Message{ContextID: uuid.NewString(), Parts: []a2a.Part{{Content: a2a.PartText(s)}}}
+}
+
+func artifactText(t *a2a.Task) string {
+	var b strings.Builder
+	for _, a := range t.Artifacts {
+		b.WriteString(PartsText(a.Parts))
+	}
+	return b.String()
+}
+
+func story02(ctx context.Context, d *demo) (string, error) {
+	res, err := d.client.SendMessage(ctx, a2amqtt.Target{Agent: "echo"}, text("hello, agent"), nil)
+	if err != nil {
+		return "", err
+	}
+	if res.Task.Status.State != a2a.TaskStateCompleted || len(res.Task.Artifacts) != 1 || !strings.Contains(artifactText(res.Task), "hello, agent") {
+		return "", fmt.Errorf("got %s with %d artifacts", res.Task.Status.State, len(res.Task.Artifacts))
+	}
+	return "one reply, task " + short(res.Task.ID) + " COMPLETED with the echo", nil
+}
+
+func story03(ctx context.Context, d *demo) (string, error) {
+	var kinds []string
+	artifacts := 0
+	for it, err := range d.client.SendStreamingMessage(ctx, a2amqtt.Target{Agent: "echo"}, text("stream this"), nil) {
+		if err != nil {
+			return "", err
+		}
+		k := describeItem(it.StreamResponse)
+		if _, ok := it.Payload.(*a2a.TaskArtifactUpdateEvent); ok {
+			artifacts++
+			k = "artifact"
+		}
+		kinds = append(kinds, strings.Fields(k)[0]+stateSuffix(it))
+	}
+	seq := strings.Join(kinds, " > ")
+	if len(kinds) < 4 || kinds[0] != "task" || kinds[len(kinds)-1] != "status:TASK_STATE_COMPLETED" || artifacts < 2 {
+		return "", fmt.Errorf("stream was %s", seq)
+	}
+	return seq, nil
+}
+
+func stateSuffix(it a2amqtt.Item) string {
+	if s, ok := it.Payload.(*a2a.TaskStatusUpdateEvent); ok {
+		return ":" + StateOf(s.Status)
+	}
+	return ""
+}
+
+func story05(ctx context.Context, d *demo) (string, error) {
+	if err := d.sniff.probeShared(ctx); err != nil {
+		return "", err
+	}
+	var members []*refagent.Agent
+	for _, id := range []string{"worker-1", "worker-2"} {
+		m, err := refagent.Start(ctx, refagent.Config{Broker: d.brokerURL, Org: d.org, Unit: d.unit, ID: id, Pool: "workers", Log: d.log})
+		if err != nil {
+			return "", err
+		}
+		members = append(members, m)
+	}
+	defer func() {
+		for _, m := range members {
+			m.Close(context.Background())
+		}
+	}()
+	res, err := d.client.SendMessage(ctx, a2amqtt.Target{Pool: "workers"}, text("ask the pool"), nil)
+	if err != nil {
+		if errors.Is(err, a2amqtt.ErrUnreachable) || errors.Is(err, context.DeadlineExceeded) {
+			return "", fmt.Errorf("no pool member answered: %v (brokers that do not deliver $a2a topics to $share subscriptions, such as mosquitto 2.0.11, cannot carry pools)", err)
+		}
+		return "", err
+	}
+	if res.Responder != "worker-1" && res.Responder != "worker-2" {
+		return "", fmt.Errorf("pooled reply names responder %q", res.Responder)
+	}
+	if err := d.sniff.sync(ctx); err != nil {
+		return "", err
+	}
+	d.sniff.take()
+	done, err := d.client.SendMessage(ctx, a2amqtt.Target{Pool: "workers"}, &a2a.Message{TaskID: res.Task.ID, ContextID: res.Task.ContextID,
+		Parts: []a2a.Part{{Content: a2a.PartText("option 2")}}}, nil)
+	if err != nil {
+		return "", err
+	}
+	if done.Task.Status.State != a2a.TaskStateCompleted {
+		return "", fmt.Errorf("follow-up ended %s", done.Task.Status.State)
+	}
+	direct := "request/" + d.org + "/" + d.unit + "/" + res.Responder + " "
+	if err := d.sniff.sync(ctx); err != nil {
+		return "", err
+	}
+	if !anyHas(d.sniff.take(), direct) {
+		return "", fmt.Errorf("the follow-up did not go to %s's direct topic", res.Responder)
+	}
+	return res.Responder + " took the task from the pool; the follow-up went to its direct topic", nil
+}
+
+func anyHas(lines []string, s string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func story07(ctx context.Context, d *demo) (string, error) {
+	conv := d.client.NewConversation(a2amqtt.Target{Agent: "echo"})
+	res, err := conv.Turn(ctx, "handover to a specialist")
+	if err != nil {
+		return "", err
+	}
+	if res.Responder != "echo-c1" || res.Task.Status.State != a2a.TaskStateInputRequired {
+		return "", fmt.Errorf("reply from %q in %s", res.Responder, res.Task.Status.State)
+	}
+	if err := d.sniff.sync(ctx); err != nil {
+		return "", err
+	}
+	d.sniff.take()
+	done, err := conv.Resume(ctx, res.Task.ID, "size M")
+	if err != nil {
+		return "", err
+	}
+	if done.Task.Status.State != a2a.TaskStateCompleted || done.Task.ID != res.Task.ID {
+		return "", fmt.Errorf("follow-up ended %s", done.Task.Status.State)
+	}
+	if err := d.sniff.sync(ctx); err != nil {
+		return "", err
+	}
+	if !anyHas(d.sniff.take(), "request/"+d.org+"/"+d.unit+"/echo-c1 ") {
+		return "", errors.New("the follow-up did not go to echo-c1's direct topic")
+	}
+	got, err := d.client.GetTask(ctx, res.Task.ID, nil, a2amqtt.Target{})
+	if err != nil || got.Status.State != a2a.TaskStateCompleted {
+		return "", fmt.Errorf("GetTask from echo-c1: %v", err)
+	}
+	return "echo handed task " + short(res.Task.ID) + " to echo-c1, which answered the follow-up and GetTask", nil
+}
+
+func story08(ctx context.Context, d *demo) (string, error) {
+	conv := d.client.NewConversation(a2amqtt.Target{Agent: "echo"})
+	first, err := conv.Turn(ctx, "ask me something")
+	if err != nil {
+		return "", err
+	}
+	if first.Task.Status.State != a2a.TaskStateInputRequired {
+		return "", fmt.Errorf("first turn ended %s", first.Task.Status.State)
+	}
+	resumed, err := conv.Resume(ctx, first.Task.ID, "option 1")
+	if err != nil {
+		return "", err
+	}
+	if resumed.Task.ID != first.Task.ID || resumed.Task.Status.State != a2a.TaskStateCompleted {
+		return "", fmt.Errorf("resume ended %s", resumed.Task.Status.State)
+	}
+	next, err := conv.Turn(ctx, "and a follow-up")
+	if err != nil {
+		return "", err
+	}
+	if next.Task.ID == first.Task.ID || !strings.Contains(artifactText(next.Task), "earlier tasks in this context: 1") {
+		return "", fmt.Errorf("follow-up turn: %q", artifactText(next.Task))
+	}
+	_, err = d.client.SendMessage(ctx, a2amqtt.Target{Agent: "echo"}, &a2a.Message{TaskID: next.Task.ID, ContextID: uuid.NewString(),
+		Parts: []a2a.Part{{Content: a2a.PartText("wrong context")}}}, nil)
+	var e *a2a.Error
+	if !errors.As(err, &e) || e.Code != -32602 {
+		return "", fmt.Errorf("a mismatched contextId was answered with %v", err)
+	}
+	return "resumed after INPUT_REQUIRED, a second turn saw the first, a wrong contextId got -32602", nil
+}
+
+func story09(ctx context.Context, d *demo) (string, error) {
+	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Broker: d.brokerURL, Org: d.org, Unit: d.unit})
+	if err != nil {
+		return "", err
+	}
+	defer w.Close(context.Background())
+	expect := func(agentID string, status presence.Status, source presence.Source) error {
+		for {
+			select {
+			case ch := <-w.Changes():
+				if ch.Entry.Key.Agent != agentID {
+					continue
+				}
+				if ch.Entry.Status() == status && ch.Entry.Source() == source {
+					return nil
+				}
+			case <-ctx.Done():
+				e, _ := w.Lookup(agentID)
+				return fmt.Errorf("%s: want %s/%s, have %s/%s", agentID, status, source, e.Status(), e.Source())
+			}
+		}
+	}
+	cfg := refagent.Config{Broker: d.brokerURL, Org: d.org, Unit: d.unit, ID: "presence", Log: d.log, KeepAlive: 5 * time.Second}
+	a, err := refagent.Start(ctx, cfg)
+	if err != nil {
+		return "", err
+	}
+	if err := expect("presence", presence.StatusOnline, presence.SourceAgent); err != nil {
+		return "", fmt.Errorf("online: %w", err)
+	}
+	if err := a.Close(ctx); err != nil {
+		return "", err
+	}
+	if err := expect("presence", presence.StatusOffline, presence.SourceAgent); err != nil {
+		return "", fmt.Errorf("graceful offline: %w", err)
+	}
+	if a, err = refagent.Start(ctx, cfg); err != nil {
+		return "", err
+	}
+	if err := expect("presence", presence.StatusOnline, presence.SourceAgent); err != nil {
+		return "", fmt.Errorf("reconnect: %w", err)
+	}
+	a.Kill()
+	if err := expect("presence", presence.StatusOffline, presence.SourceLWT); err != nil {
+		return "", fmt.Errorf("crash: %w", err)
+	}
+	detail := "online, graceful offline, reconnect, crash with the Will"
+	if d.statusBroker == "" {
+		return detail + " (broker-managed status: not checked on an external broker)", nil
+	}
+	// Broker-managed status, on the embedded broker that offers it.
+	mw, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Broker: d.statusBroker, Org: d.org, Unit: d.unit})
+	if err != nil {
+		return "", err
+	}
+	defer mw.Close(context.Background())
+	w.Close(context.Background())
+	w = mw
+	fmt.Fprintf(d.out, "   (broker-managed status on %s)\n", d.statusBroker)
+	ms, err := startSniffer(ctx, d.statusBroker, d.org+"/"+d.unit+"/transcript2", d.out)
+	if err != nil {
+		return "", err
+	}
+	defer ms.close()
+	cfg.Broker = d.statusBroker
+	if a, err = refagent.Start(ctx, cfg); err != nil {
+		return "", err
+	}
+	if err := expect("presence", presence.StatusOnline, presence.SourceBroker); err != nil {
+		return "", fmt.Errorf("broker-managed online: %w", err)
+	}
+	a.Kill()
+	if err := expect("presence", presence.StatusOffline, presence.SourceBroker); err != nil {
+		return "", fmt.Errorf("broker-managed offline: %w", err)
+	}
+	return detail + ", and broker-managed online / offline", nil
+}

@@ -1,0 +1,351 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/mqttbind"
+)
+
+// sniffer prints a readable transcript of what crosses the broker under
+// $a2a/#: topic, key properties and a short payload summary.
+type sniffer struct {
+	w     io.Writer
+	start time.Time
+	cm    *autopaho.ConnectionManager
+	stop  context.CancelFunc
+
+	mu    sync.Mutex
+	lines []string
+	msgs  []Message
+	last  time.Time // when the latest message was recorded
+	on    bool
+
+	marker   string
+	markers  chan string
+	url      *url.URL
+	clientID string
+}
+
+func startSniffer(ctx context.Context, brokerURL, clientID string, w io.Writer) (*sniffer, error) {
+	u, err := url.Parse(brokerURL)
+	if err != nil {
+		return nil, err
+	}
+	s := &sniffer{w: w, start: time.Now(), on: true, markers: make(chan string, 16), url: u, clientID: clientID}
+	org, unit, _ := strings.Cut(clientID, "/")
+	unit, _, _ = strings.Cut(unit, "/")
+	s.marker, err = mqttbind.EventTopic(org, unit, "transcript")
+	if err != nil {
+		return nil, err
+	}
+	ready := make(chan error, 1)
+	runCtx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	cm, err := autopaho.NewConnection(runCtx, autopaho.ClientConfig{ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			go func() {
+				_, err := cm.Subscribe(runCtx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: "$a2a/#", QoS: 1}}})
+				ready <- err
+			}()
+		},
+		ClientConfig: paho.ClientConfig{ClientID: clientID, OnPublishReceived: []func(paho.PublishReceived) (bool, error){
+			func(pr paho.PublishReceived) (bool, error) { s.record(pr.Packet); return true, nil }}}})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s.cm = cm
+	select {
+	case err = <-ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *sniffer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	s.cm.Disconnect(ctx)
+	s.stop()
+	<-s.cm.Done()
+}
+
+// seen returns the transcript lines recorded so far and forgets them.
+func (s *sniffer) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.lines
+	s.lines = nil
+	return out
+}
+
+// sync waits until everything published before it has reached the
+// transcript: it publishes a marker through the broker and waits for it.
+func (s *sniffer) sync(ctx context.Context) error {
+	token := fmt.Sprintf("sync-%d", time.Now().UnixNano())
+	if _, err := s.cm.Publish(ctx, &paho.Publish{Topic: s.marker, QoS: 1, Payload: []byte(token)}); err != nil {
+		return err
+	}
+	for {
+		select {
+		case got := <-s.markers:
+			if got == token {
+				return s.quiet(ctx, 100*time.Millisecond)
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// quiet waits until nothing has been recorded for d: a broker may
+// acknowledge a publish before it has fanned it out, so a message sent just
+// before the marker can still be on its way.
+func (s *sniffer) quiet(ctx context.Context, d time.Duration) error {
+	for {
+		s.mu.Lock()
+		last := s.last
+		s.mu.Unlock()
+		wait := d - time.Since(last)
+		if wait <= 0 {
+			return nil
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Message is one publish seen on the broker.
+type Message struct {
+	Topic   string
+	QoS     byte
+	Retain  bool
+	Props   [][2]string // user properties, in order
+	Corr    []byte
+	Reply   string // Response Topic
+	Payload []byte
+}
+
+// takeMessages returns the messages recorded so far and forgets them.
+func (s *sniffer) takeMessages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.msgs
+	s.msgs = nil
+	return out
+}
+
+func (s *sniffer) record(p *paho.Publish) {
+	if p.Topic == s.marker || strings.HasPrefix(p.Topic, s.marker+"-") {
+		select {
+		case s.markers <- string(p.Payload):
+		default:
+		}
+		return
+	}
+	m := Message{Topic: p.Topic, QoS: p.QoS, Retain: p.Retain, Payload: append([]byte(nil), p.Payload...)}
+	if pr := p.Properties; pr != nil {
+		m.Corr, m.Reply = pr.CorrelationData, pr.ResponseTopic
+		for _, u := range pr.User {
+			m.Props = append(m.Props, [2]string{u.Key, u.Value})
+		}
+	}
+	s.mu.Lock()
+	s.msgs = append(s.msgs, m)
+	s.last = time.Now()
+	s.mu.Unlock()
+	line := fmt.Sprintf("  %7.3fs  %s%s  %s", time.Since(s.start).Seconds(), shortTopic(p.Topic), propSummary(p), payloadSummary(p))
+	s.mu.Lock()
+	s.lines = append(s.lines, line)
+	on := s.on
+	s.mu.Unlock()
+	if on {
+		fmt.Fprintln(s.w, line)
+	}
+}
+
+func shortTopic(t string) string { return strings.TrimPrefix(t, "$a2a/v1/") }
+
+func propSummary(p *paho.Publish) string {
+	var parts []string
+	if p.Retain {
+		parts = append(parts, "retained")
+	}
+	if pr := p.Properties; pr != nil {
+		if len(pr.CorrelationData) > 0 {
+			c := string(pr.CorrelationData)
+			if len(c) > 8 {
+				c = c[:8]
+			}
+			parts = append(parts, "corr="+c)
+		}
+		for _, u := range pr.User {
+			switch u.Key {
+			case mqttbind.PropStatus, mqttbind.PropStatusSource, mqttbind.PropResponderAgentID:
+				parts = append(parts, strings.TrimPrefix(u.Key, "a2a-")+"="+u.Value)
+			case mqttbind.PropAuthorization:
+				parts = append(parts, "authorization=<redacted>")
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(parts, " ") + "]"
+}
+
+func payloadSummary(p *paho.Publish) string {
+	if strings.HasPrefix(p.Topic, "$a2a/v1/discovery/") {
+		if len(p.Payload) == 0 {
+			return "card cleared"
+		}
+		var card a2a.AgentCard
+		if err := card.UnmarshalJSON(p.Payload); err != nil {
+			return "not a card"
+		}
+		return "card " + card.Name
+	}
+	var env struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(p.Payload, &env); err != nil {
+		return fmt.Sprintf("%d bytes", len(p.Payload))
+	}
+	switch {
+	case env.Method != "":
+		var sm a2a.SendMessageRequest
+		if env.Method == string(a2a.MethodSendMessage) || env.Method == string(a2a.MethodSendStreamingMessage) {
+			if sm.UnmarshalJSON(env.Params) == nil && sm.Message != nil {
+				return fmt.Sprintf("%s %q task=%s", env.Method, clip(agent.TextOf(sm.Message)), short(sm.Message.TaskID))
+			}
+		}
+		return env.Method
+	case env.Error != nil:
+		return fmt.Sprintf("error %d %s", env.Error.Code, clip(env.Error.Message))
+	}
+	var item a2a.StreamResponse
+	if item.UnmarshalJSON(env.Result) == nil {
+		return describeItem(item)
+	}
+	var resp a2a.SendMessageResponse
+	if resp.UnmarshalJSON(env.Result) == nil {
+		if t, ok := resp.Payload.(*a2a.Task); ok {
+			return "task " + short(t.ID) + " " + StateOf(t.Status)
+		}
+	}
+	var t a2a.Task
+	if t.UnmarshalJSON(env.Result) == nil && t.ID != "" {
+		return "task " + short(t.ID) + " " + StateOf(t.Status)
+	}
+	return "result"
+}
+
+func describeItem(item a2a.StreamResponse) string {
+	switch x := item.Payload.(type) {
+	case *a2a.Task:
+		return "task " + short(x.ID) + " " + StateOf(x.Status)
+	case *a2a.TaskStatusUpdateEvent:
+		return "status " + StateOf(x.Status)
+	case *a2a.TaskArtifactUpdateEvent:
+		return fmt.Sprintf("artifact %q", clip(PartsText(x.Artifact.Parts)))
+	case *a2a.Message:
+		return "message"
+	}
+	return "result"
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func clip(s string) string {
+	if len(s) > 48 {
+		return s[:45] + "..."
+	}
+	return s
+}
+
+// probeShared checks that the broker delivers an $a2a topic to a $share
+// subscription, as pools need: mosquitto 2.0.11 does not (protocol digest
+// §11). The probe subscribes on a connection of its own, so that the
+// transcript's own $a2a/# subscription cannot answer for it.
+func (s *sniffer) probeShared(ctx context.Context) error {
+	got := make(chan struct{}, 1)
+	topic := s.marker + "-pool-probe"
+	filter := "$share/a2a-probe/" + topic
+	subscribed := make(chan error, 1)
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cm, err := autopaho.NewConnection(pctx, autopaho.ClientConfig{ServerUrls: []*url.URL{s.url}, KeepAlive: 30, CleanStartOnInitialConnection: true,
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			go func() {
+				_, err := cm.Subscribe(pctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}})
+				subscribed <- err
+			}()
+		},
+		ClientConfig: paho.ClientConfig{ClientID: s.clientID + "-probe", OnPublishReceived: []func(paho.PublishReceived) (bool, error){
+			func(pr paho.PublishReceived) (bool, error) {
+				select {
+				case got <- struct{}{}:
+				default:
+				}
+				return true, nil
+			}}}})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		dctx, dcancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer dcancel()
+		cm.Disconnect(dctx)
+	}()
+	select {
+	case err := <-subscribed:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if _, err := s.cm.Publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: []byte("probe")}); err != nil {
+		return err
+	}
+	select {
+	case <-got:
+		return nil
+	case <-time.After(2 * time.Second):
+		return errors.New("this broker does not deliver $a2a topics to $share subscriptions, so pools cannot work on it (mosquitto 2.0.11 is such a broker; the embedded broker and EMQX carry pools)")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

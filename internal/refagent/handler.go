@@ -1,0 +1,103 @@
+// Package refagent is the reference agent of the a2a command and its demo:
+// an echo agent whose behaviour is chosen by the text of the message, with a
+// spawned instance {id}-c1 that serves the tasks it hands over.
+package refagent
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+// Handler is the reference agent's behaviour, by the text of the
+// message (README, "the reference agent"):
+//
+//   - any text: a COMPLETED task with one artifact echoing the text;
+//   - text beginning "ask": INPUT_REQUIRED with a question, and the
+//     follow-up completes the task;
+//   - text beginning "handover": the task goes to the spawned instance
+//     {id}-c1, which asks a question and completes the task on the follow-up;
+//   - text beginning "fail": FAILED; "slow N": completes after N seconds.
+//
+// Every completed artifact says how many earlier tasks share its context.
+// Work is streamed as WORKING and two artifact chunks, so a streaming
+// request sees the whole progression.
+// Handler returns the reference agent's behaviour for agent self, which
+// hands tasks over to spawned ("" for none).
+func Handler(self, spawned string) agent.HandlerFunc {
+	return func(ctx context.Context, t *agent.Turn) error {
+		text := strings.TrimSpace(t.Text())
+		if t.Resumed {
+			return finish(ctx, t, "answer received: "+text)
+		}
+		word := strings.ToLower(strings.SplitN(text, " ", 2)[0])
+		switch word {
+		case "ask":
+			return t.AskInput(ctx, self+" asks: which option do you want?")
+		case "handover":
+			if spawned == "" {
+				return t.Reject(ctx, self+" cannot hand tasks over")
+			}
+			if err := t.Handover(ctx, spawned); err != nil {
+				return err
+			}
+			return t.AskInput(ctx, spawned+" took over this task: what size do you need?")
+		case "fail":
+			return t.Fail(ctx, self+" failed as asked")
+		case "slow":
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(text, strings.SplitN(text, " ", 2)[0])))
+			if err := t.Working(ctx, fmt.Sprintf("%s works for %d s", self, n)); err != nil {
+				return err
+			}
+			select {
+			case <-time.After(time.Duration(n) * time.Second):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return finish(ctx, t, "echo: "+text)
+	}
+}
+
+// finish streams the result as WORKING and two artifact chunks; returning
+// nil then completes the task.
+// Version is the version the reference agent's card states.
+const Version = "0.1.0"
+
+func finish(ctx context.Context, t *agent.Turn, text string) error {
+	if err := t.Working(ctx, "working on it"); err != nil {
+		return err
+	}
+	chunks := []string{text, fmt.Sprintf(" (earlier tasks in this context: %d)", len(t.Context))}
+	for i, c := range chunks {
+		a := a2a.Artifact{ArtifactID: "result", Name: "result", Parts: []a2a.Part{{Content: a2a.PartText(c)}}}
+		if err := t.Artifact(ctx, a, i > 0, i == len(chunks)-1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Card is the reference agent's card.
+func Card(id, brokerURL string) *a2a.AgentCard {
+	yes := true
+	return &a2a.AgentCard{
+		Name:                id,
+		Description:         "a2abind reference agent: echoes text; 'ask' asks for input, 'handover' hands the task to " + id + "-c1, 'fail' fails, 'slow N' takes N seconds.",
+		SupportedInterfaces: []a2a.AgentInterface{{URL: brokerURL, ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"}},
+		Provider:            &a2a.AgentProvider{URL: "https://github.com/a2abind/a2abind", Organization: "a2abind"},
+		Version:             Version,
+		Capabilities:        &a2a.AgentCapabilities{Streaming: &yes},
+		DefaultInputModes:   []string{"text/plain"},
+		DefaultOutputModes:  []string{"text/plain"},
+		Skills: []a2a.AgentSkill{
+			{ID: "echo", Name: "Echo", Description: "Echoes the text back as an artifact.", Tags: []string{"echo"}, Examples: []string{"hello"}},
+			{ID: "multi-turn", Name: "Multi-turn", Description: "Asks a question and completes on the answer; hands tasks over.", Tags: []string{"input-required", "handover"}, Examples: []string{"ask me", "handover"}},
+		},
+	}
+}
