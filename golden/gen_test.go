@@ -114,6 +114,8 @@ func TestBrokenSchemasAreRefusedWithFileAndPointer(t *testing.T) {
 			"s/t.json: invalid schema"},
 		{"inline object", map[string]string{"t.json": typeFile(`{"A":{"type":"object","properties":{"x":{"type":"object","properties":{}}}}}`)},
 			`s/t.json#/$defs/A/properties/x/properties: keyword "properties" belongs on a named definition`},
+		{"unbounded integer", map[string]string{"t.json": typeFile(`{"A":{"type":"object","properties":{"n":{"type":"integer","minimum":0}}}}`)},
+			"s/t.json#/$defs/A/properties/n: an integer needs a minimum and a maximum within int64"},
 		{"closed object", map[string]string{"t.json": typeFile(`{"A":{"type":"object","properties":{},"additionalProperties":false}}`)},
 			"s/t.json#/$defs/A/additionalProperties"},
 		{"oneOf without group name", map[string]string{"t.json": typeFile(`{"A":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"oneOf":[{"required":["a"]},{"required":["b"]}]}}`)},

@@ -71,7 +71,19 @@ func render(story string, msgs []demo.Message) string {
 			}
 		}
 	}
-	msgs = causal(msgs)
+	// Discovery messages come from other publishers than the exchanges and
+	// may reach the transcript before or after them: list them after the
+	// exchanges, grouped by topic (each topic keeps its own order).
+	var exchanges, discovery []demo.Message
+	for _, m := range msgs {
+		if strings.HasPrefix(m.Topic, "$a2a/v1/discovery/") {
+			discovery = append(discovery, m)
+		} else {
+			exchanges = append(exchanges, m)
+		}
+	}
+	slices.SortStableFunc(discovery, func(a, b demo.Message) int { return strings.Compare(n.text(a.Topic), n.text(b.Topic)) })
+	msgs = append(causal(exchanges), discovery...)
 	var blocks []string
 	for _, m := range msgs {
 		var b strings.Builder
@@ -95,41 +107,37 @@ func render(story string, msgs []demo.Message) string {
 		fmt.Fprintf(&b, "\n  %s\n", payload)
 		blocks = append(blocks, b.String())
 	}
-	// Cards announced back to back (pool members starting or stopping one
-	// after the other) are listed in a stable order.
-	for i := 0; i < len(blocks); {
-		j := i
-		for j < len(blocks) && strings.HasPrefix(blocks[j], "$a2a/v1/discovery/") {
-			j++
-		}
-		if j > i {
-			slices.Sort(blocks[i:j])
-			i = j
-		} else {
-			i++
-		}
-	}
 	return strings.Join(blocks, "")
 }
 
-// causal puts each request before the replies that carry its Correlation
-// Data: a broker fans a request out to its subscribers one by one, so a
-// fast reply can reach the transcript's subscription before the request
-// itself does.
+// causal lists each request followed by its replies (the messages that
+// carry its Correlation Data). A broker fans a message out to its
+// subscribers one by one, so the transcript's subscription can see a reply
+// before its request, or after the next request that the reply caused.
 func causal(msgs []demo.Message) []demo.Message {
 	out := make([]demo.Message, 0, len(msgs))
 	done := make([]bool, len(msgs))
+	exchange := func(corr string) {
+		for j, r := range msgs {
+			if !done[j] && r.Reply != "" && string(r.Corr) == corr {
+				out = append(out, r)
+				done[j] = true
+			}
+		}
+		for j, r := range msgs {
+			if !done[j] && r.Reply == "" && string(r.Corr) == corr {
+				out = append(out, r)
+				done[j] = true
+			}
+		}
+	}
 	for i, m := range msgs {
 		if done[i] {
 			continue
 		}
-		if m.Reply == "" && len(m.Corr) > 0 {
-			for j := i + 1; j < len(msgs); j++ {
-				if !done[j] && msgs[j].Reply != "" && string(msgs[j].Corr) == string(m.Corr) {
-					out = append(out, msgs[j])
-					done[j] = true
-				}
-			}
+		if len(m.Corr) > 0 {
+			exchange(string(m.Corr))
+			continue
 		}
 		out = append(out, m)
 		done[i] = true

@@ -464,6 +464,11 @@ func (l *loader) inline(f *file, ptr string, node *object) (*model.Ref, error) {
 		if lo >= math.MinInt32 && hi <= math.MaxInt32 {
 			return &model.Ref{Kind: model.KindInt32}, nil
 		}
+		if lo < math.MinInt64 || hi > math.MaxInt64 {
+			// JSON Schema integers are unbounded; Go's are not. Refuse
+			// rather than reject valid values at run time.
+			return nil, errAt(f.display, ptr, "an integer needs a minimum and a maximum within int64 (-9223372036854775808 to 9223372036854775807) to be represented in Go")
+		}
 		return &model.Ref{Kind: model.KindInt64}, nil
 	case "number":
 		return &model.Ref{Kind: model.KindFloat}, nil

@@ -7,10 +7,10 @@ import "encoding/json"
 
 // JSONRPCError is a JSON-RPC 2.0 error object.
 type JSONRPCError struct {
-	// Code is the error code.
+	// Code is the error code (JSON-RPC codes are 32-bit integers).
 	//
 	// JSON: "code", required.
-	Code int64
+	Code int32
 	// Message is a short description of the error.
 	//
 	// JSON: "message", required.

@@ -31,8 +31,8 @@ func (x *JSONRPCError) decodeJSON(d *rtDecoder, p *rtPath) {
 				key:    "code",
 				parent: p,
 			}
-			if val, ok := d.integer(&fp, int64(-9223372036854775808), int64(9223372036854775807)); ok {
-				x.Code = int64(val)
+			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
+				x.Code = int32(val)
 			}
 		case "message":
 			if seen&uint64(0x2) != 0 {
@@ -113,7 +113,7 @@ func (x *JSONRPCError) appendJSON(b []byte) ([]byte, error) {
 		b = append(b, byte(0x2c))
 	}
 	b = append(b, "\"code\":"...)
-	b = strconv.AppendInt(b, x.Code, 10)
+	b = strconv.AppendInt(b, int64(x.Code), 10)
 	if len(b) != open {
 		b = append(b, byte(0x2c))
 	}

@@ -20,7 +20,7 @@ type AsleepResponse struct {
 	// RetryAfterSec: Seconds until the next accept window, when known; the HTTP Retry-After header then carries the same value.
 	//
 	// JSON: "retryAfterSec".
-	RetryAfterSec *int64
+	RetryAfterSec *int32
 }
 
 // OfflineErrorData: error.data of a JSON-RPC error answering for the offline profile (code -32003 for agent_asleep; a2abind uses -32004 for asleep_queue_full), for clients that read only the JSON-RPC error object.
@@ -36,7 +36,7 @@ type OfflineErrorData struct {
 	// RetryAfterSec: agent_asleep only: seconds until the next accept window, when known.
 	//
 	// JSON: "retryAfterSec".
-	RetryAfterSec *int64
+	RetryAfterSec *int32
 	// Kind: asleep_queue_full only: which bound refused the enqueue.
 	//
 	// JSON: "kind".

@@ -67,8 +67,8 @@ func (x *AsleepResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 				key:    "retryAfterSec",
 				parent: p,
 			}
-			if val, ok := d.integer(&fp, int64(-9223372036854775808), int64(9223372036854775807)); ok {
-				tmp := int64(val)
+			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
+				tmp := int32(val)
 				x.RetryAfterSec = &tmp
 			}
 		default:
@@ -142,7 +142,7 @@ func (x *AsleepResponse) appendJSON(b []byte) ([]byte, error) {
 			b = append(b, byte(0x2c))
 		}
 		b = append(b, "\"retryAfterSec\":"...)
-		b = strconv.AppendInt(b, *x.RetryAfterSec, 10)
+		b = strconv.AppendInt(b, int64(*x.RetryAfterSec), 10)
 	}
 	b = append(b, byte(0x7d))
 	return b, nil
@@ -202,8 +202,8 @@ func (x *OfflineErrorData) decodeJSON(d *rtDecoder, p *rtPath) {
 				key:    "retryAfterSec",
 				parent: p,
 			}
-			if val, ok := d.integer(&fp, int64(-9223372036854775808), int64(9223372036854775807)); ok {
-				tmp := int64(val)
+			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
+				tmp := int32(val)
 				x.RetryAfterSec = &tmp
 			}
 		case "kind":
@@ -288,7 +288,7 @@ func (x *OfflineErrorData) appendJSON(b []byte) ([]byte, error) {
 			b = append(b, byte(0x2c))
 		}
 		b = append(b, "\"retryAfterSec\":"...)
-		b = strconv.AppendInt(b, *x.RetryAfterSec, 10)
+		b = strconv.AppendInt(b, int64(*x.RetryAfterSec), 10)
 	}
 	if x.Kind != "" {
 		if len(b) != open {

@@ -3,6 +3,7 @@ package reach
 import (
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/offline"
+	"math"
 )
 
 // Enqueue is the outcome of the caller's attempt to enqueue a message that
@@ -69,7 +70,7 @@ func Respond(d Decision, e Enqueue) Response {
 func (r Response) AsleepBody(message string) offline.AsleepResponse {
 	b := offline.AsleepResponse{Error: string(a2a.TokenAgentAsleep), Message: message, Queued: r.Queued}
 	if r.HasRetryAfter {
-		s := r.RetryAfterSec
+		s := wireSeconds(r.RetryAfterSec)
 		b.RetryAfterSec = &s
 	}
 	return b
@@ -84,8 +85,14 @@ func (r Response) QueueFullBody(message string) offline.QueueFullResponse {
 func (r Response) ErrorData() offline.OfflineErrorData {
 	d := offline.OfflineErrorData{Error: string(r.Token), Queued: r.Queued, Kind: r.Kind}
 	if r.HasRetryAfter && r.Token == a2a.TokenAgentAsleep {
-		s := r.RetryAfterSec
+		s := wireSeconds(r.RetryAfterSec)
 		d.RetryAfterSec = &s
 	}
 	return d
+}
+
+// wireSeconds bounds a wait to what retryAfterSec carries (a 32-bit
+// integer: some 68 years).
+func wireSeconds(s int64) int32 {
+	return int32(min(max(s, 0), math.MaxInt32))
 }
