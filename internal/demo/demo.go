@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/internal/refagent"
 	"github.com/a2abind/a2abind/statemachines/presence"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
@@ -116,6 +117,9 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		return nil, fmt.Errorf("starting the reference agent: %w", err)
 	}
 	defer main.Close(context.Background())
+	if err := d.sniff.seen(ctx, d.discovery("echo"), mqttbind.StatusOnline, ""); err != nil {
+		return nil, err
+	}
 	if err := d.sniff.sync(ctx); err != nil {
 		return nil, err
 	}
@@ -169,6 +173,11 @@ var Stories = []Story{
 	{"07", "task handover", story07},
 	{"08", "multi-turn conversation", story08},
 	{"09", "presence lifecycle", story09},
+}
+
+func (d *demo) discovery(agentID string) string {
+	t, _ := mqttbind.DiscoveryTopic(d.org, d.unit, agentID)
+	return t
 }
 
 func text(s string) *a2a.Message {
@@ -234,11 +243,28 @@ func story05(ctx context.Context, d *demo) (string, error) {
 		}
 		members = append(members, m)
 	}
-	defer func() {
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
 		for _, m := range members {
 			m.Close(context.Background())
 		}
-	}()
+		for _, id := range []string{"worker-1", "worker-2"} {
+			if err := d.sniff.seen(ctx, d.discovery(id), mqttbind.StatusOffline, ""); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	defer stop()
+	for _, id := range []string{"worker-1", "worker-2"} {
+		if err := d.sniff.seen(ctx, d.discovery(id), mqttbind.StatusOnline, ""); err != nil {
+			return "", err
+		}
+	}
 	res, err := d.client.SendMessage(ctx, a2amqtt.Target{Pool: "workers"}, text("ask the pool"), nil)
 	if err != nil {
 		if errors.Is(err, a2amqtt.ErrUnreachable) || errors.Is(err, context.DeadlineExceeded) {
@@ -267,6 +293,9 @@ func story05(ctx context.Context, d *demo) (string, error) {
 	}
 	if !anyHas(d.sniff.take(), direct) {
 		return "", fmt.Errorf("the follow-up did not go to %s's direct topic", res.Responder)
+	}
+	if err := stop(); err != nil {
+		return "", err
 	}
 	return res.Responder + " took the task from the pool; the follow-up went to its direct topic", nil
 }
@@ -390,6 +419,9 @@ func story09(ctx context.Context, d *demo) (string, error) {
 	a.Kill()
 	if err := expect("presence", presence.StatusOffline, presence.SourceLWT); err != nil {
 		return "", fmt.Errorf("crash: %w", err)
+	}
+	if err := d.sniff.seen(ctx, d.discovery("presence"), mqttbind.StatusOffline, mqttbind.StatusSourceLWT); err != nil {
+		return "", err
 	}
 	detail := "online, graceful offline, reconnect, crash with the Will"
 	if d.statusBroker == "" {

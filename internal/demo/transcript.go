@@ -136,6 +136,40 @@ func (s *sniffer) quiet(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// seen waits until the transcript has recorded a card on the discovery
+// topic with the given a2a-status and (unless "") a2a-status-source since
+// the last takeMessages,
+// so that a story's presence messages are recorded within the story.
+func (s *sniffer) seen(ctx context.Context, discoveryTopic, status, source string) error {
+	for {
+		s.mu.Lock()
+		for _, m := range s.msgs {
+			if m.Topic != discoveryTopic {
+				continue
+			}
+			st, src := "", ""
+			for _, p := range m.Props {
+				switch p[0] {
+				case mqttbind.PropStatus:
+					st = p[1]
+				case mqttbind.PropStatusSource:
+					src = p[1]
+				}
+			}
+			if st == status && (source == "" || src == source) {
+				s.mu.Unlock()
+				return nil
+			}
+		}
+		s.mu.Unlock()
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return fmt.Errorf("the transcript never saw %s %s: %w", discoveryTopic, status, ctx.Err())
+		}
+	}
+}
+
 // Message is one publish seen on the broker.
 type Message struct {
 	Topic   string
