@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/a2abind/a2abind/generated/a2a"
-	"github.com/a2abind/a2abind/generated/fsm"
 )
 
 // Handler serves the turns of an agent's tasks. ServeTurn runs in its own
@@ -132,6 +131,3 @@ func TextOf(m *a2a.Message) string {
 	}
 	return s
 }
-
-// ended reports whether a state ends a turn.
-func ended(s fsm.TaskState) bool { return s.Terminal() || s.IsInterrupted() }

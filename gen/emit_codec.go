@@ -459,9 +459,9 @@ func genEncode(f *jen.File, t *model.Type) {
 		jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte('}')),
 		jen.Return(jen.Id("b"), jen.Nil()),
 	)
-	cmt(f, fmt.Sprintf("appendJSON appends x as JSON. Optional members at their zero value are\nleft out, as in ProtoJSON."))
+	cmt(f, "appendJSON appends x as JSON. Optional members at their zero value are\nleft out, as in ProtoJSON.")
 	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("appendJSON").Params(jen.Id("b").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(body...)
-	cmt(f, fmt.Sprintf("MarshalJSON encodes x in its wire form."))
+	cmt(f, "MarshalJSON encodes x in its wire form.")
 	f.Func().Params(jen.Id("x").Id(t.Name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.Return(jen.Id("x").Dot("appendJSON").Call(jen.Nil())),
 	)

@@ -211,16 +211,16 @@ func genMachine(f *jen.File, m *model.Machine) {
 		set := x.typ + "Set"
 		cmt(f, fmt.Sprintf("%s is a set of %s.", set, x.kind))
 		f.Type().Id(set).Uint64()
-		cmt(f, fmt.Sprintf("Has reports whether x is in the set."))
+		cmt(f, "Has reports whether x is in the set.")
 		f.Func().Params(jen.Id("s").Id(set)).Id("Has").Params(jen.Id("x").Id(x.typ)).Bool().Block(
 			jen.Return(jen.Id("x").Op("!=").Lit(0).Op("&&").Id("s").Op("&").Parens(jen.Lit(1).Op("<<").Parens(jen.Id("x").Op("-").Lit(1))).Op("!=").Lit(0)),
 		)
-		cmt(f, fmt.Sprintf("With returns the set with x added."))
+		cmt(f, "With returns the set with x added.")
 		f.Func().Params(jen.Id("s").Id(set)).Id("With").Params(jen.Id("x").Id(x.typ)).Id(set).Block(
 			jen.If(jen.Id("x").Op("==").Lit(0)).Block(jen.Return(jen.Id("s"))),
 			jen.Return(jen.Id("s").Op("|").Lit(1).Op("<<").Parens(jen.Id("x").Op("-").Lit(1))),
 		)
-		cmt(f, fmt.Sprintf("List returns the members in declaration order."))
+		cmt(f, "List returns the members in declaration order.")
 		f.Func().Params(jen.Id("s").Id(set)).Id("List").Params().Index().Id(x.typ).Block(
 			jen.Var().Id("out").Index().Id(x.typ),
 			jen.For(jen.Id("x").Op(":=").Id(x.typ).Call(jen.Lit(1)), jen.Id("x").Dot("Valid").Call(), jen.Id("x").Op("++")).Block(

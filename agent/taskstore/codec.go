@@ -17,7 +17,7 @@ type wire struct {
 }
 
 func encode(r Record) ([]byte, error) {
-	return json.Marshal(wire{Task: r.Task, MessageIDs: r.MessageIDs, Owner: r.Owner, Created: r.Created, Updated: r.Updated})
+	return json.Marshal(wire(r))
 }
 
 func decode(b []byte) (Record, error) {
@@ -25,5 +25,5 @@ func decode(b []byte) (Record, error) {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return Record{}, err
 	}
-	return Record{Task: w.Task, MessageIDs: w.MessageIDs, Owner: w.Owner, Created: w.Created, Updated: w.Updated}, nil
+	return Record(w), nil
 }

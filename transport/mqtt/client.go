@@ -72,7 +72,6 @@ type exchange struct {
 
 // inbound is a correlated reply.
 type inbound struct {
-	attempt    int
 	payload    []byte
 	responders []string
 }

@@ -108,7 +108,6 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 		TlsCfg:                        c.tls,
 		KeepAlive:                     uint16(c.keepAlive / time.Second),
 		CleanStartOnInitialConnection: true,
-		ConnectRetryDelay:             time.Second,
 		// autopaho waits ReconnectBackoff(n) before attempt n (from 0): the
 		// first attempt after a start or a drop goes at once.
 		ReconnectBackoff: func(attempt int) time.Duration {

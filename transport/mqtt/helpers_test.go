@@ -79,7 +79,6 @@ type message struct {
 // agent is tested against the wire only.
 type rawClient struct {
 	cm   *autopaho.ConnectionManager
-	mu   sync.Mutex
 	msgs chan message
 	// done is closed when the test ends; loops reading msgs stop on it.
 	done     chan struct{}
