@@ -115,17 +115,23 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	responder := r.responder
 	r.mu.Unlock()
 
-	for _, sub := range subs {
-		if sub.streaming && !sub.dead.Load() {
-			if err := sub.sink.Send(sub.ctx, Reply{Result: item, Final: final, Responder: responder}); err != nil {
-				sub.dead.Store(true)
-			}
-		}
-	}
+	broadcast(subs, Reply{Result: item, Final: final, Responder: responder})
 	if final {
 		r.finish(subs)
 	}
 	return nil
+}
+
+// broadcast sends a reply to every streaming subscriber still listening; a
+// subscriber whose sink fails gets nothing more.
+func broadcast(subs []*subscriber, rep Reply) {
+	for _, sub := range subs {
+		if sub.streaming && !sub.dead.Load() {
+			if err := sub.sink.Send(sub.ctx, rep); err != nil {
+				sub.dead.Store(true)
+			}
+		}
+	}
 }
 
 // finish wakes every subscriber waiting for the end of the turn.
@@ -233,13 +239,7 @@ func (r *run) cancelTurn(mark func() (taskstore.Record, error)) (taskstore.Recor
 	responder := r.responder
 	r.mu.Unlock()
 	ev := &a2a.TaskStatusUpdateEvent{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID, Status: cloneStatus(rec.Task.Status)}
-	for _, sub := range subs {
-		if sub.streaming && !sub.dead.Load() {
-			if err := sub.sink.Send(sub.ctx, Reply{Result: &a2a.StreamResponse{Payload: ev}, Final: true, Responder: responder}); err != nil {
-				sub.dead.Store(true)
-			}
-		}
-	}
+	broadcast(subs, Reply{Result: &a2a.StreamResponse{Payload: ev}, Final: true, Responder: responder})
 	r.finish(subs)
 	r.cancel()
 	return rec, true, nil

@@ -136,21 +136,10 @@ func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	a.clientID = cfg.Org + "/" + cfg.Unit + "/" + cfg.ID
 	a.reqCtx, a.cancelAll = context.WithCancel(context.Background())
 
-	ready := make(chan error, 1)
 	cc := connConfig{
 		broker: cfg.Broker, tls: cfg.TLS, clientID: a.clientID, keepAlive: cfg.KeepAlive,
 		connectTimeout: cfg.ConnectTimeout, username: cfg.Username, password: cfg.Password, log: a.log,
-		onPublish: a.onPublish,
-		onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) {
-			err := a.announce(ctx, cm)
-			if err != nil {
-				a.log.Error("mqtt: announcing the agent after connect", "agent", a.clientID, "err", err)
-			}
-			select {
-			case ready <- err:
-			default:
-			}
-		},
+		onPublish: a.onPublish, onUp: a.announce,
 	}
 	if cfg.Card != nil {
 		cc.will = a.will
@@ -161,16 +150,6 @@ func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		return nil, err
 	}
 	close(a.connSet)
-	select {
-	case err = <-ready:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
-		a.cancelAll()
-		a.conn.kill()
-		return nil, err
-	}
 	return a, nil
 }
 
@@ -200,18 +179,12 @@ func (a *Agent) will() (*paho.WillMessage, *paho.WillProperties) {
 // after every (re)connect, so that nobody sees the agent online before it
 // listens.
 func (a *Agent) announce(ctx context.Context, cm *autopaho.ConnectionManager) error {
-	subs := []paho.SubscribeOptions{{Topic: a.requestTopic, QoS: 1}}
+	filters := []string{a.requestTopic}
 	if a.poolFilter != "" {
-		subs = append(subs, paho.SubscribeOptions{Topic: a.poolFilter, QoS: 1})
+		filters = append(filters, a.poolFilter)
 	}
-	sa, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: subs})
-	if err != nil {
-		return fmt.Errorf("subscribe: %w", err)
-	}
-	for i, rc := range sa.Reasons {
-		if rc >= 0x80 {
-			return fmt.Errorf("subscribe %s refused: reason code 0x%02x", subs[i].Topic, rc)
-		}
+	if err := subscribe(ctx, cm, filters...); err != nil {
+		return err
 	}
 	return a.publishCard(ctx, cm, mqttbind.StatusOnline)
 }

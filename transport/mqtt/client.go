@@ -98,32 +98,15 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 			return nil, fmt.Errorf("mqtt: restoring handover routes: %w", err)
 		}
 	}
-	ready := make(chan error, 1)
 	c.conn, err = dial(ctx, connConfig{
 		broker: cfg.Broker, tls: cfg.TLS, clientID: cfg.Org + "/" + cfg.Unit + "/" + cfg.ID, keepAlive: cfg.KeepAlive,
 		connectTimeout: cfg.ConnectTimeout, username: cfg.Username, password: cfg.Password, log: c.log,
 		onPublish: c.onPublish,
-		onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) {
-			_, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: c.replyTopic, QoS: 1}}})
-			if err != nil {
-				c.log.Error("mqtt: subscribing the reply topic", "topic", c.replyTopic, "err", err)
-			}
-			select {
-			case ready <- err:
-			default:
-			}
+		onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) error {
+			return subscribe(ctx, cm, c.replyTopic)
 		},
 	})
 	if err != nil {
-		return nil, err
-	}
-	select {
-	case err = <-ready:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
-		c.conn.kill()
 		return nil, err
 	}
 	return c, nil

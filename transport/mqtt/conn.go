@@ -67,8 +67,10 @@ type connConfig struct {
 	log            *slog.Logger
 	// will returns the Last Will for each CONNECT (nil for none).
 	will func() (*paho.WillMessage, *paho.WillProperties)
-	// onUp runs, in its own goroutine, after every connection up.
-	onUp func(ctx context.Context, cm *autopaho.ConnectionManager)
+	// onUp runs, in its own goroutine, after every connection up: it
+	// subscribes and announces. dial returns the error of its first run; a
+	// later failure (after a reconnect) is logged.
+	onUp func(ctx context.Context, cm *autopaho.ConnectionManager) error
 	// onPublish receives every publish; it must not block.
 	onPublish func(paho.PublishReceived)
 }
@@ -103,6 +105,7 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	cn := &conn{cancel: cancel, ctx: runCtx, ups: make(chan struct{}, 1)}
 	connectErr := make(chan error, 1)
+	ready := make(chan error, 1)
 	cfg := autopaho.ClientConfig{
 		ServerUrls:                    []*url.URL{u},
 		TlsCfg:                        c.tls,
@@ -121,9 +124,23 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 			case cn.ups <- struct{}{}:
 			default:
 			}
-			if c.onUp != nil {
-				go c.onUp(runCtx, cm)
+			if c.onUp == nil {
+				select {
+				case ready <- nil:
+				default:
+				}
+				return
 			}
+			go func() {
+				err := c.onUp(runCtx, cm)
+				if err != nil {
+					c.log.Error("mqtt: after connect", "client", c.clientID, "err", err)
+				}
+				select {
+				case ready <- err:
+				default:
+				}
+			}()
 		},
 		OnConnectError: func(err error) {
 			c.log.Debug("mqtt: connect attempt failed", "broker", c.broker, "err", err)
@@ -199,6 +216,15 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 		}
 		return nil, fmt.Errorf("%w: %s", ErrBrokerUnreachable, c.broker)
 	}
+	select {
+	case err = <-ready:
+	case <-waitCtx.Done():
+		err = waitCtx.Err()
+	}
+	if err != nil {
+		cn.kill()
+		return nil, err
+	}
 	return cn, nil
 }
 
@@ -256,4 +282,22 @@ type PublishError struct {
 
 func (e *PublishError) Error() string {
 	return fmt.Sprintf("mqtt: publish to %s refused: reason code 0x%02x %s", e.Topic, e.ReasonCode, e.Reason)
+}
+
+// subscribe makes QoS 1 subscriptions and reports a refused one.
+func subscribe(ctx context.Context, cm *autopaho.ConnectionManager, filters ...string) error {
+	subs := make([]paho.SubscribeOptions, len(filters))
+	for i, f := range filters {
+		subs[i] = paho.SubscribeOptions{Topic: f, QoS: 1}
+	}
+	sa, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: subs})
+	if err != nil {
+		return fmt.Errorf("subscribe: %w", err)
+	}
+	for i, rc := range sa.Reasons {
+		if rc >= 0x80 && i < len(filters) {
+			return fmt.Errorf("subscribe %s refused: reason code 0x%02x", filters[i], rc)
+		}
+	}
+	return nil
 }

@@ -66,27 +66,13 @@ func Watch(ctx context.Context, cfg WatchConfig) (*Watcher, error) {
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
-	ready := make(chan error, 1)
 	w.conn, err = dial(ctx, connConfig{broker: cfg.Broker, tls: cfg.TLS, clientID: cfg.ClientID, keepAlive: cfg.KeepAlive,
 		connectTimeout: cfg.ConnectTimeout, username: cfg.Username, password: cfg.Password, log: w.log,
 		onPublish: w.onPublish,
-		onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) {
-			_, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}})
-			select {
-			case ready <- err:
-			default:
-			}
+		onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) error {
+			return subscribe(ctx, cm, filter)
 		}})
 	if err != nil {
-		return nil, err
-	}
-	select {
-	case err = <-ready:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
-		w.conn.kill()
 		return nil, err
 	}
 	go w.deliver()
