@@ -116,7 +116,7 @@ func decodeStmtsZero(r *model.Ref, dst lv, p jen.Code, top, pointer bool, depth 
 		body := []jen.Code{
 			jen.List(jen.Id("kb"), jen.Id("more")).Op(":=").Id("d").Dot("nextKey").Call(jen.Op("&").Id(first)),
 			jen.If(jen.Op("!").Id("more")).Block(jen.Break()),
-			jen.Id(k).Op(":=").String().Call(jen.Id("kb")),
+			jen.Id(k).Op(":=").Id("d").Dot("keyString").Call(jen.Id("kb")),
 			// A repeated key: decode the normalised document, where the
 			// last occurrence wins (as for struct members).
 			jen.If(jen.List(jen.Id("_"), jen.Id("dup")).Op(":=").Id(m).Index(jen.Id(k)), jen.Id("dup")).Block(jen.Id("d").Dot("dup").Op("=").True()),

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // SyntaxError reports bytes that are not JSON.
@@ -41,6 +42,13 @@ type rtDecoder struct {
 	// required asks the decoder to report required members that the decoded
 	// Go value cannot show as missing (numbers, booleans, maps).
 	required bool
+	// alias lets strings point into data instead of being copied: set when
+	// the decoded value never outlives the call (Validate<Type>JSON, which
+	// keeps nothing), so that checking bytes costs no string allocation.
+	alias bool
+	// inScratch says the last rawString result lives in scratch, which the
+	// next string overwrites: it is always copied.
+	inScratch bool
 	// dup is set when a known member appears twice in one object; callers
 	// then decode a normalised copy (the last occurrence wins, as in
 	// encoding/json).
@@ -230,6 +238,7 @@ func (d *rtDecoder) rawString() []byte {
 		case c == '"':
 			s := d.data[start:d.pos]
 			d.pos++
+			d.inScratch = false
 			return s
 		case c == '\\' || c >= utf8.RuneSelf:
 			return d.slowString(start)
@@ -253,6 +262,7 @@ func (d *rtDecoder) slowString(start int) []byte {
 		case c == '"':
 			d.pos++
 			d.scratch = b
+			d.inScratch = true
 			return b
 		case c < 0x20:
 			d.fail("control character in string")
@@ -349,7 +359,19 @@ func (d *rtDecoder) str(p *rtPath) (string, bool) {
 	if !d.ok() {
 		return "", false
 	}
+	if d.alias && !d.inScratch && len(b) > 0 {
+		return unsafe.String(&b[0], len(b)), true
+	}
 	return string(b), true
+}
+
+// keyString turns an object key from nextKey into a string, aliasing data
+// when the decoder may.
+func (d *rtDecoder) keyString(b []byte) string {
+	if d.alias && !d.inScratch && len(b) > 0 {
+		return unsafe.String(&b[0], len(b))
+	}
+	return string(b)
 }
 
 // bytes reads a base64 (standard, padded) string value.
@@ -611,7 +633,7 @@ func (d *rtDecoder) anyValue() any {
 			if !ok {
 				break
 			}
-			key := string(k)
+			key := d.keyString(k)
 			m[key] = d.anyValue()
 		}
 		if !d.ok() {
@@ -735,12 +757,13 @@ func rtNormalize(data []byte) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// rtDecode runs fn over data as a whole document. When a known member
+// rtDecode runs fn over data as a whole document. With required set (the
+// Validate<Type>JSON path, whose value is discarded) strings alias data. When a known member
 // appears twice in one object it decodes a normalised copy instead, so the
 // last occurrence wins as in encoding/json. It returns a syntax error, or nil
 // with any violations left in v.
 func rtDecode(data []byte, v *rtValidator, required bool, fn func(d *rtDecoder)) error {
-	d := rtDecoder{data: data, v: v, required: required}
+	d := rtDecoder{data: data, v: v, required: required, alias: required}
 	fn(&d)
 	d.end()
 	if d.syntax != nil {
@@ -754,7 +777,7 @@ func rtDecode(data []byte, v *rtValidator, required bool, fn func(d *rtDecoder))
 		return &SyntaxError{Msg: err.Error()}
 	}
 	v.violations = v.violations[:0]
-	d = rtDecoder{data: norm, v: v, required: required}
+	d = rtDecoder{data: norm, v: v, required: required, alias: required}
 	fn(&d)
 	d.end()
 	if d.syntax != nil {

@@ -306,3 +306,23 @@ func TestRawWithoutKindsTakesAnyValue(t *testing.T) {
 		}
 	}
 }
+
+// In the validate-only path strings alias the input, except those decoded
+// through the scratch buffer (escapes, non-ASCII), which must be copied.
+func TestAliasedStringsStayIntact(t *testing.T) {
+	in := []byte(`{"plain":"abc","esc\u0061ped":"x\ny","caf\u00e9":"\u00e9t\u00e9","last":"zz"}`)
+	var v rtValidator
+	var got any
+	if err := rtDecode(in, &v, true, func(d *rtDecoder) { got = d.value(nil) }); err != nil {
+		t.Fatal(err)
+	}
+	var want any
+	if err := json.Unmarshal(in, &want); err != nil {
+		t.Fatal(err)
+	}
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(want)
+	if string(gb) != string(wb) {
+		t.Fatalf("got %s, want %s", gb, wb)
+	}
+}

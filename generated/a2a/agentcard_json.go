@@ -320,7 +320,7 @@ func (x *AgentCard) decodeJSON(d *rtDecoder, p *rtPath) {
 					if !more {
 						break
 					}
-					k0 := string(kb)
+					k0 := d.keyString(kb)
 					if _, dup := m0[k0]; dup {
 						d.dup = true
 					}

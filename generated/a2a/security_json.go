@@ -199,7 +199,7 @@ func (x *AuthorizationCodeOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 					if !more {
 						break
 					}
-					k0 := string(kb)
+					k0 := d.keyString(kb)
 					if _, dup := m0[k0]; dup {
 						d.dup = true
 					}
@@ -385,7 +385,7 @@ func (x *ClientCredentialsOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 					if !more {
 						break
 					}
-					k0 := string(kb)
+					k0 := d.keyString(kb)
 					if _, dup := m0[k0]; dup {
 						d.dup = true
 					}
@@ -559,7 +559,7 @@ func (x *DeviceCodeOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 					if !more {
 						break
 					}
-					k0 := string(kb)
+					k0 := d.keyString(kb)
 					if _, dup := m0[k0]; dup {
 						d.dup = true
 					}
@@ -848,7 +848,7 @@ func (x *ImplicitOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 					if !more {
 						break
 					}
-					k0 := string(kb)
+					k0 := d.keyString(kb)
 					if _, dup := m0[k0]; dup {
 						d.dup = true
 					}
@@ -1564,7 +1564,7 @@ func (x *PasswordOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 					if !more {
 						break
 					}
-					k0 := string(kb)
+					k0 := d.keyString(kb)
 					if _, dup := m0[k0]; dup {
 						d.dup = true
 					}
@@ -1694,7 +1694,7 @@ func (x *SecurityRequirement) decodeJSON(d *rtDecoder, p *rtPath) {
 					if !more {
 						break
 					}
-					k0 := string(kb)
+					k0 := d.keyString(kb)
 					if _, dup := m0[k0]; dup {
 						d.dup = true
 					}

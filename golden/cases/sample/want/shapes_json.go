@@ -437,7 +437,7 @@ func (x *Shape) decodeJSON(d *rtDecoder, p *rtPath) {
 					if !more {
 						break
 					}
-					k0 := string(kb)
+					k0 := d.keyString(kb)
 					if _, dup := m0[k0]; dup {
 						d.dup = true
 					}
@@ -495,7 +495,7 @@ func (x *Shape) decodeJSON(d *rtDecoder, p *rtPath) {
 					if !more {
 						break
 					}
-					k0 := string(kb)
+					k0 := d.keyString(kb)
 					if _, dup := m0[k0]; dup {
 						d.dup = true
 					}
