@@ -331,26 +331,6 @@ func trimHistory(t *a2a.Task, n *int32) {
 	}
 }
 
-func cloneTask(t a2a.Task) a2a.Task {
-	b, err := t.MarshalJSON()
-	if err != nil {
-		return t
-	}
-	var out a2a.Task
-	if err := out.UnmarshalJSON(b); err != nil {
-		return t
-	}
-	return out
-}
+func cloneTask(t a2a.Task) a2a.Task { return *t.Clone() }
 
-func cloneStatus(st *a2a.TaskStatus) *a2a.TaskStatus {
-	if st == nil {
-		return nil
-	}
-	c := *st
-	if st.Message != nil {
-		m := *st.Message
-		c.Message = &m
-	}
-	return &c
-}
+func cloneStatus(st *a2a.TaskStatus) *a2a.TaskStatus { return st.Clone() }

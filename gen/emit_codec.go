@@ -142,6 +142,7 @@ func genCodec(f *jen.File, types []*model.Type) {
 		}
 		genDecode(f, t)
 		genEncode(f, t)
+		genClone(f, t)
 	}
 }
 

@@ -3,6 +3,7 @@ package golden
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	sample "github.com/a2abind/a2abind/golden/cases/sample/want"
@@ -167,5 +168,36 @@ func TestSampleErrorsAreIdentifiedByToken(t *testing.T) {
 	}
 	if !stuck.Retryable() || bad.Retryable() || stuck.HTTPStatus != 409 {
 		t.Fatal("table data lost")
+	}
+}
+
+func TestSampleCloneSharesNothing(t *testing.T) {
+	depth := int32(3)
+	orig := &sample.Shape{ID: "6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10", Color: sample.ColorRed, Tags: []string{"a"},
+		Sizes: map[string]int32{"w": 1}, Layers: []sample.Layer{{Name: "l"}}, Named: map[string]sample.Layer{"n": {Name: "n"}},
+		Depth: &depth, Blob: []byte{1, 2}, Meta: map[string]any{"k": []any{map[string]any{"deep": "v"}}},
+		Body: sample.ShapeNote{Value: map[string]any{"x": []any{1.0}}}}
+	c := orig.Clone()
+	if !reflect.DeepEqual(c, orig) {
+		t.Fatal("the clone differs")
+	}
+	c.Tags[0] = "changed"
+	c.Sizes["w"] = 9
+	c.Layers[0].Name = "changed"
+	c.Named["n"] = sample.Layer{Name: "changed"}
+	*c.Depth = 9
+	c.Blob[0] = 9
+	c.Meta["k"].([]any)[0].(map[string]any)["deep"] = "changed"
+	c.Body.(sample.ShapeNote).Value.(map[string]any)["x"].([]any)[0] = 9.0
+	want := &sample.Shape{ID: "6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10", Color: sample.ColorRed, Tags: []string{"a"},
+		Sizes: map[string]int32{"w": 1}, Layers: []sample.Layer{{Name: "l"}}, Named: map[string]sample.Layer{"n": {Name: "n"}},
+		Depth: &depth, Blob: []byte{1, 2}, Meta: map[string]any{"k": []any{map[string]any{"deep": "v"}}},
+		Body: sample.ShapeNote{Value: map[string]any{"x": []any{1.0}}}}
+	*want.Depth = 3
+	if !reflect.DeepEqual(orig, want) {
+		t.Fatalf("changing the clone changed the original: %+v", orig)
+	}
+	if (*sample.Shape)(nil).Clone() != nil {
+		t.Fatal("nil clone")
 	}
 }

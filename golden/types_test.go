@@ -99,6 +99,15 @@ func roundTripOf[T any](tb testing.TB, data []byte) []byte {
 	if err := json.Unmarshal(out, &second); err != nil {
 		tb.Fatalf("json.Unmarshal of the re-encoded payload: %v\n%s", err, out)
 	}
+	// The generated Clone copies the value exactly.
+	if clone := reflect.ValueOf(&first).MethodByName("Clone"); clone.IsValid() {
+		c := clone.Call(nil)[0].Elem().Interface()
+		if !reflect.DeepEqual(c, any(first)) {
+			tb.Errorf("Clone differs from the value:\n%s", cmp.Diff(any(first), c, rawJSONEqual))
+		}
+	} else {
+		tb.Errorf("%T has no Clone method", first)
+	}
 	// reflect.DeepEqual first: cmp is far slower on deeply nested values.
 	if !reflect.DeepEqual(first, second) && !cmp.Equal(first, second, rawJSONEqual) {
 		tb.Errorf("decode(encode(decode(p))) differs from decode(p) (-first +second):\n%s\nre-encoded: %s", cmp.Diff(first, second, rawJSONEqual), out)

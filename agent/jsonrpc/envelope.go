@@ -95,17 +95,25 @@ func EncodeRequest(id json.RawMessage, method a2a.Method, params any) ([]byte, e
 	}{Version, id, method, p})
 }
 
-// EncodeResult builds a success response.
+// EncodeResult builds a success response. A result with its own
+// MarshalJSON (every generated type) is encoded by it directly.
 func EncodeResult(id json.RawMessage, result any) ([]byte, error) {
-	r, err := json.Marshal(result)
+	var r []byte
+	var err error
+	if m, ok := result.(json.Marshaler); ok {
+		r, err = m.MarshalJSON()
+	} else {
+		r, err = json.Marshal(result)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  json.RawMessage `json:"result"`
-	}{Version, nullID(id), r})
+	b := make([]byte, 0, len(r)+64)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, nullID(id)...)
+	b = append(b, `,"result":`...)
+	b = append(b, r...)
+	return append(b, '}'), nil
 }
 
 // EncodeError builds an error response laid out for the binding.

@@ -47,7 +47,7 @@ func decodeParams(m a2a.Method, raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	p := spec.params()
-	if err := json.Unmarshal(raw, p); err != nil {
+	if err := p.(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
 		return nil, err
 	}
 	return p, nil

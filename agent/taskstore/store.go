@@ -13,6 +13,7 @@ package taskstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -105,15 +106,7 @@ type ContextInfo struct {
 const DefaultPageSize = 50
 
 func clone(r Record) Record {
-	// Records are copied through their JSON form so that callers never share
-	// slices or maps with the store.
-	b, err := encode(r)
-	if err != nil {
-		return r
-	}
-	out, err := decode(b)
-	if err != nil {
-		return r
-	}
-	return out
+	r.Task = *r.Task.Clone()
+	r.MessageIDs = slices.Clone(r.MessageIDs)
+	return r
 }

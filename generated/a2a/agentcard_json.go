@@ -179,6 +179,33 @@ func (x AgentCapabilities) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *AgentCapabilities) Clone() *AgentCapabilities {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.Streaming != nil {
+		v := *x.Streaming
+		c.Streaming = &v
+	}
+	if x.PushNotifications != nil {
+		v := *x.PushNotifications
+		c.PushNotifications = &v
+	}
+	if x.Extensions != nil {
+		c.Extensions = make([]AgentExtension, len(x.Extensions))
+		for i0 := range x.Extensions {
+			c.Extensions[i0] = *(&x.Extensions[i0]).Clone()
+		}
+	}
+	if x.ExtendedAgentCard != nil {
+		v := *x.ExtendedAgentCard
+		c.ExtendedAgentCard = &v
+	}
+	return &c
+}
+
 // decodeJSON reads a AgentCard object, recording type mismatches in d.
 func (x *AgentCard) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -713,6 +740,58 @@ func (x AgentCard) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *AgentCard) Clone() *AgentCard {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.SupportedInterfaces != nil {
+		c.SupportedInterfaces = make([]AgentInterface, len(x.SupportedInterfaces))
+		for i0 := range x.SupportedInterfaces {
+			c.SupportedInterfaces[i0] = *(&x.SupportedInterfaces[i0]).Clone()
+		}
+	}
+	c.Provider = x.Provider.Clone()
+	if x.DocumentationURL != nil {
+		v := *x.DocumentationURL
+		c.DocumentationURL = &v
+	}
+	c.Capabilities = x.Capabilities.Clone()
+	if x.SecuritySchemes != nil {
+		m0 := make(map[string]SecurityScheme, len(x.SecuritySchemes))
+		for k0, e0 := range x.SecuritySchemes {
+			m0[k0] = *(&e0).Clone()
+		}
+		c.SecuritySchemes = m0
+	}
+	if x.SecurityRequirements != nil {
+		c.SecurityRequirements = make([]SecurityRequirement, len(x.SecurityRequirements))
+		for i0 := range x.SecurityRequirements {
+			c.SecurityRequirements[i0] = *(&x.SecurityRequirements[i0]).Clone()
+		}
+	}
+	c.DefaultInputModes = slices.Clone(x.DefaultInputModes)
+	c.DefaultOutputModes = slices.Clone(x.DefaultOutputModes)
+	if x.Skills != nil {
+		c.Skills = make([]AgentSkill, len(x.Skills))
+		for i0 := range x.Skills {
+			c.Skills[i0] = *(&x.Skills[i0]).Clone()
+		}
+	}
+	if x.Signatures != nil {
+		c.Signatures = make([]AgentCardSignature, len(x.Signatures))
+		for i0 := range x.Signatures {
+			c.Signatures[i0] = *(&x.Signatures[i0]).Clone()
+		}
+	}
+	if x.IconURL != nil {
+		v := *x.IconURL
+		c.IconURL = &v
+	}
+	return &c
+}
+
 // decodeJSON reads a AgentCardSignature object, recording type mismatches in d.
 func (x *AgentCardSignature) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -835,6 +914,16 @@ func (x *AgentCardSignature) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x AgentCardSignature) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *AgentCardSignature) Clone() *AgentCardSignature {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Header = rtCloneObject(x.Header)
+	return &c
 }
 
 // decodeJSON reads a AgentExtension object, recording type mismatches in d.
@@ -985,6 +1074,16 @@ func (x AgentExtension) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *AgentExtension) Clone() *AgentExtension {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Params = rtCloneObject(x.Params)
+	return &c
+}
+
 // decodeJSON reads a AgentInterface object, recording type mismatches in d.
 func (x *AgentInterface) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -1124,6 +1223,15 @@ func (x AgentInterface) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *AgentInterface) Clone() *AgentInterface {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
+}
+
 // decodeJSON reads a AgentProvider object, recording type mismatches in d.
 func (x *AgentProvider) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -1223,6 +1331,15 @@ func (x *AgentProvider) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x AgentProvider) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *AgentProvider) Clone() *AgentProvider {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }
 
 // decodeJSON reads a AgentSkill object, recording type mismatches in d.
@@ -1543,4 +1660,23 @@ func (x *AgentSkill) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x AgentSkill) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *AgentSkill) Clone() *AgentSkill {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Tags = slices.Clone(x.Tags)
+	c.Examples = slices.Clone(x.Examples)
+	c.InputModes = slices.Clone(x.InputModes)
+	c.OutputModes = slices.Clone(x.OutputModes)
+	if x.SecurityRequirements != nil {
+		c.SecurityRequirements = make([]SecurityRequirement, len(x.SecurityRequirements))
+		for i0 := range x.SecurityRequirements {
+			c.SecurityRequirements[i0] = *(&x.SecurityRequirements[i0]).Clone()
+		}
+	}
+	return &c
 }

@@ -5,6 +5,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 )
 
@@ -136,6 +137,16 @@ func (x *JSONRPCError) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x JSONRPCError) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *JSONRPCError) Clone() *JSONRPCError {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Data = rtCloneAny(x.Data)
+	return &c
 }
 
 // decodeJSON reads a JSONRPCRequest object, recording type mismatches in d.
@@ -279,6 +290,17 @@ func (x *JSONRPCRequest) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x JSONRPCRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *JSONRPCRequest) Clone() *JSONRPCRequest {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.ID = slices.Clone(x.ID)
+	c.Params = slices.Clone(x.Params)
+	return &c
 }
 
 // decodeJSON reads a JSONRPCResponse object, recording type mismatches in d.
@@ -449,4 +471,20 @@ func (x *JSONRPCResponse) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x JSONRPCResponse) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *JSONRPCResponse) Clone() *JSONRPCResponse {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.ID = slices.Clone(x.ID)
+	switch m := x.Outcome.(type) {
+	case JSONRPCResponseResult:
+		c.Outcome = JSONRPCResponseResult(slices.Clone(m))
+	case *JSONRPCError:
+		c.Outcome = m.Clone()
+	}
+	return &c
 }

@@ -3,6 +3,8 @@
 
 package a2a
 
+import "slices"
+
 // decodeJSON reads a Message object, recording type mismatches in d.
 func (x *Message) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -290,6 +292,24 @@ func (x Message) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *Message) Clone() *Message {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.Parts != nil {
+		c.Parts = make([]Part, len(x.Parts))
+		for i0 := range x.Parts {
+			c.Parts[i0] = *(&x.Parts[i0]).Clone()
+		}
+	}
+	c.Metadata = rtCloneObject(x.Metadata)
+	c.Extensions = slices.Clone(x.Extensions)
+	c.ReferenceTaskIDs = slices.Clone(x.ReferenceTaskIDs)
+	return &c
+}
+
 // decodeJSON reads a Part object, recording type mismatches in d.
 func (x *Part) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -518,4 +538,20 @@ func (x *Part) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x Part) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *Part) Clone() *Part {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Metadata = rtCloneObject(x.Metadata)
+	switch m := x.Content.(type) {
+	case PartRaw:
+		c.Content = PartRaw(slices.Clone(m))
+	case PartData:
+		c.Content = PartData{Value: rtCloneAny(m.Value)}
+	}
+	return &c
 }

@@ -4,6 +4,7 @@
 package a2a
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -134,6 +135,16 @@ func (x CancelTaskRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *CancelTaskRequest) Clone() *CancelTaskRequest {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Metadata = rtCloneObject(x.Metadata)
+	return &c
+}
+
 // decodeJSON reads a DeleteTaskPushNotificationConfigRequest object, recording type mismatches in d.
 func (x *DeleteTaskPushNotificationConfigRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -255,6 +266,15 @@ func (x DeleteTaskPushNotificationConfigRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *DeleteTaskPushNotificationConfigRequest) Clone() *DeleteTaskPushNotificationConfigRequest {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
+}
+
 // decodeJSON reads a Empty object, recording type mismatches in d.
 func (x *Empty) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -318,6 +338,15 @@ func (x *Empty) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x Empty) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *Empty) Clone() *Empty {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }
 
 // decodeJSON reads a GetExtendedAgentCardRequest object, recording type mismatches in d.
@@ -403,6 +432,15 @@ func (x *GetExtendedAgentCardRequest) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x GetExtendedAgentCardRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *GetExtendedAgentCardRequest) Clone() *GetExtendedAgentCardRequest {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }
 
 // decodeJSON reads a GetTaskPushNotificationConfigRequest object, recording type mismatches in d.
@@ -524,6 +562,15 @@ func (x *GetTaskPushNotificationConfigRequest) appendJSON(b []byte) ([]byte, err
 // MarshalJSON encodes x in its wire form.
 func (x GetTaskPushNotificationConfigRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *GetTaskPushNotificationConfigRequest) Clone() *GetTaskPushNotificationConfigRequest {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }
 
 // decodeJSON reads a GetTaskRequest object, recording type mismatches in d.
@@ -648,6 +695,19 @@ func (x *GetTaskRequest) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x GetTaskRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *GetTaskRequest) Clone() *GetTaskRequest {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.HistoryLength != nil {
+		v := *x.HistoryLength
+		c.HistoryLength = &v
+	}
+	return &c
 }
 
 // decodeJSON reads a ListTaskPushNotificationConfigsRequest object, recording type mismatches in d.
@@ -793,6 +853,15 @@ func (x ListTaskPushNotificationConfigsRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *ListTaskPushNotificationConfigsRequest) Clone() *ListTaskPushNotificationConfigsRequest {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
+}
+
 // decodeJSON reads a ListTaskPushNotificationConfigsResponse object, recording type mismatches in d.
 func (x *ListTaskPushNotificationConfigsResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -919,6 +988,21 @@ func (x *ListTaskPushNotificationConfigsResponse) appendJSON(b []byte) ([]byte, 
 // MarshalJSON encodes x in its wire form.
 func (x ListTaskPushNotificationConfigsResponse) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *ListTaskPushNotificationConfigsResponse) Clone() *ListTaskPushNotificationConfigsResponse {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.Configs != nil {
+		c.Configs = make([]TaskPushNotificationConfig, len(x.Configs))
+		for i0 := range x.Configs {
+			c.Configs[i0] = *(&x.Configs[i0]).Clone()
+		}
+	}
+	return &c
 }
 
 // decodeJSON reads a ListTasksRequest object, recording type mismatches in d.
@@ -1164,6 +1248,27 @@ func (x ListTasksRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *ListTasksRequest) Clone() *ListTasksRequest {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.PageSize != nil {
+		v := *x.PageSize
+		c.PageSize = &v
+	}
+	if x.HistoryLength != nil {
+		v := *x.HistoryLength
+		c.HistoryLength = &v
+	}
+	if x.IncludeArtifacts != nil {
+		v := *x.IncludeArtifacts
+		c.IncludeArtifacts = &v
+	}
+	return &c
+}
+
 // decodeJSON reads a ListTasksResponse object, recording type mismatches in d.
 func (x *ListTasksResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -1337,6 +1442,21 @@ func (x *ListTasksResponse) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x ListTasksResponse) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *ListTasksResponse) Clone() *ListTasksResponse {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.Tasks != nil {
+		c.Tasks = make([]Task, len(x.Tasks))
+		for i0 := range x.Tasks {
+			c.Tasks[i0] = *(&x.Tasks[i0]).Clone()
+		}
+	}
+	return &c
 }
 
 // decodeJSON reads a SendMessageConfiguration object, recording type mismatches in d.
@@ -1515,6 +1635,21 @@ func (x SendMessageConfiguration) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *SendMessageConfiguration) Clone() *SendMessageConfiguration {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.AcceptedOutputModes = slices.Clone(x.AcceptedOutputModes)
+	c.TaskPushNotificationConfig = x.TaskPushNotificationConfig.Clone()
+	if x.HistoryLength != nil {
+		v := *x.HistoryLength
+		c.HistoryLength = &v
+	}
+	return &c
+}
+
 // decodeJSON reads a SendMessageRequest object, recording type mismatches in d.
 func (x *SendMessageRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -1683,6 +1818,18 @@ func (x SendMessageRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *SendMessageRequest) Clone() *SendMessageRequest {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Message = x.Message.Clone()
+	c.Configuration = x.Configuration.Clone()
+	c.Metadata = rtCloneObject(x.Metadata)
+	return &c
+}
+
 // decodeJSON reads a SubscribeToTaskRequest object, recording type mismatches in d.
 func (x *SubscribeToTaskRequest) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -1784,4 +1931,13 @@ func (x *SubscribeToTaskRequest) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x SubscribeToTaskRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *SubscribeToTaskRequest) Clone() *SubscribeToTaskRequest {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }

@@ -106,6 +106,15 @@ func (x AuthenticationInfo) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *AuthenticationInfo) Clone() *AuthenticationInfo {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
+}
+
 // decodeJSON reads a TaskPushNotificationConfig object, recording type mismatches in d.
 func (x *TaskPushNotificationConfig) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -298,4 +307,14 @@ func (x *TaskPushNotificationConfig) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x TaskPushNotificationConfig) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *TaskPushNotificationConfig) Clone() *TaskPushNotificationConfig {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Authentication = x.Authentication.Clone()
+	return &c
 }

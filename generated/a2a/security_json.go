@@ -129,6 +129,15 @@ func (x APIKeySecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *APIKeySecurityScheme) Clone() *APIKeySecurityScheme {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
+}
+
 // decodeJSON reads a AuthorizationCodeOAuthFlow object, recording type mismatches in d.
 func (x *AuthorizationCodeOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -328,6 +337,16 @@ func (x AuthorizationCodeOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *AuthorizationCodeOAuthFlow) Clone() *AuthorizationCodeOAuthFlow {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Scopes = maps.Clone(x.Scopes)
+	return &c
+}
+
 // decodeJSON reads a ClientCredentialsOAuthFlow object, recording type mismatches in d.
 func (x *ClientCredentialsOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -487,6 +506,16 @@ func (x *ClientCredentialsOAuthFlow) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x ClientCredentialsOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *ClientCredentialsOAuthFlow) Clone() *ClientCredentialsOAuthFlow {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Scopes = maps.Clone(x.Scopes)
+	return &c
 }
 
 // decodeJSON reads a DeviceCodeOAuthFlow object, recording type mismatches in d.
@@ -668,6 +697,16 @@ func (x DeviceCodeOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *DeviceCodeOAuthFlow) Clone() *DeviceCodeOAuthFlow {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Scopes = maps.Clone(x.Scopes)
+	return &c
+}
+
 // decodeJSON reads a HTTPAuthSecurityScheme object, recording type mismatches in d.
 func (x *HTTPAuthSecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -789,6 +828,15 @@ func (x *HTTPAuthSecurityScheme) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x HTTPAuthSecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *HTTPAuthSecurityScheme) Clone() *HTTPAuthSecurityScheme {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }
 
 // decodeJSON reads a ImplicitOAuthFlow object, recording type mismatches in d.
@@ -947,6 +995,16 @@ func (x ImplicitOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *ImplicitOAuthFlow) Clone() *ImplicitOAuthFlow {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Scopes = maps.Clone(x.Scopes)
+	return &c
+}
+
 // decodeJSON reads a MutualTlsSecurityScheme object, recording type mismatches in d.
 func (x *MutualTlsSecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -1030,6 +1088,15 @@ func (x *MutualTlsSecurityScheme) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x MutualTlsSecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *MutualTlsSecurityScheme) Clone() *MutualTlsSecurityScheme {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }
 
 // decodeJSON reads a OAuth2SecurityScheme object, recording type mismatches in d.
@@ -1164,6 +1231,16 @@ func (x *OAuth2SecurityScheme) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x OAuth2SecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *OAuth2SecurityScheme) Clone() *OAuth2SecurityScheme {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Flows = x.Flows.Clone()
+	return &c
 }
 
 // decodeJSON reads a OAuthFlows object, recording type mismatches in d.
@@ -1404,6 +1481,27 @@ func (x OAuthFlows) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *OAuthFlows) Clone() *OAuthFlows {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	switch m := x.Flow.(type) {
+	case *AuthorizationCodeOAuthFlow:
+		c.Flow = m.Clone()
+	case *ClientCredentialsOAuthFlow:
+		c.Flow = m.Clone()
+	case *ImplicitOAuthFlow:
+		c.Flow = m.Clone()
+	case *PasswordOAuthFlow:
+		c.Flow = m.Clone()
+	case *DeviceCodeOAuthFlow:
+		c.Flow = m.Clone()
+	}
+	return &c
+}
+
 // decodeJSON reads a OpenIdConnectSecurityScheme object, recording type mismatches in d.
 func (x *OpenIdConnectSecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -1505,6 +1603,15 @@ func (x *OpenIdConnectSecurityScheme) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x OpenIdConnectSecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *OpenIdConnectSecurityScheme) Clone() *OpenIdConnectSecurityScheme {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }
 
 // decodeJSON reads a PasswordOAuthFlow object, recording type mismatches in d.
@@ -1663,6 +1770,16 @@ func (x PasswordOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *PasswordOAuthFlow) Clone() *PasswordOAuthFlow {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Scopes = maps.Clone(x.Scopes)
+	return &c
+}
+
 // decodeJSON reads a SecurityRequirement object, recording type mismatches in d.
 func (x *SecurityRequirement) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -1781,6 +1898,22 @@ func (x *SecurityRequirement) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x SecurityRequirement) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *SecurityRequirement) Clone() *SecurityRequirement {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.Schemes != nil {
+		m0 := make(map[string]StringList, len(x.Schemes))
+		for k0, e0 := range x.Schemes {
+			m0[k0] = *(&e0).Clone()
+		}
+		c.Schemes = m0
+	}
+	return &c
 }
 
 // decodeJSON reads a SecurityScheme object, recording type mismatches in d.
@@ -2021,6 +2154,27 @@ func (x SecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *SecurityScheme) Clone() *SecurityScheme {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	switch m := x.Scheme.(type) {
+	case *APIKeySecurityScheme:
+		c.Scheme = m.Clone()
+	case *HTTPAuthSecurityScheme:
+		c.Scheme = m.Clone()
+	case *OAuth2SecurityScheme:
+		c.Scheme = m.Clone()
+	case *OpenIdConnectSecurityScheme:
+		c.Scheme = m.Clone()
+	case *MutualTlsSecurityScheme:
+		c.Scheme = m.Clone()
+	}
+	return &c
+}
+
 // decodeJSON reads a StringList object, recording type mismatches in d.
 func (x *StringList) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -2123,4 +2277,14 @@ func (x *StringList) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x StringList) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *StringList) Clone() *StringList {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.List = slices.Clone(x.List)
+	return &c
 }

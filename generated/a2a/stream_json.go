@@ -139,6 +139,21 @@ func (x SendMessageResponse) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *SendMessageResponse) Clone() *SendMessageResponse {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	switch m := x.Payload.(type) {
+	case *Task:
+		c.Payload = m.Clone()
+	case *Message:
+		c.Payload = m.Clone()
+	}
+	return &c
+}
+
 // decodeJSON reads a StreamResponse object, recording type mismatches in d.
 func (x *StreamResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -341,4 +356,23 @@ func (x *StreamResponse) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x StreamResponse) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *StreamResponse) Clone() *StreamResponse {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	switch m := x.Payload.(type) {
+	case *Task:
+		c.Payload = m.Clone()
+	case *Message:
+		c.Payload = m.Clone()
+	case *TaskStatusUpdateEvent:
+		c.Payload = m.Clone()
+	case *TaskArtifactUpdateEvent:
+		c.Payload = m.Clone()
+	}
+	return &c
 }

@@ -3,7 +3,10 @@
 
 package a2a
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // decodeJSON reads a Artifact object, recording type mismatches in d.
 func (x *Artifact) decodeJSON(d *rtDecoder, p *rtPath) {
@@ -233,6 +236,23 @@ func (x *Artifact) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x Artifact) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *Artifact) Clone() *Artifact {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.Parts != nil {
+		c.Parts = make([]Part, len(x.Parts))
+		for i0 := range x.Parts {
+			c.Parts[i0] = *(&x.Parts[i0]).Clone()
+		}
+	}
+	c.Metadata = rtCloneObject(x.Metadata)
+	c.Extensions = slices.Clone(x.Extensions)
+	return &c
 }
 
 // decodeJSON reads a Task object, recording type mismatches in d.
@@ -476,6 +496,29 @@ func (x Task) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *Task) Clone() *Task {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Status = x.Status.Clone()
+	if x.Artifacts != nil {
+		c.Artifacts = make([]Artifact, len(x.Artifacts))
+		for i0 := range x.Artifacts {
+			c.Artifacts[i0] = *(&x.Artifacts[i0]).Clone()
+		}
+	}
+	if x.History != nil {
+		c.History = make([]Message, len(x.History))
+		for i0 := range x.History {
+			c.History[i0] = *(&x.History[i0]).Clone()
+		}
+	}
+	c.Metadata = rtCloneObject(x.Metadata)
+	return &c
+}
+
 // decodeJSON reads a TaskArtifactUpdateEvent object, recording type mismatches in d.
 func (x *TaskArtifactUpdateEvent) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -669,6 +712,17 @@ func (x TaskArtifactUpdateEvent) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *TaskArtifactUpdateEvent) Clone() *TaskArtifactUpdateEvent {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Artifact = x.Artifact.Clone()
+	c.Metadata = rtCloneObject(x.Metadata)
+	return &c
+}
+
 // decodeJSON reads a TaskStatus object, recording type mismatches in d.
 func (x *TaskStatus) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -810,6 +864,16 @@ func (x *TaskStatus) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x TaskStatus) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *TaskStatus) Clone() *TaskStatus {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Message = x.Message.Clone()
+	return &c
 }
 
 // decodeJSON reads a TaskStatusUpdateEvent object, recording type mismatches in d.
@@ -963,4 +1027,15 @@ func (x *TaskStatusUpdateEvent) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x TaskStatusUpdateEvent) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *TaskStatusUpdateEvent) Clone() *TaskStatusUpdateEvent {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Status = x.Status.Clone()
+	c.Metadata = rtCloneObject(x.Metadata)
+	return &c
 }

@@ -153,6 +153,19 @@ func (x AsleepResponse) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *AsleepResponse) Clone() *AsleepResponse {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.RetryAfterSec != nil {
+		v := *x.RetryAfterSec
+		c.RetryAfterSec = &v
+	}
+	return &c
+}
+
 // decodeJSON reads a OfflineErrorData object, recording type mismatches in d.
 func (x *OfflineErrorData) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -306,6 +319,19 @@ func (x OfflineErrorData) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *OfflineErrorData) Clone() *OfflineErrorData {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	if x.RetryAfterSec != nil {
+		v := *x.RetryAfterSec
+		c.RetryAfterSec = &v
+	}
+	return &c
+}
+
 // decodeJSON reads a QueueFullResponse object, recording type mismatches in d.
 func (x *QueueFullResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -456,4 +482,13 @@ func (x *QueueFullResponse) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x QueueFullResponse) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *QueueFullResponse) Clone() *QueueFullResponse {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }

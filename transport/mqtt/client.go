@@ -278,7 +278,11 @@ func (c *Client) run(ctx context.Context, r *request, onItem func(Reply, bool) (
 
 // attempts runs the retry profile against one target.
 func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, onItem func(Reply, bool) (bool, error)) (a2a.Token, error) {
-	ex := &exchange{replies: make(chan inbound, 64)}
+	buf := 4 // a single reply, and the replies to earlier attempts
+	if r.streaming {
+		buf = 64
+	}
+	ex := &exchange{replies: make(chan inbound, buf)}
 	var corrs []string
 	defer func() {
 		c.mu.Lock()
@@ -290,7 +294,10 @@ func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, 
 	op := retry.New(c.profile, c.cfg.Jitter)
 	now := time.Now()
 	d := op.Start(target, now)
-	seen := map[[32]byte]bool{} // stream items already delivered (QoS 1 duplicates)
+	var seen map[[32]byte]bool // stream items already delivered (QoS 1 duplicates)
+	if r.streaming {
+		seen = map[[32]byte]bool{}
+	}
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {

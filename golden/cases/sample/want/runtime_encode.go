@@ -120,3 +120,35 @@ func rtAppendRaw(b []byte, raw []byte) ([]byte, error) {
 	}
 	return append(b, raw...), nil
 }
+
+// rtCloneAny deep-copies a free JSON value as decoded (maps, slices and
+// scalars).
+func rtCloneAny(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return rtCloneObject(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = rtCloneAny(e)
+		}
+		return out
+	case json.RawMessage:
+		return append(json.RawMessage(nil), x...)
+	case []byte:
+		return append([]byte(nil), x...)
+	}
+	return v
+}
+
+// rtCloneObject deep-copies a free JSON object (protobuf Struct).
+func rtCloneObject(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = rtCloneAny(v)
+	}
+	return out
+}

@@ -135,6 +135,17 @@ func (x Call) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *Call) Clone() *Call {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.ID = slices.Clone(x.ID)
+	c.Args = slices.Clone(x.Args)
+	return &c
+}
+
 // decodeJSON reads a Circle object, recording type mismatches in d.
 func (x *Circle) decodeJSON(d *rtDecoder, p *rtPath) {
 	if !d.openObject(p) {
@@ -224,6 +235,15 @@ func (x *Circle) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x Circle) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *Circle) Clone() *Circle {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }
 
 // decodeJSON reads a Layer object, recording type mismatches in d.
@@ -333,6 +353,15 @@ func (x *Layer) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x Layer) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *Layer) Clone() *Layer {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
 }
 
 // decodeJSON reads a Shape object, recording type mismatches in d.
@@ -928,4 +957,40 @@ func (x *Shape) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x Shape) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *Shape) Clone() *Shape {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Tags = slices.Clone(x.Tags)
+	c.Sizes = maps.Clone(x.Sizes)
+	if x.Layers != nil {
+		c.Layers = make([]Layer, len(x.Layers))
+		for i0 := range x.Layers {
+			c.Layers[i0] = *(&x.Layers[i0]).Clone()
+		}
+	}
+	if x.Named != nil {
+		m0 := make(map[string]Layer, len(x.Named))
+		for k0, e0 := range x.Named {
+			m0[k0] = *(&e0).Clone()
+		}
+		c.Named = m0
+	}
+	if x.Depth != nil {
+		v := *x.Depth
+		c.Depth = &v
+	}
+	c.Blob = slices.Clone(x.Blob)
+	c.Meta = rtCloneObject(x.Meta)
+	switch m := x.Body.(type) {
+	case *Circle:
+		c.Body = m.Clone()
+	case ShapeNote:
+		c.Body = ShapeNote{Value: rtCloneAny(m.Value)}
+	}
+	return &c
 }
