@@ -286,9 +286,10 @@ func (a *Agent) onPublish(pr paho.PublishReceived) {
 	}
 	a.inflight.Add(1)
 	a.mu.Unlock()
+	received := time.Now()
 	go func() {
 		defer a.inflight.Done()
-		a.handle(a.reqCtx, p, pooled)
+		a.handle(a.reqCtx, p, pooled, received)
 	}()
 }
 
@@ -327,12 +328,19 @@ func (s *replySink) Send(ctx context.Context, r agent.Reply) error {
 }
 
 // handle checks one request's binding metadata, then serves it.
-func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool) {
+func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool, received time.Time) {
 	sink := &replySink{a: a, topic: p.Properties.ResponseTopic, corr: p.Properties.CorrelationData, pooled: pooled, binding: jsonrpc.BindingMQTT}
 	answer := func(e *a2a.Error) {
 		_ = sink.Send(ctx, agent.Reply{Err: e, Final: true})
 	}
-	if exp := p.Properties.MessageExpiry; exp != nil && *exp == 0 {
+	// Message Expiry is the request's remaining lifetime when the broker
+	// delivered it: past it, the request is answered request_expired
+	// instead of being processed.
+	expired := func() bool {
+		exp := p.Properties.MessageExpiry
+		return exp != nil && time.Since(received) >= time.Duration(*exp)*time.Second
+	}
+	if expired() {
 		answer(a2a.NewError(a2a.TokenRequestExpired, "the request expired before it was processed"))
 		return
 	}
@@ -364,6 +372,10 @@ func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool) {
 			return
 		}
 		call.Caller = caller
+	}
+	if expired() {
+		answer(a2a.NewError(a2a.TokenRequestExpired, "the request expired before it was processed"))
+		return
 	}
 	if err := a.cfg.Server.Serve(ctx, call, sink); err != nil && ctx.Err() == nil {
 		a.log.Error("mqtt: serving a request", "agent", a.clientID, "method", req.Method, "err", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/internal/mqtttest"
 )
 
 // fastProfile keeps retry tests short; nothing asserts on time.
@@ -68,95 +69,96 @@ func refHandler(id string) agent.HandlerFunc {
 }
 
 func TestClientStories(t *testing.T) {
-	b := startBroker(t, false)
-	store := taskstore.NewMemory(nil)
-	srv := agent.NewServer(refHandler("b"), agent.WithStore(store))
-	t.Cleanup(func() { srv.Close(context.Background()) })
-	startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
-	// The spawned instance: own connection and Client ID, no card, same store.
-	spawned := agent.NewServer(refHandler("b-c1"), agent.WithStore(store))
-	t.Cleanup(func() { spawned.Close(context.Background()) })
-	startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b-c1", Server: spawned})
-	c := startClient(t, b.URL(), "a")
-	ctx := testCtx(t)
+	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
+		store := taskstore.NewMemory(nil)
+		srv := agent.NewServer(refHandler("b"), agent.WithStore(store))
+		t.Cleanup(func() { srv.Close(context.Background()) })
+		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
+		// The spawned instance: own connection and Client ID, no card, same store.
+		spawned := agent.NewServer(refHandler("b-c1"), agent.WithStore(store))
+		t.Cleanup(func() { spawned.Close(context.Background()) })
+		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b-c1", Server: spawned})
+		c := startClient(t, b.URL(), "a")
+		ctx := testCtx(t)
 
-	t.Run("02 single reply", func(t *testing.T) {
-		res, err := c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hi")}}}, nil)
-		if err != nil || res.Task.Status.State != a2a.TaskStateCompleted || len(res.Task.Artifacts) != 1 {
-			t.Fatalf("%+v %v", res, err)
-		}
-		if _, err := uuid.Parse(res.Task.ID); err != nil {
-			t.Fatalf("requester-made Task.id %q", res.Task.ID)
-		}
-	})
-	t.Run("03 stream: the task first, then updates, then the terminal status", func(t *testing.T) {
-		var kinds []string
-		for it, err := range c.SendStreamingMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("stream")}}}, nil) {
-			if err != nil {
+		t.Run("02 single reply", func(t *testing.T) {
+			res, err := c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hi")}}}, nil)
+			if err != nil || res.Task.Status.State != a2a.TaskStateCompleted || len(res.Task.Artifacts) != 1 {
+				t.Fatalf("%+v %v", res, err)
+			}
+			if _, err := uuid.Parse(res.Task.ID); err != nil {
+				t.Fatalf("requester-made Task.id %q", res.Task.ID)
+			}
+		})
+		t.Run("03 stream: the task first, then updates, then the terminal status", func(t *testing.T) {
+			var kinds []string
+			for it, err := range c.SendStreamingMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("stream")}}}, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				kinds = append(kinds, kindOf(it))
+			}
+			if got := strings.Join(kinds, ","); got != "task,status:TASK_STATE_WORKING,artifact,artifact,status:TASK_STATE_COMPLETED" {
+				t.Fatal(got)
+			}
+		})
+		t.Run("08 multi-turn: resume after input required, follow-up turns share the context", func(t *testing.T) {
+			conv := c.NewConversation(Target{Agent: "b"})
+			first, err := conv.Turn(ctx, "ask me")
+			if err != nil || first.Task.Status.State != a2a.TaskStateInputRequired {
+				t.Fatalf("%+v %v", first, err)
+			}
+			done, err := conv.Resume(ctx, first.Task.ID, "the red one")
+			if err != nil || done.Task.ID != first.Task.ID || done.Task.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("%+v %v", done, err)
+			}
+			next, err := conv.Turn(ctx, "more")
+			if err != nil || next.Task.ContextID != conv.ContextID || next.Task.ID == first.Task.ID {
+				t.Fatalf("%+v %v", next, err)
+			}
+			if txt := string(next.Task.Artifacts[0].Parts[0].Content.(a2a.PartText)); !strings.Contains(txt, "context tasks before: 1") {
+				t.Fatal(txt)
+			}
+			// Mismatched contextId for an existing task.
+			_, err = c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{TaskID: first.Task.ID, ContextID: uuid.NewString(), Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil)
+			var e *a2a.Error
+			if !errors.As(err, &e) || e.Token != a2a.TokenInvalidParams {
+				t.Fatalf("%v", err)
+			}
+		})
+		t.Run("07 handover: follow-ups go to the new owner", func(t *testing.T) {
+			conv := c.NewConversation(Target{Agent: "b"})
+			res, err := conv.Turn(ctx, "handover please")
+			if err != nil || res.Responder != "b-c1" || res.Task.Status.State != a2a.TaskStateInputRequired {
+				t.Fatalf("%+v %v", res, err)
+			}
+			if tgt, _ := c.Route(res.Task.ID); tgt.Agent != "b-c1" {
+				t.Fatalf("route %+v", tgt)
+			}
+			done, err := conv.Resume(ctx, res.Task.ID, "large")
+			if err != nil || done.Task.Status.State != a2a.TaskStateCompleted || done.Task.ID != res.Task.ID {
+				t.Fatalf("%+v %v", done, err)
+			}
+			got, err := c.GetTask(ctx, res.Task.ID, nil, Target{})
+			if err != nil || got.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("%v %v", got, err)
+			}
+		})
+		t.Run("cancel, list and errors", func(t *testing.T) {
+			res, _ := c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("ask x")}}}, nil)
+			canceled, err := c.CancelTask(ctx, res.Task.ID, Target{})
+			if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
+				t.Fatalf("%v %v", canceled, err)
+			}
+			list, err := c.ListTasks(ctx, "b", &a2a.ListTasksRequest{ContextID: res.Task.ContextID})
+			if err != nil || list.TotalSize != 1 {
+				t.Fatalf("%+v %v", list, err)
+			}
+			_, err = c.GetTask(ctx, uuid.NewString(), nil, Target{Agent: "b"})
+			if !errors.Is(err, a2a.ErrTaskNotFound) {
 				t.Fatal(err)
 			}
-			kinds = append(kinds, kindOf(it))
-		}
-		if got := strings.Join(kinds, ","); got != "task,status:TASK_STATE_WORKING,artifact,artifact,status:TASK_STATE_COMPLETED" {
-			t.Fatal(got)
-		}
-	})
-	t.Run("08 multi-turn: resume after input required, follow-up turns share the context", func(t *testing.T) {
-		conv := c.NewConversation(Target{Agent: "b"})
-		first, err := conv.Turn(ctx, "ask me")
-		if err != nil || first.Task.Status.State != a2a.TaskStateInputRequired {
-			t.Fatalf("%+v %v", first, err)
-		}
-		done, err := conv.Resume(ctx, first.Task.ID, "the red one")
-		if err != nil || done.Task.ID != first.Task.ID || done.Task.Status.State != a2a.TaskStateCompleted {
-			t.Fatalf("%+v %v", done, err)
-		}
-		next, err := conv.Turn(ctx, "more")
-		if err != nil || next.Task.ContextID != conv.ContextID || next.Task.ID == first.Task.ID {
-			t.Fatalf("%+v %v", next, err)
-		}
-		if txt := string(next.Task.Artifacts[0].Parts[0].Content.(a2a.PartText)); !strings.Contains(txt, "context tasks before: 1") {
-			t.Fatal(txt)
-		}
-		// Mismatched contextId for an existing task.
-		_, err = c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{TaskID: first.Task.ID, ContextID: uuid.NewString(), Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil)
-		var e *a2a.Error
-		if !errors.As(err, &e) || e.Token != a2a.TokenInvalidParams {
-			t.Fatalf("%v", err)
-		}
-	})
-	t.Run("07 handover: follow-ups go to the new owner", func(t *testing.T) {
-		conv := c.NewConversation(Target{Agent: "b"})
-		res, err := conv.Turn(ctx, "handover please")
-		if err != nil || res.Responder != "b-c1" || res.Task.Status.State != a2a.TaskStateInputRequired {
-			t.Fatalf("%+v %v", res, err)
-		}
-		if tgt, _ := c.Route(res.Task.ID); tgt.Agent != "b-c1" {
-			t.Fatalf("route %+v", tgt)
-		}
-		done, err := conv.Resume(ctx, res.Task.ID, "large")
-		if err != nil || done.Task.Status.State != a2a.TaskStateCompleted || done.Task.ID != res.Task.ID {
-			t.Fatalf("%+v %v", done, err)
-		}
-		got, err := c.GetTask(ctx, res.Task.ID, nil, Target{})
-		if err != nil || got.Status.State != a2a.TaskStateCompleted {
-			t.Fatalf("%v %v", got, err)
-		}
-	})
-	t.Run("cancel, list and errors", func(t *testing.T) {
-		res, _ := c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("ask x")}}}, nil)
-		canceled, err := c.CancelTask(ctx, res.Task.ID, Target{})
-		if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
-			t.Fatalf("%v %v", canceled, err)
-		}
-		list, err := c.ListTasks(ctx, "b", &a2a.ListTasksRequest{ContextID: res.Task.ContextID})
-		if err != nil || list.TotalSize != 1 {
-			t.Fatalf("%+v %v", list, err)
-		}
-		_, err = c.GetTask(ctx, uuid.NewString(), nil, Target{Agent: "b"})
-		if !errors.Is(err, a2a.ErrTaskNotFound) {
-			t.Fatal(err)
-		}
+		})
 	})
 }
 
@@ -227,57 +229,59 @@ func rawResponder(t *testing.T, brokerURL, id string, answer func(n int, req mes
 }
 
 func TestClientRetriesWithFreshCorrelationAndStopsAtTheFirstReply(t *testing.T) {
-	b := startBroker(t, false)
-	var corrs []string
-	got := make(chan struct{}, 10)
-	rawResponder(t, b.URL(), "flaky", func(n int, req message) ([]byte, []string, bool) {
-		corrs = append(corrs, string(req.corr))
-		got <- struct{}{}
-		if n < 2 {
-			return nil, nil, false // the first attempt is lost
+	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
+		var corrs []string
+		got := make(chan struct{}, 10)
+		rawResponder(t, b.URL(), "flaky", func(n int, req message) ([]byte, []string, bool) {
+			corrs = append(corrs, string(req.corr))
+			got <- struct{}{}
+			if n < 2 {
+				return nil, nil, false // the first attempt is lost
+			}
+			id := jsonID(req.payload)
+			return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"task":{"id":"` + taskIDOf(req.payload) + `","status":{"state":"TASK_STATE_COMPLETED"}}}}`), nil, true
+		})
+		c := startClient(t, b.URL(), "a")
+		res, err := c.SendMessage(testCtx(t), Target{Agent: "flaky"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil)
+		if err != nil || res.Task.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("%+v %v", res, err)
 		}
-		id := jsonID(req.payload)
-		return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"task":{"id":"` + taskIDOf(req.payload) + `","status":{"state":"TASK_STATE_COMPLETED"}}}}`), nil, true
+		<-got
+		<-got
+		if len(corrs) != 2 || corrs[0] == corrs[1] {
+			t.Fatalf("attempts %v: want two with fresh Correlation Data", corrs)
+		}
 	})
-	c := startClient(t, b.URL(), "a")
-	res, err := c.SendMessage(testCtx(t), Target{Agent: "flaky"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil)
-	if err != nil || res.Task.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("%+v %v", res, err)
-	}
-	<-got
-	<-got
-	if len(corrs) != 2 || corrs[0] == corrs[1] {
-		t.Fatalf("attempts %v: want two with fresh Correlation Data", corrs)
-	}
 }
 
 func TestClientUnreachableHandoverTargetFallsBackToTheCardAgent(t *testing.T) {
-	b := startBroker(t, false)
-	// The card agent hands over to "gone", which never answers; after the
-	// retry profile the client falls back to the card agent.
-	var calls atomic.Int32
-	rawResponder(t, b.URL(), "card", func(n int, req message) ([]byte, []string, bool) {
-		calls.Add(1)
-		id := jsonID(req.payload)
-		state, user := "TASK_STATE_INPUT_REQUIRED", []string{mqttbind.PropResponderAgentID, "gone"}
-		if n > 1 {
-			state, user = "TASK_STATE_COMPLETED", nil
+	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
+		// The card agent hands over to "gone", which never answers; after the
+		// retry profile the client falls back to the card agent.
+		var calls atomic.Int32
+		rawResponder(t, b.URL(), "card", func(n int, req message) ([]byte, []string, bool) {
+			calls.Add(1)
+			id := jsonID(req.payload)
+			state, user := "TASK_STATE_INPUT_REQUIRED", []string{mqttbind.PropResponderAgentID, "gone"}
+			if n > 1 {
+				state, user = "TASK_STATE_COMPLETED", nil
+			}
+			return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"task":{"id":"` + taskIDOf(req.payload) + `","status":{"state":"` + state + `"}}}}`), user, true
+		})
+		c := startClient(t, b.URL(), "a")
+		ctx := testCtx(t)
+		res, err := c.SendMessage(ctx, Target{Agent: "card"}, &a2a.Message{ContextID: uuid.NewString(), Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil)
+		if err != nil || res.Responder != "gone" {
+			t.Fatalf("%+v %v", res, err)
 		}
-		return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"task":{"id":"` + taskIDOf(req.payload) + `","status":{"state":"` + state + `"}}}}`), user, true
+		done, err := c.SendMessage(ctx, Target{Agent: "card"}, &a2a.Message{TaskID: res.Task.ID, ContextID: res.Task.ContextID, Parts: []a2a.Part{{Content: a2a.PartText("y")}}}, nil)
+		if err != nil || done.Task.Status.State != a2a.TaskStateCompleted || calls.Load() != 2 {
+			t.Fatalf("%+v %v (card agent calls %d)", done, err, calls.Load())
+		}
+		if tgt, _ := c.Route(res.Task.ID); tgt.Agent != "card" {
+			t.Fatalf("route after fallback %+v", tgt)
+		}
 	})
-	c := startClient(t, b.URL(), "a")
-	ctx := testCtx(t)
-	res, err := c.SendMessage(ctx, Target{Agent: "card"}, &a2a.Message{ContextID: uuid.NewString(), Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil)
-	if err != nil || res.Responder != "gone" {
-		t.Fatalf("%+v %v", res, err)
-	}
-	done, err := c.SendMessage(ctx, Target{Agent: "card"}, &a2a.Message{TaskID: res.Task.ID, ContextID: res.Task.ContextID, Parts: []a2a.Part{{Content: a2a.PartText("y")}}}, nil)
-	if err != nil || done.Task.Status.State != a2a.TaskStateCompleted || calls.Load() != 2 {
-		t.Fatalf("%+v %v (card agent calls %d)", done, err, calls.Load())
-	}
-	if tgt, _ := c.Route(res.Task.ID); tgt.Agent != "card" {
-		t.Fatalf("route after fallback %+v", tgt)
-	}
 }
 
 func TestClientIgnoresUncorrelatedAndUnroutedReplies(t *testing.T) {

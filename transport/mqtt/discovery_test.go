@@ -5,46 +5,48 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/a2abind/a2abind/internal/mqtttest"
 	"github.com/a2abind/a2abind/statemachines/presence"
 )
 
 func TestWatchFollowsPresence(t *testing.T) {
-	b := startBroker(t, false)
-	w, err := Watch(testCtx(t), WatchConfig{Broker: b.URL(), Org: "acme", Unit: "lab"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close(context.Background()) })
-	next := func() presence.Change {
-		select {
-		case ch := <-w.Changes():
-			return ch
-		case <-testCtx(t).Done():
-			t.Fatal("no presence change")
+	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
+		w, err := Watch(testCtx(t), WatchConfig{Broker: b.URL(), Org: "acme", Unit: "lab"})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return presence.Change{}
-	}
-	srv := echoServer(t)
-	a := startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
-	if ch := next(); ch.Entry.Status() != presence.StatusOnline || ch.Entry.Source() != presence.SourceAgent || ch.Entry.Card.Name != "B" {
-		t.Fatalf("%+v", ch.Entry)
-	}
-	a.Kill()
-	if ch := next(); ch.Entry.Status() != presence.StatusOffline || ch.Entry.Source() != presence.SourceLWT || !ch.Entry.EverOnline {
-		t.Fatalf("%+v", ch.Entry)
-	}
-	if e, ok := w.Lookup("b"); !ok || e.Status() != presence.StatusOffline {
-		t.Fatalf("lookup %+v %v", e, ok)
-	}
-	// Another unit is outside the watch.
-	startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "other", ID: "x", Card: testCard("X"), Server: srv})
-	startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "c", Card: testCard("C"), Server: srv})
-	if ch := next(); ch.Entry.Key.Agent != "c" {
-		t.Fatalf("got %v: a watch must stay in its org/unit", ch.Entry.Key)
-	}
-	if w.Len() != 2 {
-		t.Fatalf("%d agents", w.Len())
-	}
+		t.Cleanup(func() { w.Close(context.Background()) })
+		next := func() presence.Change {
+			select {
+			case ch := <-w.Changes():
+				return ch
+			case <-testCtx(t).Done():
+				t.Fatal("no presence change")
+			}
+			return presence.Change{}
+		}
+		srv := echoServer(t)
+		a := startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
+		if ch := next(); ch.Entry.Status() != presence.StatusOnline || ch.Entry.Source() != presence.SourceAgent || ch.Entry.Card.Name != "B" {
+			t.Fatalf("%+v", ch.Entry)
+		}
+		a.Kill()
+		if ch := next(); ch.Entry.Status() != presence.StatusOffline || ch.Entry.Source() != presence.SourceLWT || !ch.Entry.EverOnline {
+			t.Fatalf("%+v", ch.Entry)
+		}
+		if e, ok := w.Lookup("b"); !ok || e.Status() != presence.StatusOffline {
+			t.Fatalf("lookup %+v %v", e, ok)
+		}
+		// Another unit is outside the watch.
+		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "other", ID: "x", Card: testCard("X"), Server: srv})
+		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "c", Card: testCard("C"), Server: srv})
+		if ch := next(); ch.Entry.Key.Agent != "c" {
+			t.Fatalf("got %v: a watch must stay in its org/unit", ch.Entry.Key)
+		}
+		if w.Len() != 2 {
+			t.Fatalf("%d agents", w.Len())
+		}
+	})
 }
 
 func TestWatchGetsEveryRetainedCard(t *testing.T) {

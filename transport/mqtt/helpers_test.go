@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/mqtttest"
 	"github.com/a2abind/a2abind/transport/mqtt/broker"
 )
 
@@ -244,4 +245,12 @@ func taskIDOf(payload []byte) string {
 	}
 	json.Unmarshal(payload, &r)
 	return r.Params.Message.TaskID
+}
+
+// forEachBroker runs fn against the embedded broker and against Debian's
+// mosquitto (which the test fails without, never skips).
+func forEachBroker(t *testing.T, fn func(t *testing.T, b mqtttest.Broker)) {
+	for _, b := range mqtttest.Brokers(t) {
+		t.Run(b.Name(), func(t *testing.T) { fn(t, b) })
+	}
 }
