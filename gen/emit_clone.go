@@ -53,7 +53,7 @@ func cloneStmts(r *model.Ref, dst lv, src jen.Code, top bool, depth int) []jen.C
 		return []jen.Code{jen.If(jen.Add(src).Op("!=").Nil()).Block(
 			jen.Id(m).Op(":=").Make(goType(r, false), jen.Len(src)),
 			jen.For(jen.List(jen.Id(k), jen.Id(e)).Op(":=").Range().Add(src)).Block(
-				append(cloneStmts(r.Elem, func() *jen.Statement { return jen.Id(m).Index(jen.Id(k)) }, jen.Id(e), false, depth+1))...,
+				cloneStmts(r.Elem, func() *jen.Statement { return jen.Id(m).Index(jen.Id(k)) }, jen.Id(e), false, depth+1)...,
 			),
 			dst().Op("=").Id(m),
 		)}
