@@ -326,3 +326,17 @@ func TestAliasedStringsStayIntact(t *testing.T) {
 		t.Fatalf("got %s, want %s", gb, wb)
 	}
 }
+
+func TestCloneAnySharesNothing(t *testing.T) {
+	orig := map[string]any{"a": []any{map[string]any{"b": "c"}, 1.0}, "raw": json.RawMessage(`{}`), "bytes": []byte{1}}
+	c := rtCloneObject(orig)
+	c["a"].([]any)[0].(map[string]any)["b"] = "changed"
+	c["raw"].(json.RawMessage)[0] = '['
+	c["bytes"].([]byte)[0] = 9
+	if orig["a"].([]any)[0].(map[string]any)["b"] != "c" || string(orig["raw"].(json.RawMessage)) != "{}" || orig["bytes"].([]byte)[0] != 1 {
+		t.Fatalf("the original changed: %v", orig)
+	}
+	if rtCloneObject(nil) != nil || rtCloneAny(nil) != nil || rtCloneAny("s") != "s" {
+		t.Fatal("nil or scalar clones")
+	}
+}
