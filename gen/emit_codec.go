@@ -246,6 +246,18 @@ func genDecode(f *jen.File, t *model.Type) {
 		jen.Return(jen.Id("v").Dot("err").Call()),
 	)
 
+	cmt(f, fmt.Sprintf("Parse%sJSON decodes data into a new %s and checks it as Validate%sJSON does,\nin one pass: the value is returned only when it is valid.", t.Name, t.Name, t.Name))
+	f.Func().Id("Parse"+t.Name+"JSON").Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(t.Name), jen.Error()).Block(
+		jen.Id("x").Op(":=").New(jen.Id(t.Name)),
+		jen.Var().Id("v").Id("rtValidator"),
+		jen.If(jen.Id("err").Op(":=").Id("rtDecodeMode").Call(jen.Id("data"), jen.Op("&").Id("v"), jen.True(), jen.False(), jen.Func().Params(jen.Id("d").Op("*").Id("rtDecoder")).Block(
+			jen.Op("*").Id("x").Op("=").Id(t.Name).Values(),
+			jen.Id("x").Dot("decodeJSON").Call(jen.Id("d"), jen.Nil()),
+		)), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
+		jen.Id("x").Dot("validate").Call(jen.Op("&").Id("v"), jen.Nil()),
+		jen.If(jen.Id("err").Op(":=").Id("v").Dot("err").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
+		jen.Return(jen.Id("x"), jen.Nil()),
+	)
 	cmt(f, fmt.Sprintf("Validate%sJSON checks that data is a valid %s: JSON syntax, every rule\nof the schema, and required members. It returns a *SyntaxError, a\n*ValidationError listing every violation, or nil.", t.Name, t.Name))
 	f.Func().Id("Validate"+t.Name+"JSON").Params(jen.Id("data").Index().Byte()).Error().Block(
 		jen.Var().Id("x").Id(t.Name),

@@ -143,13 +143,9 @@ type Response struct {
 // with FromWire. A payload that is not a JSON-RPC 2.0 response is an
 // invalid_agent_response error (returned, not set in Err).
 func DecodeResponse(data []byte, b Binding) (*Response, error) {
-	if err := a2a.ValidateJSONRPCResponseJSON(data); err != nil {
-		e := a2a.NewError(a2a.TokenInvalidAgentResponse, "not a JSON-RPC 2.0 response: "+err.Error())
-		return nil, e
-	}
-	var env a2a.JSONRPCResponse
-	if err := env.UnmarshalJSON(data); err != nil {
-		return nil, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
+	env, err := a2a.ParseJSONRPCResponseJSON(data)
+	if err != nil {
+		return nil, a2a.NewError(a2a.TokenInvalidAgentResponse, "not a JSON-RPC 2.0 response: "+err.Error())
 	}
 	r := &Response{ID: env.ID}
 	switch o := env.Outcome.(type) {

@@ -8,28 +8,33 @@ import (
 
 // methodSpec binds a method to its params and result types.
 type methodSpec struct {
-	params    func() any
-	validate  func([]byte) error
+	parse     func([]byte) (any, error)
 	streaming bool
 }
 
+// parser adapts a generated Parse<Type>JSON (decode and check in one pass).
+func parser[T any](parse func([]byte) (*T, error)) func([]byte) (any, error) {
+	return func(b []byte) (any, error) {
+		v, err := parse(b)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+}
+
 var methods = map[a2a.Method]methodSpec{
-	a2a.MethodSendMessage:          {func() any { return new(a2a.SendMessageRequest) }, a2a.ValidateSendMessageRequestJSON, false},
-	a2a.MethodSendStreamingMessage: {func() any { return new(a2a.SendMessageRequest) }, a2a.ValidateSendMessageRequestJSON, true},
-	a2a.MethodGetTask:              {func() any { return new(a2a.GetTaskRequest) }, a2a.ValidateGetTaskRequestJSON, false},
-	a2a.MethodListTasks:            {func() any { return new(a2a.ListTasksRequest) }, a2a.ValidateListTasksRequestJSON, false},
-	a2a.MethodCancelTask:           {func() any { return new(a2a.CancelTaskRequest) }, a2a.ValidateCancelTaskRequestJSON, false},
-	a2a.MethodSubscribeToTask:      {func() any { return new(a2a.SubscribeToTaskRequest) }, a2a.ValidateSubscribeToTaskRequestJSON, true},
-	a2a.MethodCreateTaskPushNotificationConfig: {func() any { return new(a2a.TaskPushNotificationConfig) },
-		a2a.ValidateTaskPushNotificationConfigJSON, false},
-	a2a.MethodGetTaskPushNotificationConfig: {func() any { return new(a2a.GetTaskPushNotificationConfigRequest) },
-		a2a.ValidateGetTaskPushNotificationConfigRequestJSON, false},
-	a2a.MethodListTaskPushNotificationConfigs: {func() any { return new(a2a.ListTaskPushNotificationConfigsRequest) },
-		a2a.ValidateListTaskPushNotificationConfigsRequestJSON, false},
-	a2a.MethodDeleteTaskPushNotificationConfig: {func() any { return new(a2a.DeleteTaskPushNotificationConfigRequest) },
-		a2a.ValidateDeleteTaskPushNotificationConfigRequestJSON, false},
-	a2a.MethodGetExtendedAgentCard: {func() any { return new(a2a.GetExtendedAgentCardRequest) },
-		a2a.ValidateGetExtendedAgentCardRequestJSON, false},
+	a2a.MethodSendMessage:                      {parser(a2a.ParseSendMessageRequestJSON), false},
+	a2a.MethodSendStreamingMessage:             {parser(a2a.ParseSendMessageRequestJSON), true},
+	a2a.MethodGetTask:                          {parser(a2a.ParseGetTaskRequestJSON), false},
+	a2a.MethodListTasks:                        {parser(a2a.ParseListTasksRequestJSON), false},
+	a2a.MethodCancelTask:                       {parser(a2a.ParseCancelTaskRequestJSON), false},
+	a2a.MethodSubscribeToTask:                  {parser(a2a.ParseSubscribeToTaskRequestJSON), true},
+	a2a.MethodCreateTaskPushNotificationConfig: {parser(a2a.ParseTaskPushNotificationConfigJSON), false},
+	a2a.MethodGetTaskPushNotificationConfig:    {parser(a2a.ParseGetTaskPushNotificationConfigRequestJSON), false},
+	a2a.MethodListTaskPushNotificationConfigs:  {parser(a2a.ParseListTaskPushNotificationConfigsRequestJSON), false},
+	a2a.MethodDeleteTaskPushNotificationConfig: {parser(a2a.ParseDeleteTaskPushNotificationConfigRequestJSON), false},
+	a2a.MethodGetExtendedAgentCard:             {parser(a2a.ParseGetExtendedAgentCardRequestJSON), false},
 }
 
 // Streaming reports whether a method answers with a stream of
@@ -39,16 +44,8 @@ func Streaming(m a2a.Method) bool { return methods[m].streaming }
 // decodeParams checks raw params against the method's schema and decodes
 // them into the method's params type.
 func decodeParams(m a2a.Method, raw json.RawMessage) (any, error) {
-	spec := methods[m]
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	if err := spec.validate(raw); err != nil {
-		return nil, err
-	}
-	p := spec.params()
-	if err := p.(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return methods[m].parse(raw)
 }

@@ -256,6 +256,9 @@ func checkNames(p *model.Package) error {
 			if err := claim("Validate"+t.Name+"JSON", t.Source+"#"+t.Ptr); err != nil {
 				return err
 			}
+			if err := claim("Parse"+t.Name+"JSON", t.Source+"#"+t.Ptr); err != nil {
+				return err
+			}
 		}
 	}
 	for _, c := range p.Constants {

@@ -763,7 +763,14 @@ func rtNormalize(data []byte) ([]byte, error) {
 // last occurrence wins as in encoding/json. It returns a syntax error, or nil
 // with any violations left in v.
 func rtDecode(data []byte, v *rtValidator, required bool, fn func(d *rtDecoder)) error {
-	d := rtDecoder{data: data, v: v, required: required, alias: required}
+	return rtDecodeMode(data, v, required, required, fn)
+}
+
+// rtDecodeMode is rtDecode with aliasing chosen apart from the required
+// checks: Parse<Type>JSON keeps its value, so it checks required members but
+// copies strings.
+func rtDecodeMode(data []byte, v *rtValidator, required, alias bool, fn func(d *rtDecoder)) error {
+	d := rtDecoder{data: data, v: v, required: required, alias: alias}
 	fn(&d)
 	d.end()
 	if d.syntax != nil {
@@ -777,7 +784,7 @@ func rtDecode(data []byte, v *rtValidator, required bool, fn func(d *rtDecoder))
 		return &SyntaxError{Msg: err.Error()}
 	}
 	v.violations = v.violations[:0]
-	d = rtDecoder{data: norm, v: v, required: required, alias: required}
+	d = rtDecoder{data: norm, v: v, required: required, alias: alias}
 	fn(&d)
 	d.end()
 	if d.syntax != nil {

@@ -106,6 +106,24 @@ func (x *AgentCapabilities) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseAgentCapabilitiesJSON decodes data into a new AgentCapabilities and checks it as ValidateAgentCapabilitiesJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAgentCapabilitiesJSON(data []byte) (*AgentCapabilities, error) {
+	x := new(AgentCapabilities)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = AgentCapabilities{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateAgentCapabilitiesJSON checks that data is a valid AgentCapabilities: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -515,6 +533,24 @@ func (x *AgentCard) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseAgentCardJSON decodes data into a new AgentCard and checks it as ValidateAgentCardJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAgentCardJSON(data []byte) (*AgentCard, error) {
+	x := new(AgentCard)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = AgentCard{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateAgentCardJSON checks that data is a valid AgentCard: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -864,6 +900,24 @@ func (x *AgentCardSignature) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseAgentCardSignatureJSON decodes data into a new AgentCardSignature and checks it as ValidateAgentCardSignatureJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAgentCardSignatureJSON(data []byte) (*AgentCardSignature, error) {
+	x := new(AgentCardSignature)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = AgentCardSignature{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateAgentCardSignatureJSON checks that data is a valid AgentCardSignature: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -1009,6 +1063,24 @@ func (x *AgentExtension) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseAgentExtensionJSON decodes data into a new AgentExtension and checks it as ValidateAgentExtensionJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAgentExtensionJSON(data []byte) (*AgentExtension, error) {
+	x := new(AgentExtension)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = AgentExtension{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateAgentExtensionJSON checks that data is a valid AgentExtension: JSON syntax, every rule
@@ -1169,6 +1241,24 @@ func (x *AgentInterface) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseAgentInterfaceJSON decodes data into a new AgentInterface and checks it as ValidateAgentInterfaceJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAgentInterfaceJSON(data []byte) (*AgentInterface, error) {
+	x := new(AgentInterface)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = AgentInterface{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateAgentInterfaceJSON checks that data is a valid AgentInterface: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -1289,6 +1379,24 @@ func (x *AgentProvider) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseAgentProviderJSON decodes data into a new AgentProvider and checks it as ValidateAgentProviderJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAgentProviderJSON(data []byte) (*AgentProvider, error) {
+	x := new(AgentProvider)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = AgentProvider{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateAgentProviderJSON checks that data is a valid AgentProvider: JSON syntax, every rule
@@ -1535,6 +1643,24 @@ func (x *AgentSkill) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseAgentSkillJSON decodes data into a new AgentSkill and checks it as ValidateAgentSkillJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAgentSkillJSON(data []byte) (*AgentSkill, error) {
+	x := new(AgentSkill)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = AgentSkill{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateAgentSkillJSON checks that data is a valid AgentSkill: JSON syntax, every rule

@@ -87,6 +87,24 @@ func (x *JSONRPCError) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseJSONRPCErrorJSON decodes data into a new JSONRPCError and checks it as ValidateJSONRPCErrorJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseJSONRPCErrorJSON(data []byte) (*JSONRPCError, error) {
+	x := new(JSONRPCError)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = JSONRPCError{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateJSONRPCErrorJSON checks that data is a valid JSONRPCError: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -228,6 +246,24 @@ func (x *JSONRPCRequest) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseJSONRPCRequestJSON decodes data into a new JSONRPCRequest and checks it as ValidateJSONRPCRequestJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseJSONRPCRequestJSON(data []byte) (*JSONRPCRequest, error) {
+	x := new(JSONRPCRequest)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = JSONRPCRequest{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateJSONRPCRequestJSON checks that data is a valid JSONRPCRequest: JSON syntax, every rule
@@ -402,6 +438,24 @@ func (x *JSONRPCResponse) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseJSONRPCResponseJSON decodes data into a new JSONRPCResponse and checks it as ValidateJSONRPCResponseJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseJSONRPCResponseJSON(data []byte) (*JSONRPCResponse, error) {
+	x := new(JSONRPCResponse)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = JSONRPCResponse{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateJSONRPCResponseJSON checks that data is a valid JSONRPCResponse: JSON syntax, every rule

@@ -176,6 +176,24 @@ func (x *Message) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseMessageJSON decodes data into a new Message and checks it as ValidateMessageJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseMessageJSON(data []byte) (*Message, error) {
+	x := new(Message)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = Message{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateMessageJSON checks that data is a valid Message: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -453,6 +471,24 @@ func (x *Part) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParsePartJSON decodes data into a new Part and checks it as ValidatePartJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParsePartJSON(data []byte) (*Part, error) {
+	x := new(Part)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = Part{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidatePartJSON checks that data is a valid Part: JSON syntax, every rule

@@ -81,6 +81,24 @@ func (x *CancelTaskRequest) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseCancelTaskRequestJSON decodes data into a new CancelTaskRequest and checks it as ValidateCancelTaskRequestJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseCancelTaskRequestJSON(data []byte) (*CancelTaskRequest, error) {
+	x := new(CancelTaskRequest)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = CancelTaskRequest{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateCancelTaskRequestJSON checks that data is a valid CancelTaskRequest: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -217,6 +235,24 @@ func (x *DeleteTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) err
 	return v.err()
 }
 
+// ParseDeleteTaskPushNotificationConfigRequestJSON decodes data into a new DeleteTaskPushNotificationConfigRequest and checks it as ValidateDeleteTaskPushNotificationConfigRequestJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseDeleteTaskPushNotificationConfigRequestJSON(data []byte) (*DeleteTaskPushNotificationConfigRequest, error) {
+	x := new(DeleteTaskPushNotificationConfigRequest)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = DeleteTaskPushNotificationConfigRequest{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateDeleteTaskPushNotificationConfigRequestJSON checks that data is a valid DeleteTaskPushNotificationConfigRequest: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -307,6 +343,24 @@ func (x *Empty) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseEmptyJSON decodes data into a new Empty and checks it as ValidateEmptyJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseEmptyJSON(data []byte) (*Empty, error) {
+	x := new(Empty)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = Empty{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateEmptyJSON checks that data is a valid Empty: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -393,6 +447,24 @@ func (x *GetExtendedAgentCardRequest) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseGetExtendedAgentCardRequestJSON decodes data into a new GetExtendedAgentCardRequest and checks it as ValidateGetExtendedAgentCardRequestJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseGetExtendedAgentCardRequestJSON(data []byte) (*GetExtendedAgentCardRequest, error) {
+	x := new(GetExtendedAgentCardRequest)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = GetExtendedAgentCardRequest{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateGetExtendedAgentCardRequestJSON checks that data is a valid GetExtendedAgentCardRequest: JSON syntax, every rule
@@ -513,6 +585,24 @@ func (x *GetTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) error 
 		return err
 	}
 	return v.err()
+}
+
+// ParseGetTaskPushNotificationConfigRequestJSON decodes data into a new GetTaskPushNotificationConfigRequest and checks it as ValidateGetTaskPushNotificationConfigRequestJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseGetTaskPushNotificationConfigRequestJSON(data []byte) (*GetTaskPushNotificationConfigRequest, error) {
+	x := new(GetTaskPushNotificationConfigRequest)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = GetTaskPushNotificationConfigRequest{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateGetTaskPushNotificationConfigRequestJSON checks that data is a valid GetTaskPushNotificationConfigRequest: JSON syntax, every rule
@@ -644,6 +734,24 @@ func (x *GetTaskRequest) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseGetTaskRequestJSON decodes data into a new GetTaskRequest and checks it as ValidateGetTaskRequestJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseGetTaskRequestJSON(data []byte) (*GetTaskRequest, error) {
+	x := new(GetTaskRequest)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = GetTaskRequest{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateGetTaskRequestJSON checks that data is a valid GetTaskRequest: JSON syntax, every rule
@@ -795,6 +903,24 @@ func (x *ListTaskPushNotificationConfigsRequest) UnmarshalJSON(data []byte) erro
 	return v.err()
 }
 
+// ParseListTaskPushNotificationConfigsRequestJSON decodes data into a new ListTaskPushNotificationConfigsRequest and checks it as ValidateListTaskPushNotificationConfigsRequestJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseListTaskPushNotificationConfigsRequestJSON(data []byte) (*ListTaskPushNotificationConfigsRequest, error) {
+	x := new(ListTaskPushNotificationConfigsRequest)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = ListTaskPushNotificationConfigsRequest{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateListTaskPushNotificationConfigsRequestJSON checks that data is a valid ListTaskPushNotificationConfigsRequest: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -929,6 +1055,24 @@ func (x *ListTaskPushNotificationConfigsResponse) UnmarshalJSON(data []byte) err
 		return err
 	}
 	return v.err()
+}
+
+// ParseListTaskPushNotificationConfigsResponseJSON decodes data into a new ListTaskPushNotificationConfigsResponse and checks it as ValidateListTaskPushNotificationConfigsResponseJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseListTaskPushNotificationConfigsResponseJSON(data []byte) (*ListTaskPushNotificationConfigsResponse, error) {
+	x := new(ListTaskPushNotificationConfigsResponse)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = ListTaskPushNotificationConfigsResponse{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateListTaskPushNotificationConfigsResponseJSON checks that data is a valid ListTaskPushNotificationConfigsResponse: JSON syntax, every rule
@@ -1160,6 +1304,24 @@ func (x *ListTasksRequest) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseListTasksRequestJSON decodes data into a new ListTasksRequest and checks it as ValidateListTasksRequestJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseListTasksRequestJSON(data []byte) (*ListTasksRequest, error) {
+	x := new(ListTasksRequest)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = ListTasksRequest{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateListTasksRequestJSON checks that data is a valid ListTasksRequest: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -1375,6 +1537,24 @@ func (x *ListTasksResponse) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseListTasksResponseJSON decodes data into a new ListTasksResponse and checks it as ValidateListTasksResponseJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseListTasksResponseJSON(data []byte) (*ListTasksResponse, error) {
+	x := new(ListTasksResponse)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = ListTasksResponse{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateListTasksResponseJSON checks that data is a valid ListTasksResponse: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -1561,6 +1741,24 @@ func (x *SendMessageConfiguration) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseSendMessageConfigurationJSON decodes data into a new SendMessageConfiguration and checks it as ValidateSendMessageConfigurationJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseSendMessageConfigurationJSON(data []byte) (*SendMessageConfiguration, error) {
+	x := new(SendMessageConfiguration)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = SendMessageConfiguration{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateSendMessageConfigurationJSON checks that data is a valid SendMessageConfiguration: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -1743,6 +1941,24 @@ func (x *SendMessageRequest) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseSendMessageRequestJSON decodes data into a new SendMessageRequest and checks it as ValidateSendMessageRequestJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseSendMessageRequestJSON(data []byte) (*SendMessageRequest, error) {
+	x := new(SendMessageRequest)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = SendMessageRequest{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateSendMessageRequestJSON checks that data is a valid SendMessageRequest: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -1887,6 +2103,24 @@ func (x *SubscribeToTaskRequest) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseSubscribeToTaskRequestJSON decodes data into a new SubscribeToTaskRequest and checks it as ValidateSubscribeToTaskRequestJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseSubscribeToTaskRequestJSON(data []byte) (*SubscribeToTaskRequest, error) {
+	x := new(SubscribeToTaskRequest)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = SubscribeToTaskRequest{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateSubscribeToTaskRequestJSON checks that data is a valid SubscribeToTaskRequest: JSON syntax, every rule

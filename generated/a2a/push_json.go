@@ -62,6 +62,24 @@ func (x *AuthenticationInfo) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseAuthenticationInfoJSON decodes data into a new AuthenticationInfo and checks it as ValidateAuthenticationInfoJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAuthenticationInfoJSON(data []byte) (*AuthenticationInfo, error) {
+	x := new(AuthenticationInfo)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = AuthenticationInfo{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateAuthenticationInfoJSON checks that data is a valid AuthenticationInfo: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -228,6 +246,24 @@ func (x *TaskPushNotificationConfig) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseTaskPushNotificationConfigJSON decodes data into a new TaskPushNotificationConfig and checks it as ValidateTaskPushNotificationConfigJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseTaskPushNotificationConfigJSON(data []byte) (*TaskPushNotificationConfig, error) {
+	x := new(TaskPushNotificationConfig)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = TaskPushNotificationConfig{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateTaskPushNotificationConfigJSON checks that data is a valid TaskPushNotificationConfig: JSON syntax, every rule

@@ -80,6 +80,24 @@ func (x *APIKeySecurityScheme) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseAPIKeySecuritySchemeJSON decodes data into a new APIKeySecurityScheme and checks it as ValidateAPIKeySecuritySchemeJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAPIKeySecuritySchemeJSON(data []byte) (*APIKeySecurityScheme, error) {
+	x := new(APIKeySecurityScheme)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = APIKeySecurityScheme{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateAPIKeySecuritySchemeJSON checks that data is a valid APIKeySecurityScheme: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -263,6 +281,24 @@ func (x *AuthorizationCodeOAuthFlow) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseAuthorizationCodeOAuthFlowJSON decodes data into a new AuthorizationCodeOAuthFlow and checks it as ValidateAuthorizationCodeOAuthFlowJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAuthorizationCodeOAuthFlowJSON(data []byte) (*AuthorizationCodeOAuthFlow, error) {
+	x := new(AuthorizationCodeOAuthFlow)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = AuthorizationCodeOAuthFlow{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateAuthorizationCodeOAuthFlowJSON checks that data is a valid AuthorizationCodeOAuthFlow: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -444,6 +480,24 @@ func (x *ClientCredentialsOAuthFlow) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseClientCredentialsOAuthFlowJSON decodes data into a new ClientCredentialsOAuthFlow and checks it as ValidateClientCredentialsOAuthFlowJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseClientCredentialsOAuthFlowJSON(data []byte) (*ClientCredentialsOAuthFlow, error) {
+	x := new(ClientCredentialsOAuthFlow)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = ClientCredentialsOAuthFlow{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateClientCredentialsOAuthFlowJSON checks that data is a valid ClientCredentialsOAuthFlow: JSON syntax, every rule
@@ -630,6 +684,24 @@ func (x *DeviceCodeOAuthFlow) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseDeviceCodeOAuthFlowJSON decodes data into a new DeviceCodeOAuthFlow and checks it as ValidateDeviceCodeOAuthFlowJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseDeviceCodeOAuthFlowJSON(data []byte) (*DeviceCodeOAuthFlow, error) {
+	x := new(DeviceCodeOAuthFlow)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = DeviceCodeOAuthFlow{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateDeviceCodeOAuthFlowJSON checks that data is a valid DeviceCodeOAuthFlow: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -777,6 +849,24 @@ func (x *HTTPAuthSecurityScheme) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseHTTPAuthSecuritySchemeJSON decodes data into a new HTTPAuthSecurityScheme and checks it as ValidateHTTPAuthSecuritySchemeJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseHTTPAuthSecuritySchemeJSON(data []byte) (*HTTPAuthSecurityScheme, error) {
+	x := new(HTTPAuthSecurityScheme)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = HTTPAuthSecurityScheme{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateHTTPAuthSecuritySchemeJSON checks that data is a valid HTTPAuthSecurityScheme: JSON syntax, every rule
@@ -933,6 +1023,24 @@ func (x *ImplicitOAuthFlow) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseImplicitOAuthFlowJSON decodes data into a new ImplicitOAuthFlow and checks it as ValidateImplicitOAuthFlowJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseImplicitOAuthFlowJSON(data []byte) (*ImplicitOAuthFlow, error) {
+	x := new(ImplicitOAuthFlow)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = ImplicitOAuthFlow{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateImplicitOAuthFlowJSON checks that data is a valid ImplicitOAuthFlow: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -1049,6 +1157,24 @@ func (x *MutualTlsSecurityScheme) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseMutualTlsSecuritySchemeJSON decodes data into a new MutualTlsSecurityScheme and checks it as ValidateMutualTlsSecuritySchemeJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseMutualTlsSecuritySchemeJSON(data []byte) (*MutualTlsSecurityScheme, error) {
+	x := new(MutualTlsSecurityScheme)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = MutualTlsSecurityScheme{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateMutualTlsSecuritySchemeJSON checks that data is a valid MutualTlsSecurityScheme: JSON syntax, every rule
@@ -1173,6 +1299,24 @@ func (x *OAuth2SecurityScheme) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseOAuth2SecuritySchemeJSON decodes data into a new OAuth2SecurityScheme and checks it as ValidateOAuth2SecuritySchemeJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseOAuth2SecuritySchemeJSON(data []byte) (*OAuth2SecurityScheme, error) {
+	x := new(OAuth2SecurityScheme)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = OAuth2SecurityScheme{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateOAuth2SecuritySchemeJSON checks that data is a valid OAuth2SecurityScheme: JSON syntax, every rule
@@ -1382,6 +1526,24 @@ func (x *OAuthFlows) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseOAuthFlowsJSON decodes data into a new OAuthFlows and checks it as ValidateOAuthFlowsJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseOAuthFlowsJSON(data []byte) (*OAuthFlows, error) {
+	x := new(OAuthFlows)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = OAuthFlows{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateOAuthFlowsJSON checks that data is a valid OAuthFlows: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -1561,6 +1723,24 @@ func (x *OpenIdConnectSecurityScheme) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseOpenIdConnectSecuritySchemeJSON decodes data into a new OpenIdConnectSecurityScheme and checks it as ValidateOpenIdConnectSecuritySchemeJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseOpenIdConnectSecuritySchemeJSON(data []byte) (*OpenIdConnectSecurityScheme, error) {
+	x := new(OpenIdConnectSecurityScheme)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = OpenIdConnectSecurityScheme{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateOpenIdConnectSecuritySchemeJSON checks that data is a valid OpenIdConnectSecurityScheme: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -1708,6 +1888,24 @@ func (x *PasswordOAuthFlow) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParsePasswordOAuthFlowJSON decodes data into a new PasswordOAuthFlow and checks it as ValidatePasswordOAuthFlowJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParsePasswordOAuthFlowJSON(data []byte) (*PasswordOAuthFlow, error) {
+	x := new(PasswordOAuthFlow)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = PasswordOAuthFlow{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidatePasswordOAuthFlowJSON checks that data is a valid PasswordOAuthFlow: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -1844,6 +2042,24 @@ func (x *SecurityRequirement) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseSecurityRequirementJSON decodes data into a new SecurityRequirement and checks it as ValidateSecurityRequirementJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseSecurityRequirementJSON(data []byte) (*SecurityRequirement, error) {
+	x := new(SecurityRequirement)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = SecurityRequirement{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateSecurityRequirementJSON checks that data is a valid SecurityRequirement: JSON syntax, every rule
@@ -2055,6 +2271,24 @@ func (x *SecurityScheme) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseSecuritySchemeJSON decodes data into a new SecurityScheme and checks it as ValidateSecuritySchemeJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseSecuritySchemeJSON(data []byte) (*SecurityScheme, error) {
+	x := new(SecurityScheme)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = SecurityScheme{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateSecuritySchemeJSON checks that data is a valid SecurityScheme: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -2231,6 +2465,24 @@ func (x *StringList) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseStringListJSON decodes data into a new StringList and checks it as ValidateStringListJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseStringListJSON(data []byte) (*StringList, error) {
+	x := new(StringList)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = StringList{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateStringListJSON checks that data is a valid StringList: JSON syntax, every rule

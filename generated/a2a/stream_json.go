@@ -79,6 +79,24 @@ func (x *SendMessageResponse) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseSendMessageResponseJSON decodes data into a new SendMessageResponse and checks it as ValidateSendMessageResponseJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseSendMessageResponseJSON(data []byte) (*SendMessageResponse, error) {
+	x := new(SendMessageResponse)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = SendMessageResponse{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateSendMessageResponseJSON checks that data is a valid SendMessageResponse: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -270,6 +288,24 @@ func (x *StreamResponse) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseStreamResponseJSON decodes data into a new StreamResponse and checks it as ValidateStreamResponseJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseStreamResponseJSON(data []byte) (*StreamResponse, error) {
+	x := new(StreamResponse)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = StreamResponse{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateStreamResponseJSON checks that data is a valid StreamResponse: JSON syntax, every rule

@@ -141,6 +141,24 @@ func (x *Artifact) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseArtifactJSON decodes data into a new Artifact and checks it as ValidateArtifactJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseArtifactJSON(data []byte) (*Artifact, error) {
+	x := new(Artifact)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = Artifact{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateArtifactJSON checks that data is a valid Artifact: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -390,6 +408,24 @@ func (x *Task) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseTaskJSON decodes data into a new Task and checks it as ValidateTaskJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseTaskJSON(data []byte) (*Task, error) {
+	x := new(Task)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = Task{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateTaskJSON checks that data is a valid Task: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -634,6 +670,24 @@ func (x *TaskArtifactUpdateEvent) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseTaskArtifactUpdateEventJSON decodes data into a new TaskArtifactUpdateEvent and checks it as ValidateTaskArtifactUpdateEventJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseTaskArtifactUpdateEventJSON(data []byte) (*TaskArtifactUpdateEvent, error) {
+	x := new(TaskArtifactUpdateEvent)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = TaskArtifactUpdateEvent{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateTaskArtifactUpdateEventJSON checks that data is a valid TaskArtifactUpdateEvent: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -808,6 +862,24 @@ func (x *TaskStatus) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseTaskStatusJSON decodes data into a new TaskStatus and checks it as ValidateTaskStatusJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseTaskStatusJSON(data []byte) (*TaskStatus, error) {
+	x := new(TaskStatus)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = TaskStatus{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateTaskStatusJSON checks that data is a valid TaskStatus: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -963,6 +1035,24 @@ func (x *TaskStatusUpdateEvent) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseTaskStatusUpdateEventJSON decodes data into a new TaskStatusUpdateEvent and checks it as ValidateTaskStatusUpdateEventJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseTaskStatusUpdateEventJSON(data []byte) (*TaskStatusUpdateEvent, error) {
+	x := new(TaskStatusUpdateEvent)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = TaskStatusUpdateEvent{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateTaskStatusUpdateEventJSON checks that data is a valid TaskStatusUpdateEvent: JSON syntax, every rule

@@ -99,6 +99,24 @@ func (x *AsleepResponse) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseAsleepResponseJSON decodes data into a new AsleepResponse and checks it as ValidateAsleepResponseJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseAsleepResponseJSON(data []byte) (*AsleepResponse, error) {
+	x := new(AsleepResponse)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = AsleepResponse{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateAsleepResponseJSON checks that data is a valid AsleepResponse: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -261,6 +279,24 @@ func (x *OfflineErrorData) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseOfflineErrorDataJSON decodes data into a new OfflineErrorData and checks it as ValidateOfflineErrorDataJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseOfflineErrorDataJSON(data []byte) (*OfflineErrorData, error) {
+	x := new(OfflineErrorData)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = OfflineErrorData{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateOfflineErrorDataJSON checks that data is a valid OfflineErrorData: JSON syntax, every rule
@@ -426,6 +462,24 @@ func (x *QueueFullResponse) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseQueueFullResponseJSON decodes data into a new QueueFullResponse and checks it as ValidateQueueFullResponseJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseQueueFullResponseJSON(data []byte) (*QueueFullResponse, error) {
+	x := new(QueueFullResponse)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = QueueFullResponse{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateQueueFullResponseJSON checks that data is a valid QueueFullResponse: JSON syntax, every rule

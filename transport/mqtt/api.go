@@ -2,7 +2,6 @@ package mqtt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"iter"
 
@@ -59,8 +58,8 @@ func (c *Client) SendMessage(ctx context.Context, to Target, msg *a2a.Message, c
 		taskID: m.TaskID, contextID: m.ContextID, target: to, opts: buildOpts(opts)}
 	var out *Result
 	err := c.run(ctx, r, func(rep Reply, _ bool) (bool, error) {
-		var resp a2a.SendMessageResponse
-		if err := resp.UnmarshalJSON(rep.Result); err != nil {
+		resp, err := a2a.ParseSendMessageResponseJSON(rep.Result)
+		if err != nil {
 			return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
 		}
 		out = &Result{Responder: rep.Responder}
@@ -107,11 +106,11 @@ func (c *Client) stream(ctx context.Context, r *request) iter.Seq2[Item, error] 
 	return func(yield func(Item, error) bool) {
 		stopped := false
 		err := c.run(ctx, r, func(rep Reply, _ bool) (bool, error) {
-			var item a2a.StreamResponse
-			if err := item.UnmarshalJSON(rep.Result); err != nil {
+			item, err := a2a.ParseStreamResponseJSON(rep.Result)
+			if err != nil {
 				return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
 			}
-			if !yield(Item{StreamResponse: item, Responder: rep.Responder}, nil) {
+			if !yield(Item{StreamResponse: *item, Responder: rep.Responder}, nil) {
 				stopped = true
 				return false, nil
 			}
@@ -135,12 +134,22 @@ func (c *Client) stream(ctx context.Context, r *request) iter.Seq2[Item, error] 
 	}
 }
 
-// single runs a one-reply operation and decodes its result into out.
-func (c *Client) single(ctx context.Context, r *request, out interface{ UnmarshalJSON([]byte) error }) (string, error) {
+// result is what single decodes into: a generated type.
+type result interface {
+	UnmarshalJSON([]byte) error
+	Validate() error
+}
+
+// single runs a one-reply operation and decodes its result into out; a
+// result that breaks its schema is invalid_agent_response.
+func (c *Client) single(ctx context.Context, r *request, out result) (string, error) {
 	responder := ""
 	err := c.run(ctx, r, func(rep Reply, _ bool) (bool, error) {
 		responder = rep.Responder
 		if err := out.UnmarshalJSON(rep.Result); err != nil {
+			return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
+		}
+		if err := out.Validate(); err != nil {
 			return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
 		}
 		return false, nil
@@ -226,17 +235,10 @@ func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, taskID str
 
 // DeleteTaskPushNotificationConfig deletes a push config of a task.
 func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, taskID, id string, to Target, opts ...CallOption) error {
-	var out rawResult
+	var out a2a.Empty
 	_, err := c.single(ctx, &request{method: a2a.MethodDeleteTaskPushNotificationConfig,
 		params: &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: taskID, ID: id}, taskID: taskID, target: to, opts: buildOpts(opts)}, &out)
 	return err
-}
-
-type rawResult struct{ json.RawMessage }
-
-func (r *rawResult) UnmarshalJSON(b []byte) error {
-	r.RawMessage = append(r.RawMessage[:0], b...)
-	return nil
 }
 
 // Conversation groups turns under one contextId (seed 004): each new turn

@@ -78,6 +78,24 @@ func (x *Call) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseCallJSON decodes data into a new Call and checks it as ValidateCallJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseCallJSON(data []byte) (*Call, error) {
+	x := new(Call)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = Call{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateCallJSON checks that data is a valid Call: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -197,6 +215,24 @@ func (x *Circle) UnmarshalJSON(data []byte) error {
 	return v.err()
 }
 
+// ParseCircleJSON decodes data into a new Circle and checks it as ValidateCircleJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseCircleJSON(data []byte) (*Circle, error) {
+	x := new(Circle)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = Circle{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // ValidateCircleJSON checks that data is a valid Circle: JSON syntax, every rule
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
@@ -309,6 +345,24 @@ func (x *Layer) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseLayerJSON decodes data into a new Layer and checks it as ValidateLayerJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseLayerJSON(data []byte) (*Layer, error) {
+	x := new(Layer)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = Layer{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateLayerJSON checks that data is a valid Layer: JSON syntax, every rule
@@ -742,6 +796,24 @@ func (x *Shape) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	return v.err()
+}
+
+// ParseShapeJSON decodes data into a new Shape and checks it as ValidateShapeJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseShapeJSON(data []byte) (*Shape, error) {
+	x := new(Shape)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = Shape{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // ValidateShapeJSON checks that data is a valid Shape: JSON syntax, every rule
