@@ -348,3 +348,15 @@ func TestDemoPasses(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestWatchPrintsOneLinePerChange: on a pipe, a2a watch prints one line per
+// presence change.
+func TestWatchPrintsOneLinePerChange(t *testing.T) {
+	b := mqtttest.StartEmbedded(t)
+	w := start(t, "watch", "--broker", b.URL(), "--org", "acme", "--unit", "watched")
+	w.waitFor(t, "watching $a2a/v1/discovery/acme/watched/+")
+	ag := start(t, "agent", "--broker", b.URL(), "--org", "acme", "--unit", "watched", "--id", "echo")
+	w.waitFor(t, "agent=echo status=online source=agent")
+	ag.cmd.Process.Signal(syscall.SIGTERM)
+	w.waitFor(t, "agent=echo status=offline source=agent")
+}
