@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"net/url"
 	"sync"
@@ -84,6 +85,8 @@ type rawClient struct {
 	// done is closed when the test ends; loops reading msgs stop on it.
 	done     chan struct{}
 	stopOnce sync.Once
+	// last is the previous message returned per topic, to skip duplicates.
+	last map[string]string
 }
 
 func (rc *rawClient) stop() { rc.stopOnce.Do(func() { close(rc.done) }) }
@@ -114,7 +117,7 @@ func (rc *rawClient) each(t *testing.T, fn func(message)) {
 func dialRaw(t *testing.T, brokerURL, clientID string, filters ...string) *rawClient {
 	t.Helper()
 	u, _ := url.Parse(brokerURL)
-	rc := &rawClient{msgs: make(chan message, 20000), done: make(chan struct{})}
+	rc := &rawClient{msgs: make(chan message, 20000), done: make(chan struct{}), last: map[string]string{}}
 	ready := make(chan struct{}, 1)
 	cfg := autopaho.ClientConfig{ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
@@ -164,16 +167,24 @@ func dialRaw(t *testing.T, brokerURL, clientID string, filters ...string) *rawCl
 	return rc
 }
 
-// next waits for the next message on a topic.
+// next waits for the next message on a topic. QoS 1 allows a duplicate
+// delivery: a message identical to the previous one on the topic (payload,
+// Correlation Data and properties) is skipped.
 func (rc *rawClient) next(t *testing.T, topic string) message {
 	t.Helper()
 	ctx := testCtx(t)
 	for {
 		select {
 		case m := <-rc.msgs:
-			if m.topic == topic {
-				return m
+			if m.topic != topic {
+				continue
 			}
+			key := string(m.payload) + "\x00" + string(m.corr) + "\x00" + fmt.Sprint(m.props)
+			if rc.last[topic] == key {
+				continue
+			}
+			rc.last[topic] = key
+			return m
 		case <-ctx.Done():
 			t.Fatalf("no message on %s", topic)
 		}
