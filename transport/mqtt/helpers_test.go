@@ -2,8 +2,8 @@ package mqtt
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"sync"
 	"testing"
