@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -359,4 +360,40 @@ func TestWatchPrintsOneLinePerChange(t *testing.T) {
 	w.waitFor(t, "agent=echo status=online source=agent")
 	ag.cmd.Process.Signal(syscall.SIGTERM)
 	w.waitFor(t, "agent=echo status=offline source=agent")
+}
+
+// TestBrokerDataSurvivesARestart: a2a broker --data keeps retained cards
+// across a restart.
+func TestBrokerDataSurvivesARestart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	data := t.TempDir()
+	url := "mqtt://" + addr
+	br := start(t, "broker", "--listen", addr, "--data", data)
+	br.waitFor(t, "listening on")
+	ag := start(t, "agent", "--broker", url, "--org", "acme", "--unit", "kept", "--id", "echo")
+	ag.waitFor(t, "online")
+	ag.cmd.Process.Signal(syscall.SIGTERM)
+	<-ag.done
+	br.cmd.Process.Signal(syscall.SIGTERM)
+	<-br.done
+	if code := br.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("broker exit %d\n%s", code, br.output())
+	}
+
+	br = start(t, "broker", "--listen", addr, "--data", data)
+	br.waitFor(t, "listening on")
+	w, err := a2amqtt.Watch(context.Background(), a2amqtt.WatchConfig{Broker: url, Org: "acme", Unit: "kept"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(context.Background())
+	e := waitStatus(t, w, "echo", presence.StatusOffline, presence.SourceAgent)
+	if e.Card == nil || e.Card.Name != "echo" {
+		t.Fatalf("card after the restart: %+v", e.Card)
+	}
 }
