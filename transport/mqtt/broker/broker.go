@@ -88,8 +88,9 @@ type Config struct {
 
 	// MaxPendingWrites is the size of each client's write queue; a message
 	// that finds it full is dropped. It costs 8 bytes a slot per connected
-	// client, allocated at connect. One subscription receives at least this
-	// many retained messages. 0 means DefaultMaxPendingWrites.
+	// client, allocated at connect. A new subscription receives all its
+	// retained messages when they are no more than this and MaxInflight.
+	// 0 means DefaultMaxPendingWrites.
 	MaxPendingWrites int32
 
 	// ReceiveMaximum is the Receive Maximum the broker announces in
@@ -105,10 +106,9 @@ type Config struct {
 // Broker is a running embedded broker. Its methods are safe for concurrent
 // use.
 type Broker struct {
-	srv    *mqtt.Server
-	ln     *listener
-	store  *store // nil without DataDir
-	status *statusHook
+	srv   *mqtt.Server
+	ln    *listener
+	store *store // nil without DataDir
 
 	closeOnce sync.Once
 	closeErr  error
@@ -133,11 +133,16 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 	srv := mqtt.New(opts)
 	b := &Broker{srv: srv}
 
-	if err := srv.AddHook(new(allowAll), nil); err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
-	}
+	// The hooks that work around mochi's defects (compat.go); the ordered
+	// takeover goes before the status hook, which marks a new connection
+	// online once the one it took over is gone.
+	takeover := newOrderedTakeover(srv)
+	hooks := []mqtt.Hook{new(allowAll), new(noSendQuota), newRetainGuard(), takeover}
 	if !cfg.mochiProblemInfo {
-		if err := srv.AddHook(new(publishProperties), nil); err != nil {
+		hooks = append(hooks, new(publishProperties))
+	}
+	for _, h := range hooks {
+		if err := srv.AddHook(h, nil); err != nil {
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 	}
@@ -158,8 +163,7 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 		}
 	}
 	if cfg.Status {
-		b.status = newStatusHook(srv)
-		if err := srv.AddHook(b.status, nil); err != nil {
+		if err := srv.AddHook(newStatusHook(srv), nil); err != nil {
 			return nil, errors.Join(fmt.Errorf("broker: %w", err), b.stopStore())
 		}
 	}
@@ -173,7 +177,8 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), b.stopStore())
 	}
-	b.ln = newListener(listenerID, nl)
+	b.ln = newListener(listenerID, nl, b.disconnectClients)
+	takeover.connDone, b.ln.onServed = b.ln.connDone, takeover.served
 	if err := srv.AddListener(b.ln); err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), nl.Close(), b.stopStore())
 	}
@@ -261,6 +266,20 @@ func (b *Broker) Close() error {
 		b.closeErr = errors.Join(err, b.storeErr())
 	})
 	return b.closeErr
+}
+
+// disconnectClients sends every connected client DISCONNECT (server
+// shutting down) and closes its connection. It stands in for mochi's own
+// (Clients.GetByListener), which takes the clients table's read lock twice
+// and so deadlocks Close when a client is being removed at the same
+// moment (seen here).
+func (b *Broker) disconnectClients() {
+	for _, cl := range b.srv.Clients.GetAll() {
+		if cl.Net.Listener == listenerID && !cl.Closed() {
+			// The error is the one the client is disconnected with.
+			_ = b.srv.DisconnectClient(cl, packets.ErrServerShuttingDown)
+		}
+	}
 }
 
 // stopStore closes the data directory of a broker that never served.

@@ -21,7 +21,8 @@ retained messages.
 
 # Settings, and why
 
-mochi's defaults change results without telling anyone, so [Start] sets:
+mochi (v2.7.9, its newest release) has defaults and defects that change
+results without telling anyone, so [Start] sets:
 
   - Capabilities.Compatibilities.NoInheritedPropertiesOnAck = true. By
     default mochi copies a QoS 1 PUBLISH's user properties into its PUBACK;
@@ -53,6 +54,34 @@ mochi's defaults change results without telling anyone, so [Start] sets:
     paho.golang sends that 0 whenever ConnectProperties is set with
     RequestProblemInfo left false (autopaho does as soon as a session
     expiry is set), so its clients would never see an a2a-* property.
+  - No send quota. For a client that announces a Receive Maximum, mochi
+    looks for held-back deliveries after every packet it reads from the
+    client, taking its in-flight table's read lock twice; a publisher asking
+    for the write lock in between deadlocks both, and every later publisher
+    to that client (seen here within seconds with eight QoS 1 publishers
+    and one subscriber). With the quota at zero mochi does not hold
+    deliveries back, which is a deviation: the broker does not limit what
+    it sends to the client's Receive Maximum (paho.golang then stops
+    reading until it has caught up; the TCP window does the rest).
+  - Retained messages are stored and read under one lock. mochi writes a
+    retained message's place in its topic tree under its own locks but
+    reads it, to send the retained messages of a new wildcard
+    subscription, under none: a discovery subscriber racing an agent's card
+    or Will is a data race (the race detector reports it; unguarded, a torn
+    string read). Delayed wills (Will Delay Interval) stay unguarded.
+  - A session takeover completes before the new connection goes on. When a
+    client connects with the Client ID of a connected one, mochi closes the
+    old connection and lets its goroutine tear it down while the new
+    connection proceeds. The old LWT card could then be retained after the
+    card the new connection has just published (discovery shows a connected
+    agent offline), and the old goroutine could remove the Client ID from
+    mochi's client table after the new connection was added (the new
+    connection stays open but receives nothing, and the next takeover does
+    not find it). The new connection waits (after CONNACK, before its first
+    packet is read, at most 10 s) until the old connection's goroutine has
+    returned, as mosquitto finishes the old connection first, and is then
+    put back into the client table, with its subscriptions, if the old one
+    removed them.
   - For clients, under [Config.Status], the broker sends no topic aliases
     (mochi would replace the topic of a repeated publish by an alias, which
     hides it from the status hook). mochi never offers aliases to clients
@@ -64,8 +93,23 @@ mochi's defaults change results without telling anyone, so [Start] sets:
 The listener is the package's own: it arms a 30 s deadline for the CONNECT
 packet (mochi's has none, and a connection that never sends CONNECT keeps a
 goroutine forever and makes mochi's Close wait for it forever), and
-[Broker.Close] closes every connection and waits for every goroutine it
+[Broker.Close] disconnects the clients itself (mochi's way takes the
+clients table's read lock twice, and deadlocks when a client is leaving at
+the same moment), closes every connection and waits for every goroutine it
 started.
+
+Two mochi behaviours remain, and clients must live with them:
+
+  - Packet identifiers are one table per client for both directions (MQTT
+    gives each direction its own), so a SUBSCRIBE or UNSUBSCRIBE whose
+    identifier equals that of a delivery the client has not acknowledged
+    yet is refused with reason code 0x91 (packet identifier in use), and an
+    inbound QoS 1 PUBLISH with such an identifier makes mochi forget its
+    own delivery (mochi issues #519 and #545). A client that subscribes
+    while messages are arriving should retry a SUBSCRIBE refused with 0x91.
+  - mochi sends SUBACK before the retained messages: a message published
+    while a SUBSCRIBE is being handled can arrive twice, live and then as a
+    retained message. Presence tables keyed by agent are unaffected.
 
 # Broker-managed status
 

@@ -13,24 +13,27 @@ import (
 // deadline for the CONNECT packet and, on Close, closes every connection it
 // accepted and waits for the goroutine serving each one.
 type listener struct {
-	id     string
-	ln     net.Listener
-	served chan struct{} // closed when Serve returns
+	id         string
+	ln         net.Listener
+	disconnect func()         // disconnects the broker's clients
+	served     chan struct{}  // closed when Serve returns
+	onServed   func(net.Conn) // called once a connection is served; set before Serve
 
 	mu     sync.Mutex
 	closed bool
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup // one per accepted connection
+	conns  map[net.Conn]chan struct{} // closed when the connection is served
+	wg     sync.WaitGroup             // one per accepted connection
 }
 
 var _ listeners.Listener = (*listener)(nil)
 
-func newListener(id string, ln net.Listener) *listener {
+func newListener(id string, ln net.Listener, disconnect func()) *listener {
 	return &listener{
-		id:     id,
-		ln:     ln,
-		served: make(chan struct{}),
-		conns:  make(map[net.Conn]struct{}),
+		id:         id,
+		ln:         ln,
+		disconnect: disconnect,
+		served:     make(chan struct{}),
+		conns:      make(map[net.Conn]chan struct{}),
 	}
 }
 
@@ -77,23 +80,47 @@ func (l *listener) track(conn net.Conn) bool {
 	if l.closed {
 		return false
 	}
-	l.conns[conn] = struct{}{}
+	l.conns[conn] = make(chan struct{})
 	l.wg.Add(1)
 	return true
 }
 
 func (l *listener) untrack(conn net.Conn) {
 	l.mu.Lock()
+	done := l.conns[conn]
 	delete(l.conns, conn)
 	l.mu.Unlock()
 	_ = conn.Close()
+	if l.onServed != nil {
+		l.onServed(conn)
+	}
+	close(done)
 	l.wg.Done()
 }
 
-// Close lets mochi disconnect its clients (closeClients sends each a
-// DISCONNECT), stops accepting, closes what is left (connections that have
-// not finished CONNECT) and waits until every connection is served.
-func (l *listener) Close(closeClients listeners.CloseFn) {
+// closedChan is returned for connections already served.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// connDone returns a channel closed once the goroutine serving conn has
+// returned.
+func (l *listener) connDone(conn net.Conn) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if done, ok := l.conns[conn]; ok {
+		return done
+	}
+	return closedChan
+}
+
+// Close disconnects the broker's clients (each gets a DISCONNECT), stops
+// accepting, closes what is left (connections that have not finished
+// CONNECT) and waits until every connection is served. mochi's
+// closeClients is not used: see Broker.disconnectClients.
+func (l *listener) Close(listeners.CloseFn) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -102,7 +129,7 @@ func (l *listener) Close(closeClients listeners.CloseFn) {
 	l.closed = true
 	l.mu.Unlock()
 
-	closeClients(l.id)
+	l.disconnect()
 	_ = l.ln.Close()
 
 	l.mu.Lock()

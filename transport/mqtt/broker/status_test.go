@@ -18,17 +18,19 @@ const (
 var lateID atomic.Int64
 
 // lateCard subscribes a new client to filter and returns the retained
-// message with payload it receives: mochi's retained path, which sends the
-// stored message to a new subscription.
+// message with payload it receives (the first retained message, for a nil
+// payload): mochi's retained path, which sends the stored message to a new
+// subscription. (mochi acknowledges a publish before forwarding it, so a
+// client subscribing right after a PUBACK may also get the message live:
+// those are skipped.)
 func lateCard(t *testing.T, b *Broker, filter string, payload []byte) *paho.Publish {
 	t.Helper()
 	c := connect(t, b.Addr(), fmt.Sprintf("late-%d", lateID.Add(1)))
 	c.subscribe(filter, 1)
-	m := c.await("the retained card", payloadIs(payload))
+	m := c.await("the retained card", func(m *paho.Publish) bool {
+		return m.Retain && (payload == nil || string(m.Payload) == string(payload))
+	})
 	c.disconnect()
-	if !m.Retain {
-		t.Errorf("card sent to a new subscription is not flagged retained")
-	}
 	return m
 }
 
