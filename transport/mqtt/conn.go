@@ -290,14 +290,30 @@ func subscribe(ctx context.Context, cm *autopaho.ConnectionManager, filters ...s
 	for i, f := range filters {
 		subs[i] = paho.SubscribeOptions{Topic: f, QoS: 1}
 	}
-	sa, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: subs})
-	if err != nil {
-		return fmt.Errorf("subscribe: %w", err)
-	}
-	for i, rc := range sa.Reasons {
-		if rc >= 0x80 && i < len(filters) {
-			return fmt.Errorf("subscribe %s refused: reason code 0x%02x", filters[i], rc)
+	// A broker may refuse a SUBSCRIBE with 0x91 (packet identifier in use)
+	// when its identifier collides with a delivery not yet acknowledged
+	// (mochi keeps one table for both directions): try again.
+	for attempt := 0; ; attempt++ {
+		sa, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: subs})
+		if err != nil {
+			return fmt.Errorf("subscribe: %w", err)
+		}
+		inUse := false
+		for i, rc := range sa.Reasons {
+			switch {
+			case rc == 0x91 && attempt < 4:
+				inUse = true
+			case rc >= 0x80 && i < len(filters):
+				return fmt.Errorf("subscribe %s refused: reason code 0x%02x", filters[i], rc)
+			}
+		}
+		if !inUse {
+			return nil
+		}
+		select {
+		case <-time.After(time.Duration(attempt+1) * 20 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	return nil
 }
