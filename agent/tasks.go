@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/fsm"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
@@ -75,11 +76,7 @@ func (s *Server) cancelTask(ctx context.Context, p *a2a.CancelTaskRequest, sink 
 		}
 		// The turn ended meanwhile: cancel what the store holds now.
 	}
-	rec, err := s.store.Get(ctx, p.ID)
-	if err != nil {
-		return fail(ctx, sink, asProtocolError(err))
-	}
-	st, err := tasklife.StateOf(rec.Task.Status.State)
+	rec, st, err := s.loadTask(ctx, p.ID)
 	if err != nil {
 		return fail(ctx, sink, asProtocolError(err))
 	}
@@ -100,11 +97,7 @@ func (s *Server) cancelTask(ctx context.Context, p *a2a.CancelTaskRequest, sink 
 // subscribeToTask streams the events of a live task, beginning with the
 // task itself; a task waiting for input gets the task as one final item.
 func (s *Server) subscribeToTask(ctx context.Context, p *a2a.SubscribeToTaskRequest, sink Sink) error {
-	rec, err := s.store.Get(ctx, p.ID)
-	if err != nil {
-		return fail(ctx, sink, asProtocolError(err))
-	}
-	st, err := tasklife.StateOf(rec.Task.Status.State)
+	rec, st, err := s.loadTask(ctx, p.ID)
 	if err != nil {
 		return fail(ctx, sink, asProtocolError(err))
 	}
@@ -116,4 +109,14 @@ func (s *Server) subscribeToTask(ctx context.Context, p *a2a.SubscribeToTaskRequ
 	}
 	t := rec.Task
 	return sink.Send(ctx, Reply{Result: &a2a.StreamResponse{Payload: &t}, Final: true, Responder: rec.Owner})
+}
+
+// loadTask reads a task and the lifecycle state its status stands for.
+func (s *Server) loadTask(ctx context.Context, id string) (taskstore.Record, fsm.TaskState, error) {
+	rec, err := s.store.Get(ctx, id)
+	if err != nil {
+		return taskstore.Record{}, 0, err
+	}
+	st, err := tasklife.StateOf(rec.Task.Status.State)
+	return rec, st, err
 }
