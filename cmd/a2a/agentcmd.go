@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/internal/refagent"
 )
 
@@ -30,14 +29,12 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *brokerURL == "" {
 		return fail(2, "--broker is required")
 	}
-	for _, f := range []struct{ name, v string }{{"org", *org}, {"unit", *unit}, {"id", *id}} {
-		if err := mqttbind.CheckIdentifier(f.name+"_id", f.v); err != nil {
-			return fail(2, "--%s: %v", f.name, err)
-		}
+	if err := checkIDs("org", *org, "unit", *unit, "id", *id); err != nil {
+		return err
 	}
 	if *pool != "" {
-		if err := mqttbind.CheckIdentifier("pool_id", *pool); err != nil {
-			return fail(2, "--pool: %v", err)
+		if err := checkIDs("pool", *pool); err != nil {
+			return err
 		}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/internal/refagent"
 )
 
@@ -120,6 +121,18 @@ func parse(fs *flag.FlagSet, args []string) error {
 			return flag.ErrHelp
 		}
 		return &exitError{code: 2}
+	}
+	return nil
+}
+
+// checkIDs refuses a flag value that cannot stand in a topic level; empty
+// values of optional flags are skipped by the caller. Pairs are flag name,
+// value.
+func checkIDs(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if err := mqttbind.CheckIdentifier(pairs[i], pairs[i+1]); err != nil {
+			return fail(2, "--%s: %v", pairs[i], err)
+		}
 	}
 	return nil
 }

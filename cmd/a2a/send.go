@@ -49,17 +49,15 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *as == "" {
 		*as = "send-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:8]
 	}
-	checks := []struct{ name, v string }{{"org", *org}, {"unit", *unit}, {"as", *as}}
+	ids := []string{"org", *org, "unit", *unit, "as", *as}
 	if *to != "" {
-		checks = append(checks, struct{ name, v string }{"to", *to})
+		ids = append(ids, "to", *to)
 	}
 	if *pool != "" {
-		checks = append(checks, struct{ name, v string }{"pool", *pool})
+		ids = append(ids, "pool", *pool)
 	}
-	for _, f := range checks {
-		if err := mqttbind.CheckIdentifier(f.name, f.v); err != nil {
-			return fail(2, "--%s: %v", f.name, err)
-		}
+	if err := checkIDs(ids...); err != nil {
+		return err
 	}
 	for _, f := range []struct{ name, v string }{{"task", *taskID}, {"context", *contextID}} {
 		if f.v != "" && !mqttbind.ValidUUID(f.v) {

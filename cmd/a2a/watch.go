@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/statemachines/presence"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
@@ -25,10 +24,8 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *brokerURL == "" {
 		return fail(2, "--broker is required")
 	}
-	for _, f := range []struct{ name, v string }{{"org", *org}, {"unit", *unit}} {
-		if err := mqttbind.CheckIdentifier(f.name+"_id", f.v); err != nil {
-			return fail(2, "--%s: %v", f.name, err)
-		}
+	if err := checkIDs("org", *org, "unit", *unit); err != nil {
+		return err
 	}
 	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Broker: *brokerURL, Org: *org, Unit: *unit})
 	if err != nil {
