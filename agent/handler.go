@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
@@ -36,13 +37,33 @@ type Turn struct {
 	// Resumed is set when the message resumes a task that asked for input
 	// or authentication.
 	Resumed bool
-	// Context holds the earlier tasks of the same context, oldest first.
-	Context []a2a.Task
 	// Caller is who sent the message, as the transport and the verifier
 	// established it.
 	Caller Caller
 
 	run *run
+	// prior are the ids of the context's other tasks when the turn
+	// started, oldest first.
+	prior []string
+}
+
+// ContextTasks returns the other tasks of the turn's context as they are
+// now, oldest first: the conversation so far. They are read from the store
+// when asked for, so a long context costs nothing to a turn that does not
+// look at it.
+func (t *Turn) ContextTasks(ctx context.Context) ([]a2a.Task, error) {
+	out := make([]a2a.Task, 0, len(t.prior))
+	for _, id := range t.prior {
+		r, err := t.run.s.store.Get(ctx, id)
+		if errors.Is(err, taskstore.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.Task)
+	}
+	return out, nil
 }
 
 // TaskID returns the task's id.

@@ -138,7 +138,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		}
 	}
 
-	prior := s.priorTasks(ctx, ctxInfo, current.Task.ID)
+	prior := priorTasks(ctxInfo, current.Task.ID)
 	started = true
 	locked = false
 	return s.start(current, msg, resumed, c.Caller, prior,
@@ -163,15 +163,12 @@ func (s *Server) attach(ctx context.Context, task a2a.Task, streaming, immediate
 	return sink.Send(ctx, Reply{Result: &a2a.SendMessageResponse{Payload: &snap}, Final: true, Responder: rec.Owner})
 }
 
-// priorTasks returns the context's other tasks, oldest first.
-func (s *Server) priorTasks(ctx context.Context, info taskstore.ContextInfo, self string) []a2a.Task {
-	var out []a2a.Task
+// priorTasks returns the ids of the context's other tasks, oldest first.
+func priorTasks(info taskstore.ContextInfo, self string) []string {
+	out := make([]string, 0, len(info.TaskIDs))
 	for _, id := range info.TaskIDs {
-		if id == self {
-			continue
-		}
-		if r, err := s.store.Get(ctx, id); err == nil {
-			out = append(out, r.Task)
+		if id != self {
+			out = append(out, id)
 		}
 	}
 	return out

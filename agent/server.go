@@ -217,7 +217,7 @@ type origin struct {
 // start runs a turn of the task in rec and answers the call o; the caller
 // holds the task's lock (released through unlock once the turn is
 // registered) and a slot, which the turn releases when the handler returns.
-func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, caller Caller, prior []a2a.Task, o origin, unlock func()) error {
+func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, caller Caller, prior []string, o origin, unlock func()) error {
 	st, err := tasklife.StateOf(rec.Task.Status.State)
 	if err != nil {
 		unlock()
@@ -227,7 +227,7 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 	ctx, cancel := context.WithCancel(s.base)
 	r := &run{s: s, cancel: cancel, done: make(chan struct{}),
 		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: cloneTask(rec.Task), responder: rec.Owner}
-	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Context: prior, Caller: caller, run: r}
+	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior}
 	s.mu.Lock()
 	s.runs[rec.Task.ID] = r
 	s.mu.Unlock()

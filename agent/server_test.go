@@ -160,7 +160,11 @@ func echo(calls *atomic.Int32) HandlerFunc {
 		if err := t.Working(ctx, "on it"); err != nil {
 			return err
 		}
-		text := fmt.Sprintf("%s (earlier tasks in context: %d)", t.Text(), len(t.Context))
+		earlier, err := t.ContextTasks(ctx)
+		if err != nil {
+			return err
+		}
+		text := fmt.Sprintf("%s (earlier tasks in context: %d)", t.Text(), len(earlier))
 		if err := t.Artifact(ctx, a2a.Artifact{ArtifactID: "a1", Parts: []a2a.Part{{Content: a2a.PartText(text)}}}, false, true); err != nil {
 			return err
 		}

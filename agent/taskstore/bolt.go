@@ -3,6 +3,7 @@ package taskstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -10,17 +11,35 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2abind/a2abind/generated/a2a"
 )
 
 var (
 	bucketTasks = []byte("tasks")
 	// bucketContexts indexes tasks by context: key contextId + 0x00 +
-	// taskId, empty value.
+	// taskId, value the task's Created and Updated times (two big-endian
+	// Unix nanosecond counts), so a context is read without its tasks.
 	bucketContexts = []byte("contexts")
 )
 
 func contextKey(ctxID, taskID string) []byte {
 	return append(append([]byte(ctxID), 0), taskID...)
+}
+
+// contextValue is the index value of a task: its Created and Updated times.
+func contextValue(r *Record) []byte {
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(r.Created.UnixNano()))
+	return binary.BigEndian.AppendUint64(v, uint64(r.Updated.UnixNano()))
+}
+
+// parseContextValue reads an index value; ok is false for one written
+// before the index held times (an empty value).
+func parseContextValue(v []byte) (created, updated time.Time, ok bool) {
+	if len(v) != 16 {
+		return time.Time{}, time.Time{}, false
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(v))), time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))), true
 }
 
 // Bolt is a durable Store in a bbolt database file: every change is
@@ -87,7 +106,7 @@ func (s *Bolt) Create(ctx context.Context, r Record) (Record, error) {
 			return err
 		}
 		if r.Task.ContextID != "" {
-			if err := tx.Bucket(bucketContexts).Put(contextKey(r.Task.ContextID, r.Task.ID), nil); err != nil {
+			if err := tx.Bucket(bucketContexts).Put(contextKey(r.Task.ContextID, r.Task.ID), contextValue(&r)); err != nil {
 				return err
 			}
 		}
@@ -149,6 +168,11 @@ func (s *Bolt) Update(ctx context.Context, id string, fn func(*Record) error) (R
 			return err
 		}
 		out = r
+		if r.Task.ContextID != "" {
+			if err := tx.Bucket(bucketContexts).Put(contextKey(r.Task.ContextID, id), contextValue(&r)); err != nil {
+				return err
+			}
+		}
 		return b.Put([]byte(id), data)
 	})
 	if err != nil {
@@ -195,8 +219,13 @@ func (s *Bolt) Context(ctx context.Context, id string) (ContextInfo, error) {
 		prefix := contextKey(id, "")
 		c := tx.Bucket(bucketContexts).Cursor()
 		tasks := tx.Bucket(bucketTasks)
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			data := tasks.Get(k[len(prefix):])
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			taskID := string(k[len(prefix):])
+			if created, updated, ok := parseContextValue(v); ok {
+				in = append(in, Record{Task: a2a.Task{ID: taskID, ContextID: id}, Created: created, Updated: updated})
+				continue
+			}
+			data := tasks.Get([]byte(taskID))
 			if data == nil {
 				continue
 			}

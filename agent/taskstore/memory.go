@@ -3,6 +3,7 @@ package taskstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,10 +15,20 @@ import (
 var ErrBadPageToken = a2a.NewError(a2a.TokenInvalidParams, "invalid page token")
 
 // Memory is a Store in memory. Its zero value is not usable; call NewMemory.
+// Records are copied in and out, so callers never share memory with the
+// store. A context lookup costs the size of the context, not of the store.
 type Memory struct {
-	mu    sync.Mutex
-	tasks map[string]Record
-	now   func() time.Time
+	mu       sync.Mutex
+	tasks    map[string]Record
+	contexts map[string]*memContext
+	now      func() time.Time
+}
+
+// memContext indexes one context: its tasks oldest first (by Created, then
+// id) and the latest Updated time among them.
+type memContext struct {
+	taskIDs    []string
+	lastActive time.Time
 }
 
 // NewMemory returns an empty in-memory store. now may be nil (time.Now).
@@ -25,7 +36,7 @@ func NewMemory(now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{tasks: map[string]Record{}, now: now}
+	return &Memory{tasks: map[string]Record{}, contexts: map[string]*memContext{}, now: now}
 }
 
 // Create implements Store.
@@ -37,9 +48,36 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 	}
 	t := m.now()
 	r.Created, r.Updated = t, t
-	r = clone(r)
-	m.tasks[r.Task.ID] = r
-	return clone(r), nil
+	// The store keeps a copy; the caller keeps r.
+	m.tasks[r.Task.ID] = clone(r)
+	if id := r.Task.ContextID; id != "" {
+		c := m.contexts[id]
+		if c == nil {
+			c = &memContext{}
+			m.contexts[id] = c
+		}
+		// Tasks are mostly created in clock order: the insertion point is
+		// almost always the end.
+		i := len(c.taskIDs)
+		for i > 0 && m.after(c.taskIDs[i-1], r) {
+			i--
+		}
+		c.taskIDs = slices.Insert(c.taskIDs, i, r.Task.ID)
+		if t.After(c.lastActive) {
+			c.lastActive = t
+		}
+	}
+	return r, nil
+}
+
+// after reports whether the stored task id sorts after r in a context's
+// order (Created, then id).
+func (m *Memory) after(id string, r Record) bool {
+	o := m.tasks[id]
+	if !o.Created.Equal(r.Created) {
+		return o.Created.After(r.Created)
+	}
+	return o.Task.ID > r.Task.ID
 }
 
 // Get implements Store.
@@ -57,34 +95,55 @@ func (m *Memory) Get(_ context.Context, id string) (Record, error) {
 func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.tasks[id]
+	old, ok := m.tasks[id]
 	if !ok {
 		return Record{}, ErrNotFound
 	}
-	r = clone(r)
+	r := clone(old)
 	if err := fn(&r); err != nil {
 		return Record{}, err
 	}
 	if r.Task.ID != id {
 		return Record{}, errors.New("taskstore: Update may not change the task id")
 	}
-	if r.Task.ContextID != m.tasks[id].Task.ContextID {
+	if r.Task.ContextID != old.Task.ContextID {
 		return Record{}, errors.New("taskstore: Update may not change the context id")
 	}
 	r.Updated = m.now()
 	m.tasks[id] = clone(r)
+	if c := m.contexts[r.Task.ContextID]; c != nil && r.Updated.After(c.lastActive) {
+		c.lastActive = r.Updated
+	}
 	return r, nil
 }
 
 // List implements Store.
 func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
 	m.mu.Lock()
-	all := make([]Record, 0, len(m.tasks))
-	for _, r := range m.tasks {
-		all = append(all, clone(r))
+	var all []Record
+	if f.ContextID != "" {
+		if c := m.contexts[f.ContextID]; c != nil {
+			all = make([]Record, 0, len(c.taskIDs))
+			for _, id := range c.taskIDs {
+				all = append(all, m.tasks[id])
+			}
+		}
+	} else {
+		all = make([]Record, 0, len(m.tasks))
+		for _, r := range m.tasks {
+			all = append(all, r)
+		}
 	}
 	m.mu.Unlock()
-	return page(all, f)
+	p, err := page(all, f)
+	if err != nil {
+		return Page{}, err
+	}
+	// Only the records of the page are copied out.
+	for i := range p.Records {
+		p.Records[i] = clone(p.Records[i])
+	}
+	return p, nil
 }
 
 // Close implements Store; a Memory store keeps working after it.
@@ -94,11 +153,9 @@ func (m *Memory) Close() error { return nil }
 func (m *Memory) Context(_ context.Context, id string) (ContextInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var in []Record
-	for _, r := range m.tasks {
-		if r.Task.ContextID == id {
-			in = append(in, r)
-		}
+	c := m.contexts[id]
+	if id == "" || c == nil {
+		return ContextInfo{}, ErrNotFound
 	}
-	return contextOf(id, in)
+	return ContextInfo{ID: id, TaskIDs: slices.Clone(c.taskIDs), LastActive: c.lastActive}, nil
 }

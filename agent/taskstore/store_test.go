@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
@@ -204,4 +206,59 @@ func TestBoltRefusesASecondOpener(t *testing.T) {
 	if _, err := OpenBolt(path, nil, 50*time.Millisecond); err == nil {
 		t.Fatal("a second process-level opener got the file")
 	}
+}
+
+// A database written before the context index held times (empty index
+// values) still answers Context, from the tasks themselves.
+func TestBoltReadsAnIndexWithoutTimes(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	s, err := OpenBolt(filepath.Join(t.TempDir(), "tasks.db"), clk.now, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Create(ctx, task("a", "c1", a2a.TaskStateSubmitted))
+	s.Create(ctx, task("b", "c1", a2a.TaskStateSubmitted))
+	upd, _ := s.Update(ctx, "a", func(r *Record) error { r.Owner = "x"; return nil })
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketContexts).Put(contextKey("c1", "a"), nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Context(ctx, "c1")
+	if err != nil || strings.Join(info.TaskIDs, ",") != "a,b" || !info.LastActive.Equal(upd.Updated) {
+		t.Fatalf("%+v %v", info, err)
+	}
+}
+
+// A context lookup reads the context's index, not every task: a context of
+// one task among many answers with that task alone.
+func TestContextLookupIsScopedToTheContext(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range map[string]Store{"memory": NewMemory(nil), "bolt": mustBolt(t)} {
+		t.Run(name, func(t *testing.T) {
+			for i := range 500 {
+				s.Create(ctx, task(fmt.Sprint("t", i), fmt.Sprint("c", i%50), a2a.TaskStateSubmitted))
+			}
+			info, err := s.Context(ctx, "c7")
+			if err != nil || len(info.TaskIDs) != 10 || info.TaskIDs[0] != "t7" || info.TaskIDs[9] != "t457" {
+				t.Fatalf("%+v %v", info, err)
+			}
+			p, err := s.List(ctx, Filter{ContextID: "c7", PageSize: 3})
+			if err != nil || p.Total != 10 || len(p.Records) != 3 || p.NextPageToken == "" {
+				t.Fatalf("%+v %v", p, err)
+			}
+		})
+	}
+}
+
+func mustBolt(t *testing.T) *Bolt {
+	t.Helper()
+	s, err := OpenBolt(filepath.Join(t.TempDir(), "tasks.db"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

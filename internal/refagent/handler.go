@@ -64,16 +64,20 @@ func Handler(self, spawned string) agent.HandlerFunc {
 	}
 }
 
-// finish streams the result as WORKING and two artifact chunks; returning
-// nil then completes the task.
 // Version is the version the reference agent's card states.
 const Version = "0.1.0"
 
+// finish streams the result as WORKING and two artifact chunks; returning
+// nil then completes the task.
 func finish(ctx context.Context, t *agent.Turn, text string) error {
 	if err := t.Working(ctx, "working on it"); err != nil {
 		return err
 	}
-	chunks := []string{text, fmt.Sprintf(" (earlier tasks in this context: %d)", len(t.Context))}
+	earlier, err := t.ContextTasks(ctx)
+	if err != nil {
+		return err
+	}
+	chunks := []string{text, fmt.Sprintf(" (earlier tasks in this context: %d)", len(earlier))}
 	for i, c := range chunks {
 		a := a2a.Artifact{ArtifactID: "result", Name: "result", Parts: []a2a.Part{{Content: a2a.PartText(c)}}}
 		if err := t.Artifact(ctx, a, i > 0, i == len(chunks)-1); err != nil {
