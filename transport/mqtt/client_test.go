@@ -58,8 +58,12 @@ func refHandler(id string) agent.HandlerFunc {
 		if err := t.Working(ctx, "working"); err != nil {
 			return err
 		}
+		earlier, err := t.ContextTasks(ctx)
+		if err != nil {
+			return err
+		}
 		for i := range 2 {
-			a := a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{{Content: a2a.PartText(fmt.Sprintf("%s #%d (context tasks before: %d)", text, i, len(t.Context)))}}}
+			a := a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{{Content: a2a.PartText(fmt.Sprintf("%s #%d (context tasks before: %d)", text, i, len(earlier)))}}}
 			if err := t.Artifact(ctx, a, i > 0, i == 1); err != nil {
 				return err
 			}
