@@ -3,8 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -12,78 +12,129 @@ import (
 )
 
 // run is the execution of one turn of a task: the handler's goroutine, the
-// lifecycle machine, and the subscribers that stream its events.
+// lifecycle machine, and the calls waiting on its events.
+//
+// The snapshot in task is never changed in place: an event replaces it
+// with a new value that shares whatever the event did not alter (copy on
+// write). A copy of the struct taken under mu can therefore be read, encoded
+// and trimmed without a lock and without a deep clone.
 type run struct {
 	s      *Server
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	// order serialises events (the handler's and a cancel) from the check
-	// that the turn goes on to the last send, so no item follows the final
-	// one on any stream.
+	// order serialises events (the handler's, a handover, a cancel) from
+	// the check that the turn goes on to the last send, so no item follows
+	// the final one on any stream. Only an event holder changes task, life,
+	// responder and over, and it does so under mu as well.
 	order sync.Mutex
 
 	mu        sync.Mutex
 	life      tasklife.Task
-	task      a2a.Task // latest snapshot
+	task      a2a.Task // latest snapshot (copy on write)
 	responder string
 	over      bool // the turn ended (terminal or interrupted)
 	subs      []*subscriber
 }
 
-// subscriber receives the events of a run: the call that started it, a
+// waitMode says how a call attached to a run is answered.
+type waitMode int
+
+const (
+	// modeStream sends the task as it stands, then every event.
+	modeStream waitMode = iota
+	// modeEnd sends the task once, when the turn ends: a blocking
+	// SendMessage. The event that ends the turn sends it, from the
+	// goroutine that emitted it, so the reply waits for no hand-off.
+	modeEnd
+	// modeNow answers at once with the task as it stands
+	// (returnImmediately); nothing is attached.
+	modeNow
+)
+
+// subscriber is a call attached to a run: the call that started it, a
 // retry of it, or a SubscribeToTask.
 type subscriber struct {
-	sink Sink
-	ctx  context.Context
-	// streaming subscribers get every event; others only wait for the end.
-	streaming bool
-	dead      atomic.Bool
-	end       chan struct{} // closed when the turn ends
+	ctx     context.Context
+	sink    Sink
+	mode    waitMode
+	history *int32
+	end     chan struct{} // closed when the turn ends, after the last send
+	failed  chan struct{} // closed when the sink fails
+
+	mu   sync.Mutex // serialises sends with detach
+	gone bool       // detached: its call returned, nothing more is sent
+	err  error      // the sink's first error: nothing more is sent
 }
 
-// subscribe attaches a call to the run. A streaming subscriber is first
-// sent the task as it stands (A2A §3.1.2: a stream begins with the Task),
-// under the event order, so no event can reach it before that snapshot. It
-// returns the snapshot, the responder and whether the turn was already over.
-func (r *run) subscribe(ctx context.Context, sink Sink, streaming bool, history *int32) (*subscriber, a2a.Task, string, bool, error) {
+// send passes one reply to the sink unless the call is gone or its sink
+// failed before.
+func (sub *subscriber) send(rep Reply) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.gone || sub.err != nil {
+		return
+	}
+	if sub.err = sub.sink.Send(sub.ctx, rep); sub.err != nil {
+		close(sub.failed)
+	}
+}
+
+// detach stops every later send; a send in progress finishes first, so the
+// call may return (and its sink go away) as soon as detach does.
+func (sub *subscriber) detach() {
+	sub.mu.Lock()
+	sub.gone = true
+	sub.mu.Unlock()
+}
+
+// sendError returns the sink's error, once no send can happen any more.
+func (sub *subscriber) sendError() error {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	return sub.err
+}
+
+// attach attaches a call to the run. A streaming call is first sent the
+// task as it stands (A2A §3.1.2: a stream begins with the Task), under the
+// event order, so no event can reach it before that snapshot. It returns
+// the subscriber, the snapshot, the responder and whether the turn was
+// already over (then nothing is attached).
+func (r *run) attach(ctx context.Context, sink Sink, mode waitMode, history *int32) (*subscriber, a2a.Task, string, bool) {
 	r.order.Lock()
 	defer r.order.Unlock()
 	r.mu.Lock()
-	sub := &subscriber{sink: sink, ctx: ctx, streaming: streaming, end: make(chan struct{})}
-	snap, responder, over := cloneTask(r.task), r.responder, r.over
-	if over {
+	sub := &subscriber{ctx: ctx, sink: sink, mode: mode, history: history, end: make(chan struct{}), failed: make(chan struct{})}
+	snap, responder, over := r.task, r.responder, r.over
+	if over || mode == modeNow {
 		close(sub.end)
 	} else {
 		r.subs = append(r.subs, sub)
 	}
 	r.mu.Unlock()
-	if streaming {
+	if mode == modeStream {
 		first := snap
 		trimHistory(&first, history)
-		if err := sink.Send(ctx, Reply{Result: &a2a.StreamResponse{Payload: &first}, Final: over, Responder: responder}); err != nil {
-			r.unsubscribe(sub)
-			return sub, snap, responder, over, err
-		}
+		sub.send(Reply{Result: &a2a.StreamResponse{Payload: &first}, Final: over, Responder: responder})
 	}
-	return sub, snap, responder, over, nil
+	return sub, snap, responder, over
 }
 
-// unsubscribe detaches a subscriber.
-func (r *run) unsubscribe(sub *subscriber) {
+// leave detaches a subscriber whose call returned early.
+func (r *run) leave(sub *subscriber) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, x := range r.subs {
-		if x == sub {
-			r.subs = append(r.subs[:i], r.subs[i+1:]...)
-			return
-		}
+	if i := slices.Index(r.subs, sub); i >= 0 {
+		r.subs = slices.Delete(r.subs, i, i+1)
 	}
+	r.mu.Unlock()
+	sub.detach()
 }
 
-// emit stores an event's effect on the task and sends the event to every
-// streaming subscriber. apply runs under the lock and returns the stream
-// item, or an error that refuses the event.
+// emit stores an event's effect on the task and delivers the event. apply
+// works on a copy of the snapshot whose slices and pointers are shared with
+// it: it must replace, never change in place, what it alters. It returns the
+// stream item, whether the event ends the turn, or an error that refuses the
+// event.
 func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.Task) (*a2a.StreamResponse, bool, error)) error {
 	r.order.Lock()
 	defer r.order.Unlock()
@@ -92,50 +143,47 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 		r.mu.Unlock()
 		return ErrTurnEnded
 	}
-	next := cloneTask(r.task)
-	life := r.life
+	next, life := r.task, r.life
+	r.mu.Unlock()
+	// Only the holder of order changes the run, so the snapshot read above
+	// is still the latest while the store is written.
 	item, final, err := apply(&next, &life)
 	if err != nil {
-		r.mu.Unlock()
 		return err
 	}
 	if _, err := r.s.store.Update(ctx, next.ID, func(rec *taskstore.Record) error {
 		rec.Task = next
 		return nil
 	}); err != nil {
-		r.mu.Unlock()
 		return err
 	}
-	r.task = next
-	r.life = life
-	if final {
-		r.over = true
-	}
-	subs := append([]*subscriber(nil), r.subs...)
+	r.mu.Lock()
+	r.task, r.life = next, life
+	r.over = final
+	subs := slices.Clone(r.subs)
 	responder := r.responder
 	r.mu.Unlock()
-
-	broadcast(subs, Reply{Result: item, Final: final, Responder: responder})
-	if final {
-		r.finish(subs)
-	}
+	deliver(subs, item, final, next, responder)
 	return nil
 }
 
-// broadcast sends a reply to every streaming subscriber still listening; a
-// subscriber whose sink fails gets nothing more.
-func broadcast(subs []*subscriber, rep Reply) {
+// deliver passes an event to the attached calls: the item to the streams
+// and, when the event ends the turn, the task to the calls waiting for the
+// end; then it wakes them. The caller holds the event order.
+func deliver(subs []*subscriber, item *a2a.StreamResponse, final bool, snap a2a.Task, responder string) {
 	for _, sub := range subs {
-		if sub.streaming && !sub.dead.Load() {
-			if err := sub.sink.Send(sub.ctx, rep); err != nil {
-				sub.dead.Store(true)
-			}
+		switch {
+		case sub.mode == modeStream:
+			sub.send(Reply{Result: item, Final: final, Responder: responder})
+		case final:
+			t := snap
+			trimHistory(&t, sub.history)
+			sub.send(Reply{Result: &a2a.SendMessageResponse{Payload: &t}, Final: true, Responder: responder})
 		}
 	}
-}
-
-// finish wakes every subscriber waiting for the end of the turn.
-func (r *run) finish(subs []*subscriber) {
+	if !final {
+		return
+	}
 	for _, sub := range subs {
 		select {
 		case <-sub.end:
@@ -155,10 +203,10 @@ func (r *run) status(ctx context.Context, state a2a.TaskState, text string) erro
 		if text != "" {
 			msg := r.s.agentMessage(t, text)
 			st.Message = &msg
-			t.History = append(t.History, msg)
+			t.History = append(slices.Clip(t.History), msg)
 		}
 		t.Status = st
-		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: cloneStatus(st)}
+		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: st}
 		return &a2a.StreamResponse{Payload: ev}, step.Class().StreamFinal(), nil
 	})
 }
@@ -167,20 +215,26 @@ func (r *run) artifact(ctx context.Context, a a2a.Artifact, appendParts, last bo
 	if err := a.Validate(); err != nil {
 		return err
 	}
+	// The handler keeps its value; the task gets its own.
+	own := a.Clone()
 	return r.emit(ctx, func(t *a2a.Task, _ *tasklife.Task) (*a2a.StreamResponse, bool, error) {
 		merged := false
 		if appendParts {
 			for i := range t.Artifacts {
-				if t.Artifacts[i].ArtifactID == a.ArtifactID {
-					t.Artifacts[i].Parts = append(t.Artifacts[i].Parts, a.Parts...)
-					merged = true
+				if t.Artifacts[i].ArtifactID != own.ArtifactID {
+					continue
 				}
+				if !merged {
+					t.Artifacts = slices.Clone(t.Artifacts)
+				}
+				t.Artifacts[i].Parts = append(slices.Clip(t.Artifacts[i].Parts), own.Parts...)
+				merged = true
 			}
 		}
 		if !merged {
-			t.Artifacts = append(t.Artifacts, a)
+			t.Artifacts = append(slices.Clip(t.Artifacts), *own)
 		}
-		ev := &a2a.TaskArtifactUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Artifact: &a, Append: appendParts, LastChunk: last}
+		ev := &a2a.TaskArtifactUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Artifact: own, Append: appendParts, LastChunk: last}
 		return &a2a.StreamResponse{Payload: ev}, false, nil
 	})
 }
@@ -212,8 +266,9 @@ func (r *run) handover(ctx context.Context, agentID string) error {
 
 // cancelTurn cancels the running turn: under the event order it moves the
 // lifecycle to CANCELED, lets mark store it, sends the final status to every
-// stream and ends the handler's context. It reports false, doing nothing,
-// when the turn already ended.
+// stream (and the task to every call waiting for the end) and ends the
+// handler's context. It reports false, doing nothing, when the turn already
+// ended.
 func (r *run) cancelTurn(mark func() (taskstore.Record, error)) (taskstore.Record, bool, error) {
 	r.order.Lock()
 	defer r.order.Unlock()
@@ -223,31 +278,31 @@ func (r *run) cancelTurn(mark func() (taskstore.Record, error)) (taskstore.Recor
 		return taskstore.Record{}, false, nil
 	}
 	life := r.life
+	r.mu.Unlock()
 	if _, err := life.Cancel(false); err != nil {
-		r.mu.Unlock()
 		return taskstore.Record{}, false, err
 	}
 	rec, err := mark()
 	if err != nil {
-		r.mu.Unlock()
 		return taskstore.Record{}, false, err
 	}
+	r.mu.Lock()
 	r.life = life
 	r.over = true
-	r.task = cloneTask(rec.Task)
-	subs := append([]*subscriber(nil), r.subs...)
+	r.task = rec.Task
+	subs := slices.Clone(r.subs)
 	responder := r.responder
 	r.mu.Unlock()
-	ev := &a2a.TaskStatusUpdateEvent{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID, Status: cloneStatus(rec.Task.Status)}
-	broadcast(subs, Reply{Result: &a2a.StreamResponse{Payload: ev}, Final: true, Responder: responder})
-	r.finish(subs)
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID, Status: rec.Task.Status}
+	deliver(subs, &a2a.StreamResponse{Payload: ev}, true, rec.Task, responder)
 	r.cancel()
 	return rec, true, nil
 }
 
-// snapshot returns the latest task and responder.
+// snapshot returns the latest task (copy on write: read only) and
+// responder.
 func (r *run) snapshot() (a2a.Task, string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return cloneTask(r.task), r.responder
+	return r.task, r.responder
 }

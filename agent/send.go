@@ -142,14 +142,14 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	started = true
 	locked = false
 	return s.start(current, msg, resumed, c.Caller, prior,
-		origin{ctx: ctx, sink: sink, streaming: streaming, immediate: immediately, history: history}, unlock)
+		origin{ctx: ctx, sink: sink, mode: waitModeOf(streaming, immediately), history: history}, unlock)
 }
 
 // attach answers a retried message: from the running turn if there is one,
 // else with the task as stored. Nothing is created and no handler runs.
 func (s *Server) attach(ctx context.Context, task a2a.Task, streaming, immediately bool, history *int32, sink Sink) error {
 	if r := s.activeRun(task.ID); r != nil {
-		return s.respond(ctx, r, streaming, immediately, history, sink)
+		return s.respond(ctx, r, waitModeOf(streaming, immediately), history, sink)
 	}
 	rec, err := s.store.Get(ctx, task.ID)
 	if err != nil {

@@ -205,18 +205,30 @@ func (s *Server) agentMessage(t *a2a.Task, text string) a2a.Message {
 		Parts: []a2a.Part{{Content: a2a.PartText(text)}}}
 }
 
-// origin is the call that starts a turn: it is subscribed before the
+// origin is the call that starts a turn: it is attached before the
 // handler runs, so it misses no event.
 type origin struct {
-	ctx                  context.Context
-	sink                 Sink
-	streaming, immediate bool
-	history              *int32
+	ctx     context.Context
+	sink    Sink
+	mode    waitMode
+	history *int32
+}
+
+// waitModeOf says how a SendMessage call waits.
+func waitModeOf(streaming, immediately bool) waitMode {
+	switch {
+	case streaming:
+		return modeStream
+	case immediately:
+		return modeNow
+	}
+	return modeEnd
 }
 
 // start runs a turn of the task in rec and answers the call o; the caller
 // holds the task's lock (released through unlock once the turn is
 // registered) and a slot, which the turn releases when the handler returns.
+// rec is the caller's own: the run keeps its task as the first snapshot.
 func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, caller Caller, prior []string, o origin, unlock func()) error {
 	st, err := tasklife.StateOf(rec.Task.Status.State)
 	if err != nil {
@@ -226,19 +238,17 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 	}
 	ctx, cancel := context.WithCancel(s.base)
 	r := &run{s: s, cancel: cancel, done: make(chan struct{}),
-		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: cloneTask(rec.Task), responder: rec.Owner}
+		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, responder: rec.Owner}
+	// The handler gets a task of its own to read and change as it likes.
 	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior}
 	s.mu.Lock()
 	s.runs[rec.Task.ID] = r
 	s.mu.Unlock()
 	unlock()
-	sub, snap, responder, over, subErr := r.subscribe(o.ctx, o.sink, o.streaming, o.history)
+	sub, snap, responder, over := r.attach(o.ctx, o.sink, o.mode, o.history)
 	s.wg.Add(1)
 	go s.serveTurn(ctx, r, turn)
-	if subErr != nil {
-		return subErr
-	}
-	return s.await(o.ctx, r, sub, snap, responder, over, o.streaming, o.immediate, o.history, o.sink)
+	return s.await(o.ctx, r, sub, snap, responder, over)
 }
 
 func (s *Server) serveTurn(ctx context.Context, r *run, turn *Turn) {
@@ -279,43 +289,39 @@ func (s *Server) callHandler(ctx context.Context, turn *Turn) (err error) {
 	return s.h.ServeTurn(ctx, turn)
 }
 
-// respond answers a call attached to a run: a stream of its events, or one
-// reply when the turn ends (at once with immediately).
-func (s *Server) respond(ctx context.Context, r *run, streaming, immediately bool, history *int32, sink Sink) error {
-	sub, snap, responder, over, err := r.subscribe(ctx, sink, streaming, history)
-	if err != nil {
-		return err
-	}
-	return s.await(ctx, r, sub, snap, responder, over, streaming, immediately, history, sink)
+// respond answers a call attached to a running turn: a stream of its
+// events, one reply when the turn ends, or one reply at once.
+func (s *Server) respond(ctx context.Context, r *run, mode waitMode, history *int32, sink Sink) error {
+	sub, snap, responder, over := r.attach(ctx, sink, mode, history)
+	return s.await(ctx, r, sub, snap, responder, over)
 }
 
-// await finishes respond once the call is subscribed.
-func (s *Server) await(ctx context.Context, r *run, sub *subscriber, snap a2a.Task, responder string, over, streaming, immediately bool, history *int32, sink Sink) error {
-	if streaming {
-		if over {
-			return nil
-		}
-		select {
-		case <-sub.end:
-			return nil
-		case <-ctx.Done():
-			r.unsubscribe(sub)
-			return ctx.Err()
-		}
+// await returns once an attached call is answered: for a stream and for a
+// call waiting for the end, when the turn ends (the event that ends it sends
+// the last reply); for a turn already over or a call answered at once, after
+// replying with the snapshot taken when it was attached. If ctx ends first
+// the call is detached and nothing more is sent to it; if its sink fails,
+// the call is detached and returns the sink's error.
+func (s *Server) await(ctx context.Context, r *run, sub *subscriber, snap a2a.Task, responder string, over bool) error {
+	if sub.mode != modeStream && (over || sub.mode == modeNow) {
+		trimHistory(&snap, sub.history)
+		return sub.sink.Send(ctx, Reply{Result: &a2a.SendMessageResponse{Payload: &snap}, Final: true, Responder: responder})
 	}
-	if !immediately && !over {
-		select {
-		case <-sub.end:
-		case <-ctx.Done():
-			r.unsubscribe(sub)
-			return ctx.Err()
-		}
-		snap, responder = r.snapshot()
-	} else {
-		r.unsubscribe(sub)
+	// A stream was sent its first item by attach, final if the turn was
+	// over.
+	if over {
+		return sub.sendError()
 	}
-	trimHistory(&snap, history)
-	return sink.Send(ctx, Reply{Result: &a2a.SendMessageResponse{Payload: &snap}, Final: true, Responder: responder})
+	select {
+	case <-sub.end:
+		return sub.sendError()
+	case <-sub.failed:
+		r.leave(sub)
+		return sub.sendError()
+	case <-ctx.Done():
+		r.leave(sub)
+		return ctx.Err()
+	}
 }
 
 func trimHistory(t *a2a.Task, n *int32) {
@@ -332,5 +338,3 @@ func trimHistory(t *a2a.Task, n *int32) {
 }
 
 func cloneTask(t a2a.Task) a2a.Task { return *t.Clone() }
-
-func cloneStatus(st *a2a.TaskStatus) *a2a.TaskStatus { return st.Clone() }

@@ -562,3 +562,114 @@ func TestReturnImmediately(t *testing.T) {
 	<-b.started
 	close(b.release)
 }
+
+// guardedSink records whether anything was sent to it after its call
+// returned, and fails from its n-th send on (never when n is 0).
+type guardedSink struct {
+	mu       sync.Mutex
+	returned bool
+	late     int
+	sends    int
+	failFrom int
+}
+
+func (g *guardedSink) Send(context.Context, Reply) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sends++
+	if g.returned {
+		g.late++
+	}
+	if g.failFrom > 0 && g.sends >= g.failFrom {
+		return errors.New("peer gone")
+	}
+	return nil
+}
+
+func (g *guardedSink) callReturned() {
+	g.mu.Lock()
+	g.returned = true
+	g.mu.Unlock()
+}
+
+func (f *fixture) serveWith(ctx context.Context, method a2a.Method, m *a2a.Message, sink Sink) error {
+	f.t.Helper()
+	data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, &a2a.SendMessageRequest{Message: m})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req, _, perr := jsonrpc.DecodeRequest(data)
+	if perr != nil {
+		f.t.Fatal(perr)
+	}
+	return f.srv.Serve(ctx, Call{Request: req, IDs: f.ids}, sink)
+}
+
+func TestCallThatGivesUpGetsNothingAfterItReturned(t *testing.T) {
+	for _, method := range []a2a.Method{a2a.MethodSendMessage, a2a.MethodSendStreamingMessage} {
+		t.Run(string(method), func(t *testing.T) {
+			b := newBlocker()
+			f := newFixture(t, b)
+			sink := &guardedSink{}
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error)
+			go func() { errc <- f.serveWith(ctx, method, msg(uuid.NewString(), "", "long"), sink) }()
+			<-b.started
+			cancel()
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Fatalf("Serve: %v", err)
+			}
+			sink.callReturned()
+			close(b.release)
+			if err := <-b.ended; err != nil {
+				t.Fatal(err)
+			}
+			// The turn settles (COMPLETED) after the handler returns; wait
+			// for the run to end before looking.
+			f.srv.Close(context.Background())
+			if sink.late != 0 {
+				t.Fatalf("%d sends after the call returned", sink.late)
+			}
+		})
+	}
+}
+
+func TestStreamWhoseSinkFailsReturnsBeforeTheTurnEnds(t *testing.T) {
+	b := newBlocker()
+	f := newFixture(t, b)
+	// The first item (the task) goes through; the WORKING status fails.
+	sink := &guardedSink{failFrom: 2}
+	errc := make(chan error)
+	go func() {
+		errc <- f.serveWith(context.Background(), a2a.MethodSendStreamingMessage, msg(uuid.NewString(), "", "long"), sink)
+	}()
+	<-b.started
+	select {
+	case err := <-errc:
+		if err == nil || err.Error() != "peer gone" {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve still waits for the turn although its sink failed")
+	}
+	close(b.release)
+	<-b.ended
+}
+
+// A blocking SendMessage gets its reply when the turn ends, even while the
+// handler goes on after ending it.
+func TestBlockingReplyComesWhenTheTurnEndsNotWhenTheHandlerReturns(t *testing.T) {
+	release := make(chan struct{})
+	f := newFixture(t, HandlerFunc(func(ctx context.Context, t *Turn) error {
+		if err := t.AskInput(ctx, "which one?"); err != nil {
+			return err
+		}
+		<-release
+		return nil
+	}))
+	defer close(release)
+	replies := f.send(msg(uuid.NewString(), "", "ask"))
+	if task := taskOf(t, replies[0]); task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatal(task.Status)
+	}
+}

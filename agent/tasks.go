@@ -105,7 +105,7 @@ func (s *Server) subscribeToTask(ctx context.Context, p *a2a.SubscribeToTaskRequ
 		return fail(ctx, sink, a2a.NewError(a2a.TokenUnsupportedOperation, "task "+p.ID+" is in a terminal state ("+st.Wire()+")"))
 	}
 	if r := s.activeRun(p.ID); r != nil {
-		return s.respond(ctx, r, true, false, nil, sink)
+		return s.respond(ctx, r, modeStream, nil, sink)
 	}
 	t := rec.Task
 	return sink.Send(ctx, Reply{Result: &a2a.StreamResponse{Payload: &t}, Final: true, Responder: rec.Owner})

@@ -81,30 +81,47 @@ func validID(id json.RawMessage) bool {
 	return false
 }
 
-// EncodeRequest builds a request envelope.
+// EncodeRequest builds a request envelope. Params with their own
+// MarshalJSON (every generated type) are encoded by it directly.
 func EncodeRequest(id json.RawMessage, method a2a.Method, params any) ([]byte, error) {
-	p, err := json.Marshal(params)
+	p, err := marshal(params)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id,omitempty"`
-		Method  a2a.Method      `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}{Version, id, method, p})
+	b := make([]byte, 0, len(p)+len(id)+len(method)+48)
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if len(id) > 0 {
+		b = append(b, `"id":`...)
+		b = append(b, id...)
+		b = append(b, ',')
+	}
+	b = append(b, `"method":`...)
+	if method.Valid() {
+		b = append(append(append(b, '"'), method...), '"')
+	} else {
+		m, err := json.Marshal(string(method))
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, m...)
+	}
+	b = append(b, `,"params":`...)
+	b = append(b, p...)
+	return append(b, '}'), nil
+}
+
+// marshal encodes v with its own MarshalJSON when it has one.
+func marshal(v any) ([]byte, error) {
+	if m, ok := v.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(v)
 }
 
 // EncodeResult builds a success response. A result with its own
 // MarshalJSON (every generated type) is encoded by it directly.
 func EncodeResult(id json.RawMessage, result any) ([]byte, error) {
-	var r []byte
-	var err error
-	if m, ok := result.(json.Marshaler); ok {
-		r, err = m.MarshalJSON()
-	} else {
-		r, err = json.Marshal(result)
-	}
+	r, err := marshal(result)
 	if err != nil {
 		return nil, err
 	}
