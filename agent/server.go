@@ -14,6 +14,7 @@ import (
 	"github.com/a2abind/a2abind/agent/jsonrpc"
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/gopool"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
@@ -28,6 +29,8 @@ type Server struct {
 	log          *slog.Logger
 	extendedCard *a2a.AgentCard
 	slots        chan struct{}
+	// pool runs the handlers' turns on goroutines kept for reuse.
+	pool *gopool.Pool
 
 	base context.Context
 	stop context.CancelFunc
@@ -85,7 +88,7 @@ func WithMaxTurns(n int) Option {
 func NewServer(h Handler, opts ...Option) *Server {
 	s := &Server{h: h, now: time.Now, newID: func() string { return uuid.NewString() },
 		log: slog.New(slog.DiscardHandler), slots: make(chan struct{}, 64),
-		runs: map[string]*run{}, locks: map[string]*taskLock{}}
+		runs: map[string]*run{}, locks: map[string]*taskLock{}, pool: gopool.New(0)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -110,7 +113,7 @@ func (s *Server) Close(ctx context.Context) error {
 	s.mu.Unlock()
 	s.stop()
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
+	go func() { s.wg.Wait(); s.pool.Close(); close(done) }()
 	select {
 	case <-done:
 		return nil
@@ -247,7 +250,7 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 	unlock()
 	sub, snap, responder, over := r.attach(o.ctx, o.sink, o.mode, o.history)
 	s.wg.Add(1)
-	go s.serveTurn(ctx, r, turn)
+	s.pool.Go(func() { s.serveTurn(ctx, r, turn) })
 	return s.await(o.ctx, r, sub, snap, responder, over)
 }
 

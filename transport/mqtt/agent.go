@@ -18,6 +18,7 @@ import (
 	"github.com/a2abind/a2abind/agent/jsonrpc"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/internal/gopool"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
@@ -93,6 +94,8 @@ type Agent struct {
 	unregistered bool
 	closing      bool
 	inflight     sync.WaitGroup
+	// workers serve requests on goroutines kept for reuse.
+	workers *gopool.Pool
 	cancelAll    context.CancelFunc
 	reqCtx       context.Context
 }
@@ -105,7 +108,7 @@ func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	if cfg.Server == nil {
 		return nil, errors.New("mqtt: AgentConfig.Server is required")
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, card: cfg.Card, connSet: make(chan struct{})}
+	a := &Agent{cfg: cfg, log: cfg.Logger, card: cfg.Card, connSet: make(chan struct{}), workers: gopool.New(0)}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -147,6 +150,7 @@ func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	a.conn, err = dial(ctx, cc)
 	if err != nil {
 		a.cancelAll()
+		a.workers.Close()
 		return nil, err
 	}
 	close(a.connSet)
@@ -249,6 +253,7 @@ func (a *Agent) Close(ctx context.Context) error {
 		<-done
 	}
 	a.cancelAll()
+	a.workers.Close()
 	err := a.publishCard(ctx, a.conn.cm, mqttbind.StatusOffline)
 	if cerr := a.conn.close(ctx); err == nil {
 		err = cerr
@@ -265,6 +270,7 @@ func (a *Agent) Kill() {
 	a.cancelAll()
 	a.conn.kill()
 	a.inflight.Wait()
+	a.workers.Close()
 }
 
 // onPublish routes a request to its own goroutine; it never blocks the
@@ -287,10 +293,10 @@ func (a *Agent) onPublish(pr paho.PublishReceived) {
 	a.inflight.Add(1)
 	a.mu.Unlock()
 	received := time.Now()
-	go func() {
+	a.workers.Go(func() {
 		defer a.inflight.Done()
 		a.handle(a.reqCtx, p, pooled, received)
-	}()
+	})
 }
 
 // replySink publishes the replies of one request.
