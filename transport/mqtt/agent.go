@@ -95,9 +95,9 @@ type Agent struct {
 	closing      bool
 	inflight     sync.WaitGroup
 	// workers serve requests on goroutines kept for reuse.
-	workers *gopool.Pool
-	cancelAll    context.CancelFunc
-	reqCtx       context.Context
+	workers   *gopool.Pool
+	cancelAll context.CancelFunc
+	reqCtx    context.Context
 }
 
 // NewAgent connects an agent and returns once it is connected, subscribed
