@@ -66,6 +66,7 @@ func (c *Client) SendMessage(ctx context.Context, to Target, msg *a2a.Message, c
 		switch p := resp.Payload.(type) {
 		case *a2a.Task:
 			out.Task = p
+			c.observe(m.TaskID, p.ID, p.Status.State)
 		case *a2a.Message:
 			out.Message = p
 		default:
@@ -109,6 +110,12 @@ func (c *Client) stream(ctx context.Context, r *request) iter.Seq2[Item, error] 
 			item, err := a2a.ParseStreamResponseJSON(rep.Result)
 			if err != nil {
 				return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
+			}
+			switch p := item.Payload.(type) {
+			case *a2a.Task:
+				c.observe(r.taskID, p.ID, p.Status.State)
+			case *a2a.TaskStatusUpdateEvent:
+				c.observe(r.taskID, p.TaskID, p.Status.State)
 			}
 			if !yield(Item{StreamResponse: *item, Responder: rep.Responder}, nil) {
 				stopped = true
@@ -166,6 +173,7 @@ func (c *Client) GetTask(ctx context.Context, taskID string, historyLength *int3
 	if err != nil {
 		return nil, err
 	}
+	c.observe(taskID, t.ID, t.Status.State)
 	return &t, nil
 }
 
@@ -177,6 +185,7 @@ func (c *Client) CancelTask(ctx context.Context, taskID string, to Target, opts 
 	if err != nil {
 		return nil, err
 	}
+	c.observe(taskID, t.ID, t.Status.State)
 	return &t, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/statemachines/handover"
 	"github.com/a2abind/a2abind/statemachines/retry"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
 // ClientConfig configures a Client.
@@ -42,6 +43,12 @@ type ClientConfig struct {
 	// Routes persists the handover routing table, so that follow-ups after a
 	// restart still go to the agent that took a task over (optional).
 	Routes handover.Store
+	// FinishedRoutes is how many routes of finished tasks (COMPLETED,
+	// FAILED, CANCELED, REJECTED) the client keeps, most recent first, for a
+	// GetTask after the end; older ones are forgotten, and deleted from
+	// Routes. Routes of tasks still going are always kept. Default 1024; a
+	// negative value keeps none.
+	FinishedRoutes int
 	// KeepAlive and ConnectTimeout: as in AgentConfig.
 	KeepAlive, ConnectTimeout time.Duration
 	// Logger receives protocol errors that have no caller to return to
@@ -61,6 +68,10 @@ type Client struct {
 	mu       sync.Mutex
 	inflight map[string]*exchange // by Correlation Data
 	routes   *handover.Table
+	// finished are the routed tasks seen in a terminal state, oldest first;
+	// finishedSet holds the same ids.
+	finished    []string
+	finishedSet map[string]struct{}
 
 	ignored atomic.Int64
 }
@@ -79,7 +90,11 @@ type inbound struct {
 // NewClient connects a requester and subscribes its reply topic before it
 // returns, so no reply can be missed.
 func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
-	c := &Client{cfg: cfg, log: cfg.Logger, inflight: map[string]*exchange{}, routes: handover.NewTable(), profile: cfg.Retry}
+	c := &Client{cfg: cfg, log: cfg.Logger, inflight: map[string]*exchange{}, routes: handover.NewTable(), profile: cfg.Retry,
+		finishedSet: map[string]struct{}{}}
+	if c.cfg.FinishedRoutes == 0 {
+		c.cfg.FinishedRoutes = DefaultFinishedRoutes
+	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -228,6 +243,45 @@ func (c *Client) routeFor(r *request) (retry.Target, error) {
 		return retry.Target{}, errors.New("mqtt: name the agent or pool")
 	}
 	return retry.Target{Agent: r.target.Agent, Pool: r.target.Pool}, nil
+}
+
+// DefaultFinishedRoutes is ClientConfig.FinishedRoutes when it is zero.
+const DefaultFinishedRoutes = 1024
+
+// observe notes the state a reply showed for the task an operation was
+// about (a reply about another task is ignored): once the task is finished
+// its route joins the bounded set of finished routes, and the oldest
+// finished route beyond the bound is forgotten.
+func (c *Client) observe(taskID, replyTaskID string, state a2a.TaskState) {
+	if taskID == "" || replyTaskID != taskID {
+		return
+	}
+	st, err := tasklife.StateOf(state)
+	if err != nil || !st.Terminal() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.routes.Route(taskID); !ok {
+		return
+	}
+	if _, seen := c.finishedSet[taskID]; seen {
+		return
+	}
+	c.finished = append(c.finished, taskID)
+	c.finishedSet[taskID] = struct{}{}
+	for len(c.finished) > max(c.cfg.FinishedRoutes, 0) {
+		old := c.finished[0]
+		c.finished[0] = ""
+		c.finished = c.finished[1:]
+		delete(c.finishedSet, old)
+		c.routes.Forget(old)
+		if c.cfg.Routes != nil {
+			if err := c.cfg.Routes.DeleteRoute(old); err != nil {
+				c.log.Error("mqtt: deleting a finished task's route", "task", old, "err", err)
+			}
+		}
+	}
 }
 
 // persist saves a route when the step asks for it. Called with c.mu held.

@@ -17,6 +17,7 @@ import (
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/internal/mqtttest"
+	"github.com/a2abind/a2abind/statemachines/handover"
 )
 
 // fastProfile keeps retry tests short; nothing asserts on time.
@@ -317,5 +318,52 @@ func TestClientIgnoresUncorrelatedAndUnroutedReplies(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d replies ignored, want the stray one and the unnamed pooled one", c.IgnoredReplies())
 		}
+	}
+}
+
+// A long-lived requester does not keep a route for every task it ever sent:
+// routes of finished tasks are kept up to ClientConfig.FinishedRoutes (and
+// deleted from the route store beyond it); a task waiting for input keeps
+// its route.
+func TestClientForgetsTheRoutesOfOldFinishedTasks(t *testing.T) {
+	b := mqtttest.StartEmbedded(t)
+	srv := agent.NewServer(refHandler("b"))
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
+	saved := &handover.MemStore{}
+	c := startClient(t, b.URL(), "a", func(cfg *ClientConfig) { cfg.FinishedRoutes = 2; cfg.Routes = saved })
+	ctx := testCtx(t)
+
+	waiting, err := c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("ask")}}}, nil)
+	if err != nil || waiting.Task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("%+v %v", waiting, err)
+	}
+	var done []string
+	for range 4 {
+		res, err := c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hi")}}}, nil)
+		if err != nil || res.Task.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("%+v %v", res, err)
+		}
+		done = append(done, res.Task.ID)
+	}
+	for i, id := range done {
+		_, routed := c.Route(id)
+		if want := i >= 2; routed != want {
+			t.Errorf("finished task %d: routed %v, want %v", i, routed, want)
+		}
+	}
+	if _, routed := c.Route(waiting.Task.ID); !routed {
+		t.Error("the task waiting for input lost its route")
+	}
+	if c.routes.Len() != 3 {
+		t.Errorf("%d routes kept, want 3", c.routes.Len())
+	}
+	kept, _ := saved.LoadRoutes()
+	if len(kept) > 3 {
+		t.Errorf("the route store holds %d routes, want at most 3", len(kept))
+	}
+	// A GetTask on a forgotten task goes where the caller says.
+	if task, err := c.GetTask(ctx, done[0], nil, Target{Agent: "b"}); err != nil || task.ID != done[0] {
+		t.Fatalf("%+v %v", task, err)
 	}
 }
