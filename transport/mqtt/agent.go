@@ -356,14 +356,13 @@ func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool, receiv
 		answer(perr)
 		return
 	}
-	props := propMap(p.Properties)
-	if e := checkRequestProps(props, req); e != nil {
+	if e := checkRequestProps(p.Properties.User, req); e != nil {
 		answer(e)
 		return
 	}
 	call := agent.Call{Request: req, IDs: tasklife.RequesterIDs}
 	if a.cfg.Verifier != nil {
-		token := strings.TrimPrefix(first(props[mqttbind.PropAuthorization]), "Bearer ")
+		token := strings.TrimPrefix(propFirst(p.Properties, mqttbind.PropAuthorization), "Bearer ")
 		if token == "" {
 			answer(a2a.NewError(a2a.TokenUnauthenticated, "this agent requires an a2a-authorization bearer token"))
 			return
@@ -388,35 +387,35 @@ func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool, receiv
 	}
 }
 
-func first(v []string) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return v[0]
-}
-
 // checkRequestProps applies the binding's metadata rules: every known
 // a2a-* property well formed and given once, and a2a-context-id equal to the
 // payload's contextId. Violations are transport_protocol_error (-32005).
-func checkRequestProps(props map[string][]string, req *jsonrpc.Request) *a2a.Error {
-	for key, vals := range props {
-		if !strings.HasPrefix(key, "a2a-") {
+func checkRequestProps(user paho.UserProperties, req *jsonrpc.Request) *a2a.Error {
+	ctxProp := ""
+	for i, u := range user {
+		if !strings.HasPrefix(u.Key, "a2a-") {
 			continue
 		}
-		if _, known := mqttbind.LookupProperty(key); known && len(vals) > 1 {
-			return a2a.NewError(a2a.TokenTransportProtocolError, "user property "+key+" appears more than once")
+		if _, known := mqttbind.LookupProperty(u.Key); !known {
+			continue
 		}
-		for _, v := range vals {
-			if err := mqttbind.CheckProperty(key, v); err != nil {
-				msg := err.Error()
-				if key == mqttbind.PropAuthorization {
-					msg = "user property " + key + " is not of the form \"Bearer <token>\""
-				}
-				return a2a.NewError(a2a.TokenTransportProtocolError, msg)
+		for _, earlier := range user[:i] {
+			if earlier.Key == u.Key {
+				return a2a.NewError(a2a.TokenTransportProtocolError, "user property "+u.Key+" appears more than once")
 			}
 		}
+		if err := mqttbind.CheckProperty(u.Key, u.Value); err != nil {
+			msg := err.Error()
+			if u.Key == mqttbind.PropAuthorization {
+				msg = "user property " + u.Key + " is not of the form \"Bearer <token>\""
+			}
+			return a2a.NewError(a2a.TokenTransportProtocolError, msg)
+		}
+		if u.Key == mqttbind.PropContextID {
+			ctxProp = u.Value
+		}
 	}
-	if ctxProp := first(props[mqttbind.PropContextID]); ctxProp != "" {
+	if ctxProp != "" {
 		if p, ok := req.Params.(*a2a.SendMessageRequest); ok && p.Message.ContextID != ctxProp {
 			return a2a.NewError(a2a.TokenTransportProtocolError,
 				"user property "+mqttbind.PropContextID+" ("+ctxProp+") differs from message.contextId ("+p.Message.ContextID+")")

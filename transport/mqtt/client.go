@@ -161,7 +161,7 @@ func (c *Client) onPublish(pr paho.PublishReceived) {
 		c.log.Warn("mqtt: reply with unknown or missing Correlation Data ignored (protocol error)", "topic", p.Topic)
 		return
 	}
-	in := inbound{payload: p.Payload, responders: propMap(p.Properties)[mqttbind.PropResponderAgentID]}
+	in := inbound{payload: p.Payload, responders: propValues(p.Properties, mqttbind.PropResponderAgentID)}
 	select {
 	case ex.replies <- in:
 	default:

@@ -137,7 +137,7 @@ func dialRaw(t *testing.T, brokerURL, clientID string, filters ...string) *rawCl
 		ClientConfig: paho.ClientConfig{ClientID: clientID, OnPublishReceived: []func(paho.PublishReceived) (bool, error){
 			func(pr paho.PublishReceived) (bool, error) {
 				p := pr.Packet
-				m := message{topic: p.Topic, payload: p.Payload, props: propMap(p.Properties), retain: p.Retain}
+				m := message{topic: p.Topic, payload: p.Payload, props: userPropMap(p.Properties), retain: p.Retain}
 				if p.Properties != nil {
 					m.corr = p.Properties.CorrelationData
 					m.response = p.Properties.ResponseTopic
@@ -264,4 +264,15 @@ func forEachBroker(t *testing.T, fn func(t *testing.T, b mqtttest.Broker)) {
 	for _, b := range mqtttest.Brokers(t) {
 		t.Run(b.Name(), func(t *testing.T) { fn(t, b) })
 	}
+}
+
+// userPropMap gathers user properties by key, values in the order received.
+func userPropMap(p *paho.PublishProperties) map[string][]string {
+	m := map[string][]string{}
+	if p != nil {
+		for _, u := range p.User {
+			m[u.Key] = append(m[u.Key], u.Value)
+		}
+	}
+	return m
 }

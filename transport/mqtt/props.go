@@ -23,15 +23,30 @@ func statusProps(status, source string) paho.UserProperties {
 	return userProps(mqttbind.PropStatus, status, mqttbind.PropStatusSource, source)
 }
 
-// propMap turns user properties into a map; a key given twice keeps its
-// values joined for the checks to refuse.
-func propMap(p *paho.PublishProperties) map[string][]string {
-	m := map[string][]string{}
+// propValues returns the values of every user property named key, in the
+// order received (nil when there is none).
+func propValues(p *paho.PublishProperties, key string) []string {
 	if p == nil {
-		return m
+		return nil
+	}
+	var out []string
+	for _, u := range p.User {
+		if u.Key == key {
+			out = append(out, u.Value)
+		}
+	}
+	return out
+}
+
+// propFirst returns the value of the first user property named key, or "".
+func propFirst(p *paho.PublishProperties, key string) string {
+	if p == nil {
+		return ""
 	}
 	for _, u := range p.User {
-		m[u.Key] = append(m[u.Key], u.Value)
+		if u.Key == key {
+			return u.Value
+		}
 	}
-	return m
+	return ""
 }
