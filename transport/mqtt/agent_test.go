@@ -62,13 +62,15 @@ func TestAgentAnswersOnTheReplyPath(t *testing.T) {
 			user    []string
 			code    int
 			token   string
+			says    string // in the error message, when set
 		}{
-			{"malformed JSON", []byte(`{"jsonrpc":`), nil, -32700, ""},
-			{"unknown method", []byte(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`), nil, -32601, ""},
-			{"missing taskId", sendPayload(t, &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("x")}}}), nil, -32602, ""},
-			{"taskId not a UUID", sendPayload(t, &a2a.Message{MessageID: "m", TaskID: "t-1", Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("x")}}}), nil, -32602, ""},
-			{"a2a-context-id differing from the payload", sendPayload(t, newMessage("x")), []string{mqttbind.PropContextID, uuid.NewString()}, -32005, "transport_protocol_error"},
-			{"malformed a2a-* property", sendPayload(t, newMessage("x")), []string{mqttbind.PropArtifactMode, "xml"}, -32005, "transport_protocol_error"},
+			{"malformed JSON", []byte(`{"jsonrpc":`), nil, -32700, "", ""},
+			{"unknown method", []byte(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`), nil, -32601, "", ""},
+			{"missing taskId", sendPayload(t, &a2a.Message{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("x")}}}), nil, -32602, "", ""},
+			{"taskId not a UUID", sendPayload(t, &a2a.Message{MessageID: "m", TaskID: "t-1", Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("x")}}}), nil, -32602, "", ""},
+			{"a2a-context-id differing from the payload", sendPayload(t, newMessage("x")), []string{mqttbind.PropContextID, uuid.NewString()}, -32005, "transport_protocol_error", ""},
+			{"malformed a2a-* property", sendPayload(t, newMessage("x")), []string{mqttbind.PropArtifactMode, "xml"}, -32005, "transport_protocol_error", ""},
+			{"a known a2a-* property given twice", sendPayload(t, newMessage("x")), []string{mqttbind.PropArtifactMode, mqttbind.ArtifactModeJSON, mqttbind.PropArtifactMode, mqttbind.ArtifactModeJSON}, -32005, "transport_protocol_error", "more than once"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -83,6 +85,9 @@ func TestAgentAnswersOnTheReplyPath(t *testing.T) {
 				}
 				if tc.token != "" && !strings.Contains(string(r.Error.Data), `"a2a_error":"`+tc.token+`"`) {
 					t.Fatalf("data %s, want a2a_error %s", r.Error.Data, tc.token)
+				}
+				if !strings.Contains(r.Error.Message, tc.says) {
+					t.Fatalf("message %q, want it to say %q", r.Error.Message, tc.says)
 				}
 			})
 		}
