@@ -14,11 +14,18 @@ import (
 // IdentifierPattern is the pattern every topic identifier matches.
 const IdentifierPattern = "^[A-Za-z0-9_.-]+$"
 
-var identifierRE = regexp.MustCompile(IdentifierPattern)
-
 // ValidIdentifier reports whether s may stand in a topic level.
 func ValidIdentifier(s string) bool {
-	return identifierRE.MatchString(s)
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // IdentifierError reports an identifier that may not stand in a topic.
