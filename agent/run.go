@@ -298,11 +298,3 @@ func (r *run) cancelTurn(mark func() (taskstore.Record, error)) (taskstore.Recor
 	r.cancel()
 	return rec, true, nil
 }
-
-// snapshot returns the latest task (copy on write: read only) and
-// responder.
-func (r *run) snapshot() (a2a.Task, string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.task, r.responder
-}
