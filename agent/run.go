@@ -22,6 +22,10 @@ type run struct {
 	s      *Server
 	cancel context.CancelFunc
 	done   chan struct{}
+	// freeSlot gives the turn's worker slot back, once: when the turn ends
+	// (before its last replies go out, so a requester that sends its next
+	// message at once finds the slot free) or when the handler returns.
+	freeSlot func()
 
 	// order serialises events (the handler's, a handover, a cancel) from
 	// the check that the turn goes on to the last send, so no item follows
@@ -163,6 +167,9 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	subs := slices.Clone(r.subs)
 	responder := r.responder
 	r.mu.Unlock()
+	if final {
+		r.freeSlot()
+	}
 	deliver(subs, item, final, next, responder)
 	return nil
 }
@@ -293,6 +300,7 @@ func (r *run) cancelTurn(mark func() (taskstore.Record, error)) (taskstore.Recor
 	subs := slices.Clone(r.subs)
 	responder := r.responder
 	r.mu.Unlock()
+	r.freeSlot()
 	ev := &a2a.TaskStatusUpdateEvent{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID, Status: rec.Task.Status}
 	deliver(subs, &a2a.StreamResponse{Payload: ev}, true, rec.Task, responder)
 	r.cancel()

@@ -75,7 +75,9 @@ func WithExtendedCard(card *a2a.AgentCard) Option {
 
 // WithMaxTurns bounds the turns running at once (default 64). A message
 // that would start one more is answered at once with responder_unavailable
-// (retryable), never queued silently.
+// (retryable), never queued silently. A turn holds its slot until it ends
+// (a terminal or interrupted state): the slot is free before the turn's
+// last reply goes out, even if the handler has not returned yet.
 func WithMaxTurns(n int) Option {
 	return func(s *Server) {
 		if n > 0 {
@@ -242,6 +244,7 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 	ctx, cancel := context.WithCancel(s.base)
 	r := &run{s: s, cancel: cancel, done: make(chan struct{}),
 		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, responder: rec.Owner}
+	r.freeSlot = sync.OnceFunc(func() { <-s.slots })
 	// The handler gets a task of its own to read and change as it likes.
 	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior}
 	s.mu.Lock()
@@ -256,7 +259,7 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 
 func (s *Server) serveTurn(ctx context.Context, r *run, turn *Turn) {
 	defer s.wg.Done()
-	defer func() { <-s.slots }()
+	defer r.freeSlot()
 	defer close(r.done)
 	defer func() {
 		s.mu.Lock()

@@ -673,3 +673,27 @@ func TestBlockingReplyComesWhenTheTurnEndsNotWhenTheHandlerReturns(t *testing.T)
 		t.Fatal(task.Status)
 	}
 }
+
+// A requester that sends its next message as soon as it has the reply finds
+// the worker slot of the finished turn free, although that turn's handler
+// has not returned yet.
+func TestTheSlotIsFreeWhenTheReplyGoesOut(t *testing.T) {
+	linger := make(chan struct{})
+	defer close(linger)
+	f := newFixture(t, HandlerFunc(func(ctx context.Context, t *Turn) error {
+		if err := t.Complete(ctx, "done"); err != nil {
+			return err
+		}
+		<-linger
+		return nil
+	}), WithMaxTurns(1))
+	for i := range 3 {
+		replies := f.send(msg(uuid.NewString(), "", "hi"))
+		if replies[0].Err != nil {
+			t.Fatalf("message %d: %v", i, replies[0].Err)
+		}
+		if task := taskOf(t, replies[0]); task.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("message %d: %s", i, task.Status.State)
+		}
+	}
+}
