@@ -370,39 +370,13 @@ func BenchmarkPipelined64(b *testing.B) {
 			}{{"raw", p.rawCall}, {"sdk", p.sdkCall}} {
 				b.Run(v.name, func(b *testing.B) {
 					ctx := benchCtx(b)
-					// run does n round trips, 64 at a time, and returns
-					// their durations.
-					run := func(n int64) ([]time.Duration, error) {
-						var next atomic.Int64
-						var firstErr atomic.Pointer[error]
-						var wg sync.WaitGroup
-						lats := make([][]time.Duration, benchInFlight)
-						for w := range benchInFlight {
-							lats[w] = make([]time.Duration, 0, n/benchInFlight+1)
-							wg.Go(func() {
-								for next.Add(1) <= n && firstErr.Load() == nil {
-									t0 := time.Now()
-									if err := v.call(ctx); err != nil {
-										firstErr.CompareAndSwap(nil, &err)
-										return
-									}
-									lats[w] = append(lats[w], time.Since(t0))
-								}
-							})
-						}
-						wg.Wait()
-						if e := firstErr.Load(); e != nil {
-							return nil, *e
-						}
-						return slices.Concat(lats...), nil
-					}
-					if _, err := run(4 * benchInFlight); err != nil { // warm-up
+					if _, err := pipeline(ctx, 4*benchInFlight, v.call); err != nil { // warm-up
 						b.Fatal(err)
 					}
 					b.ReportAllocs()
 					b.ResetTimer()
 					t0 := time.Now()
-					lat, err := run(int64(b.N))
+					lat, err := pipeline(ctx, int64(b.N), v.call)
 					elapsed := time.Since(t0)
 					b.StopTimer()
 					if err != nil {
@@ -412,8 +386,65 @@ func BenchmarkPipelined64(b *testing.B) {
 					reportLatency(b, lat)
 				})
 			}
+			// paired alternates rounds of raw and SDK pipelines (ten
+			// rounds each), so both see the same machine: throughput is
+			// each one's requests over its own summed wall time.
+			b.Run("paired", func(b *testing.B) {
+				ctx := benchCtx(b)
+				for _, call := range []func(context.Context) error{p.rawCall, p.sdkCall} {
+					if _, err := pipeline(ctx, 4*benchInFlight, call); err != nil {
+						b.Fatal(err)
+					}
+				}
+				const rounds = 10
+				per := max(int64(b.N)/rounds, benchInFlight)
+				var wall [2]time.Duration
+				b.ResetTimer()
+				for range rounds {
+					for i, call := range []func(context.Context) error{p.rawCall, p.sdkCall} {
+						t0 := time.Now()
+						if _, err := pipeline(ctx, per, call); err != nil {
+							b.Fatal(err)
+						}
+						wall[i] += time.Since(t0)
+					}
+				}
+				b.StopTimer()
+				raw := float64(per*rounds) / wall[0].Seconds()
+				sdk := float64(per*rounds) / wall[1].Seconds()
+				b.ReportMetric(raw, "raw-req/s")
+				b.ReportMetric(sdk, "sdk-req/s")
+				b.ReportMetric(sdk/raw, "req/s-ratio")
+			})
 		})
 	}
+}
+
+// pipeline does n round trips of call, benchInFlight at a time, and returns
+// their durations.
+func pipeline(ctx context.Context, n int64, call func(context.Context) error) ([]time.Duration, error) {
+	var next atomic.Int64
+	var firstErr atomic.Pointer[error]
+	var wg sync.WaitGroup
+	lats := make([][]time.Duration, benchInFlight)
+	for w := range benchInFlight {
+		lats[w] = make([]time.Duration, 0, n/benchInFlight+1)
+		wg.Go(func() {
+			for next.Add(1) <= n && firstErr.Load() == nil {
+				t0 := time.Now()
+				if err := call(ctx); err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+					return
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	if e := firstErr.Load(); e != nil {
+		return nil, *e
+	}
+	return slices.Concat(lats...), nil
 }
 
 // benchCard returns a realistic card of about 1 KiB for agent i.
