@@ -9,6 +9,10 @@
 // agent/jsonrpc, hands it to Server.Serve with a Sink, and writes each Reply
 // the Sink receives on its wire. Nothing here knows of sockets, topics or
 // HTTP, so one Handler can be served over several transports at once.
+// What every transport must enforce lives here too: a Verifier
+// (WithVerifier) checks the bearer token a transport puts in Call.Token,
+// and a Call.Deadline (MQTT Message Expiry) that has passed is answered
+// request_expired before any work.
 //
 // A Handler sees one Turn per message: a new task, or a resumed one after
 // INPUT_REQUIRED / AUTH_REQUIRED. Through the Turn it streams status and

@@ -130,6 +130,23 @@ func (t *Turn) State() a2a.TaskState {
 	return t.run.task.Status.State
 }
 
+// Verifier checks the bearer token of a request, including its expiry,
+// issuer, audience and scopes, and returns the caller it stands for. An
+// error that is an *a2a.Error (a2a.ErrUnauthenticated,
+// a2a.ErrPermissionDenied) is answered as is; any other error as
+// unauthenticated. The token is never echoed.
+type Verifier interface {
+	Verify(ctx context.Context, token string, method a2a.Method) (Caller, error)
+}
+
+// VerifierFunc adapts a function to Verifier.
+type VerifierFunc func(ctx context.Context, token string, method a2a.Method) (Caller, error)
+
+// Verify calls f.
+func (f VerifierFunc) Verify(ctx context.Context, token string, method a2a.Method) (Caller, error) {
+	return f(ctx, token, method)
+}
+
 // Caller is the identity behind a request.
 type Caller struct {
 	// Subject identifies the caller (a verified token subject, or the

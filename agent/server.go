@@ -28,6 +28,7 @@ type Server struct {
 	newID        func() string
 	log          *slog.Logger
 	extendedCard *a2a.AgentCard
+	verifier     Verifier
 	slots        chan struct{}
 	// pool runs the handlers' turns on goroutines kept for reuse.
 	pool *gopool.Pool
@@ -72,6 +73,11 @@ func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 func WithExtendedCard(card *a2a.AgentCard) Option {
 	return func(s *Server) { s.extendedCard = card }
 }
+
+// WithVerifier requires every call, over every transport, to carry a bearer
+// token that v accepts; the caller v returns becomes the call's Caller. A
+// call without a token is answered unauthenticated.
+func WithVerifier(v Verifier) Option { return func(s *Server) { s.verifier = v } }
 
 // WithMaxTurns bounds the turns running at once (default 64). A message
 // that would start one more is answered at once with responder_unavailable
@@ -138,6 +144,27 @@ func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
 	if c.IDs == 0 {
 		c.IDs = tasklife.RequesterIDs
 	}
+	if expired(c) {
+		return fail(ctx, sink, errExpired())
+	}
+	if s.verifier != nil {
+		if c.Token == "" {
+			return fail(ctx, sink, a2a.NewError(a2a.TokenUnauthenticated, "this agent requires a bearer token"))
+		}
+		caller, err := s.verifier.Verify(ctx, c.Token, c.Request.Method)
+		if err != nil {
+			var e *a2a.Error
+			if !errors.As(err, &e) {
+				e = a2a.NewError(a2a.TokenUnauthenticated, "the bearer token was not accepted")
+			}
+			return fail(ctx, sink, e)
+		}
+		c.Caller = caller
+		// Verification takes time: the request may have expired meanwhile.
+		if expired(c) {
+			return fail(ctx, sink, errExpired())
+		}
+	}
 	switch p := c.Request.Params.(type) {
 	case *a2a.SendMessageRequest:
 		return s.send(ctx, c, p, jsonrpc.Streaming(c.Request.Method), sink)
@@ -159,6 +186,13 @@ func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
 		return fail(ctx, sink, a2a.NewError(a2a.TokenPushNotificationNotSupported, ""))
 	}
 	return fail(ctx, sink, a2a.NewError(a2a.TokenMethodNotFound, fmt.Sprintf("no method for params %T", c.Request.Params)))
+}
+
+// expired reports whether the call's deadline has passed.
+func expired(c Call) bool { return !c.Deadline.IsZero() && !time.Now().Before(c.Deadline) }
+
+func errExpired() *a2a.Error {
+	return a2a.NewError(a2a.TokenRequestExpired, "the request expired before it was processed")
 }
 
 func fail(ctx context.Context, sink Sink, e *a2a.Error) error {

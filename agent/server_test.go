@@ -697,3 +697,82 @@ func TestTheSlotIsFreeWhenTheReplyGoesOut(t *testing.T) {
 		}
 	}
 }
+
+func TestBearerTokensAndDeadlinesAreCheckedBeforeAnyWork(t *testing.T) {
+	accept := VerifierFunc(func(_ context.Context, token string, _ a2a.Method) (Caller, error) {
+		switch token {
+		case "alice":
+			return Caller{Subject: "alice"}, nil
+		case "mallory":
+			return Caller{}, a2a.NewError(a2a.TokenPermissionDenied, "not for you")
+		case "slow":
+			time.Sleep(50 * time.Millisecond)
+			return Caller{Subject: "slow"}, nil
+		}
+		return Caller{}, errors.New("signature does not verify")
+	})
+	cases := []struct {
+		name     string
+		verifier Verifier
+		token    string
+		deadline time.Duration // from now; 0: none
+		want     a2a.Token     // "": served
+		subject  string        // the Caller the handler sees when served
+	}{
+		{"no verifier: a call without a token is served", nil, "", 0, "", ""},
+		{"a call without a token is refused", accept, "", 0, a2a.TokenUnauthenticated, ""},
+		{"the verifier's own error is answered as is", accept, "mallory", 0, a2a.TokenPermissionDenied, ""},
+		{"any other verifier error is unauthenticated", accept, "forged", 0, a2a.TokenUnauthenticated, ""},
+		{"an accepted token names the caller", accept, "alice", 0, "", "alice"},
+		{"a request past its deadline is not processed", nil, "", -time.Second, a2a.TokenRequestExpired, ""},
+		{"a request that expires while its token is checked is not processed", accept, "slow", 20 * time.Millisecond, a2a.TokenRequestExpired, ""},
+		{"a request within its deadline is served", accept, "alice", time.Minute, "", "alice"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran atomic.Int32
+			var subject atomic.Value
+			var opts []Option
+			if tc.verifier != nil {
+				opts = append(opts, WithVerifier(tc.verifier))
+			}
+			f := newFixture(t, HandlerFunc(func(ctx context.Context, turn *Turn) error {
+				ran.Add(1)
+				subject.Store(turn.Caller.Subject)
+				return nil
+			}), opts...)
+			data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), a2a.MethodSendMessage, &a2a.SendMessageRequest{Message: msg(uuid.NewString(), "", "hi")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _, perr := jsonrpc.DecodeRequest(data)
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			call := Call{Request: req, IDs: f.ids, Token: tc.token}
+			if tc.deadline != 0 {
+				call.Deadline = time.Now().Add(tc.deadline)
+			}
+			rec := &recorder{}
+			if err := f.srv.Serve(context.Background(), call, rec); err != nil {
+				t.Fatal(err)
+			}
+			replies := rec.all()
+			if tc.want != "" {
+				if e := soleError(t, replies); e.Token != tc.want {
+					t.Fatalf("got %s, want %s", e.Token, tc.want)
+				}
+				if ran.Load() != 0 {
+					t.Fatal("the handler ran for a refused call")
+				}
+				return
+			}
+			if task := taskOf(t, replies[0]); task.Status.State != a2a.TaskStateCompleted {
+				t.Fatal(task.Status)
+			}
+			if got, _ := subject.Load().(string); got != tc.subject {
+				t.Fatalf("handler saw caller %q, want %q", got, tc.subject)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/a2abind/a2abind/agent/jsonrpc"
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -16,8 +17,19 @@ type Call struct {
 	// IDs says who makes Task.id in the transport's binding:
 	// tasklife.RequesterIDs over MQTT, tasklife.ResponderIDs over HTTP.
 	IDs tasklife.IDOrigin
-	// Caller is the identity behind the request.
+	// Caller is the identity behind the request as the transport knows it.
+	// With a verifier (WithVerifier) it is replaced by the caller the
+	// verifier returns for Token.
 	Caller Caller
+	// Token is the bearer token the request carried, without its "Bearer "
+	// prefix ("" for none): the a2a-authorization user property over MQTT,
+	// the Authorization header over HTTP. It is handed to the verifier and
+	// never echoed.
+	Token string
+	// Deadline, when set, is the wall-clock time (time.Now) after which the
+	// request has expired (MQTT Message Expiry): a request not yet being
+	// processed by then is answered request_expired instead.
+	Deadline time.Time
 }
 
 // Reply is one answer to a call: a result (the single response, or one

@@ -22,23 +22,6 @@ import (
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
-// Verifier checks the bearer token of a request (the a2a-authorization user
-// property, "Bearer <token>"), including its expiry, issuer, audience and
-// scopes, and returns the caller it stands for. An error that is an
-// *a2a.Error (a2a.ErrUnauthenticated, a2a.ErrPermissionDenied) is answered
-// as is; any other error as unauthenticated. The token is never echoed.
-type Verifier interface {
-	Verify(ctx context.Context, token string, method a2a.Method) (agent.Caller, error)
-}
-
-// VerifierFunc adapts a function to Verifier.
-type VerifierFunc func(ctx context.Context, token string, method a2a.Method) (agent.Caller, error)
-
-// Verify calls f.
-func (f VerifierFunc) Verify(ctx context.Context, token string, method a2a.Method) (agent.Caller, error) {
-	return f(ctx, token, method)
-}
-
 // AgentConfig configures an Agent.
 type AgentConfig struct {
 	// Broker is the broker URL: mqtt://host:port, tcp://host:port, or
@@ -61,9 +44,6 @@ type AgentConfig struct {
 	Pool, Group string
 	// Server is the runtime that answers requests.
 	Server *agent.Server
-	// Verifier, when set, is required to accept every request's bearer
-	// token.
-	Verifier Verifier
 	// KeepAlive is the MQTT keep-alive (default 30 s); a crashed agent's
 	// Will fires about 1.5 × KeepAlive after its last packet.
 	KeepAlive time.Duration
@@ -339,17 +319,6 @@ func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool, receiv
 	answer := func(e *a2a.Error) {
 		_ = sink.Send(ctx, agent.Reply{Err: e, Final: true})
 	}
-	// Message Expiry is the request's remaining lifetime when the broker
-	// delivered it: past it, the request is answered request_expired
-	// instead of being processed.
-	expired := func() bool {
-		exp := p.Properties.MessageExpiry
-		return exp != nil && time.Since(received) >= time.Duration(*exp)*time.Second
-	}
-	if expired() {
-		answer(a2a.NewError(a2a.TokenRequestExpired, "the request expired before it was processed"))
-		return
-	}
 	req, id, perr := jsonrpc.DecodeRequest(p.Payload)
 	sink.id = id
 	if perr != nil {
@@ -360,27 +329,12 @@ func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool, receiv
 		answer(e)
 		return
 	}
-	call := agent.Call{Request: req, IDs: tasklife.RequesterIDs}
-	if a.cfg.Verifier != nil {
-		token := strings.TrimPrefix(propFirst(p.Properties, mqttbind.PropAuthorization), "Bearer ")
-		if token == "" {
-			answer(a2a.NewError(a2a.TokenUnauthenticated, "this agent requires an a2a-authorization bearer token"))
-			return
-		}
-		caller, err := a.cfg.Verifier.Verify(ctx, token, req.Method)
-		if err != nil {
-			var e *a2a.Error
-			if !errors.As(err, &e) {
-				e = a2a.NewError(a2a.TokenUnauthenticated, "the bearer token was not accepted")
-			}
-			answer(e)
-			return
-		}
-		call.Caller = caller
-	}
-	if expired() {
-		answer(a2a.NewError(a2a.TokenRequestExpired, "the request expired before it was processed"))
-		return
+	call := agent.Call{Request: req, IDs: tasklife.RequesterIDs,
+		Token: strings.TrimPrefix(propFirst(p.Properties, mqttbind.PropAuthorization), "Bearer ")}
+	// Message Expiry is the request's remaining lifetime when the broker
+	// delivered it; the runtime answers request_expired past it.
+	if exp := p.Properties.MessageExpiry; exp != nil {
+		call.Deadline = received.Add(time.Duration(*exp) * time.Second)
 	}
 	if err := a.cfg.Server.Serve(ctx, call, sink); err != nil && ctx.Err() == nil {
 		a.log.Error("mqtt: serving a request", "agent", a.clientID, "method", req.Method, "err", err)

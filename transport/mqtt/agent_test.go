@@ -96,16 +96,16 @@ func TestAgentAnswersOnTheReplyPath(t *testing.T) {
 
 func TestAgentNeverEchoesTheBearerToken(t *testing.T) {
 	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
-		srv := echoServer(t)
 		var seen atomic.Value
-		verifier := VerifierFunc(func(_ context.Context, token string, _ a2a.Method) (agent.Caller, error) {
+		verifier := agent.VerifierFunc(func(_ context.Context, token string, _ a2a.Method) (agent.Caller, error) {
 			seen.Store(token)
 			if token != "good-token" {
 				return agent.Caller{}, a2a.NewError(a2a.TokenUnauthenticated, "")
 			}
 			return agent.Caller{Subject: "alice"}, nil
 		})
-		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "vault", Card: testCard("Vault"), Server: srv, Verifier: verifier})
+		srv := echoServer(t, agent.WithVerifier(verifier))
+		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "vault", Card: testCard("Vault"), Server: srv})
 		replyTopic := "$a2a/v1/reply/acme/lab/req/" + uuid.NewString()
 		rc := dialRaw(t, b.URL(), "acme/lab/req2", replyTopic)
 

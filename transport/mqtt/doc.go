@@ -8,7 +8,10 @@
 // transport-independent agent runtime (package agent) and requester rules
 // (package statemachines/...), and adds only what is about MQTT itself:
 // topics, user properties, Response Topic and Correlation Data, retained
-// cards and the Last Will.
+// cards and the Last Will. A request's a2a-authorization token and its
+// Message Expiry become agent.Call.Token and Call.Deadline: the runtime's
+// verifier (agent.WithVerifier) and deadline check apply to them as to any
+// transport's.
 //
 //   - Agent serves an agent.Server: its Client ID is {org}/{unit}/{agent},
 //     its Will is its card (retained, QoS 1, a2a-status=offline,

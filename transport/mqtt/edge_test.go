@@ -57,13 +57,13 @@ func TestFullWorkerPoolAnswersResponderUnavailable(t *testing.T) {
 func TestRequestExpiredBeforeProcessing(t *testing.T) {
 	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
 		var ran atomic.Int32
-		srv := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, turn *agent.Turn) error { ran.Add(1); return nil }))
-		t.Cleanup(func() { srv.Close(context.Background()) })
-		slow := VerifierFunc(func(ctx context.Context, token string, _ a2a.Method) (agent.Caller, error) {
+		slow := agent.VerifierFunc(func(ctx context.Context, token string, _ a2a.Method) (agent.Caller, error) {
 			time.Sleep(1500 * time.Millisecond)
 			return agent.Caller{Subject: "s"}, nil
 		})
-		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "slowauth", Card: testCard("S"), Server: srv, Verifier: slow})
+		srv := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, turn *agent.Turn) error { ran.Add(1); return nil }), agent.WithVerifier(slow))
+		t.Cleanup(func() { srv.Close(context.Background()) })
+		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "slowauth", Card: testCard("S"), Server: srv})
 		reply := "$a2a/v1/reply/acme/lab/req/" + uuid.NewString()
 		rc := dialRaw(t, b.URL(), "acme/lab/req-exp", reply)
 		one := uint32(1)
