@@ -16,12 +16,22 @@ var ErrBadPageToken = a2a.NewError(a2a.TokenInvalidParams, "invalid page token")
 
 // Memory is a Store in memory. Its zero value is not usable; call NewMemory.
 // Records are copied in and out, so callers never share memory with the
-// store. A context lookup costs the size of the context, not of the store.
+// store; the copies are made outside the store's lock, and updates of
+// different tasks do not wait for each other. A context lookup costs the
+// size of the context, not of the store.
 type Memory struct {
-	mu       sync.Mutex
-	tasks    map[string]Record
+	mu       sync.Mutex // guards tasks, contexts and every memTask.rec
+	tasks    map[string]*memTask
 	contexts map[string]*memContext
 	now      func() time.Time
+}
+
+// memTask is one stored task. rec is never changed in place: an update
+// replaces it with a new copy, so a reader may copy it out after reading it
+// under Memory.mu.
+type memTask struct {
+	update sync.Mutex // serialises the updates of this task
+	rec    Record
 }
 
 // memContext indexes one context: its tasks oldest first (by Created, then
@@ -36,20 +46,22 @@ func NewMemory(now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{tasks: map[string]Record{}, contexts: map[string]*memContext{}, now: now}
+	return &Memory{tasks: map[string]*memTask{}, contexts: map[string]*memContext{}, now: now}
 }
 
 // Create implements Store.
 func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if old, ok := m.tasks[r.Task.ID]; ok {
-		return clone(old), ErrExists
-	}
 	t := m.now()
 	r.Created, r.Updated = t, t
 	// The store keeps a copy; the caller keeps r.
-	m.tasks[r.Task.ID] = clone(r)
+	stored := &memTask{rec: clone(r)}
+	m.mu.Lock()
+	if old, ok := m.tasks[r.Task.ID]; ok {
+		rec := old.rec
+		m.mu.Unlock()
+		return clone(rec), ErrExists
+	}
+	m.tasks[r.Task.ID] = stored
 	if id := r.Task.ContextID; id != "" {
 		c := m.contexts[id]
 		if c == nil {
@@ -67,13 +79,14 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 			c.lastActive = t
 		}
 	}
+	m.mu.Unlock()
 	return r, nil
 }
 
 // after reports whether the stored task id sorts after r in a context's
-// order (Created, then id).
+// order (Created, then id). Called with m.mu held.
 func (m *Memory) after(id string, r Record) bool {
-	o := m.tasks[id]
+	o := m.tasks[id].rec
 	if !o.Created.Equal(r.Created) {
 		return o.Created.After(r.Created)
 	}
@@ -83,8 +96,12 @@ func (m *Memory) after(id string, r Record) bool {
 // Get implements Store.
 func (m *Memory) Get(_ context.Context, id string) (Record, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.tasks[id]
+	t, ok := m.tasks[id]
+	var r Record
+	if ok {
+		r = t.rec
+	}
+	m.mu.Unlock()
 	if !ok {
 		return Record{}, ErrNotFound
 	}
@@ -94,11 +111,16 @@ func (m *Memory) Get(_ context.Context, id string) (Record, error) {
 // Update implements Store.
 func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (Record, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	old, ok := m.tasks[id]
+	t, ok := m.tasks[id]
+	m.mu.Unlock()
 	if !ok {
 		return Record{}, ErrNotFound
 	}
+	t.update.Lock()
+	defer t.update.Unlock()
+	m.mu.Lock()
+	old := t.rec
+	m.mu.Unlock()
 	r := clone(old)
 	if err := fn(&r); err != nil {
 		return Record{}, err
@@ -110,10 +132,13 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (R
 		return Record{}, errors.New("taskstore: Update may not change the context id")
 	}
 	r.Updated = m.now()
-	m.tasks[id] = clone(r)
+	stored := clone(r)
+	m.mu.Lock()
+	t.rec = stored
 	if c := m.contexts[r.Task.ContextID]; c != nil && r.Updated.After(c.lastActive) {
 		c.lastActive = r.Updated
 	}
+	m.mu.Unlock()
 	return r, nil
 }
 
@@ -125,13 +150,13 @@ func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
 		if c := m.contexts[f.ContextID]; c != nil {
 			all = make([]Record, 0, len(c.taskIDs))
 			for _, id := range c.taskIDs {
-				all = append(all, m.tasks[id])
+				all = append(all, m.tasks[id].rec)
 			}
 		}
 	} else {
 		all = make([]Record, 0, len(m.tasks))
-		for _, r := range m.tasks {
-			all = append(all, r)
+		for _, t := range m.tasks {
+			all = append(all, t.rec)
 		}
 	}
 	m.mu.Unlock()
