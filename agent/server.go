@@ -33,9 +33,7 @@ type Server struct {
 	// pool runs the handlers' turns on goroutines kept for reuse.
 	pool *gopool.Pool
 
-	base context.Context
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	wg sync.WaitGroup
 
 	mu     sync.Mutex
 	runs   map[string]*run
@@ -103,7 +101,6 @@ func NewServer(h Handler, opts ...Option) *Server {
 	if s.store == nil {
 		s.store = taskstore.NewMemory(s.now)
 	}
-	s.base, s.stop = context.WithCancel(context.Background())
 	return s
 }
 
@@ -118,8 +115,10 @@ var ErrClosed = errors.New("agent: server closed")
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
+	for _, r := range s.runs {
+		r.cancel()
+	}
 	s.mu.Unlock()
-	s.stop()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); s.pool.Close(); close(done) }()
 	select {
@@ -275,7 +274,9 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 		<-s.slots
 		return fail(o.ctx, o.sink, asProtocolError(err))
 	}
-	ctx, cancel := context.WithCancel(s.base)
+	// A turn's context is its own (not a child of a server-wide one, which
+	// every turn would contend on): Close cancels the registered runs.
+	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{s: s, cancel: cancel, done: make(chan struct{}),
 		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, responder: rec.Owner}
 	r.freeSlot = sync.OnceFunc(func() { <-s.slots })
@@ -283,6 +284,9 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior}
 	s.mu.Lock()
 	s.runs[rec.Task.ID] = r
+	if s.closed {
+		cancel()
+	}
 	s.mu.Unlock()
 	unlock()
 	sub, snap, responder, over := r.attach(o.ctx, o.sink, o.mode, o.history)

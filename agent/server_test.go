@@ -776,3 +776,44 @@ func TestBearerTokensAndDeadlinesAreCheckedBeforeAnyWork(t *testing.T) {
 		})
 	}
 }
+
+// Close ends the context of every running turn, waits for the handlers, and
+// answers later calls internal_error.
+func TestCloseStopsRunningTurns(t *testing.T) {
+	b := newBlocker()
+	s := NewServer(b)
+	const n = 3
+	done := make(chan error, n)
+	for range n {
+		go func() {
+			data, _ := jsonrpc.EncodeRequest(json.RawMessage(`1`), a2a.MethodSendMessage, &a2a.SendMessageRequest{Message: msg(uuid.NewString(), "", "long")})
+			req, _, _ := jsonrpc.DecodeRequest(data)
+			done <- s.Serve(context.Background(), Call{Request: req}, &recorder{})
+		}()
+	}
+	for range n {
+		<-b.started
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for range n {
+		if err := <-b.ended; !errors.Is(err, context.Canceled) {
+			t.Fatalf("handler context: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	}
+	rec := &recorder{}
+	data, _ := jsonrpc.EncodeRequest(json.RawMessage(`1`), a2a.MethodSendMessage, &a2a.SendMessageRequest{Message: msg(uuid.NewString(), "", "late")})
+	req, _, _ := jsonrpc.DecodeRequest(data)
+	if err := s.Serve(context.Background(), Call{Request: req}, rec); err != nil {
+		t.Fatal(err)
+	}
+	if e := soleError(t, rec.all()); e.Token != a2a.TokenInternalError {
+		t.Fatal(e)
+	}
+}
