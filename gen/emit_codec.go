@@ -478,4 +478,8 @@ func genEncode(f *jen.File, t *model.Type) {
 	f.Func().Params(jen.Id("x").Id(t.Name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.Return(jen.Id("x").Dot("appendJSON").Call(jen.Nil())),
 	)
+	cmt(f, "AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,\nso that an envelope around it is built in one buffer.")
+	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("AppendJSON").Params(jen.Id("b").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.Return(jen.Id("x").Dot("appendJSON").Call(jen.Id("b"))),
+	)
 }

@@ -81,14 +81,10 @@ func validID(id json.RawMessage) bool {
 	return false
 }
 
-// EncodeRequest builds a request envelope. Params with their own
-// MarshalJSON (every generated type) are encoded by it directly.
+// EncodeRequest builds a request envelope. Params of a generated type are
+// appended to the envelope by their own encoder.
 func EncodeRequest(id json.RawMessage, method a2a.Method, params any) ([]byte, error) {
-	p, err := marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(p)+len(id)+len(method)+48)
+	b := make([]byte, 0, 512)
 	b = append(b, `{"jsonrpc":"2.0",`...)
 	if len(id) > 0 {
 		b = append(b, `"id":`...)
@@ -106,30 +102,43 @@ func EncodeRequest(id json.RawMessage, method a2a.Method, params any) ([]byte, e
 		b = append(b, m...)
 	}
 	b = append(b, `,"params":`...)
-	b = append(b, p...)
-	return append(b, '}'), nil
-}
-
-// marshal encodes v with its own MarshalJSON when it has one.
-func marshal(v any) ([]byte, error) {
-	if m, ok := v.(json.Marshaler); ok {
-		return m.MarshalJSON()
-	}
-	return json.Marshal(v)
-}
-
-// EncodeResult builds a success response. A result with its own
-// MarshalJSON (every generated type) is encoded by it directly.
-func EncodeResult(id json.RawMessage, result any) ([]byte, error) {
-	r, err := marshal(result)
+	b, err := appendValue(b, params)
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(r)+64)
+	return append(b, '}'), nil
+}
+
+// appender is what every generated type implements.
+type appender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
+// appendValue appends v as JSON: by its AppendJSON or MarshalJSON when it
+// has one, else by encoding/json.
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch m := v.(type) {
+	case appender:
+		return m.AppendJSON(b)
+	case json.Marshaler:
+		r, err := m.MarshalJSON()
+		return append(b, r...), err
+	}
+	r, err := json.Marshal(v)
+	return append(b, r...), err
+}
+
+// EncodeResult builds a success response. A result of a generated type is
+// appended to the envelope by its own encoder.
+func EncodeResult(id json.RawMessage, result any) ([]byte, error) {
+	b := make([]byte, 0, 1024)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, nullID(id)...)
 	b = append(b, `,"result":`...)
-	b = append(b, r...)
+	b, err := appendValue(b, result)
+	if err != nil {
+		return nil, err
+	}
 	return append(b, '}'), nil
 }
 

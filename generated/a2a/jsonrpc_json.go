@@ -157,6 +157,12 @@ func (x JSONRPCError) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *JSONRPCError) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *JSONRPCError) Clone() *JSONRPCError {
 	if x == nil {
@@ -326,6 +332,12 @@ func (x *JSONRPCRequest) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x JSONRPCRequest) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *JSONRPCRequest) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -525,6 +537,12 @@ func (x *JSONRPCResponse) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x JSONRPCResponse) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *JSONRPCResponse) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

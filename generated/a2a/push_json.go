@@ -124,6 +124,12 @@ func (x AuthenticationInfo) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *AuthenticationInfo) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *AuthenticationInfo) Clone() *AuthenticationInfo {
 	if x == nil {
@@ -343,6 +349,12 @@ func (x *TaskPushNotificationConfig) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x TaskPushNotificationConfig) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *TaskPushNotificationConfig) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

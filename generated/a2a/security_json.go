@@ -147,6 +147,12 @@ func (x APIKeySecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *APIKeySecurityScheme) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *APIKeySecurityScheme) Clone() *APIKeySecurityScheme {
 	if x == nil {
@@ -373,6 +379,12 @@ func (x AuthorizationCodeOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *AuthorizationCodeOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *AuthorizationCodeOAuthFlow) Clone() *AuthorizationCodeOAuthFlow {
 	if x == nil {
@@ -560,6 +572,12 @@ func (x *ClientCredentialsOAuthFlow) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x ClientCredentialsOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *ClientCredentialsOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -769,6 +787,12 @@ func (x DeviceCodeOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *DeviceCodeOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *DeviceCodeOAuthFlow) Clone() *DeviceCodeOAuthFlow {
 	if x == nil {
@@ -918,6 +942,12 @@ func (x *HTTPAuthSecurityScheme) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x HTTPAuthSecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *HTTPAuthSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1103,6 +1133,12 @@ func (x ImplicitOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *ImplicitOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *ImplicitOAuthFlow) Clone() *ImplicitOAuthFlow {
 	if x == nil {
@@ -1214,6 +1250,12 @@ func (x *MutualTlsSecurityScheme) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x MutualTlsSecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *MutualTlsSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1375,6 +1417,12 @@ func (x *OAuth2SecurityScheme) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x OAuth2SecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *OAuth2SecurityScheme) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1643,6 +1691,12 @@ func (x OAuthFlows) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *OAuthFlows) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *OAuthFlows) Clone() *OAuthFlows {
 	if x == nil {
@@ -1783,6 +1837,12 @@ func (x *OpenIdConnectSecurityScheme) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x OpenIdConnectSecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *OpenIdConnectSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1968,6 +2028,12 @@ func (x PasswordOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *PasswordOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *PasswordOAuthFlow) Clone() *PasswordOAuthFlow {
 	if x == nil {
@@ -2114,6 +2180,12 @@ func (x *SecurityRequirement) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x SecurityRequirement) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *SecurityRequirement) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -2388,6 +2460,12 @@ func (x SecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *SecurityScheme) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *SecurityScheme) Clone() *SecurityScheme {
 	if x == nil {
@@ -2529,6 +2607,12 @@ func (x *StringList) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x StringList) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *StringList) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

@@ -171,6 +171,12 @@ func (x AsleepResponse) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *AsleepResponse) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *AsleepResponse) Clone() *AsleepResponse {
 	if x == nil {
@@ -355,6 +361,12 @@ func (x OfflineErrorData) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *OfflineErrorData) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *OfflineErrorData) Clone() *OfflineErrorData {
 	if x == nil {
@@ -536,6 +548,12 @@ func (x *QueueFullResponse) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x QueueFullResponse) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *QueueFullResponse) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

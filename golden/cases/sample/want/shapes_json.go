@@ -153,6 +153,12 @@ func (x Call) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
 }
 
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *Call) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *Call) Clone() *Call {
 	if x == nil {
@@ -271,6 +277,12 @@ func (x *Circle) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x Circle) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *Circle) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -407,6 +419,12 @@ func (x *Layer) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x Layer) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *Layer) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1029,6 +1047,12 @@ func (x *Shape) appendJSON(b []byte) ([]byte, error) {
 // MarshalJSON encodes x in its wire form.
 func (x Shape) MarshalJSON() ([]byte, error) {
 	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *Shape) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
