@@ -3,6 +3,7 @@ package taskstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -15,10 +16,12 @@ import (
 var ErrBadPageToken = a2a.NewError(a2a.TokenInvalidParams, "invalid page token")
 
 // Memory is a Store in memory. Its zero value is not usable; call NewMemory.
-// Records are copied in and out, so callers never share memory with the
-// store; the copies are made outside the store's lock, and updates of
-// different tasks do not wait for each other. A context lookup costs the
-// size of the context, not of the store.
+// It keeps each task in its wire form, so callers never share memory with
+// the store, a large store costs the garbage collector little, and a task
+// must encode as JSON as it must for any store. Encoding and decoding
+// happen outside the store's lock, and updates of different tasks do not
+// wait for each other. A context lookup costs the size of the context, not
+// of the store.
 type Memory struct {
 	mu       sync.Mutex // guards tasks, contexts and every memTask.rec
 	tasks    map[string]*memTask
@@ -27,11 +30,10 @@ type Memory struct {
 }
 
 // memTask is one stored task. rec is never changed in place: an update
-// replaces it with a new copy, so a reader may copy it out after reading it
-// under Memory.mu.
+// replaces it, so a reader may decode it after reading it under Memory.mu.
 type memTask struct {
 	update sync.Mutex // serialises the updates of this task
-	rec    Record
+	rec    packed
 }
 
 // memContext indexes one context: its tasks oldest first (by Created, then
@@ -53,15 +55,22 @@ func NewMemory(now func() time.Time) *Memory {
 func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 	t := m.now()
 	r.Created, r.Updated = t, t
-	// The store keeps a copy; the caller keeps r.
-	stored := &memTask{rec: clone(r)}
+	// The store keeps an encoded copy; the caller keeps r.
+	p, err := pack(r)
+	if err != nil {
+		return Record{}, fmt.Errorf("taskstore: %w", err)
+	}
 	m.mu.Lock()
 	if old, ok := m.tasks[r.Task.ID]; ok {
 		rec := old.rec
 		m.mu.Unlock()
-		return clone(rec), ErrExists
+		out, err := rec.unpack()
+		if err != nil {
+			return Record{}, err
+		}
+		return out, ErrExists
 	}
-	m.tasks[r.Task.ID] = stored
+	m.tasks[r.Task.ID] = &memTask{rec: p}
 	if id := r.Task.ContextID; id != "" {
 		c := m.contexts[id]
 		if c == nil {
@@ -86,26 +95,26 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 // after reports whether the stored task id sorts after r in a context's
 // order (Created, then id). Called with m.mu held.
 func (m *Memory) after(id string, r Record) bool {
-	o := m.tasks[id].rec
-	if !o.Created.Equal(r.Created) {
-		return o.Created.After(r.Created)
+	o := &m.tasks[id].rec
+	if !o.created.Equal(r.Created) {
+		return o.created.After(r.Created)
 	}
-	return o.Task.ID > r.Task.ID
+	return o.id > r.Task.ID
 }
 
 // Get implements Store.
 func (m *Memory) Get(_ context.Context, id string) (Record, error) {
 	m.mu.Lock()
 	t, ok := m.tasks[id]
-	var r Record
+	var p packed
 	if ok {
-		r = t.rec
+		p = t.rec
 	}
 	m.mu.Unlock()
 	if !ok {
 		return Record{}, ErrNotFound
 	}
-	return clone(r), nil
+	return p.unpack()
 }
 
 // Update implements Store.
@@ -121,20 +130,26 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (R
 	m.mu.Lock()
 	old := t.rec
 	m.mu.Unlock()
-	r := clone(old)
+	r, err := old.unpack()
+	if err != nil {
+		return Record{}, err
+	}
 	if err := fn(&r); err != nil {
 		return Record{}, err
 	}
 	if r.Task.ID != id {
 		return Record{}, errors.New("taskstore: Update may not change the task id")
 	}
-	if r.Task.ContextID != old.Task.ContextID {
+	if r.Task.ContextID != old.contextID {
 		return Record{}, errors.New("taskstore: Update may not change the context id")
 	}
 	r.Updated = m.now()
-	stored := clone(r)
+	p, err := pack(r)
+	if err != nil {
+		return Record{}, fmt.Errorf("taskstore: %w", err)
+	}
 	m.mu.Lock()
-	t.rec = stored
+	t.rec = p
 	if c := m.contexts[r.Task.ContextID]; c != nil && r.Updated.After(c.lastActive) {
 		c.lastActive = r.Updated
 	}
@@ -142,33 +157,39 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (R
 	return r, nil
 }
 
-// List implements Store.
+// List implements Store. Tasks are filtered and sorted by what the store
+// keeps beside them; only the page is decoded.
 func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
 	m.mu.Lock()
-	var all []Record
+	var heads []Record
+	byID := map[string]packed{}
+	add := func(t *memTask) {
+		heads = append(heads, t.rec.head())
+		byID[t.rec.id] = t.rec
+	}
 	if f.ContextID != "" {
 		if c := m.contexts[f.ContextID]; c != nil {
-			all = make([]Record, 0, len(c.taskIDs))
 			for _, id := range c.taskIDs {
-				all = append(all, m.tasks[id].rec)
+				add(m.tasks[id])
 			}
 		}
 	} else {
-		all = make([]Record, 0, len(m.tasks))
 		for _, t := range m.tasks {
-			all = append(all, t.rec)
+			add(t)
 		}
 	}
 	m.mu.Unlock()
-	p, err := page(all, f)
+	pg, err := page(heads, f)
 	if err != nil {
 		return Page{}, err
 	}
-	// Only the records of the page are copied out.
-	for i := range p.Records {
-		p.Records[i] = clone(p.Records[i])
+	for i := range pg.Records {
+		p := byID[pg.Records[i].Task.ID]
+		if pg.Records[i], err = p.unpack(); err != nil {
+			return Page{}, err
+		}
 	}
-	return p, nil
+	return pg, nil
 }
 
 // Close implements Store; a Memory store keeps working after it.

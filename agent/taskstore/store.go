@@ -13,7 +13,6 @@ package taskstore
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -104,9 +103,3 @@ type ContextInfo struct {
 
 // DefaultPageSize is the page size of List when Filter.PageSize is 0.
 const DefaultPageSize = 50
-
-func clone(r Record) Record {
-	r.Task = *r.Task.Clone()
-	r.MessageIDs = slices.Clone(r.MessageIDs)
-	return r
-}

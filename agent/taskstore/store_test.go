@@ -165,6 +165,28 @@ func TestStoreConformance(t *testing.T) {
 				if _, err := s.List(ctx, Filter{PageToken: "x"}); !errors.Is(err, a2a.ErrInvalidParams) {
 					t.Fatalf("bad token: %v", err)
 				}
+				// Listed records are whole: history, owner and times.
+				s.Update(ctx, "t0", func(r *Record) error {
+					r.Owner = "b-c1"
+					r.Task.History = []a2a.Message{{MessageID: "m1", Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("hi")}}}}
+					return nil
+				})
+				p3, _ := s.List(ctx, Filter{ContextID: "c0", State: a2a.TaskStateWorking})
+				last := p3.Records[len(p3.Records)-1]
+				if last.Task.ID != "t0" || last.Owner != "b-c1" || len(last.Task.History) != 1 || !last.Updated.After(last.Created) {
+					t.Fatalf("%+v", last)
+				}
+			})
+			t.Run("a task that cannot be stored is refused, not kept half", func(t *testing.T) {
+				s := open(t, newClock().now)
+				bad := task("t1", "c1", a2a.TaskStateWorking)
+				bad.Task.Metadata = map[string]any{"f": func() {}}
+				if _, err := s.Create(ctx, bad); err == nil {
+					t.Fatal("a task whose metadata is not JSON was stored")
+				}
+				if _, err := s.Get(ctx, "t1"); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("get after a refused create: %v", err)
+				}
 			})
 		})
 	}

@@ -1,0 +1,52 @@
+package taskstore
+
+import (
+	"time"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+// packed is a record as the Memory store keeps it: the task in its wire
+// form (one byte slice, which the garbage collector does not scan however
+// many tasks are kept) beside the bookkeeping the store reads without
+// decoding it.
+type packed struct {
+	task       []byte
+	id         string
+	contextID  string
+	state      a2a.TaskState
+	messageIDs []string
+	owner      string
+	created    time.Time
+	updated    time.Time
+}
+
+// pack encodes r. The task must encode (a handler's metadata must be JSON).
+func pack(r Record) (packed, error) {
+	b, err := r.Task.AppendJSON(nil)
+	if err != nil {
+		return packed{}, err
+	}
+	p := packed{task: b, id: r.Task.ID, contextID: r.Task.ContextID, messageIDs: append([]string(nil), r.MessageIDs...),
+		owner: r.Owner, created: r.Created, updated: r.Updated}
+	if r.Task.Status != nil {
+		p.state = r.Task.Status.State
+	}
+	return p, nil
+}
+
+// unpack decodes a record: a copy of its own for the caller.
+func (p *packed) unpack() (Record, error) {
+	r := Record{MessageIDs: append([]string(nil), p.messageIDs...), Owner: p.owner, Created: p.created, Updated: p.updated}
+	if err := r.Task.UnmarshalJSON(p.task); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+// head is the part of a record List filters and sorts by, without the
+// task's body.
+func (p *packed) head() Record {
+	return Record{Task: a2a.Task{ID: p.id, ContextID: p.contextID, Status: &a2a.TaskStatus{State: p.state}},
+		Owner: p.owner, Created: p.created, Updated: p.updated}
+}
