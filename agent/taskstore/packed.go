@@ -1,6 +1,8 @@
 package taskstore
 
 import (
+	"bytes"
+	"sync"
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -21,13 +23,20 @@ type packed struct {
 	updated    time.Time
 }
 
+// scratch holds encoding buffers between packs: a task is encoded into one,
+// then copied out at its exact size.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
 // pack encodes r. The task must encode (a handler's metadata must be JSON).
 func pack(r Record) (packed, error) {
-	b, err := r.Task.AppendJSON(nil)
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	b, err := r.Task.AppendJSON((*buf)[:0])
 	if err != nil {
 		return packed{}, err
 	}
-	p := packed{task: b, id: r.Task.ID, contextID: r.Task.ContextID, messageIDs: append([]string(nil), r.MessageIDs...),
+	*buf = b
+	p := packed{task: bytes.Clone(b), id: r.Task.ID, contextID: r.Task.ContextID, messageIDs: append([]string(nil), r.MessageIDs...),
 		owner: r.Owner, created: r.Created, updated: r.Updated}
 	if r.Task.Status != nil {
 		p.state = r.Task.Status.State
