@@ -155,10 +155,7 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	if err != nil {
 		return err
 	}
-	if _, err := r.s.store.Update(ctx, next.ID, func(rec *taskstore.Record) error {
-		rec.Task = next
-		return nil
-	}); err != nil {
+	if err := r.s.replaceTask(ctx, next); err != nil {
 		return err
 	}
 	r.mu.Lock()

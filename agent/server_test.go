@@ -817,3 +817,22 @@ func TestCloseStopsRunningTurns(t *testing.T) {
 		t.Fatal(e)
 	}
 }
+
+// plainStore hides every optional method of the store it wraps.
+type plainStore struct{ taskstore.Store }
+
+// A store with only the Store methods (no taskstore.Replacer) serves turns
+// the same way.
+func TestAStoreWithoutReplaceTaskServesTurns(t *testing.T) {
+	st := taskstore.NewMemory(nil)
+	f := newFixture(t, echo(nil), WithStore(plainStore{st}))
+	id := uuid.NewString()
+	task := taskOf(t, f.send(msg(id, "", "hello"))[0])
+	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+		t.Fatalf("%+v", task)
+	}
+	stored, err := st.Get(context.Background(), id)
+	if err != nil || stored.Task.Status.State != a2a.TaskStateCompleted || !stored.HasMessage(task.History[0].MessageID) {
+		t.Fatalf("%+v %v", stored, err)
+	}
+}

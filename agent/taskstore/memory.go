@@ -157,6 +157,37 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (R
 	return r, nil
 }
 
+// ReplaceTask implements Replacer: the new task is encoded, the old one is
+// not decoded.
+func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
+	m.mu.Lock()
+	t, ok := m.tasks[task.ID]
+	m.mu.Unlock()
+	if !ok {
+		return ErrNotFound
+	}
+	t.update.Lock()
+	defer t.update.Unlock()
+	m.mu.Lock()
+	old := t.rec
+	m.mu.Unlock()
+	if task.ContextID != old.contextID {
+		return errors.New("taskstore: ReplaceTask may not change the context id")
+	}
+	p, err := pack(Record{Task: task, Owner: old.owner, Created: old.created, Updated: m.now()})
+	if err != nil {
+		return fmt.Errorf("taskstore: %w", err)
+	}
+	p.messageIDs = old.messageIDs // never changed in place
+	m.mu.Lock()
+	t.rec = p
+	if c := m.contexts[task.ContextID]; c != nil && p.updated.After(c.lastActive) {
+		c.lastActive = p.updated
+	}
+	m.mu.Unlock()
+	return nil
+}
+
 // List implements Store. Tasks are filtered and sorted by what the store
 // keeps beside them; only the page is decoded.
 func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
@@ -205,3 +236,10 @@ func (m *Memory) Context(_ context.Context, id string) (ContextInfo, error) {
 	}
 	return ContextInfo{ID: id, TaskIDs: slices.Clone(c.taskIDs), LastActive: c.lastActive}, nil
 }
+
+var (
+	_ Store    = (*Memory)(nil)
+	_ Replacer = (*Memory)(nil)
+	_ Store    = (*Bolt)(nil)
+	_ Replacer = (*Bolt)(nil)
+)

@@ -90,6 +90,17 @@ type Store interface {
 	Close() error
 }
 
+// Replacer is implemented by stores that can replace a task's body
+// without reading the stored one first. The runtime uses it for the events
+// of a turn, which rewrite the whole task and keep its bookkeeping (message
+// ids, owner, creation time); a Store without it is written with Update.
+type Replacer interface {
+	// ReplaceTask stores t as the task of the record with t's id, setting
+	// Updated. It returns ErrNotFound for an unknown id and refuses a
+	// different context id.
+	ReplaceTask(ctx context.Context, t a2a.Task) error
+}
+
 // ContextInfo is what a store knows of a context (Task.contextId): the
 // tasks in it and when one of them last changed.
 type ContextInfo struct {

@@ -177,6 +177,32 @@ func TestStoreConformance(t *testing.T) {
 					t.Fatalf("%+v", last)
 				}
 			})
+			t.Run("a replaced task keeps its bookkeeping", func(t *testing.T) {
+				s := open(t, newClock().now)
+				rp := s.(Replacer)
+				first, _ := s.Create(ctx, task("t1", "c1", a2a.TaskStateSubmitted))
+				s.Update(ctx, "t1", func(r *Record) error { r.Owner = "b-c1"; return nil })
+				next := task("t1", "c1", a2a.TaskStateCompleted).Task
+				if err := rp.ReplaceTask(ctx, next); err != nil {
+					t.Fatal(err)
+				}
+				got, _ := s.Get(ctx, "t1")
+				if got.Task.Status.State != a2a.TaskStateCompleted || got.Owner != "b-c1" || !got.HasMessage("m-t1") ||
+					!got.Created.Equal(first.Created) || !got.Updated.After(first.Updated) {
+					t.Fatalf("%+v", got)
+				}
+				if info, _ := s.Context(ctx, "c1"); !info.LastActive.Equal(got.Updated) {
+					t.Fatalf("context last active %v, want %v", info.LastActive, got.Updated)
+				}
+				moved := next
+				moved.ContextID = "c2"
+				if err := rp.ReplaceTask(ctx, moved); err == nil {
+					t.Fatal("context change accepted")
+				}
+				if err := rp.ReplaceTask(ctx, task("nope", "c1", a2a.TaskStateWorking).Task); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("unknown task: %v", err)
+				}
+			})
 			t.Run("a task that cannot be stored is refused, not kept half", func(t *testing.T) {
 				s := open(t, newClock().now)
 				bad := task("t1", "c1", a2a.TaskStateWorking)
