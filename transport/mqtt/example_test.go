@@ -1,0 +1,65 @@
+package mqtt_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+	"time"
+
+	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/generated/a2a"
+	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
+	"github.com/a2abind/a2abind/transport/mqtt/broker"
+)
+
+// An agent that upper-cases text, served over MQTT through the embedded
+// broker, and a requester that sends it one message.
+func Example() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	b, err := broker.Start(ctx, broker.Config{}) // 127.0.0.1, a free port
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+
+	// The runtime: one handler, whatever the transport.
+	srv := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, t *agent.Turn) error {
+		a := a2a.Artifact{ArtifactID: "shout", Parts: []a2a.Part{{Content: a2a.PartText(strings.ToUpper(t.Text()))}}}
+		return t.Artifact(ctx, a, false, true) // returning nil completes the task
+	}))
+	defer srv.Close(context.Background())
+
+	// The responder: Client ID acme/lab/shouter, retained card online.
+	streaming := true
+	card := &a2a.AgentCard{Name: "Shouter", Description: "Upper-cases text", Version: "1.0.0",
+		SupportedInterfaces: []a2a.AgentInterface{{URL: b.URL(), ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"}},
+		Capabilities:        &a2a.AgentCapabilities{Streaming: &streaming},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []a2a.AgentSkill{{ID: "shout", Name: "Shout", Description: "Upper-cases text", Tags: []string{"text"}}}}
+	ag, err := a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "shouter", Card: card, Server: srv})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ag.Close(context.Background())
+
+	// The requester.
+	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "asker"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close(context.Background())
+
+	res, err := c.SendMessage(ctx, a2amqtt.Target{Agent: "shouter"},
+		&a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hello, agent")}}}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Task.Status.State)
+	fmt.Println(res.Task.Artifacts[0].Parts[0].Content)
+	// Output:
+	// TASK_STATE_COMPLETED
+	// HELLO, AGENT
+}
