@@ -44,8 +44,13 @@ type Server struct {
 // Option configures a Server.
 type Option func(*Server)
 
-// WithStore sets the task store (default: a new taskstore.Memory). Agents
-// that hand tasks over to each other share one store.
+// DefaultFinishedRetention is how long the default store keeps a finished
+// task (taskstore.KeepFinishedFor): a day, far beyond any retry window.
+const DefaultFinishedRetention = 24 * time.Hour
+
+// WithStore sets the task store (default: a new taskstore.Memory that drops
+// tasks finished for longer than DefaultFinishedRetention). Agents that
+// hand tasks over to each other share one store.
 func WithStore(st taskstore.Store) Option { return func(s *Server) { s.store = st } }
 
 // WithContextTTL sets the context expiry window: a context idle for longer
@@ -99,7 +104,7 @@ func NewServer(h Handler, opts ...Option) *Server {
 		o(s)
 	}
 	if s.store == nil {
-		s.store = taskstore.NewMemory(s.now)
+		s.store = taskstore.NewMemory(s.now, taskstore.KeepFinishedFor(DefaultFinishedRetention))
 	}
 	return s
 }

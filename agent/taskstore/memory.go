@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
 // ErrBadPageToken is returned by List for a page token it did not issue. It
@@ -23,10 +24,35 @@ var ErrBadPageToken = a2a.NewError(a2a.TokenInvalidParams, "invalid page token")
 // wait for each other. A context lookup costs the size of the context, not
 // of the store.
 type Memory struct {
-	mu       sync.Mutex // guards tasks, contexts and every memTask.rec
+	mu       sync.Mutex // guards tasks, contexts, finished and every memTask.rec
 	tasks    map[string]*memTask
 	contexts map[string]*memContext
 	now      func() time.Time
+	// keepFinished is how long a finished task is kept (0: forever);
+	// finished lists the tasks that reached a final state, in that order.
+	keepFinished time.Duration
+	finished     []finishedTask
+}
+
+// finishedTask is a task that reached a final state at a time.
+type finishedTask struct {
+	id string
+	at time.Time
+}
+
+// MemoryOption configures a Memory store.
+type MemoryOption func(*Memory)
+
+// KeepFinishedFor drops a task once it has been in a final state
+// (COMPLETED, FAILED, CANCELED, REJECTED) for longer than d, so that the
+// memory of a long-running agent follows its recent work, not its whole
+// history. A dropped task is unknown from then on: GetTask answers
+// task_not_found, and a message naming its id starts a new task, so d must
+// be well beyond the requesters' retry window (a few minutes for the
+// default MQTT profile). Zero or less keeps tasks forever, as NewMemory does
+// without options.
+func KeepFinishedFor(d time.Duration) MemoryOption {
+	return func(m *Memory) { m.keepFinished = max(d, 0) }
 }
 
 // memTask is one stored task. rec is never changed in place: an update
@@ -44,11 +70,71 @@ type memContext struct {
 }
 
 // NewMemory returns an empty in-memory store. now may be nil (time.Now).
-func NewMemory(now func() time.Time) *Memory {
+func NewMemory(now func() time.Time, opts ...MemoryOption) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{tasks: map[string]*memTask{}, contexts: map[string]*memContext{}, now: now}
+	m := &Memory{tasks: map[string]*memTask{}, contexts: map[string]*memContext{}, now: now}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+// noteFinished records that a task reached a final state at t, and drops
+// the tasks finished for longer than the retention. Called with m.mu held.
+func (m *Memory) noteFinished(was, now packed) {
+	if m.keepFinished <= 0 {
+		return
+	}
+	if final(now.state) && !final(was.state) {
+		m.finished = append(m.finished, finishedTask{id: now.id, at: now.updated})
+	}
+	m.expire(now.updated)
+}
+
+// expire drops the tasks finished before now minus the retention. Called
+// with m.mu held.
+func (m *Memory) expire(now time.Time) {
+	cut := now.Add(-m.keepFinished)
+	n := 0
+	for n < len(m.finished) && m.finished[n].at.Before(cut) {
+		// A store does not enforce the lifecycle: drop only a task that
+		// is still final and has not changed since.
+		if t, ok := m.tasks[m.finished[n].id]; ok && final(t.rec.state) && t.rec.updated.Before(cut) {
+			m.drop(m.finished[n].id)
+		}
+		n++
+	}
+	if n > 0 {
+		clear(m.finished[:n])
+		m.finished = m.finished[n:]
+	}
+}
+
+// drop removes a task and its place in its context. Called with m.mu held.
+func (m *Memory) drop(id string) {
+	t, ok := m.tasks[id]
+	if !ok {
+		return
+	}
+	delete(m.tasks, id)
+	c := m.contexts[t.rec.contextID]
+	if c == nil {
+		return
+	}
+	if i := slices.Index(c.taskIDs, id); i >= 0 {
+		c.taskIDs = slices.Delete(c.taskIDs, i, i+1)
+	}
+	if len(c.taskIDs) == 0 {
+		delete(m.contexts, t.rec.contextID)
+	}
+}
+
+// final reports whether a task state is terminal.
+func final(s a2a.TaskState) bool {
+	st, err := tasklife.StateOf(s)
+	return err == nil && st.Terminal()
 }
 
 // Create implements Store.
@@ -71,6 +157,7 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 		return out, ErrExists
 	}
 	m.tasks[r.Task.ID] = &memTask{rec: p}
+	m.noteFinished(packed{}, p)
 	if id := r.Task.ContextID; id != "" {
 		c := m.contexts[id]
 		if c == nil {
@@ -153,6 +240,7 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (R
 	if c := m.contexts[r.Task.ContextID]; c != nil && r.Updated.After(c.lastActive) {
 		c.lastActive = r.Updated
 	}
+	m.noteFinished(old, p)
 	m.mu.Unlock()
 	return r, nil
 }
@@ -184,6 +272,7 @@ func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
 	if c := m.contexts[task.ContextID]; c != nil && p.updated.After(c.lastActive) {
 		c.lastActive = p.updated
 	}
+	m.noteFinished(old, p)
 	m.mu.Unlock()
 	return nil
 }

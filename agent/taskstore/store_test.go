@@ -310,3 +310,45 @@ func mustBolt(t *testing.T) *Bolt {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+// With KeepFinishedFor, a task finished longer ago than the retention is
+// dropped (from Get, Context and List); tasks still going and tasks
+// finished recently stay.
+func TestMemoryDropsTasksFinishedLongAgo(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock() // one second per call
+	s := NewMemory(clk.now, KeepFinishedFor(time.Minute))
+	s.Create(ctx, task("old-done", "c1", a2a.TaskStateSubmitted))
+	s.Create(ctx, task("waiting", "c1", a2a.TaskStateSubmitted))
+	s.Update(ctx, "old-done", func(r *Record) error { r.Task.Status.State = a2a.TaskStateCompleted; return nil })
+	s.ReplaceTask(ctx, task("waiting", "c1", a2a.TaskStateInputRequired).Task)
+	for i := range 70 { // seventy seconds later
+		s.Create(ctx, task(fmt.Sprint("filler-", i), "c2", a2a.TaskStateWorking))
+	}
+	s.Create(ctx, task("new-done", "c1", a2a.TaskStateCanceled))
+
+	if _, err := s.Get(ctx, "old-done"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a task finished 70 s ago with 60 s retention: %v", err)
+	}
+	for _, id := range []string{"waiting", "new-done", "filler-0"} {
+		if _, err := s.Get(ctx, id); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+	}
+	info, err := s.Context(ctx, "c1")
+	if err != nil || strings.Join(info.TaskIDs, ",") != "waiting,new-done" {
+		t.Fatalf("%+v %v", info, err)
+	}
+	if p, _ := s.List(ctx, Filter{ContextID: "c1"}); p.Total != 2 {
+		t.Fatalf("list of c1: %d tasks", p.Total)
+	}
+	// A store without the option keeps everything.
+	keep := NewMemory(newClock().now)
+	keep.Create(ctx, task("done", "c1", a2a.TaskStateCompleted))
+	for i := range 200 {
+		keep.Create(ctx, task(fmt.Sprint("f", i), "c2", a2a.TaskStateWorking))
+	}
+	if _, err := keep.Get(ctx, "done"); err != nil {
+		t.Fatal(err)
+	}
+}

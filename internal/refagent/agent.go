@@ -29,7 +29,7 @@ type Agent struct {
 
 // Start connects the reference agent and its spawned instance.
 func Start(ctx context.Context, c Config) (*Agent, error) {
-	var store taskstore.Store = taskstore.NewMemory(nil)
+	var store taskstore.Store = taskstore.NewMemory(nil, taskstore.KeepFinishedFor(agent.DefaultFinishedRetention))
 	if c.DataDir != "" {
 		b, err := taskstore.OpenBolt(c.DataDir+"/tasks.db", nil, 0)
 		if err != nil {
