@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/offline"
+	"github.com/a2abind/a2abind/schemaerr"
 )
 
 // goType is what the tests need of one generated object type.
@@ -156,27 +157,22 @@ func checkGenerated(typeName string, data []byte) (verdict, error) {
 }
 
 func classify(err error) (verdict, error) {
+	// One errors.As per kind covers every generated package: their error
+	// types are aliases of schemaerr's.
 	var (
-		syn1 *a2a.SyntaxError
-		syn2 *offline.SyntaxError
-		val1 *a2a.ValidationError
-		val2 *offline.ValidationError
+		syn *schemaerr.SyntaxError
+		val *schemaerr.ValidationError
 	)
 	switch {
 	case err == nil:
 		return verdict{valid: true}, nil
-	case errors.As(err, &syn1), errors.As(err, &syn2):
+	case errors.As(err, &syn):
 		return verdict{syntax: true, detail: err.Error()}, nil
-	case errors.As(err, &val1):
-		if len(val1.Violations) == 0 {
+	case errors.As(err, &val):
+		if len(val.Violations) == 0 {
 			return verdict{}, errors.New("ValidationError without violations")
 		}
-		return verdict{detail: joinViolations(val1.Violations)}, nil
-	case errors.As(err, &val2):
-		if len(val2.Violations) == 0 {
-			return verdict{}, errors.New("ValidationError without violations")
-		}
-		return verdict{detail: joinViolations(val2.Violations)}, nil
+		return verdict{detail: joinViolations(val.Violations)}, nil
 	}
 	return verdict{}, errors.New("unexpected error type: " + reflect.TypeOf(err).String() + ": " + err.Error())
 }
@@ -188,4 +184,25 @@ func joinViolations[V fmt.Stringer](vs []V) string {
 		parts[i] = v.String()
 	}
 	return strings.Join(parts, "; ")
+}
+
+// The errors of every generated package are one set of types (aliases of
+// package schemaerr): an errors.As written for one package's errors
+// recognises another's.
+func TestEveryGeneratedPackageReturnsTheSameErrorTypes(t *testing.T) {
+	_, fromA2A := a2a.ParseTaskJSON([]byte(`{"id":"t1"}`))
+	_, fromOffline := offline.ParseAsleepResponseJSON([]byte(`{}`))
+	_, syntax := offline.ParseAsleepResponseJSON([]byte(`{`))
+	for name, err := range map[string]error{"a2a": fromA2A, "offline": fromOffline} {
+		var shared *schemaerr.ValidationError
+		var viaA2A *a2a.ValidationError
+		var viaOffline *offline.ValidationError
+		if !errors.As(err, &shared) || !errors.As(err, &viaA2A) || !errors.As(err, &viaOffline) || len(shared.Violations) == 0 {
+			t.Errorf("%s: %T (%v) is not recognised by every package's ValidationError", name, err, err)
+		}
+	}
+	var syn *a2a.SyntaxError
+	if !errors.As(syntax, &syn) || syn.Offset != 1 {
+		t.Errorf("offline syntax error %T (%v) not recognised as a2a.SyntaxError", syntax, syntax)
+	}
 }

@@ -4,6 +4,8 @@
 // format checks. It is a real package so that it compiles and is tested on its
 // own; generated code never imports it.
 //
-// Identifiers here are unexported (except Violation and ValidationError) and
-// prefixed so that they cannot clash with generated type names.
+// Identifiers here are unexported and prefixed so that they cannot clash
+// with generated type names, except SyntaxError, Violation and
+// ValidationError: aliases of the types in package schemaerr, so that every
+// generated package returns the same error types.
 package runtime

@@ -15,19 +15,6 @@ import (
 	"unsafe"
 )
 
-// SyntaxError reports bytes that are not JSON.
-type SyntaxError struct {
-	// Offset is the byte offset at which the problem was found.
-	Offset int
-	// Msg says what was expected.
-	Msg string
-}
-
-// Error reports the offset and the problem.
-func (e *SyntaxError) Error() string {
-	return "invalid JSON at offset " + strconv.Itoa(e.Offset) + ": " + e.Msg
-}
-
 // rtMaxDepth matches encoding/json's nesting limit.
 const rtMaxDepth = 10000
 

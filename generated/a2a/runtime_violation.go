@@ -9,45 +9,6 @@ import (
 	"strings"
 )
 
-// Violation is one rule that a value breaks.
-type Violation struct {
-	// Pointer is the RFC 6901 JSON pointer of the offending value ("" for the
-	// document itself).
-	Pointer string
-	// Rule is the JSON Schema keyword that failed: required, type, enum,
-	// const, not, minLength, maxLength, minItems, maxItems, minimum, maximum,
-	// pattern, format, contentEncoding, oneOf or minProperties.
-	Rule string
-	// Message says what is wrong, for people.
-	Message string
-}
-
-// String renders the violation as "pointer: rule: message".
-func (v Violation) String() string {
-	p := v.Pointer
-	if p == "" {
-		p = "(document)"
-	}
-	return p + ": " + v.Rule + ": " + v.Message
-}
-
-// ValidationError lists every violation found in a value, sorted by pointer.
-type ValidationError struct {
-	Violations []Violation
-}
-
-// Error reports the first violation and how many more there are.
-func (e *ValidationError) Error() string {
-	if len(e.Violations) == 0 {
-		return "invalid value"
-	}
-	msg := "invalid value: " + e.Violations[0].String()
-	if n := len(e.Violations) - 1; n > 0 {
-		msg += " (and " + strconv.Itoa(n) + " more)"
-	}
-	return msg
-}
-
 // rtPath is one step of the way from the document root to a value. Paths are
 // built on the stack as validation descends and turned into a JSON pointer
 // only when a violation is recorded, so valid values cost no allocation.
