@@ -197,6 +197,34 @@ func deliver(subs []*subscriber, item *a2a.StreamResponse, final bool, snap a2a.
 	}
 }
 
+// abort ends a turn whose last event could not be stored: every attached
+// call is answered internal_error, so none waits for an end that will not
+// come. It does nothing when the turn already ended.
+func (r *run) abort(cause error) {
+	r.order.Lock()
+	defer r.order.Unlock()
+	r.mu.Lock()
+	if r.over {
+		r.mu.Unlock()
+		return
+	}
+	r.over = true
+	subs := slices.Clone(r.subs)
+	r.mu.Unlock()
+	r.freeSlot()
+	e := a2a.NewError(a2a.TokenInternalError, "the task's state could not be stored: "+cause.Error())
+	for _, sub := range subs {
+		sub.send(Reply{Err: e, Final: true})
+	}
+	for _, sub := range subs {
+		select {
+		case <-sub.end:
+		default:
+			close(sub.end)
+		}
+	}
+}
+
 func (r *run) status(ctx context.Context, state a2a.TaskState, text string) error {
 	return r.emit(ctx, func(t *a2a.Task, life *tasklife.Task) (*a2a.StreamResponse, bool, error) {
 		step, err := life.Observe(state)

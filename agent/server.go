@@ -328,15 +328,16 @@ func (s *Server) serveTurn(ctx context.Context, r *run, turn *Turn) {
 	// Settle a turn the handler left open: success completes the task, an
 	// error fails it. A canceled task is already settled.
 	settle := context.WithoutCancel(ctx)
-	switch {
-	case err != nil:
-		if e := r.status(settle, a2a.TaskStateFailed, err.Error()); e != nil && !errors.Is(e, ErrTurnEnded) {
-			s.log.Error("agent: failing task", "task", turn.Task.ID, "err", e)
-		}
-	default:
-		if e := r.status(settle, a2a.TaskStateCompleted, ""); e != nil && !errors.Is(e, ErrTurnEnded) {
-			s.log.Error("agent: completing task", "task", turn.Task.ID, "err", e)
-		}
+	state, what := a2a.TaskStateCompleted, "completing"
+	reason := ""
+	if err != nil {
+		state, what, reason = a2a.TaskStateFailed, "failing", err.Error()
+	}
+	if e := r.status(settle, state, reason); e != nil && !errors.Is(e, ErrTurnEnded) {
+		// The store refused the last state: the calls waiting for the end
+		// are answered internal_error rather than left waiting.
+		s.log.Error("agent: "+what+" task", "task", turn.Task.ID, "err", e)
+		r.abort(e)
 	}
 	r.cancel()
 }

@@ -836,3 +836,40 @@ func TestAStoreWithoutReplaceTaskServesTurns(t *testing.T) {
 		t.Fatalf("%+v %v", stored, err)
 	}
 }
+
+// failingStore refuses to store a final state.
+type failingStore struct{ taskstore.Store }
+
+func (f failingStore) Update(ctx context.Context, id string, fn func(*taskstore.Record) error) (taskstore.Record, error) {
+	return f.Store.Update(ctx, id, func(r *taskstore.Record) error {
+		if err := fn(r); err != nil {
+			return err
+		}
+		if r.Task.Status != nil && r.Task.Status.State == a2a.TaskStateCompleted {
+			return errors.New("disk full")
+		}
+		return nil
+	})
+}
+
+// A turn whose last state the store refuses answers the waiting calls with
+// internal_error instead of leaving them waiting for an end that never
+// comes.
+func TestAStoreThatRefusesTheLastStateAnswersInternalError(t *testing.T) {
+	for _, method := range []a2a.Method{a2a.MethodSendMessage, a2a.MethodSendStreamingMessage} {
+		t.Run(string(method), func(t *testing.T) {
+			f := newFixture(t, echo(nil), WithStore(failingStore{taskstore.NewMemory(nil)}))
+			done := make(chan []Reply, 1)
+			go func() { done <- f.call(method, &a2a.SendMessageRequest{Message: msg(uuid.NewString(), "", "hello")}) }()
+			select {
+			case replies := <-done:
+				last := replies[len(replies)-1]
+				if last.Err == nil || last.Err.Token != a2a.TokenInternalError || !last.Final {
+					t.Fatalf("last reply %+v", last)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call still waits for the end of a turn the store could not finish")
+			}
+		})
+	}
+}
