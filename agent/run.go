@@ -155,7 +155,7 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	if err != nil {
 		return err
 	}
-	if err := r.s.replaceTask(ctx, next); err != nil {
+	if err := taskstore.ReplaceTask(ctx, r.s.store, next); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -185,9 +185,13 @@ func deliver(subs []*subscriber, item *a2a.StreamResponse, final bool, snap a2a.
 			sub.send(Reply{Result: &a2a.SendMessageResponse{Payload: &t}, Final: true, Responder: responder})
 		}
 	}
-	if !final {
-		return
+	if final {
+		wake(subs)
 	}
+}
+
+// wake tells every attached call that the turn ended.
+func wake(subs []*subscriber) {
 	for _, sub := range subs {
 		select {
 		case <-sub.end:
@@ -216,13 +220,7 @@ func (r *run) abort(cause error) {
 	for _, sub := range subs {
 		sub.send(Reply{Err: e, Final: true})
 	}
-	for _, sub := range subs {
-		select {
-		case <-sub.end:
-		default:
-			close(sub.end)
-		}
-	}
+	wake(subs)
 }
 
 func (r *run) status(ctx context.Context, state a2a.TaskState, text string) error {

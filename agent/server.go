@@ -192,19 +192,6 @@ func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
 	return fail(ctx, sink, a2a.NewError(a2a.TokenMethodNotFound, fmt.Sprintf("no method for params %T", c.Request.Params)))
 }
 
-// replaceTask stores a turn's new snapshot of the task, keeping the record's
-// bookkeeping: in one write when the store is a taskstore.Replacer.
-func (s *Server) replaceTask(ctx context.Context, t a2a.Task) error {
-	if rp, ok := s.store.(taskstore.Replacer); ok {
-		return rp.ReplaceTask(ctx, t)
-	}
-	_, err := s.store.Update(ctx, t.ID, func(rec *taskstore.Record) error {
-		rec.Task = t
-		return nil
-	})
-	return err
-}
-
 // expired reports whether the call's deadline has passed.
 func expired(c Call) bool { return !c.Deadline.IsZero() && !time.Now().Before(c.Deadline) }
 

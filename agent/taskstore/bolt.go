@@ -181,15 +181,6 @@ func (s *Bolt) Update(ctx context.Context, id string, fn func(*Record) error) (R
 	return out, nil
 }
 
-// ReplaceTask implements Replacer (in one transaction, like Update).
-func (s *Bolt) ReplaceTask(ctx context.Context, t a2a.Task) error {
-	_, err := s.Update(ctx, t.ID, func(r *Record) error {
-		r.Task = t
-		return nil
-	})
-	return err
-}
-
 // List implements Store.
 func (s *Bolt) List(ctx context.Context, f Filter) (Page, error) {
 	if err := ctx.Err(); err != nil {

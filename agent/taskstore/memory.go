@@ -3,7 +3,6 @@ package taskstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -144,7 +143,7 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 	// The store keeps an encoded copy; the caller keeps r.
 	p, err := pack(r)
 	if err != nil {
-		return Record{}, fmt.Errorf("taskstore: %w", err)
+		return Record{}, err
 	}
 	m.mu.Lock()
 	if old, ok := m.tasks[r.Task.ID]; ok {
@@ -206,50 +205,48 @@ func (m *Memory) Get(_ context.Context, id string) (Record, error) {
 
 // Update implements Store.
 func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (Record, error) {
-	m.mu.Lock()
-	t, ok := m.tasks[id]
-	m.mu.Unlock()
-	if !ok {
-		return Record{}, ErrNotFound
-	}
-	t.update.Lock()
-	defer t.update.Unlock()
-	m.mu.Lock()
-	old := t.rec
-	m.mu.Unlock()
-	r, err := old.unpack()
+	var r Record
+	err := m.change(id, func(old packed) (packed, error) {
+		var err error
+		if r, err = old.unpack(); err != nil {
+			return packed{}, err
+		}
+		if err := fn(&r); err != nil {
+			return packed{}, err
+		}
+		if r.Task.ID != id {
+			return packed{}, errors.New("taskstore: Update may not change the task id")
+		}
+		if r.Task.ContextID != old.contextID {
+			return packed{}, errors.New("taskstore: Update may not change the context id")
+		}
+		r.Updated = m.now()
+		return pack(r)
+	})
 	if err != nil {
 		return Record{}, err
 	}
-	if err := fn(&r); err != nil {
-		return Record{}, err
-	}
-	if r.Task.ID != id {
-		return Record{}, errors.New("taskstore: Update may not change the task id")
-	}
-	if r.Task.ContextID != old.contextID {
-		return Record{}, errors.New("taskstore: Update may not change the context id")
-	}
-	r.Updated = m.now()
-	p, err := pack(r)
-	if err != nil {
-		return Record{}, fmt.Errorf("taskstore: %w", err)
-	}
-	m.mu.Lock()
-	t.rec = p
-	if c := m.contexts[r.Task.ContextID]; c != nil && r.Updated.After(c.lastActive) {
-		c.lastActive = r.Updated
-	}
-	m.noteFinished(old, p)
-	m.mu.Unlock()
 	return r, nil
 }
 
 // ReplaceTask implements Replacer: the new task is encoded, the old one is
 // not decoded.
 func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
+	return m.change(task.ID, func(old packed) (packed, error) {
+		if task.ContextID != old.contextID {
+			return packed{}, errors.New("taskstore: ReplaceTask may not change the context id")
+		}
+		p, err := pack(Record{Task: task, Owner: old.owner, Created: old.created, Updated: m.now()})
+		p.messageIDs = old.messageIDs // never changed in place
+		return p, err
+	})
+}
+
+// change replaces the stored record of a task with what fn makes of it.
+// Changes of one task are serialised; fn runs outside the store's lock.
+func (m *Memory) change(id string, fn func(old packed) (packed, error)) error {
 	m.mu.Lock()
-	t, ok := m.tasks[task.ID]
+	t, ok := m.tasks[id]
 	m.mu.Unlock()
 	if !ok {
 		return ErrNotFound
@@ -259,17 +256,13 @@ func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
 	m.mu.Lock()
 	old := t.rec
 	m.mu.Unlock()
-	if task.ContextID != old.contextID {
-		return errors.New("taskstore: ReplaceTask may not change the context id")
-	}
-	p, err := pack(Record{Task: task, Owner: old.owner, Created: old.created, Updated: m.now()})
+	p, err := fn(old)
 	if err != nil {
-		return fmt.Errorf("taskstore: %w", err)
+		return err
 	}
-	p.messageIDs = old.messageIDs // never changed in place
 	m.mu.Lock()
 	t.rec = p
-	if c := m.contexts[task.ContextID]; c != nil && p.updated.After(c.lastActive) {
+	if c := m.contexts[p.contextID]; c != nil && p.updated.After(c.lastActive) {
 		c.lastActive = p.updated
 	}
 	m.noteFinished(old, p)
@@ -330,5 +323,4 @@ var (
 	_ Store    = (*Memory)(nil)
 	_ Replacer = (*Memory)(nil)
 	_ Store    = (*Bolt)(nil)
-	_ Replacer = (*Bolt)(nil)
 )

@@ -2,6 +2,7 @@ package taskstore
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
 	"time"
 
@@ -33,7 +34,7 @@ func pack(r Record) (packed, error) {
 	defer scratch.Put(buf)
 	b, err := r.Task.AppendJSON((*buf)[:0])
 	if err != nil {
-		return packed{}, err
+		return packed{}, fmt.Errorf("taskstore: %w", err)
 	}
 	*buf = b
 	p := packed{task: bytes.Clone(b), id: r.Task.ID, contextID: r.Task.ContextID, messageIDs: append([]string(nil), r.MessageIDs...),

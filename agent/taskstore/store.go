@@ -101,6 +101,20 @@ type Replacer interface {
 	ReplaceTask(ctx context.Context, t a2a.Task) error
 }
 
+// ReplaceTask stores t as the task of its record in st, keeping the
+// record's bookkeeping: in one write when st is a Replacer, else through
+// Update.
+func ReplaceTask(ctx context.Context, st Store, t a2a.Task) error {
+	if rp, ok := st.(Replacer); ok {
+		return rp.ReplaceTask(ctx, t)
+	}
+	_, err := st.Update(ctx, t.ID, func(r *Record) error {
+		r.Task = t
+		return nil
+	})
+	return err
+}
+
 // ContextInfo is what a store knows of a context (Task.contextId): the
 // tasks in it and when one of them last changed.
 type ContextInfo struct {

@@ -179,11 +179,10 @@ func TestStoreConformance(t *testing.T) {
 			})
 			t.Run("a replaced task keeps its bookkeeping", func(t *testing.T) {
 				s := open(t, newClock().now)
-				rp := s.(Replacer)
 				first, _ := s.Create(ctx, task("t1", "c1", a2a.TaskStateSubmitted))
 				s.Update(ctx, "t1", func(r *Record) error { r.Owner = "b-c1"; return nil })
 				next := task("t1", "c1", a2a.TaskStateCompleted).Task
-				if err := rp.ReplaceTask(ctx, next); err != nil {
+				if err := ReplaceTask(ctx, s, next); err != nil {
 					t.Fatal(err)
 				}
 				got, _ := s.Get(ctx, "t1")
@@ -196,10 +195,10 @@ func TestStoreConformance(t *testing.T) {
 				}
 				moved := next
 				moved.ContextID = "c2"
-				if err := rp.ReplaceTask(ctx, moved); err == nil {
+				if err := ReplaceTask(ctx, s, moved); err == nil {
 					t.Fatal("context change accepted")
 				}
-				if err := rp.ReplaceTask(ctx, task("nope", "c1", a2a.TaskStateWorking).Task); !errors.Is(err, ErrNotFound) {
+				if err := ReplaceTask(ctx, s, task("nope", "c1", a2a.TaskStateWorking).Task); !errors.Is(err, ErrNotFound) {
 					t.Fatalf("unknown task: %v", err)
 				}
 			})
