@@ -164,6 +164,9 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 			cn.netMu.Lock()
 			cn.netc = nc
 			cn.netMu.Unlock()
+			if tc, ok := nc.(*net.TCPConn); ok {
+				return newBufferedTCP(tc), nil
+			}
 			return nc, nil
 		},
 		OnConnectionDown: func() bool { return !cn.killed.Load() },
