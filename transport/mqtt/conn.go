@@ -176,7 +176,7 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 			}
 			return &paho.Disconnect{ReasonCode: 0}
 		},
-		ClientConfig: paho.ClientConfig{ClientID: c.clientID},
+		ClientConfig: paho.ClientConfig{ClientID: c.clientID, Session: newSession()},
 	}
 	if c.username != "" {
 		cfg.ConnectUsername = c.username
