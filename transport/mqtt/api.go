@@ -55,14 +55,14 @@ func prepare(msg *a2a.Message) *a2a.Message {
 func (c *Client) SendMessage(ctx context.Context, to Target, msg *a2a.Message, cfg *a2a.SendMessageConfiguration, opts ...CallOption) (*Result, error) {
 	m := prepare(msg)
 	r := &request{method: a2a.MethodSendMessage, params: &a2a.SendMessageRequest{Message: m, Configuration: cfg},
-		taskID: m.TaskID, contextID: m.ContextID, target: to, opts: buildOpts(opts)}
+		decode: decodeSendMessageResponse, taskID: m.TaskID, contextID: m.ContextID, target: to, opts: buildOpts(opts)}
 	var out *Result
-	err := c.run(ctx, r, func(rep Reply, _ bool) (bool, error) {
-		resp, err := a2a.ParseSendMessageResponseJSON(rep.Result)
-		if err != nil {
-			return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
+	err := c.run(ctx, r, func(rep reply, _ bool) (bool, error) {
+		if rep.err != nil {
+			return false, rep.invalid()
 		}
-		out = &Result{Responder: rep.Responder}
+		resp := rep.value.(*a2a.SendMessageResponse)
+		out = &Result{Responder: rep.responder}
 		switch p := resp.Payload.(type) {
 		case *a2a.Task:
 			out.Task = p
@@ -92,32 +92,32 @@ func (c *Client) SendMessage(ctx context.Context, to Target, msg *a2a.Message, c
 func (c *Client) SendStreamingMessage(ctx context.Context, to Target, msg *a2a.Message, cfg *a2a.SendMessageConfiguration, opts ...CallOption) iter.Seq2[Item, error] {
 	m := prepare(msg)
 	r := &request{method: a2a.MethodSendStreamingMessage, params: &a2a.SendMessageRequest{Message: m, Configuration: cfg},
-		taskID: m.TaskID, contextID: m.ContextID, target: to, streaming: true, opts: buildOpts(opts)}
+		decode: decodeStreamResponse, taskID: m.TaskID, contextID: m.ContextID, target: to, streaming: true, opts: buildOpts(opts)}
 	return c.stream(ctx, r)
 }
 
 // SubscribeToTask streams the events of a live task.
 func (c *Client) SubscribeToTask(ctx context.Context, taskID string, to Target, opts ...CallOption) iter.Seq2[Item, error] {
 	r := &request{method: a2a.MethodSubscribeToTask, params: &a2a.SubscribeToTaskRequest{ID: taskID},
-		taskID: taskID, target: to, streaming: true, opts: buildOpts(opts)}
+		decode: decodeStreamResponse, taskID: taskID, target: to, streaming: true, opts: buildOpts(opts)}
 	return c.stream(ctx, r)
 }
 
 func (c *Client) stream(ctx context.Context, r *request) iter.Seq2[Item, error] {
 	return func(yield func(Item, error) bool) {
 		stopped := false
-		err := c.run(ctx, r, func(rep Reply, _ bool) (bool, error) {
-			item, err := a2a.ParseStreamResponseJSON(rep.Result)
-			if err != nil {
-				return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
+		err := c.run(ctx, r, func(rep reply, _ bool) (bool, error) {
+			if rep.err != nil {
+				return false, rep.invalid()
 			}
+			item := rep.value.(*a2a.StreamResponse)
 			switch p := item.Payload.(type) {
 			case *a2a.Task:
 				c.observe(r.taskID, p.ID, p.Status.State)
 			case *a2a.TaskStatusUpdateEvent:
 				c.observe(r.taskID, p.TaskID, p.Status.State)
 			}
-			if !yield(Item{StreamResponse: *item, Responder: rep.Responder}, nil) {
+			if !yield(Item{StreamResponse: *item, Responder: rep.responder}, nil) {
 				stopped = true
 				return false, nil
 			}
@@ -141,112 +141,90 @@ func (c *Client) stream(ctx context.Context, r *request) iter.Seq2[Item, error] 
 	}
 }
 
-// result is what single decodes into: a generated type.
-type result interface {
-	UnmarshalJSON([]byte) error
-	Validate() error
-}
+// Decoders of the results the client's operations expect.
+var (
+	decodeSendMessageResponse = decodeWith(a2a.ParseSendMessageResponseJSON)
+	decodeStreamResponse      = decodeWith(a2a.ParseStreamResponseJSON)
+)
 
-// single runs a one-reply operation and decodes its result into out; a
-// result that breaks its schema is invalid_agent_response.
-func (c *Client) single(ctx context.Context, r *request, out result) (string, error) {
-	responder := ""
-	err := c.run(ctx, r, func(rep Reply, _ bool) (bool, error) {
-		responder = rep.Responder
-		if err := out.UnmarshalJSON(rep.Result); err != nil {
-			return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
+// single runs a one-reply operation whose result parse decodes and checks;
+// a result that breaks its schema is invalid_agent_response.
+func single[T any](ctx context.Context, c *Client, r *request, parse func([]byte) (*T, error)) (*T, error) {
+	r.decode = decodeWith(parse)
+	var out *T
+	err := c.run(ctx, r, func(rep reply, _ bool) (bool, error) {
+		if rep.err != nil {
+			return false, rep.invalid()
 		}
-		if err := out.Validate(); err != nil {
-			return false, a2a.NewError(a2a.TokenInvalidAgentResponse, err.Error())
-		}
+		out = rep.value.(*T)
 		return false, nil
 	})
-	return responder, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // GetTask fetches a task from the agent that serves it now (after any
 // handover); to names the agent for a task the client never routed.
 func (c *Client) GetTask(ctx context.Context, taskID string, historyLength *int32, to Target, opts ...CallOption) (*a2a.Task, error) {
-	var t a2a.Task
-	_, err := c.single(ctx, &request{method: a2a.MethodGetTask, params: &a2a.GetTaskRequest{ID: taskID, HistoryLength: historyLength},
-		taskID: taskID, target: to, opts: buildOpts(opts)}, &t)
+	t, err := single(ctx, c, &request{method: a2a.MethodGetTask, params: &a2a.GetTaskRequest{ID: taskID, HistoryLength: historyLength},
+		taskID: taskID, target: to, opts: buildOpts(opts)}, a2a.ParseTaskJSON)
 	if err != nil {
 		return nil, err
 	}
 	c.observe(taskID, t.ID, t.Status.State)
-	return &t, nil
+	return t, nil
 }
 
 // CancelTask cancels a task at the agent that serves it now.
 func (c *Client) CancelTask(ctx context.Context, taskID string, to Target, opts ...CallOption) (*a2a.Task, error) {
-	var t a2a.Task
-	_, err := c.single(ctx, &request{method: a2a.MethodCancelTask, params: &a2a.CancelTaskRequest{ID: taskID},
-		taskID: taskID, target: to, opts: buildOpts(opts)}, &t)
+	t, err := single(ctx, c, &request{method: a2a.MethodCancelTask, params: &a2a.CancelTaskRequest{ID: taskID},
+		taskID: taskID, target: to, opts: buildOpts(opts)}, a2a.ParseTaskJSON)
 	if err != nil {
 		return nil, err
 	}
 	c.observe(taskID, t.ID, t.Status.State)
-	return &t, nil
+	return t, nil
 }
 
 // ListTasks lists an agent's tasks.
 func (c *Client) ListTasks(ctx context.Context, agentID string, req *a2a.ListTasksRequest, opts ...CallOption) (*a2a.ListTasksResponse, error) {
-	var out a2a.ListTasksResponse
-	_, err := c.single(ctx, &request{method: a2a.MethodListTasks, params: req, target: Target{Agent: agentID}, opts: buildOpts(opts)}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return single(ctx, c, &request{method: a2a.MethodListTasks, params: req, target: Target{Agent: agentID}, opts: buildOpts(opts)},
+		a2a.ParseListTasksResponseJSON)
 }
 
 // GetExtendedAgentCard fetches an agent's extended card.
 func (c *Client) GetExtendedAgentCard(ctx context.Context, agentID string, opts ...CallOption) (*a2a.AgentCard, error) {
-	var out a2a.AgentCard
-	_, err := c.single(ctx, &request{method: a2a.MethodGetExtendedAgentCard, params: &a2a.GetExtendedAgentCardRequest{},
-		target: Target{Agent: agentID}, opts: buildOpts(opts)}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return single(ctx, c, &request{method: a2a.MethodGetExtendedAgentCard, params: &a2a.GetExtendedAgentCardRequest{},
+		target: Target{Agent: agentID}, opts: buildOpts(opts)}, a2a.ParseAgentCardJSON)
 }
 
 // CreateTaskPushNotificationConfig registers a push config for a task.
 func (c *Client) CreateTaskPushNotificationConfig(ctx context.Context, cfg *a2a.TaskPushNotificationConfig, to Target, opts ...CallOption) (*a2a.TaskPushNotificationConfig, error) {
-	var out a2a.TaskPushNotificationConfig
-	_, err := c.single(ctx, &request{method: a2a.MethodCreateTaskPushNotificationConfig, params: cfg, taskID: cfg.TaskID, target: to, opts: buildOpts(opts)}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return single(ctx, c, &request{method: a2a.MethodCreateTaskPushNotificationConfig, params: cfg, taskID: cfg.TaskID, target: to, opts: buildOpts(opts)},
+		a2a.ParseTaskPushNotificationConfigJSON)
 }
 
 // GetTaskPushNotificationConfig reads a push config of a task.
 func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, taskID, id string, to Target, opts ...CallOption) (*a2a.TaskPushNotificationConfig, error) {
-	var out a2a.TaskPushNotificationConfig
-	_, err := c.single(ctx, &request{method: a2a.MethodGetTaskPushNotificationConfig,
-		params: &a2a.GetTaskPushNotificationConfigRequest{TaskID: taskID, ID: id}, taskID: taskID, target: to, opts: buildOpts(opts)}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return single(ctx, c, &request{method: a2a.MethodGetTaskPushNotificationConfig,
+		params: &a2a.GetTaskPushNotificationConfigRequest{TaskID: taskID, ID: id}, taskID: taskID, target: to, opts: buildOpts(opts)},
+		a2a.ParseTaskPushNotificationConfigJSON)
 }
 
 // ListTaskPushNotificationConfigs lists the push configs of a task.
 func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, taskID string, to Target, opts ...CallOption) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
-	var out a2a.ListTaskPushNotificationConfigsResponse
-	_, err := c.single(ctx, &request{method: a2a.MethodListTaskPushNotificationConfigs,
-		params: &a2a.ListTaskPushNotificationConfigsRequest{TaskID: taskID}, taskID: taskID, target: to, opts: buildOpts(opts)}, &out)
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return single(ctx, c, &request{method: a2a.MethodListTaskPushNotificationConfigs,
+		params: &a2a.ListTaskPushNotificationConfigsRequest{TaskID: taskID}, taskID: taskID, target: to, opts: buildOpts(opts)},
+		a2a.ParseListTaskPushNotificationConfigsResponseJSON)
 }
 
 // DeleteTaskPushNotificationConfig deletes a push config of a task.
 func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, taskID, id string, to Target, opts ...CallOption) error {
-	var out a2a.Empty
-	_, err := c.single(ctx, &request{method: a2a.MethodDeleteTaskPushNotificationConfig,
-		params: &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: taskID, ID: id}, taskID: taskID, target: to, opts: buildOpts(opts)}, &out)
+	_, err := single(ctx, c, &request{method: a2a.MethodDeleteTaskPushNotificationConfig,
+		params: &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: taskID, ID: id}, taskID: taskID, target: to, opts: buildOpts(opts)},
+		a2a.ParseEmptyJSON)
 	return err
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent/jsonrpc"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/fsm"
 	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/statemachines/handover"
 	"github.com/a2abind/a2abind/statemachines/retry"
@@ -79,12 +80,56 @@ type Client struct {
 // exchange is one logical operation's set of live attempts.
 type exchange struct {
 	replies chan inbound
+	// decode decodes and checks the operation's result; it runs on the
+	// connection's goroutine and must be safe for concurrent use.
+	decode    resultDecoder
+	streaming bool
 }
 
-// inbound is a correlated reply.
+// resultDecoder decodes a JSON-RPC result into its generated type and
+// checks it against the schema.
+type resultDecoder func(json.RawMessage) (any, error)
+
+// decodeWith adapts a generated Parse<Type>JSON function.
+func decodeWith[T any](parse func([]byte) (*T, error)) resultDecoder {
+	return func(raw json.RawMessage) (any, error) {
+		v, err := parse(raw)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+}
+
+// inbound is a correlated reply, decoded once, on the connection's
+// goroutine, before the operation's goroutine is woken: the envelope, the
+// result into its type, and for a stream item whether it ends the stream
+// and its digest (QoS 1 duplicates are dropped by digest).
 type inbound struct {
-	payload    []byte
 	responders []string
+	resp       *jsonrpc.Response // nil when the envelope is malformed
+	envErr     error             // why the envelope is malformed
+	value      any               // the decoded result
+	valueErr   error             // the result breaks its schema
+	final      bool              // a stream item that ends the stream
+	digest     [32]byte          // a stream item's SHA-256
+}
+
+// decodeInbound decodes a reply for ex.
+func decodeInbound(ex *exchange, payload []byte, responders []string) inbound {
+	in := inbound{responders: responders}
+	in.resp, in.envErr = jsonrpc.DecodeResponse(payload, jsonrpc.BindingMQTT)
+	if in.envErr != nil || in.resp.Err != nil {
+		return in
+	}
+	in.value, in.valueErr = ex.decode(in.resp.Result)
+	if ex.streaming {
+		in.digest = sha256.Sum256(payload)
+		if item, ok := in.value.(*a2a.StreamResponse); ok {
+			in.final = tasklife.StreamItemFinal(item)
+		}
+	}
+	return in
 }
 
 // NewClient connects a requester and subscribes its reply topic before it
@@ -161,7 +206,7 @@ func (c *Client) onPublish(pr paho.PublishReceived) {
 		c.log.Warn("mqtt: reply with unknown or missing Correlation Data ignored (protocol error)", "topic", p.Topic)
 		return
 	}
-	in := inbound{payload: p.Payload, responders: propValues(p.Properties, mqttbind.PropResponderAgentID)}
+	in := decodeInbound(ex, p.Payload, propValues(p.Properties, mqttbind.PropResponderAgentID))
 	select {
 	case ex.replies <- in:
 	default:
@@ -196,7 +241,8 @@ func WithMessageExpiry(d time.Duration) CallOption {
 type request struct {
 	method    a2a.Method
 	params    any
-	taskID    string // "" for operations not scoped to a task
+	decode    resultDecoder // the result's type
+	taskID    string        // "" for operations not scoped to a task
 	contextID string
 	streaming bool
 	target    Target // for a task the routing table does not know yet
@@ -207,12 +253,26 @@ type request struct {
 // out without a valid reply (after the fallback to the card agent, if any).
 var ErrUnreachable = errors.New("mqtt: responder unreachable")
 
-// Reply is one answer: the JSON-RPC result (raw) and the responder named by
-// a2a-responder-agent-id, if any.
-type Reply struct {
-	Result    json.RawMessage
-	Responder string
+// reply is one answer handed to an operation: the result decoded (or why
+// it breaks its schema) and the responder named by a2a-responder-agent-id,
+// if any.
+type reply struct {
+	value     any
+	err       error
+	responder string
 }
+
+// invalid reports a result that breaks its schema.
+func (r reply) invalid() error {
+	return a2a.NewError(a2a.TokenInvalidAgentResponse, r.err.Error())
+}
+
+// Output names of the handover table the client acts on.
+const (
+	fsmPersistRoute  = fsm.HandoverOutputPersistRoute
+	fsmFallBack      = fsm.HandoverOutputFallBackToCardAgent
+	fsmProtocolError = fsm.HandoverOutputProtocolError
+)
 
 // routeFor returns where the operation goes and starts the route of a new
 // task.
@@ -307,7 +367,7 @@ func (c *Client) topicFor(t retry.Target) (string, error) {
 // reply (error replies end it with an *a2a.Error). A task-scoped operation
 // whose profile runs out against a handover target falls back to the card
 // agent once.
-func (c *Client) run(ctx context.Context, r *request, onItem func(Reply, bool) (bool, error)) error {
+func (c *Client) run(ctx context.Context, r *request, onItem func(reply, bool) (bool, error)) error {
 	for fallback := 0; ; fallback++ {
 		target, err := c.routeFor(r)
 		if err != nil {
@@ -331,12 +391,12 @@ func (c *Client) run(ctx context.Context, r *request, onItem func(Reply, bool) (
 }
 
 // attempts runs the retry profile against one target.
-func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, onItem func(Reply, bool) (bool, error)) (a2a.Token, error) {
+func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, onItem func(reply, bool) (bool, error)) (a2a.Token, error) {
 	buf := 4 // a single reply, and the replies to earlier attempts
 	if r.streaming {
 		buf = 64
 	}
-	ex := &exchange{replies: make(chan inbound, buf)}
+	ex := &exchange{replies: make(chan inbound, buf), decode: r.decode, streaming: r.streaming}
 	var corrs []string
 	defer func() {
 		c.mu.Lock()
@@ -415,7 +475,7 @@ func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, 
 var errStalled = errors.New("mqtt: stream stalled")
 
 // onReply applies one correlated reply to the operation.
-func (c *Client) onReply(r *request, op *retry.Operation, in inbound, seen map[[32]byte]bool, onItem func(Reply, bool) (bool, error)) (retry.Decision, bool, error) {
+func (c *Client) onReply(r *request, op *retry.Operation, in inbound, seen map[[32]byte]bool, onItem func(reply, bool) (bool, error)) (retry.Decision, bool, error) {
 	now := time.Now()
 	responder := ""
 	if r.taskID != "" {
@@ -434,12 +494,12 @@ func (c *Client) onReply(r *request, op *retry.Operation, in inbound, seen map[[
 	if len(in.responders) > 0 {
 		responder = in.responders[len(in.responders)-1]
 	}
-	resp, err := jsonrpc.DecodeResponse(in.payload, jsonrpc.BindingMQTT)
-	if err != nil {
+	if in.envErr != nil {
 		c.ignored.Add(1)
-		c.log.Warn("mqtt: malformed reply ignored", "err", err)
+		c.log.Warn("mqtt: malformed reply ignored", "err", in.envErr)
 		return op.Tick(now), false, nil
 	}
+	resp := in.resp
 	if resp.Err != nil {
 		rep := retry.Reply{Kind: retry.ReplyError, Token: resp.Err.Token, Responder: responder}
 		if m, ok := resp.Err.Data.(map[string]any); ok {
@@ -455,22 +515,18 @@ func (c *Client) onReply(r *request, op *retry.Operation, in inbound, seen map[[
 		return d, false, nil
 	}
 	if r.streaming {
-		sum := sha256.Sum256(in.payload)
-		if seen[sum] {
+		if seen[in.digest] {
 			return op.Tick(now), false, nil
 		}
-		seen[sum] = true
+		seen[in.digest] = true
 	}
-	final := true
-	if r.streaming {
-		final = streamFinal(resp.Result)
-	}
+	final := !r.streaming || in.final
 	kind := retry.ReplyItem
 	if final {
 		kind = retry.ReplyFinal
 	}
 	d := op.Reply(retry.Reply{Kind: kind, Responder: responder}, now)
-	more, err := onItem(Reply{Result: resp.Result, Responder: responder}, final)
+	more, err := onItem(reply{value: in.value, err: in.valueErr, responder: responder}, final)
 	if err != nil || !more {
 		return d, true, err
 	}

@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -130,6 +131,63 @@ func TestStreamRecoveryAndDuplicates(t *testing.T) {
 		defer mu.Unlock()
 		if got := strings.Join(methods, ","); got != "SendStreamingMessage,GetTask" {
 			t.Fatalf("requests %s: a stalled stream is never republished", got)
+		}
+	})
+}
+
+// TestResultBreakingItsSchemaIsInvalidAgentResponse: a reply whose envelope
+// is well formed but whose result breaks the result's schema ends the
+// operation with invalid_agent_response, for a blocking send, a stream and
+// a one-reply method alike; the reply is not ignored and not retried.
+func TestResultBreakingItsSchemaIsInvalidAgentResponse(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
+		var answered atomic.Int32
+		rawResponder(t, b.URL(), "broken", func(n int, req message) ([]byte, []string, bool) {
+			answered.Add(1)
+			// A task whose status has no state, in each method's result form.
+			result := `{"task":{"id":"` + taskIDOf(req.payload) + `","status":{}}}`
+			if strings.Contains(string(req.payload), `"GetTask"`) {
+				result = `{"id":"x","status":{}}`
+			}
+			return []byte(`{"jsonrpc":"2.0","id":` + jsonID(req.payload) + `,"result":` + result + `}`), nil, true
+		})
+		c := startClient(t, b.URL(), "a")
+		msg := func() *a2a.Message { return &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("x")}}} }
+		for _, tc := range []struct {
+			name string
+			call func() error
+		}{
+			{"SendMessage", func() error {
+				_, err := c.SendMessage(testCtx(t), Target{Agent: "broken"}, msg(), nil)
+				return err
+			}},
+			{"SendStreamingMessage", func() error {
+				for _, err := range c.SendStreamingMessage(testCtx(t), Target{Agent: "broken"}, msg(), nil) {
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}},
+			{"GetTask", func() error {
+				_, err := c.GetTask(testCtx(t), uuid.NewString(), nil, Target{Agent: "broken"})
+				return err
+			}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				before := answered.Load()
+				err := tc.call()
+				var e *a2a.Error
+				if !errors.As(err, &e) || e.Token != a2a.TokenInvalidAgentResponse {
+					t.Fatalf("err = %v, want invalid_agent_response", err)
+				}
+				if got := answered.Load() - before; got != 1 {
+					t.Fatalf("%d requests answered, want 1 (no retry after an invalid result)", got)
+				}
+			})
+		}
+		if n := c.IgnoredReplies(); n != 0 {
+			t.Fatalf("%d replies ignored: an invalid result is an answer, not a protocol error", n)
 		}
 	})
 }
