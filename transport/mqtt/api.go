@@ -66,7 +66,6 @@ func (c *Client) SendMessage(ctx context.Context, to Target, msg *a2a.Message, c
 		switch p := resp.Payload.(type) {
 		case *a2a.Task:
 			out.Task = p
-			c.observe(m.TaskID, p.ID, p.Status.State)
 		case *a2a.Message:
 			out.Message = p
 		default:
@@ -111,12 +110,6 @@ func (c *Client) stream(ctx context.Context, r *request) iter.Seq2[Item, error] 
 				return false, rep.invalid()
 			}
 			item := rep.value.(*a2a.StreamResponse)
-			switch p := item.Payload.(type) {
-			case *a2a.Task:
-				c.observe(r.taskID, p.ID, p.Status.State)
-			case *a2a.TaskStatusUpdateEvent:
-				c.observe(r.taskID, p.TaskID, p.Status.State)
-			}
 			if !yield(Item{StreamResponse: *item, Responder: rep.responder}, nil) {
 				stopped = true
 				return false, nil
@@ -168,24 +161,14 @@ func single[T any](ctx context.Context, c *Client, r *request, parse func([]byte
 // GetTask fetches a task from the agent that serves it now (after any
 // handover); to names the agent for a task the client never routed.
 func (c *Client) GetTask(ctx context.Context, taskID string, historyLength *int32, to Target, opts ...CallOption) (*a2a.Task, error) {
-	t, err := single(ctx, c, &request{method: a2a.MethodGetTask, params: &a2a.GetTaskRequest{ID: taskID, HistoryLength: historyLength},
+	return single(ctx, c, &request{method: a2a.MethodGetTask, params: &a2a.GetTaskRequest{ID: taskID, HistoryLength: historyLength},
 		taskID: taskID, target: to, opts: buildOpts(opts)}, a2a.ParseTaskJSON)
-	if err != nil {
-		return nil, err
-	}
-	c.observe(taskID, t.ID, t.Status.State)
-	return t, nil
 }
 
 // CancelTask cancels a task at the agent that serves it now.
 func (c *Client) CancelTask(ctx context.Context, taskID string, to Target, opts ...CallOption) (*a2a.Task, error) {
-	t, err := single(ctx, c, &request{method: a2a.MethodCancelTask, params: &a2a.CancelTaskRequest{ID: taskID},
+	return single(ctx, c, &request{method: a2a.MethodCancelTask, params: &a2a.CancelTaskRequest{ID: taskID},
 		taskID: taskID, target: to, opts: buildOpts(opts)}, a2a.ParseTaskJSON)
-	if err != nil {
-		return nil, err
-	}
-	c.observe(taskID, t.ID, t.Status.State)
-	return t, nil
 }
 
 // ListTasks lists an agent's tasks.

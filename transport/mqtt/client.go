@@ -84,6 +84,7 @@ type exchange struct {
 	// connection's goroutine and must be safe for concurrent use.
 	decode    resultDecoder
 	streaming bool
+	taskID    string // the task the operation is about ("" for none)
 }
 
 // resultDecoder decodes a JSON-RPC result into its generated type and
@@ -113,6 +114,9 @@ type inbound struct {
 	valueErr   error             // the result breaks its schema
 	final      bool              // a stream item that ends the stream
 	digest     [32]byte          // a stream item's SHA-256
+	// misrouted: the handover table found no valid a2a-responder-agent-id
+	// where one is required (a pooled reply): a protocol error.
+	misrouted bool
 }
 
 // decodeInbound decodes a reply for ex.
@@ -207,6 +211,7 @@ func (c *Client) onPublish(pr paho.PublishReceived) {
 		return
 	}
 	in := decodeInbound(ex, p.Payload, propValues(p.Properties, mqttbind.PropResponderAgentID))
+	c.noteReply(ex, &in)
 	select {
 	case ex.replies <- in:
 	default:
@@ -308,11 +313,12 @@ func (c *Client) routeFor(r *request) (retry.Target, error) {
 // DefaultFinishedRoutes is ClientConfig.FinishedRoutes when it is zero.
 const DefaultFinishedRoutes = 1024
 
-// observe notes the state a reply showed for the task an operation was
-// about (a reply about another task is ignored): once the task is finished
-// its route joins the bounded set of finished routes, and the oldest
-// finished route beyond the bound is forgotten.
-func (c *Client) observe(taskID, replyTaskID string, state a2a.TaskState) {
+// observeLocked notes the state a reply showed for the task an operation
+// was about (a reply about another task is ignored): once the task is
+// finished its route joins the bounded set of finished routes, and the
+// oldest finished route beyond the bound is forgotten. Called with c.mu
+// held.
+func (c *Client) observeLocked(taskID, replyTaskID string, state a2a.TaskState) {
 	if taskID == "" || replyTaskID != taskID {
 		return
 	}
@@ -320,8 +326,6 @@ func (c *Client) observe(taskID, replyTaskID string, state a2a.TaskState) {
 	if err != nil || !st.Terminal() {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if _, ok := c.routes.Route(taskID); !ok {
 		return
 	}
@@ -396,7 +400,7 @@ func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, 
 	if r.streaming {
 		buf = 64
 	}
-	ex := &exchange{replies: make(chan inbound, buf), decode: r.decode, streaming: r.streaming}
+	ex := &exchange{replies: make(chan inbound, buf), decode: r.decode, streaming: r.streaming, taskID: r.taskID}
 	var corrs []string
 	defer func() {
 		c.mu.Lock()
@@ -471,6 +475,55 @@ func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, 
 	}
 }
 
+// noteReply applies what a reply says about the operation's task, on the
+// connection's goroutine before the operation is woken: the handover
+// table's step for its a2a-responder-agent-id (saved when the step says
+// so), and, when the reply shows the task finished, the bound on finished
+// routes. A misrouted reply changes nothing but is marked.
+func (c *Client) noteReply(ex *exchange, in *inbound) {
+	if ex.taskID == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	step, err := c.routes.Reply(ex.taskID, in.responders)
+	if err == nil {
+		c.persist(ex.taskID, step)
+		if step.Outputs.Has(fsmProtocolError) {
+			in.misrouted = true
+			return
+		}
+	}
+	if id, state, ok := taskStateOf(in.value); ok {
+		c.observeLocked(ex.taskID, id, state)
+	}
+}
+
+// taskStateOf returns the task id and state a decoded result shows, if it
+// shows one.
+func taskStateOf(v any) (string, a2a.TaskState, bool) {
+	var t *a2a.Task
+	switch v := v.(type) {
+	case *a2a.Task:
+		t = v
+	case *a2a.SendMessageResponse:
+		t, _ = v.Payload.(*a2a.Task)
+	case *a2a.StreamResponse:
+		switch p := v.Payload.(type) {
+		case *a2a.Task:
+			t = p
+		case *a2a.TaskStatusUpdateEvent:
+			if p.Status != nil {
+				return p.TaskID, p.Status.State, true
+			}
+		}
+	}
+	if t == nil || t.Status == nil {
+		return "", "", false
+	}
+	return t.ID, t.Status.State, true
+}
+
 // errStalled ends a stream that went idle: the caller recovers with GetTask.
 var errStalled = errors.New("mqtt: stream stalled")
 
@@ -478,18 +531,10 @@ var errStalled = errors.New("mqtt: stream stalled")
 func (c *Client) onReply(r *request, op *retry.Operation, in inbound, seen map[[32]byte]bool, onItem func(reply, bool) (bool, error)) (retry.Decision, bool, error) {
 	now := time.Now()
 	responder := ""
-	if r.taskID != "" {
-		c.mu.Lock()
-		step, err := c.routes.Reply(r.taskID, in.responders)
-		if err == nil {
-			c.persist(r.taskID, step)
-		}
-		c.mu.Unlock()
-		if err == nil && step.Outputs.Has(fsmProtocolError) {
-			c.ignored.Add(1)
-			c.log.Warn("mqtt: reply without a valid a2a-responder-agent-id ignored (protocol error)", "task", r.taskID)
-			return op.Tick(now), false, nil
-		}
+	if in.misrouted {
+		c.ignored.Add(1)
+		c.log.Warn("mqtt: reply without a valid a2a-responder-agent-id ignored (protocol error)", "task", r.taskID)
+		return op.Tick(now), false, nil
 	}
 	if len(in.responders) > 0 {
 		responder = in.responders[len(in.responders)-1]
