@@ -5,9 +5,8 @@ import (
 	"errors"
 	"iter"
 
-	"github.com/google/uuid"
-
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/uuidv4"
 )
 
 // Result is the answer to SendMessage: a task (or, from agents that answer
@@ -37,10 +36,10 @@ func buildOpts(opts []CallOption) callOpts {
 func prepare(msg *a2a.Message) *a2a.Message {
 	m := *msg
 	if m.TaskID == "" {
-		m.TaskID = uuid.NewString()
+		m.TaskID = uuidv4.New()
 	}
 	if m.MessageID == "" {
-		m.MessageID = uuid.NewString()
+		m.MessageID = uuidv4.New()
 	}
 	if m.Role == "" {
 		m.Role = a2a.RoleUser
@@ -223,7 +222,7 @@ type Conversation struct {
 // NewConversation starts a conversation with an agent or a pool under a
 // fresh contextId (UUIDv4).
 func (c *Client) NewConversation(to Target) *Conversation {
-	return &Conversation{c: c, to: to, ContextID: uuid.NewString()}
+	return &Conversation{c: c, to: to, ContextID: uuidv4.New()}
 }
 
 // Conversation resumes a conversation whose contextId is known.
@@ -233,7 +232,7 @@ func (c *Client) Conversation(to Target, contextID string) *Conversation {
 
 // Turn sends text as a new turn: a new task in the conversation's context.
 func (v *Conversation) Turn(ctx context.Context, text string, opts ...CallOption) (*Result, error) {
-	return v.c.SendMessage(ctx, v.to, v.message(uuid.NewString(), text), nil, opts...)
+	return v.c.SendMessage(ctx, v.to, v.message(uuidv4.New(), text), nil, opts...)
 }
 
 // Resume answers a task that asked for input (INPUT_REQUIRED or
@@ -245,10 +244,10 @@ func (v *Conversation) Resume(ctx context.Context, taskID, text string, opts ...
 
 // StreamTurn is Turn with a stream of replies.
 func (v *Conversation) StreamTurn(ctx context.Context, text string, opts ...CallOption) iter.Seq2[Item, error] {
-	return v.c.SendStreamingMessage(ctx, v.to, v.message(uuid.NewString(), text), nil, opts...)
+	return v.c.SendStreamingMessage(ctx, v.to, v.message(uuidv4.New(), text), nil, opts...)
 }
 
 func (v *Conversation) message(taskID, text string) *a2a.Message {
-	return &a2a.Message{MessageID: uuid.NewString(), TaskID: taskID, ContextID: v.ContextID, Role: a2a.RoleUser,
+	return &a2a.Message{MessageID: uuidv4.New(), TaskID: taskID, ContextID: v.ContextID, Role: a2a.RoleUser,
 		Parts: []a2a.Part{{Content: a2a.PartText(text)}}}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/fsm"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/internal/uuidv4"
 	"github.com/a2abind/a2abind/statemachines/handover"
 	"github.com/a2abind/a2abind/statemachines/retry"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
@@ -425,7 +426,7 @@ func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, 
 	for {
 		switch d.Action {
 		case retry.ActionPublish:
-			corr := uuid.NewString()
+			corr := uuidv4.New()
 			c.mu.Lock()
 			c.inflight[corr] = ex
 			c.mu.Unlock()

@@ -1,0 +1,71 @@
+package uuidv4
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+var canonical = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// TestNewMakesDistinctVersion4UUIDs draws more UUIDs than one read of the
+// random source serves: every one is canonical, version 4, variant RFC
+// 9562, parses with google/uuid, and none repeats.
+func TestNewMakesDistinctVersion4UUIDs(t *testing.T) {
+	seen := map[string]bool{}
+	for i := range 5 * perRead {
+		s := New()
+		if !canonical.MatchString(s) {
+			t.Fatalf("UUID %d: %q is not a canonical version 4 UUID", i, s)
+		}
+		u, err := uuid.Parse(s)
+		if err != nil || u.Version() != 4 || u.Variant() != uuid.RFC4122 {
+			t.Fatalf("UUID %d: %q: parse %v, version %d, variant %v", i, s, err, u.Version(), u.Variant())
+		}
+		if seen[s] {
+			t.Fatalf("UUID %d: %q repeats", i, s)
+		}
+		seen[s] = true
+	}
+}
+
+// TestNewIsSafeForConcurrentUse: goroutines drawing at once never get the
+// same UUID (run with -race).
+func TestNewIsSafeForConcurrentUse(t *testing.T) {
+	const workers, each = 8, 2 * perRead
+	out := make(chan []string, workers)
+	for range workers {
+		go func() {
+			var ids []string
+			for range each {
+				ids = append(ids, New())
+			}
+			out <- ids
+		}()
+	}
+	seen := map[string]bool{}
+	for range workers {
+		for _, s := range <-out {
+			if seen[s] {
+				t.Fatalf("%q drawn twice", s)
+			}
+			seen[s] = true
+		}
+	}
+}
+
+func BenchmarkNew(b *testing.B) {
+	b.Run("uuidv4", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = New()
+		}
+	})
+	b.Run("google-uuid", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = uuid.NewString()
+		}
+	})
+}
