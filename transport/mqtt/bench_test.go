@@ -8,6 +8,7 @@ package mqtt
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -59,8 +60,16 @@ func benchCtx(tb testing.TB) context.Context {
 // QoS 1 and hands every publish to onPublish, which runs on paho's
 // goroutine. The connection is closed at cleanup.
 func benchDial(tb testing.TB, brokerURL, clientID string, onPublish func(*paho.Publish), filters ...string) *autopaho.ConnectionManager {
+	return benchDialTuned(tb, brokerURL, clientID, false, onPublish, filters...)
+}
+
+// benchDialTuned is benchDial; tuned gives the bare client the two
+// connection-level changes the SDK makes (reads through a buffer, a
+// session store that does not encode each publish), so the benchmarks can
+// show how much of the SDK's figure they account for.
+func benchDialTuned(tb testing.TB, brokerURL, clientID string, tuned bool, onPublish func(*paho.Publish), filters ...string) *autopaho.ConnectionManager {
 	tb.Helper()
-	cm, stop, err := dialBare(brokerURL, clientID, onPublish, filters...)
+	cm, stop, err := dialBare(brokerURL, clientID, tuned, onPublish, filters...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -71,13 +80,24 @@ func benchDial(tb testing.TB, brokerURL, clientID string, onPublish func(*paho.P
 // dialBare is benchDial without the testing.TB: it returns the connection
 // and the function that closes it (DISCONNECT, then waits for paho's
 // goroutines to end).
-func dialBare(brokerURL, clientID string, onPublish func(*paho.Publish), filters ...string) (*autopaho.ConnectionManager, func(), error) {
+func dialBare(brokerURL, clientID string, tuned bool, onPublish func(*paho.Publish), filters ...string) (*autopaho.ConnectionManager, func(), error) {
 	u, err := url.Parse(brokerURL)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg := autopaho.ClientConfig{ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
 		ClientConfig: paho.ClientConfig{ClientID: clientID}}
+	if tuned {
+		cfg.Session = newSession()
+		cfg.AttemptConnection = func(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
+			var d net.Dialer
+			nc, err := d.DialContext(ctx, "tcp", u.Host)
+			if err != nil {
+				return nil, err
+			}
+			return newBufferedTCP(nc.(*net.TCPConn)), nil
+		}
+	}
 	if onPublish != nil {
 		cfg.OnPublishReceived = []func(paho.PublishReceived) (bool, error){
 			func(pr paho.PublishReceived) (bool, error) {
@@ -122,16 +142,21 @@ func dialBare(brokerURL, clientID string, onPublish func(*paho.Publish), filters
 // Data, at QoS 1. Each reply is published from its own goroutine (a QoS 1
 // publish waits for its PUBACK, which paho's reader must be free to
 // deliver), as any correct responder has to. It returns the request topic.
-func rawEcho(tb testing.TB, brokerURL string) string {
+// tuned: see benchDialTuned.
+func rawEcho(tb testing.TB, brokerURL string, tuned bool) string {
 	tb.Helper()
-	topic, err := mqttbind.RequestTopic(benchOrg, benchUnit, "raw-echo")
+	id := "raw-echo"
+	if tuned {
+		id = "tuned-echo"
+	}
+	topic, err := mqttbind.RequestTopic(benchOrg, benchUnit, id)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	var cm *autopaho.ConnectionManager
 	ready := make(chan struct{})
-	cm = benchDial(tb, brokerURL, benchOrg+"/"+benchUnit+"/raw-echo", func(p *paho.Publish) {
+	cm = benchDialTuned(tb, brokerURL, benchOrg+"/"+benchUnit+"/"+id, tuned, func(p *paho.Publish) {
 		if p.Properties == nil || p.Properties.ResponseTopic == "" {
 			return
 		}
@@ -161,14 +186,18 @@ type rawRequester struct {
 	waiting map[string]chan []byte
 }
 
-func newRawRequester(tb testing.TB, brokerURL string) *rawRequester {
+func newRawRequester(tb testing.TB, brokerURL string, tuned bool) *rawRequester {
 	tb.Helper()
-	reply, err := mqttbind.ReplyTopic(benchOrg, benchUnit, "raw-req", "r1")
+	id := "raw-req"
+	if tuned {
+		id = "tuned-req"
+	}
+	reply, err := mqttbind.ReplyTopic(benchOrg, benchUnit, id, "r1")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	r := &rawRequester{reply: reply, waiting: map[string]chan []byte{}}
-	r.cm = benchDial(tb, brokerURL, benchOrg+"/"+benchUnit+"/raw-req", func(p *paho.Publish) {
+	r.cm = benchDialTuned(tb, brokerURL, benchOrg+"/"+benchUnit+"/"+id, tuned, func(p *paho.Publish) {
 		if p.Properties == nil {
 			return
 		}
@@ -207,6 +236,10 @@ func (r *rawRequester) call(ctx context.Context, topic string, payload []byte) (
 type benchPair struct {
 	raw      *rawRequester
 	rawTopic string
+	// tuned and tunedTopic are the floor on tuned connections
+	// (benchDialTuned).
+	tuned      *rawRequester
+	tunedTopic string
 	// rawPayload is the floor's request: a JSON-RPC SendMessage of the
 	// same shape as the SDK's, echoed back as is.
 	rawPayload []byte
@@ -219,8 +252,9 @@ type benchPair struct {
 func startPair(tb testing.TB, brokerURL string) *benchPair {
 	tb.Helper()
 	ctx := benchCtx(tb)
-	p := &benchPair{rawTopic: rawEcho(tb, brokerURL)}
-	p.raw = newRawRequester(tb, brokerURL)
+	p := &benchPair{rawTopic: rawEcho(tb, brokerURL, false), tunedTopic: rawEcho(tb, brokerURL, true)}
+	p.raw = newRawRequester(tb, brokerURL, false)
+	p.tuned = newRawRequester(tb, brokerURL, true)
 	p.msg = &a2a.Message{Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("ping")}}}
 	wire := prepare(p.msg)
 	wire.ContextID = "0b6cf2a1-4f1e-4d7b-9a55-3f1c2d9e8a77"
@@ -248,6 +282,12 @@ func startPair(tb testing.TB, brokerURL string) *benchPair {
 // rawCall is one round trip of the floor.
 func (p *benchPair) rawCall(ctx context.Context) error {
 	_, err := p.raw.call(ctx, p.rawTopic, p.rawPayload)
+	return err
+}
+
+// tunedCall is one round trip of the floor on tuned connections.
+func (p *benchPair) tunedCall(ctx context.Context) error {
+	_, err := p.tuned.call(ctx, p.tunedTopic, p.rawPayload)
 	return err
 }
 
@@ -294,7 +334,7 @@ func BenchmarkRequestReply(b *testing.B) {
 			for _, v := range []struct {
 				name string
 				call func(context.Context) error
-			}{{"raw", p.rawCall}, {"sdk", p.sdkCall}} {
+			}{{"raw", p.rawCall}, {"raw-tuned", p.tunedCall}, {"sdk", p.sdkCall}} {
 				b.Run(v.name, func(b *testing.B) {
 					ctx := benchCtx(b)
 					// Warm the connections and the allocator up.
@@ -317,48 +357,49 @@ func BenchmarkRequestReply(b *testing.B) {
 					reportLatency(b, lat)
 				})
 			}
-			// paired alternates blocks of raw and SDK round trips (500
-			// each), so both see the same machine within seconds on a
-			// shared host whose speed drifts, while each block pays for
-			// its own garbage (alternating single calls would let the
-			// raw calls absorb GC work the SDK's allocations cause).
+			// paired alternates blocks of 500 round trips of the floor, of
+			// the floor on tuned connections and of the SDK, so all see the
+			// same machine within seconds on a shared host whose speed
+			// drifts, while each block pays for its own garbage
+			// (alternating single calls would let the floor absorb GC work
+			// the SDK's allocations cause).
 			b.Run("paired", func(b *testing.B) {
 				ctx := benchCtx(b)
+				sides := []func(context.Context) error{p.rawCall, p.tunedCall, p.sdkCall}
 				for range 50 {
-					if err := p.rawCall(ctx); err != nil {
-						b.Fatal(err)
-					}
-					if err := p.sdkCall(ctx); err != nil {
-						b.Fatal(err)
+					for _, call := range sides {
+						if err := call(ctx); err != nil {
+							b.Fatal(err)
+						}
 					}
 				}
 				const block = 500
-				raw := make([]time.Duration, 0, b.N)
-				sdk := make([]time.Duration, 0, b.N)
+				lat := make([][]time.Duration, len(sides))
+				for i := range lat {
+					lat[i] = make([]time.Duration, 0, b.N)
+				}
 				b.ResetTimer()
-				for len(raw) < b.N {
-					n := min(block, b.N-len(raw))
-					for range n {
-						t0 := time.Now()
-						if err := p.rawCall(ctx); err != nil {
-							b.Fatal(err)
+				for len(lat[0]) < b.N {
+					n := min(block, b.N-len(lat[0]))
+					for i, call := range sides {
+						for range n {
+							t0 := time.Now()
+							if err := call(ctx); err != nil {
+								b.Fatal(err)
+							}
+							lat[i] = append(lat[i], time.Since(t0))
 						}
-						raw = append(raw, time.Since(t0))
-					}
-					for range n {
-						t0 := time.Now()
-						if err := p.sdkCall(ctx); err != nil {
-							b.Fatal(err)
-						}
-						sdk = append(sdk, time.Since(t0))
 					}
 				}
 				b.StopTimer()
-				r50, r99 := percentiles(raw)
-				s50, s99 := percentiles(sdk)
+				r50, r99 := percentiles(lat[0])
+				t50, _ := percentiles(lat[1])
+				s50, s99 := percentiles(lat[2])
 				b.ReportMetric(r50, "raw-p50-µs")
+				b.ReportMetric(t50, "tuned-p50-µs")
 				b.ReportMetric(s50, "sdk-p50-µs")
 				b.ReportMetric(s50/r50, "p50-ratio")
+				b.ReportMetric(s50/t50, "p50-ratio-tuned")
 				b.ReportMetric(r99, "raw-p99-µs")
 				b.ReportMetric(s99, "sdk-p99-µs")
 			})
@@ -483,7 +524,7 @@ func benchCard(i int) *a2a.AgentCard {
 // and returns the size of one card.
 func publishCards(tb testing.TB, brokerURL string, n int) int {
 	tb.Helper()
-	cm, stop, err := dialBare(brokerURL, benchOrg+"/"+benchUnit+"/card-publisher", nil)
+	cm, stop, err := dialBare(brokerURL, benchOrg+"/"+benchUnit+"/card-publisher", false, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -538,7 +579,7 @@ func rawRetained(brokerURL, clientID string, n int) (int, func(), error) {
 	var mu sync.Mutex
 	seen := make(map[string]struct{}, n)
 	all := make(chan struct{})
-	_, stop, err := dialBare(brokerURL, clientID, func(p *paho.Publish) {
+	_, stop, err := dialBare(brokerURL, clientID, false, func(p *paho.Publish) {
 		if !p.Retain || len(p.Payload) == 0 {
 			return
 		}
