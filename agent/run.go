@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -22,10 +23,8 @@ type run struct {
 	s      *Server
 	cancel context.CancelFunc
 	done   chan struct{}
-	// freeSlot gives the turn's worker slot back, once: when the turn ends
-	// (before its last replies go out, so a requester that sends its next
-	// message at once finds the slot free) or when the handler returns.
-	freeSlot func()
+	// slotFreed is set by freeSlot.
+	slotFreed atomic.Bool
 
 	// order serialises events (the handler's, a handover, a cancel) from
 	// the check that the turn goes on to the last send, so no item follows
@@ -39,6 +38,15 @@ type run struct {
 	responder string
 	over      bool // the turn ended (terminal or interrupted)
 	subs      []*subscriber
+}
+
+// freeSlot gives the turn's worker slot back, once: when the turn ends
+// (before its last replies go out, so a requester that sends its next
+// message at once finds the slot free) or when the handler returns.
+func (r *run) freeSlot() {
+	if r.slotFreed.CompareAndSwap(false, true) {
+		<-r.s.slots
+	}
 }
 
 // waitMode says how a call attached to a run is answered.

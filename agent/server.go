@@ -9,12 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/a2abind/a2abind/agent/jsonrpc"
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/internal/gopool"
+	"github.com/a2abind/a2abind/internal/uuidv4"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
@@ -97,7 +96,7 @@ func WithMaxTurns(n int) Option {
 
 // NewServer returns a server for h.
 func NewServer(h Handler, opts ...Option) *Server {
-	s := &Server{h: h, now: time.Now, newID: func() string { return uuid.NewString() },
+	s := &Server{h: h, now: time.Now, newID: uuidv4.New,
 		log: slog.New(slog.DiscardHandler), slots: make(chan struct{}, 64),
 		runs: map[string]*run{}, locks: map[string]*taskLock{}, pool: gopool.New(0)}
 	for _, o := range opts {
@@ -284,7 +283,6 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{s: s, cancel: cancel, done: make(chan struct{}),
 		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, responder: rec.Owner}
-	r.freeSlot = sync.OnceFunc(func() { <-s.slots })
 	// The handler gets a task of its own to read and change as it likes.
 	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior}
 	s.mu.Lock()

@@ -80,7 +80,7 @@ type Client struct {
 
 // exchange is one logical operation's set of live attempts.
 type exchange struct {
-	replies chan inbound
+	replies chan *inbound
 	// decode decodes and checks the operation's result; it runs on the
 	// connection's goroutine and must be safe for concurrent use.
 	decode    resultDecoder
@@ -121,8 +121,8 @@ type inbound struct {
 }
 
 // decodeInbound decodes a reply for ex.
-func decodeInbound(ex *exchange, payload []byte, responders []string) inbound {
-	in := inbound{responders: responders}
+func decodeInbound(ex *exchange, payload []byte, responders []string) *inbound {
+	in := &inbound{responders: responders}
 	in.resp, in.envErr = jsonrpc.DecodeResponse(payload, jsonrpc.BindingMQTT)
 	if in.envErr != nil || in.resp.Err != nil {
 		return in
@@ -212,7 +212,7 @@ func (c *Client) onPublish(pr paho.PublishReceived) {
 		return
 	}
 	in := decodeInbound(ex, p.Payload, propValues(p.Properties, mqttbind.PropResponderAgentID))
-	c.noteReply(ex, &in)
+	c.noteReply(ex, in)
 	select {
 	case ex.replies <- in:
 	default:
@@ -401,9 +401,13 @@ func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, 
 	if r.streaming {
 		buf = 64
 	}
-	ex := &exchange{replies: make(chan inbound, buf), decode: r.decode, streaming: r.streaming, taskID: r.taskID}
+	ex := &exchange{replies: make(chan *inbound, buf), decode: r.decode, streaming: r.streaming, taskID: r.taskID}
 	var corrs []string
+	var timer *time.Timer
 	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
 		c.mu.Lock()
 		for _, k := range corrs {
 			delete(c.inflight, k)
@@ -417,12 +421,6 @@ func (c *Client) attempts(ctx context.Context, r *request, target retry.Target, 
 	if r.streaming {
 		seen = map[[32]byte]bool{}
 	}
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
 	for {
 		switch d.Action {
 		case retry.ActionPublish:
@@ -529,7 +527,7 @@ func taskStateOf(v any) (string, a2a.TaskState, bool) {
 var errStalled = errors.New("mqtt: stream stalled")
 
 // onReply applies one correlated reply to the operation.
-func (c *Client) onReply(r *request, op *retry.Operation, in inbound, seen map[[32]byte]bool, onItem func(reply, bool) (bool, error)) (retry.Decision, bool, error) {
+func (c *Client) onReply(r *request, op *retry.Operation, in *inbound, seen map[[32]byte]bool, onItem func(reply, bool) (bool, error)) (retry.Decision, bool, error) {
 	now := time.Now()
 	responder := ""
 	if in.misrouted {
@@ -585,11 +583,15 @@ func (c *Client) publishRequest(ctx context.Context, r *request, t retry.Target,
 	if err != nil {
 		return err
 	}
-	payload, err := jsonrpc.EncodeRequest(json.RawMessage(`"`+corr+`"`), r.method, r.params)
+	// The JSON-RPC id is the Correlation Data as a JSON string: one
+	// buffer holds both.
+	quoted := make([]byte, 0, len(corr)+2)
+	quoted = append(append(append(quoted, '"'), corr...), '"')
+	payload, err := jsonrpc.EncodeRequest(quoted, r.method, r.params)
 	if err != nil {
 		return err
 	}
-	props := &paho.PublishProperties{ResponseTopic: c.replyTopic, CorrelationData: []byte(corr), ContentType: "application/json",
+	props := &paho.PublishProperties{ResponseTopic: c.replyTopic, CorrelationData: quoted[1 : len(quoted)-1], ContentType: "application/json",
 		User: userProps(mqttbind.PropContextID, r.contextID)}
 	if r.opts.bearer != "" {
 		props.User = append(props.User, paho.UserProperty{Key: mqttbind.PropAuthorization, Value: "Bearer " + r.opts.bearer})
