@@ -58,16 +58,12 @@ func benchCtx(tb testing.TB) context.Context {
 
 // benchDial connects a bare autopaho client (no SDK), subscribes filters at
 // QoS 1 and hands every publish to onPublish, which runs on paho's
-// goroutine. The connection is closed at cleanup.
-func benchDial(tb testing.TB, brokerURL, clientID string, onPublish func(*paho.Publish), filters ...string) *autopaho.ConnectionManager {
-	return benchDialTuned(tb, brokerURL, clientID, false, onPublish, filters...)
-}
-
-// benchDialTuned is benchDial; tuned gives the bare client the two
-// connection-level changes the SDK makes (reads through a buffer, a
-// session store that does not encode each publish), so the benchmarks can
-// show how much of the SDK's figure they account for.
-func benchDialTuned(tb testing.TB, brokerURL, clientID string, tuned bool, onPublish func(*paho.Publish), filters ...string) *autopaho.ConnectionManager {
+// goroutine. The connection is closed at cleanup. tuned gives the bare
+// client the two connection-level changes the SDK
+// makes (reads through a buffer, a session store that does not encode each
+// publish), so the benchmarks can show how much of the SDK's figure they
+// account for.
+func benchDial(tb testing.TB, brokerURL, clientID string, tuned bool, onPublish func(*paho.Publish), filters ...string) *autopaho.ConnectionManager {
 	tb.Helper()
 	cm, stop, err := dialBare(brokerURL, clientID, tuned, onPublish, filters...)
 	if err != nil {
@@ -156,7 +152,7 @@ func rawEcho(tb testing.TB, brokerURL string, tuned bool) string {
 	var wg sync.WaitGroup
 	var cm *autopaho.ConnectionManager
 	ready := make(chan struct{})
-	cm = benchDialTuned(tb, brokerURL, benchOrg+"/"+benchUnit+"/"+id, tuned, func(p *paho.Publish) {
+	cm = benchDial(tb, brokerURL, benchOrg+"/"+benchUnit+"/"+id, tuned, func(p *paho.Publish) {
 		if p.Properties == nil || p.Properties.ResponseTopic == "" {
 			return
 		}
@@ -197,7 +193,7 @@ func newRawRequester(tb testing.TB, brokerURL string, tuned bool) *rawRequester 
 		tb.Fatal(err)
 	}
 	r := &rawRequester{reply: reply, waiting: map[string]chan []byte{}}
-	r.cm = benchDialTuned(tb, brokerURL, benchOrg+"/"+benchUnit+"/"+id, tuned, func(p *paho.Publish) {
+	r.cm = benchDial(tb, brokerURL, benchOrg+"/"+benchUnit+"/"+id, tuned, func(p *paho.Publish) {
 		if p.Properties == nil {
 			return
 		}
