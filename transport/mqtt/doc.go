@@ -26,5 +26,11 @@
 //     presence changes.
 //
 // Connection callbacks never block; subscriptions are (re)made on every
-// connection up, as autopaho requires.
+// connection up, as autopaho requires. Each connection reads the broker
+// through a buffer (paho reads a packet in several small reads) and keeps
+// its unacknowledged publishes in a session store that encodes them only if
+// a resumed session resends them. A Client decodes each reply on the
+// connection's goroutine before it wakes the operation waiting for it:
+// what runs between one reply and the next request is what a back-to-back
+// caller pays for most (docs/benchmarks.md, "Third round").
 package mqtt
