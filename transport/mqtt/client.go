@@ -43,7 +43,11 @@ type ClientConfig struct {
 	// Jitter draws the backoff jitter in [0, 1) (default: math/rand).
 	Jitter retry.Jitter
 	// Routes persists the handover routing table, so that follow-ups after a
-	// restart still go to the agent that took a task over (optional).
+	// restart still go to the agent that took a task over (optional). A
+	// route changed or forgotten by a reply is saved or deleted on the
+	// connection's goroutine, before the reply reaches its operation (so an
+	// operation never returns before its route is stored): keep SaveRoute
+	// and DeleteRoute quick, a local write rather than a network round trip.
 	Routes handover.Store
 	// FinishedRoutes is how many routes of finished tasks (COMPLETED,
 	// FAILED, CANCELED, REJECTED) the client keeps, most recent first, for a
