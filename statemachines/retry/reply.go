@@ -42,3 +42,18 @@ type Reply struct {
 	// topic.
 	Responder string
 }
+
+// ErrorReply is the Reply for a JSON-RPC error reply e, whatever the
+// transport: its token and, from the offline profile's error data
+// ({"error", "queued", "retryAfterSec"?}), whether the message was stored
+// and how long the next attempt waits at least.
+func ErrorReply(e *a2a.Error, responder string) Reply {
+	r := Reply{Kind: ReplyError, Token: e.Token, Responder: responder}
+	if m, ok := e.Data.(map[string]any); ok {
+		r.Queued, _ = m["queued"].(bool)
+		if s, ok := m["retryAfterSec"].(float64); ok {
+			r.RetryAfter = time.Duration(s * float64(time.Second))
+		}
+	}
+	return r
+}

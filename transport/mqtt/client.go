@@ -549,14 +549,7 @@ func (c *Client) onReply(r *request, op *retry.Operation, in *inbound, seen map[
 	}
 	resp := in.resp
 	if resp.Err != nil {
-		rep := retry.Reply{Kind: retry.ReplyError, Token: resp.Err.Token, Responder: responder}
-		if m, ok := resp.Err.Data.(map[string]any); ok {
-			rep.Queued, _ = m["queued"].(bool)
-			if s, ok := m["retryAfterSec"].(float64); ok {
-				rep.RetryAfter = time.Duration(s * float64(time.Second))
-			}
-		}
-		d := op.Reply(rep, now)
+		d := op.Reply(retry.ErrorReply(resp.Err, responder), now)
 		if d.Action == retry.ActionFinish {
 			return d, true, resp.Err
 		}
