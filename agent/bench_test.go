@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/a2abind/a2abind/agent/jsonrpc"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/jsonrpc"
 )
 
 // BenchmarkServeSendMessage is the responder's share of a round trip in

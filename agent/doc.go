@@ -6,7 +6,7 @@
 // answers every A2A v1.0 method.
 //
 // A transport (transport/mqtt, transport/http) decodes a request with
-// agent/jsonrpc, hands it to Server.Serve with a Sink, and writes each Reply
+// package jsonrpc, hands it to Server.Serve with a Sink, and writes each Reply
 // the Sink receives on its wire. Nothing here knows of sockets, topics or
 // HTTP, so one Handler can be served over several transports at once.
 // What every transport must enforce lives here too: a Verifier

@@ -7,8 +7,8 @@ import (
 	"log"
 
 	"github.com/a2abind/a2abind/agent"
-	"github.com/a2abind/a2abind/agent/jsonrpc"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/jsonrpc"
 )
 
 // A transport's view of the runtime: decode a JSON-RPC request, hand it to

@@ -6,7 +6,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
-	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/internal/uuidv4"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
@@ -20,10 +20,10 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		history = cfg.HistoryLength
 		immediately = cfg.ReturnImmediately
 	}
-	if c.IDs == tasklife.RequesterIDs && msg.TaskID != "" && !mqttbind.ValidUUID(msg.TaskID) {
+	if c.IDs == tasklife.RequesterIDs && msg.TaskID != "" && !uuidv4.WellFormed(msg.TaskID) {
 		return fail(ctx, sink, a2a.NewError(a2a.TokenInvalidParams, "message.taskId must be a UUID: the requester makes Task.id in this binding"))
 	}
-	if msg.ContextID != "" && c.IDs == tasklife.RequesterIDs && !mqttbind.ValidUUID(msg.ContextID) {
+	if msg.ContextID != "" && c.IDs == tasklife.RequesterIDs && !uuidv4.WellFormed(msg.ContextID) {
 		return fail(ctx, sink, a2a.NewError(a2a.TokenInvalidParams, "message.contextId must be a UUID"))
 	}
 

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/a2abind/a2abind/internal/refagent"
+	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
 )
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {

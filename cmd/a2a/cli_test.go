@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2abind/a2abind/internal/mqtttest"
+	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 	"github.com/a2abind/a2abind/statemachines/presence"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )

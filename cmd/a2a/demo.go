@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/a2abind/a2abind/internal/demo"
+	"github.com/a2abind/a2abind/cmd/a2a/internal/demo"
 )
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -22,7 +22,7 @@ import (
 	"syscall"
 
 	"github.com/a2abind/a2abind/generated/mqttbind"
-	"github.com/a2abind/a2abind/internal/refagent"
+	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
 )
 
 // exitError carries an exit status and a one-line message.

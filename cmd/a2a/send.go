@@ -14,7 +14,7 @@ import (
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
-	"github.com/a2abind/a2abind/internal/demo"
+	"github.com/a2abind/a2abind/cmd/a2a/internal/demo"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
 

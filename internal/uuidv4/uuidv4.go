@@ -41,3 +41,27 @@ func New() string {
 	u[8] = u[8]&0x3f | 0x80 // variant 10 (RFC 9562)
 	return u.String()
 }
+
+// WellFormed reports whether s is a UUID in its canonical text form: 36
+// characters, hexadecimal digits (either case) in groups of 8-4-4-4-12
+// separated by hyphens. Any RFC 9562 version is accepted: peers may mint
+// version 7 ids where this package mints version 4.
+func WellFormed(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

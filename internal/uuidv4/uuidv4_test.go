@@ -69,3 +69,34 @@ func BenchmarkNew(b *testing.B) {
 		}
 	})
 }
+
+func TestWellFormed(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"version 4 lower case", "0b6cf2a1-4f1e-4d7b-9a55-3f1c2d9e8a77", true},
+		{"version 7 upper case", "01890A5D-AC96-774B-BCCE-B302099A8057", true},
+		{"nil UUID", "00000000-0000-0000-0000-000000000000", true},
+		{"empty", "", false},
+		{"no hyphens", "0b6cf2a14f1e4d7b9a553f1c2d9e8a77", false},
+		{"braces", "{0b6cf2a1-4f1e-4d7b-9a55-3f1c2d9e8a7}", false},
+		{"urn form", "urn:uuid:0b6cf2a1-4f1e-4d7b-9a55-3f1c2d9e8a77", false},
+		{"hyphen misplaced", "0b6cf2a14-f1e-4d7b-9a55-3f1c2d9e8a77", false},
+		{"not hexadecimal", "0b6cf2a1-4f1e-4d7b-9a55-3f1c2d9e8a7g", false},
+		{"one character short", "0b6cf2a1-4f1e-4d7b-9a55-3f1c2d9e8a7", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := WellFormed(c.in); got != c.want {
+				t.Errorf("WellFormed(%q) = %v, want %v", c.in, got, c.want)
+			}
+		})
+	}
+	for i := 0; i < 100; i++ {
+		if s := New(); !WellFormed(s) {
+			t.Fatalf("New() = %q is not well formed", s)
+		}
+	}
+}

@@ -14,10 +14,10 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/a2abind/a2abind/agent"
-	"github.com/a2abind/a2abind/agent/jsonrpc"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/internal/gopool"
+	"github.com/a2abind/a2abind/jsonrpc"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 

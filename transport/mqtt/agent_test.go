@@ -15,7 +15,7 @@ import (
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
-	"github.com/a2abind/a2abind/internal/mqtttest"
+	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
 func TestAgentAnswersOnTheReplyPath(t *testing.T) {
@@ -46,7 +46,7 @@ func TestAgentAnswersOnTheReplyPath(t *testing.T) {
 			}
 		})
 
-		if b.Name() == mqtttest.NameEmbedded { // mosquitto 2.0.11 cannot carry pools (pinned in internal/mqtttest)
+		if b.Name() == mqtttest.NameEmbedded { // mosquitto 2.0.11 cannot carry pools (pinned in transport/mqtt/mqtttest)
 			t.Run("a pooled reply names its responder", func(t *testing.T) {
 				rc.request(t, "$a2a/v1/request/acme/lab/pool/p1", replyTopic, sendPayload(t, newMessage("pooled")))
 				got := rc.next(t, replyTopic)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/a2abind/a2abind/internal/mqtttest"
+	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 	"github.com/a2abind/a2abind/statemachines/presence"
 )
 

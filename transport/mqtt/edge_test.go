@@ -14,7 +14,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
-	"github.com/a2abind/a2abind/internal/mqtttest"
+	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
 // TestFullWorkerPoolAnswersResponderUnavailable: a full worker pool answers -32004

@@ -20,7 +20,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
-	"github.com/a2abind/a2abind/internal/mqtttest"
+	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key into dir and

@@ -1,7 +1,8 @@
-package golden
+package demo_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,9 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2abind/a2abind/cmd/a2a/internal/demo"
 	"github.com/a2abind/a2abind/generated/mqttbind"
-	"github.com/a2abind/a2abind/internal/demo"
 )
+
+// update rewrites the golden transcripts from this run.
+var update = flag.Bool("update", false, "rewrite testdata/transcripts")
 
 var (
 	uuidRE  = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
@@ -146,8 +150,8 @@ func causal(msgs []demo.Message) []demo.Message {
 }
 
 // TestStoryTranscripts runs the demo's stories on the embedded broker and
-// compares what crossed the broker, normalised, with golden/transcripts.
-// Refresh with go test ./golden -run TestStoryTranscripts -update.
+// compares what crossed the broker, normalised, with testdata/transcripts.
+// Refresh with go test ./cmd/a2a/internal/demo -run TestStoryTranscripts -update.
 func TestStoryTranscripts(t *testing.T) {
 	got := map[string]string{}
 	_, err := demo.Run(context.Background(), demo.Config{Out: io.Discard, Record: func(story string, msgs []demo.Message) {
@@ -158,7 +162,7 @@ func TestStoryTranscripts(t *testing.T) {
 	}
 	for _, s := range demo.Stories {
 		t.Run(s.ID, func(t *testing.T) {
-			path := filepath.Join("transcripts", s.ID+".txt")
+			path := filepath.Join("testdata", "transcripts", s.ID+".txt")
 			if *update {
 				if err := os.WriteFile(path, []byte(got[s.ID]), 0o644); err != nil {
 					t.Fatal(err)

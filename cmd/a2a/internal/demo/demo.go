@@ -18,7 +18,7 @@ import (
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
-	"github.com/a2abind/a2abind/internal/refagent"
+	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
 	"github.com/a2abind/a2abind/statemachines/presence"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 	"github.com/a2abind/a2abind/transport/mqtt/broker"
