@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/statemachines/handover"
 )
 
 // One operation through three attempts to exhaustion: each decision costs no
@@ -13,7 +14,7 @@ func BenchmarkRetryStep(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		op := New(p, half)
-		d := op.Start(Target{Agent: "agent-b"}, t0)
+		d := op.Start(handover.Target{Agent: "agent-b"}, t0)
 		for d.Action != ActionFinish {
 			d = op.Tick(d.Wake)
 		}

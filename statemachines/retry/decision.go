@@ -4,16 +4,8 @@ import (
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/statemachines/handover"
 )
-
-// Target is where an attempt is published: a pool's request topic or an
-// agent's direct request topic.
-type Target struct {
-	// Pool is a pool_id: publish to the pool's request topic.
-	Pool string
-	// Agent is an agent_id: publish to the agent's direct request topic.
-	Agent string
-}
 
 // Phase is where an operation stands.
 type Phase uint8
@@ -88,8 +80,9 @@ type Decision struct {
 	// latest one.
 	Attempt int
 	// Target is where to publish (ActionPublish).
-	Target Target
-	// Wake is when to call Tick next; zero once the operation is over.
+	Target handover.Target
+	// Wake is when to call Tick next; zero once the operation is over, and
+	// while it waits with no deadline (a zero timeout in the profile).
 	Wake time.Time
 	// Outcome is how the operation ended (ActionFinish, ActionGetTask).
 	Outcome Outcome

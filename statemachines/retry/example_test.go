@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/statemachines/handover"
 	"github.com/a2abind/a2abind/statemachines/retry"
 )
 
@@ -26,7 +27,7 @@ func ExampleOperation() {
 			fmt.Printf("over: %v\n", d.Outcome)
 		}
 	}
-	d := op.Start(retry.Target{Agent: "agent-b"}, t0)
+	d := op.Start(handover.Target{Agent: "agent-b"}, t0)
 	show(d)
 	show(op.Tick(d.Wake)) // no first reply within 15 s: back off
 	d = op.Tick(t0.Add(16 * time.Second))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/statemachines/handover"
 )
 
 // Every phase × every input: where the operation goes. This is the retry
@@ -20,7 +21,7 @@ func TestPhaseMatrix(t *testing.T) {
 		if ph == PhaseIdle {
 			return op
 		}
-		op.Start(Target{Agent: "b"}, t0)
+		op.Start(handover.Target{Agent: "b"}, t0)
 		for op.Attempts() < attempts {
 			op.Tick(op.deadline)
 			op.Tick(op.deadline)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/statemachines/handover"
 )
 
 const modelSeed = 4444
@@ -32,7 +33,7 @@ func TestModelRandomSequences(t *testing.T) {
 		p.MaxAttempts = 1 + rng.IntN(4)
 		op := New(p, rng.Float64)
 		now := t0
-		d := op.Start(Target{Agent: "agent-b"}, now)
+		d := op.Start(handover.Target{Agent: "agent-b"}, now)
 		publishes := 1
 		streamed, ended := false, false
 		failedAfter := 0          // the attempt that failed last

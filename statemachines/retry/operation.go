@@ -5,6 +5,7 @@ import (
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/statemachines/handover"
 )
 
 // Operation is one logical operation under the retry profile. Create it with
@@ -15,7 +16,7 @@ type Operation struct {
 	jitter    Jitter
 	phase     Phase
 	attempts  int
-	target    Target
+	target    handover.Target
 	deadline  time.Time
 	lastToken a2a.Token
 	outcome   Outcome
@@ -41,7 +42,7 @@ func (o *Operation) Attempts() int { return o.attempts }
 func (o *Operation) Outcome() Outcome { return o.outcome }
 
 // Start publishes the first attempt to target at now.
-func (o *Operation) Start(target Target, now time.Time) Decision {
+func (o *Operation) Start(target handover.Target, now time.Time) Decision {
 	if o.phase != PhaseIdle {
 		return o.current()
 	}
@@ -64,14 +65,14 @@ func (o *Operation) Reply(r Reply, now time.Time) Decision {
 		return o.current()
 	}
 	if r.Responder != "" && mqttbind.ValidIdentifier(r.Responder) {
-		o.target = Target{Agent: r.Responder}
+		o.target = handover.Target{Agent: r.Responder}
 	}
 	switch r.Kind {
 	case ReplyFinal:
 		return o.finish(OutcomeReplied, "")
 	case ReplyItem:
 		o.phase = PhaseStreaming
-		o.deadline = now.Add(o.profile.StreamIdleTimeout)
+		o.deadline = after(now, o.profile.StreamIdleTimeout)
 		return o.current()
 	}
 	// An error reply.
@@ -97,7 +98,7 @@ func (o *Operation) Reply(r Reply, now time.Time) Decision {
 // for too long asks for GetTask. Call it at Decision.Wake; an early call
 // only repeats the current decision.
 func (o *Operation) Tick(now time.Time) Decision {
-	if now.Before(o.deadline) {
+	if o.deadline.IsZero() || now.Before(o.deadline) {
 		return o.current()
 	}
 	switch o.phase {
@@ -113,11 +114,20 @@ func (o *Operation) Tick(now time.Time) Decision {
 	return o.current()
 }
 
+// after returns the deadline d after now, or the zero time (no deadline)
+// when d is zero.
+func after(now time.Time, d time.Duration) time.Time {
+	if d == 0 {
+		return time.Time{}
+	}
+	return now.Add(d)
+}
+
 // publish starts the next attempt.
 func (o *Operation) publish(now time.Time) Decision {
 	o.attempts++
 	o.phase, o.lastToken = PhaseAwaiting, ""
-	o.deadline = now.Add(o.profile.ReplyFirstTimeout)
+	o.deadline = after(now, o.profile.ReplyFirstTimeout)
 	d := o.current()
 	d.Action = ActionPublish
 	return d

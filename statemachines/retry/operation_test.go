@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/statemachines/handover"
 )
 
 var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
@@ -29,7 +30,7 @@ type expect struct {
 	attempt int
 	wake    float64 // seconds after t0; -1 for none
 	outcome Outcome
-	target  Target
+	target  handover.Target
 }
 
 func tick(at float64) event           { return event{at: at, tick: true} }
@@ -37,12 +38,12 @@ func refused(at float64) event        { return event{at: at, refused: true} }
 func reply(at float64, r Reply) event { return event{at: at, reply: &r} }
 
 func TestScenarios(t *testing.T) {
-	direct := Target{Agent: "agent-b"}
-	pool := Target{Pool: "pool-1"}
+	direct := handover.Target{Agent: "agent-b"}
+	pool := handover.Target{Pool: "pool-1"}
 	for _, c := range []struct {
 		name    string
 		profile mqttbind.RetryProfile
-		start   Target
+		start   handover.Target
 		events  []event
 		want    []expect // one per event, after the Start decision
 	}{
@@ -122,12 +123,12 @@ func TestScenarios(t *testing.T) {
 			[]expect{
 				{ActionWait, 1, 16, OutcomePending, pool},
 				{ActionPublish, 2, 31, OutcomePending, pool},
-				{ActionWait, 2, 19, OutcomePending, Target{Agent: "member-2"}},
-				{ActionPublish, 3, 34, OutcomePending, Target{Agent: "member-2"}},
+				{ActionWait, 2, 19, OutcomePending, handover.Target{Agent: "member-2"}},
+				{ActionPublish, 3, 34, OutcomePending, handover.Target{Agent: "member-2"}},
 			}},
 		{"a handover named by an error reply moves the next attempt", mqttbind.DefaultRetryProfile(), direct,
 			[]event{reply(1, Reply{Kind: ReplyError, Token: a2a.TokenResponderUnavailable, Responder: "agent-c"}), tick(2)},
-			[]expect{{ActionWait, 1, 2, OutcomePending, Target{Agent: "agent-c"}}, {ActionPublish, 2, 17, OutcomePending, Target{Agent: "agent-c"}}}},
+			[]expect{{ActionWait, 1, 2, OutcomePending, handover.Target{Agent: "agent-c"}}, {ActionPublish, 2, 17, OutcomePending, handover.Target{Agent: "agent-c"}}}},
 		{"a configured profile: 2 attempts, 1 s timeout, 500 ms backoff", mqttbind.RetryProfile{ReplyFirstTimeout: time.Second, StreamIdleTimeout: time.Second, MaxAttempts: 2, RetryBackoff: []time.Duration{500 * time.Millisecond}}, direct,
 			[]event{tick(1), tick(1.5), tick(2.5)},
 			[]expect{{ActionWait, 1, 1.5, OutcomePending, direct}, {ActionPublish, 2, 2.5, OutcomePending, direct}, {ActionFinish, 2, -1, OutcomeExhausted, direct}}},
@@ -171,7 +172,7 @@ func TestRetryByToken(t *testing.T) {
 	byCode := map[int][]bool{}
 	for _, info := range a2a.ErrorInfos() {
 		op := New(mqttbind.DefaultRetryProfile(), half)
-		op.Start(Target{Agent: "b"}, t0)
+		op.Start(handover.Target{Agent: "b"}, t0)
 		d := op.Reply(Reply{Kind: ReplyError, Token: info.Token}, sec(1))
 		retried := d.Action == ActionWait && op.Phase() == PhaseBackoff
 		if retried != info.Retryable {
@@ -231,8 +232,8 @@ func TestCheckProfile(t *testing.T) {
 	}
 	for name, mut := range map[string]func(*mqttbind.RetryProfile){
 		"no attempts":      func(p *mqttbind.RetryProfile) { p.MaxAttempts = 0 },
-		"zero timeout":     func(p *mqttbind.RetryProfile) { p.ReplyFirstTimeout = 0 },
-		"zero idle":        func(p *mqttbind.RetryProfile) { p.StreamIdleTimeout = 0 },
+		"negative timeout": func(p *mqttbind.RetryProfile) { p.ReplyFirstTimeout = -1 },
+		"negative idle":    func(p *mqttbind.RetryProfile) { p.StreamIdleTimeout = -1 },
 		"jitter of 1":      func(p *mqttbind.RetryProfile) { p.BackoffJitter = 1 },
 		"negative jitter":  func(p *mqttbind.RetryProfile) { p.BackoffJitter = -0.1 },
 		"negative backoff": func(p *mqttbind.RetryProfile) { p.RetryBackoff = []time.Duration{-1} },
@@ -242,5 +243,43 @@ func TestCheckProfile(t *testing.T) {
 		if CheckProfile(p) == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+	none := mqttbind.DefaultRetryProfile()
+	none.ReplyFirstTimeout, none.StreamIdleTimeout = 0, 0
+	if err := CheckProfile(none); err != nil {
+		t.Errorf("zero timeouts (no deadline): %v", err)
+	}
+}
+
+// TestZeroTimeoutsMeanNoDeadline: with no first-reply timeout an attempt
+// waits (Wake is zero, Tick changes nothing however late) until a reply
+// comes; with no stream idle timeout a stream never stalls.
+func TestZeroTimeoutsMeanNoDeadline(t *testing.T) {
+	p := mqttbind.DefaultRetryProfile()
+	p.ReplyFirstTimeout, p.StreamIdleTimeout = 0, 0
+	t0 := time.Unix(1_700_000_000, 0)
+	late := t0.Add(240 * time.Hour)
+	op := New(p, func() float64 { return 0.5 })
+	d := op.Start(handover.Target{Agent: "b"}, t0)
+	if d.Action != ActionPublish || !d.Wake.IsZero() {
+		t.Fatalf("start: %+v, want a publish with no wake", d)
+	}
+	if d = op.Tick(late); d.Action != ActionWait || op.Phase() != PhaseAwaiting || op.Attempts() != 1 {
+		t.Fatalf("tick ten days later: %+v in phase %v, want still awaiting the first attempt", d, op.Phase())
+	}
+	if d = op.Reply(Reply{Kind: ReplyItem}, late); d.Action != ActionWait || !d.Wake.IsZero() {
+		t.Fatalf("stream item: %+v, want a wait with no wake", d)
+	}
+	if d = op.Tick(late.Add(240 * time.Hour)); d.Action != ActionWait || op.Phase() != PhaseStreaming {
+		t.Fatalf("idle stream ten days on: %+v in phase %v, want still streaming", d, op.Phase())
+	}
+	// A refused attempt still backs off and retries.
+	op = New(p, func() float64 { return 0.5 })
+	op.Start(handover.Target{Agent: "b"}, t0)
+	if d = op.Refused(t0); d.Action != ActionWait || d.Wake.IsZero() {
+		t.Fatalf("refused: %+v, want a backoff with a wake", d)
+	}
+	if d = op.Tick(d.Wake); d.Action != ActionPublish || d.Attempt != 2 {
+		t.Fatalf("after the backoff: %+v, want attempt 2", d)
 	}
 }

@@ -16,14 +16,18 @@ type Jitter func() float64
 func DefaultJitter() float64 { return rand.Float64() }
 
 // CheckProfile reports a profile that cannot run: fewer than one attempt,
-// a non-positive timeout, a negative backoff, or a jitter ratio outside
-// [0, 1).
+// a negative timeout, a negative backoff, or a jitter ratio outside [0, 1).
+// A zero ReplyFirstTimeout or StreamIdleTimeout means no deadline: an
+// attempt waits for its first reply, or a stream for its next item, as long
+// as the caller's context allows. The MQTT profile's defaults set both; a
+// transport whose attempt is bounded by the call itself (an HTTP request)
+// may leave the first-reply timeout out.
 func CheckProfile(p mqttbind.RetryProfile) error {
 	switch {
 	case p.MaxAttempts < 1:
 		return errors.New("retry: MaxAttempts must be at least 1")
-	case p.ReplyFirstTimeout <= 0 || p.StreamIdleTimeout <= 0:
-		return errors.New("retry: ReplyFirstTimeout and StreamIdleTimeout must be positive")
+	case p.ReplyFirstTimeout < 0 || p.StreamIdleTimeout < 0:
+		return errors.New("retry: ReplyFirstTimeout and StreamIdleTimeout must not be negative (zero means no deadline)")
 	case p.BackoffJitter < 0 || p.BackoffJitter >= 1:
 		return errors.New("retry: BackoffJitter must be in [0, 1)")
 	}
