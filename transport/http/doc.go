@@ -1,11 +1,92 @@
-// Package http will hold the A2A v1.0 JSON-RPC over HTTP binding of
-// a2abind, with the offline store-and-forward profile and the
-// push-notification binding, on the same agent runtime (package agent) as
-// transport/mqtt: Server-made task ids (tasklife.ResponderIDs), the A2A
-// ErrorInfo error shape (jsonrpc.BindingHTTP), a go-retryablehttp
-// client whose retry policy comes from the generated error-token table.
+// Package http serves an A2A agent over the A2A v1.0 JSON-RPC binding
+// (A2A v1.0 §9): JSON-RPC 2.0 requests POSTed to one endpoint, answered
+// with application/json or, for the streaming methods, Server-Sent Events;
+// and the Agent Card at /.well-known/agent-card.json. Every request is
+// answered by an agent.Server, the transport-independent runtime, which
+// may serve transport/mqtt at the same time.
 //
-// It is not implemented yet: the package has no API. The protocol rules it
-// will need already live below it (statemachines/reach, statemachines/pushbind,
-// generated/offline).
+// # Serving
+//
+// NewHandler takes the runtime and the public Agent Card. The card lists
+// the endpoint's URL (JSONRPCInterface makes that entry; an agent also
+// served over MQTT adds its "MQTTv5+JSONRPCv2" interface to the same
+// card). The common case is one call on a listener:
+//
+//	h, err := http.NewHandler(http.HandlerConfig{Server: srv, Card: card})
+//	go h.Serve(ln, "/a2a") // JSON-RPC at /a2a, the card at /.well-known/agent-card.json
+//	...
+//	h.Close(ctx)
+//
+// On a mux of your own, Register mounts both paths, or mount the pieces
+// yourself: the Handler is the JSON-RPC endpoint wherever it is mounted
+// (mux.Handle("/a2a", h)), CardHandler is the card (mount it at
+// WellKnownCardPath of the server's root).
+//
+// # The endpoint
+//
+// All eleven methods of A2A v1.0 are served through the runtime, which
+// makes task ids (tasklife.ResponderIDs): a message naming a task id the
+// agent does not know is answered task_not_found (-32001).
+// SendStreamingMessage and SubscribeToTask answer with text/event-stream,
+// one "data: <JSON-RPC response>" event per stream item, flushed as it is
+// made; the stream begins with the Task and ends when the task reaches a
+// terminal or interrupted state. An error for a streaming method is an
+// error event in the stream. Every JSON-RPC answer is HTTP 200 with
+// "jsonrpc":"2.0", the request's id and one of result and error; the
+// errors carry the A2A v1.0 ErrorInfo array in error.data (§9.5).
+//
+// Refused at the HTTP level, with a JSON-RPC error body: a method other
+// than POST (405, with Allow: POST), a Content-Type other than
+// application/json (415; parameters such as charset are allowed), and any
+// request after Close (503). A JSON-RPC batch (an array) is answered
+// invalid_request. A notification (a request without an id) is served and
+// answered 204 No Content without a body: JSON-RPC 2.0 §4.1 forbids a
+// reply, and A2A defines none; for a streaming method the stream is left
+// after its first item (the task goes on). Parse errors and malformed
+// envelopes, where no notification can be told, are answered with id
+// null.
+//
+// # Version, authentication, capabilities
+//
+// A request must carry "A2A-Version: 1.0" (a patch number, as in 1.0.0,
+// is ignored, A2A v1.0 §3.6). Any other version is answered
+// version_not_supported (-32009); so is a request without the header,
+// which A2A v1.0 §3.6.2 reads as version 0.3, unless
+// HandlerConfig.AcceptMissingVersion is set (it is off by default).
+//
+// The bearer token of an "Authorization: Bearer <token>" header is handed
+// to the runtime (agent.Call.Token), whose Verifier (agent.WithVerifier)
+// checks it. The token is never written to a reply or a log line.
+//
+// The card's capabilities are enforced (A2A v1.0 §3.3.4): without
+// capabilities.streaming the streaming methods, and without
+// capabilities.extendedAgentCard GetExtendedAgentCard, are answered
+// unsupported_operation (-32004). The runtime serves no push
+// notifications: the four push-notification methods are answered
+// push_notification_not_supported (-32003), and a card that declares
+// capabilities.pushNotifications is refused. Nothing in A2A carries a
+// request deadline over HTTP: a request lives as long as its HTTP request
+// (its context).
+//
+// # Limits
+//
+// A request body is read once, into a pooled buffer, up to
+// HandlerConfig.MaxBodyBytes (default 4 MiB); a larger body is answered
+// invalid_request naming the limit. The turns running at once are bounded
+// by the runtime (agent.WithMaxTurns): a message past the bound is
+// answered at once, never queued. Writing one event to a stream is
+// bounded by HandlerConfig.EventWriteTimeout (default 10 s), so a client
+// that stops reading cannot hold its task back. Serve's http.Server bounds
+// the time to read request headers (10 s) and idle connections (2 min).
+//
+// # Shutdown
+//
+// Close stops taking requests (later ones are answered 503 Service
+// Unavailable), ends every open event stream cleanly (the response
+// completes after the last whole event; a client resumes with
+// SubscribeToTask), stops the servers that Serve started, and waits for
+// the requests in progress, or for its context to end. Tasks are not
+// stopped: they belong to the runtime, which agent.Server.Close stops.
+//
+// The HTTP client of this binding lives in the same package.
 package http
