@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 	"github.com/a2abind/a2abind/statemachines/presence"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
+	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
 // The CLI tests run the built binary, as users and scripts do.
@@ -280,7 +280,7 @@ func TestReferenceAgentBehaviours(t *testing.T) {
 				}
 			})
 			t.Run("SIGTERM stops the agent gracefully", func(t *testing.T) {
-				w, err := a2amqtt.Watch(context.Background(), a2amqtt.WatchConfig{Broker: b.URL(), Org: "acme", Unit: "lab"})
+				w, err := a2amqtt.Watch(context.Background(), a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: b.URL()}, Org: "acme", Unit: "lab"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -319,7 +319,7 @@ func waitStatus(t *testing.T, w *a2amqtt.Watcher, agentID string, st presence.St
 func TestCrashedAgentsWill(t *testing.T) {
 	for _, b := range mqtttest.Brokers(t) {
 		t.Run(b.Name(), func(t *testing.T) {
-			w, err := a2amqtt.Watch(context.Background(), a2amqtt.WatchConfig{Broker: b.URL(), Org: "acme", Unit: "crash"})
+			w, err := a2amqtt.Watch(context.Background(), a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: b.URL()}, Org: "acme", Unit: "crash"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -387,7 +387,7 @@ func TestBrokerDataSurvivesARestart(t *testing.T) {
 
 	br = start(t, "broker", "--listen", addr, "--data", data)
 	br.waitFor(t, "listening on")
-	w, err := a2amqtt.Watch(context.Background(), a2amqtt.WatchConfig{Broker: url, Org: "acme", Unit: "kept"})
+	w, err := a2amqtt.Watch(context.Background(), a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: url}, Org: "acme", Unit: "kept"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
+	"github.com/a2abind/a2abind/generated/mqttbind"
 )
 
 // exitError carries an exit status and a one-line message.

@@ -12,9 +12,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/cmd/a2a/internal/demo"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
-	"github.com/a2abind/a2abind/cmd/a2a/internal/demo"
+	"github.com/a2abind/a2abind/requester"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
 
@@ -73,7 +74,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Broker: *brokerURL, Org: *org, Unit: *unit, ID: *as, Routes: fileRoutes{*routesFile}})
+	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: a2amqtt.Connection{Broker: *brokerURL}, Org: *org, Unit: *unit, ID: *as, Requester: requester.Config{Routes: fileRoutes{*routesFile}}})
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -91,15 +92,15 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if msg.TaskID == "" {
 		msg.TaskID = uuid.NewString()
 	}
-	target := a2amqtt.Target{Agent: *to, Pool: *pool}
-	var opts []a2amqtt.CallOption
+	target := requester.Target{Agent: *to, Pool: *pool}
+	opts := []requester.CallOption{requester.To(target)}
 	if *bearer != "" {
-		opts = append(opts, a2amqtt.WithBearer(*bearer))
+		opts = append(opts, requester.WithBearer(*bearer))
 	}
 	p := &printer{w: stdout, json: *asJSON}
 	var final *a2a.Task
 	if *stream {
-		for it, err := range c.SendStreamingMessage(ctx, target, msg, nil, opts...) {
+		for it, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}, opts...) {
 			if err != nil {
 				return sendError(err)
 			}
@@ -107,15 +108,15 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			final = p.apply(final, it)
 		}
 	} else {
-		res, err := c.SendMessage(ctx, target, msg, nil, opts...)
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg}, opts...)
 		if err != nil {
 			return sendError(err)
 		}
 		if res.Message != nil {
-			p.item(a2amqtt.Item{StreamResponse: a2a.StreamResponse{Payload: res.Message}, Responder: res.Responder})
+			p.item(requester.Item{StreamResponse: a2a.StreamResponse{Payload: res.Message}, Responder: res.Responder})
 			return nil
 		}
-		p.item(a2amqtt.Item{StreamResponse: a2a.StreamResponse{Payload: res.Task}, Responder: res.Responder})
+		p.item(requester.Item{StreamResponse: a2a.StreamResponse{Payload: res.Task}, Responder: res.Responder})
 		final = res.Task
 	}
 	if final == nil || final.Status == nil {
@@ -143,7 +144,7 @@ type printer struct {
 	json bool
 }
 
-func (p *printer) item(it a2amqtt.Item) {
+func (p *printer) item(it requester.Item) {
 	if p.json {
 		raw, _ := it.StreamResponse.MarshalJSON()
 		b, _ := json.Marshal(struct {
@@ -183,7 +184,7 @@ func (p *printer) item(it a2amqtt.Item) {
 }
 
 // apply follows the task's state through a stream.
-func (p *printer) apply(t *a2a.Task, it a2amqtt.Item) *a2a.Task {
+func (p *printer) apply(t *a2a.Task, it requester.Item) *a2a.Task {
 	switch x := it.Payload.(type) {
 	case *a2a.Task:
 		return x

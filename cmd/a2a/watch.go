@@ -27,7 +27,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkIDs("org", *org, "unit", *unit); err != nil {
 		return err
 	}
-	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Broker: *brokerURL, Org: *org, Unit: *unit})
+	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: *brokerURL}, Org: *org, Unit: *unit})
 	if err != nil {
 		return fail(1, "%v", err)
 	}

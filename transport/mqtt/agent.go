@@ -2,7 +2,6 @@ package mqtt
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,14 +22,8 @@ import (
 
 // AgentConfig configures an Agent.
 type AgentConfig struct {
-	// Broker is the broker URL: mqtt://host:port, tcp://host:port, or
-	// mqtts:// / ssl:// with TLS.
-	Broker string
-	// TLS configures TLS connections (optional).
-	TLS *tls.Config
-	// Username and Password authenticate the connection (optional).
-	Username string
-	Password []byte
+	// Connection is the broker connection.
+	Connection
 	// Org, Unit and ID name the agent; its Client ID is Org/Unit/ID.
 	Org, Unit, ID string
 	// Card is the Agent Card, published retained on the discovery topic. A
@@ -43,11 +36,6 @@ type AgentConfig struct {
 	Pool, Group string
 	// Server is the runtime that answers requests.
 	Server *agent.Server
-	// KeepAlive is the MQTT keep-alive (default 30 s); a crashed agent's
-	// Will fires about 1.5 × KeepAlive after its last packet.
-	KeepAlive time.Duration
-	// ConnectTimeout bounds the first connection (default 10 s).
-	ConnectTimeout time.Duration
 	// Logger receives what cannot be answered on a reply path (a request
 	// without Response Topic or Correlation Data, a failed publish).
 	Logger *slog.Logger
@@ -118,11 +106,7 @@ func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	a.clientID = cfg.Org + "/" + cfg.Unit + "/" + cfg.ID
 	a.reqCtx, a.cancelAll = context.WithCancel(context.Background())
 
-	cc := connConfig{
-		broker: cfg.Broker, tls: cfg.TLS, clientID: a.clientID, keepAlive: cfg.KeepAlive,
-		connectTimeout: cfg.ConnectTimeout, username: cfg.Username, password: cfg.Password, log: a.log,
-		onPublish: a.onPublish, onUp: a.announce,
-	}
+	cc := cfg.Connection.dialConfig(a.clientID, a.log, a.onPublish, a.announce)
 	if cfg.Card != nil {
 		cc.will = a.will
 	}

@@ -21,7 +21,7 @@ import (
 func TestAgentAnswersOnTheReplyPath(t *testing.T) {
 	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
 		srv := echoServer(t)
-		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "echo", Card: testCard("Echo"), Server: srv, Pool: "p1"})
+		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "echo", Card: testCard("Echo"), Server: srv, Pool: "p1"})
 		replyTopic := "$a2a/v1/reply/acme/lab/req/" + uuid.NewString()
 		rc := dialRaw(t, b.URL(), "acme/lab/req", replyTopic)
 		direct := "$a2a/v1/request/acme/lab/echo"
@@ -105,7 +105,7 @@ func TestAgentNeverEchoesTheBearerToken(t *testing.T) {
 			return agent.Caller{Subject: "alice"}, nil
 		})
 		srv := echoServer(t, agent.WithVerifier(verifier))
-		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "vault", Card: testCard("Vault"), Server: srv})
+		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "vault", Card: testCard("Vault"), Server: srv})
 		replyTopic := "$a2a/v1/reply/acme/lab/req/" + uuid.NewString()
 		rc := dialRaw(t, b.URL(), "acme/lab/req2", replyTopic)
 
@@ -161,7 +161,7 @@ func TestAgentPresenceLifecycle(t *testing.T) {
 		}
 
 		srv := echoServer(t)
-		a, err := NewAgent(testCtx(t), AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
+		a, err := NewAgent(testCtx(t), AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestAgentPresenceLifecycle(t *testing.T) {
 		}
 
 		// Reconnect, then crash: the Will carries the card as of CONNECT.
-		a, err = NewAgent(testCtx(t), AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b", Card: card, Server: srv})
+		a, err = NewAgent(testCtx(t), AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "b", Card: card, Server: srv})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestAgentPresenceLifecycle(t *testing.T) {
 		}
 
 		// Unregister clears the retained card.
-		a, err = NewAgent(testCtx(t), AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b", Card: card, Server: srv})
+		a, err = NewAgent(testCtx(t), AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "b", Card: card, Server: srv})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,9 +226,9 @@ func TestAgentConfigErrors(t *testing.T) {
 		cfg  AgentConfig
 		want error
 	}{
-		{"identifier with a slash", AgentConfig{Broker: "mqtt://127.0.0.1:1", Org: "a/b", Unit: "u", ID: "x", Server: srv}, new(mqttbind.IdentifierError)},
-		{"identifier with a wildcard", AgentConfig{Broker: "mqtt://127.0.0.1:1", Org: "a", Unit: "+", ID: "x", Server: srv}, new(mqttbind.IdentifierError)},
-		{"empty identifier", AgentConfig{Broker: "mqtt://127.0.0.1:1", Org: "a", Unit: "u", ID: "", Server: srv}, new(mqttbind.IdentifierError)},
+		{"identifier with a slash", AgentConfig{Connection: Connection{Broker: "mqtt://127.0.0.1:1"}, Org: "a/b", Unit: "u", ID: "x", Server: srv}, new(mqttbind.IdentifierError)},
+		{"identifier with a wildcard", AgentConfig{Connection: Connection{Broker: "mqtt://127.0.0.1:1"}, Org: "a", Unit: "+", ID: "x", Server: srv}, new(mqttbind.IdentifierError)},
+		{"empty identifier", AgentConfig{Connection: Connection{Broker: "mqtt://127.0.0.1:1"}, Org: "a", Unit: "u", ID: "", Server: srv}, new(mqttbind.IdentifierError)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -240,13 +240,13 @@ func TestAgentConfigErrors(t *testing.T) {
 		})
 	}
 	t.Run("unreachable broker", func(t *testing.T) {
-		cfg := AgentConfig{Broker: "mqtt://127.0.0.1:1", Org: "a", Unit: "u", ID: "x", Server: srv, ConnectTimeout: 500 * 1e6}
+		cfg := AgentConfig{Connection: Connection{Broker: "mqtt://127.0.0.1:1", ConnectTimeout: 500 * 1e6}, Org: "a", Unit: "u", ID: "x", Server: srv}
 		if _, err := NewAgent(testCtx(t), cfg); !errors.Is(err, ErrBrokerUnreachable) {
 			t.Fatalf("%v", err)
 		}
 	})
 	t.Run("bad broker URL", func(t *testing.T) {
-		if _, err := NewAgent(testCtx(t), AgentConfig{Broker: "http://x", Org: "a", Unit: "u", ID: "x", Server: srv}); err == nil {
+		if _, err := NewAgent(testCtx(t), AgentConfig{Connection: Connection{Broker: "http://x"}, Org: "a", Unit: "u", ID: "x", Server: srv}); err == nil {
 			t.Fatal("http:// accepted")
 		}
 	})

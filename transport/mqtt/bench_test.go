@@ -19,10 +19,12 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/google/uuid"
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/requester"
 	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
@@ -252,7 +254,7 @@ func startPair(tb testing.TB, brokerURL string) *benchPair {
 	p.raw = newRawRequester(tb, brokerURL, false)
 	p.tuned = newRawRequester(tb, brokerURL, true)
 	p.msg = &a2a.Message{Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("ping")}}}
-	wire := prepare(p.msg)
+	wire := &a2a.Message{MessageID: uuid.NewString(), TaskID: uuid.NewString(), Role: p.msg.Role, Parts: p.msg.Parts}
 	wire.ContextID = "0b6cf2a1-4f1e-4d7b-9a55-3f1c2d9e8a77"
 	var err error
 	if p.rawPayload, err = (&a2a.SendMessageRequest{Message: wire}).MarshalJSON(); err != nil {
@@ -263,12 +265,12 @@ func startPair(tb testing.TB, brokerURL string) *benchPair {
 
 	srv := agent.NewServer(agent.HandlerFunc(func(context.Context, *agent.Turn) error { return nil }))
 	tb.Cleanup(func() { srv.Close(context.Background()) })
-	a, err := NewAgent(ctx, AgentConfig{Broker: brokerURL, Org: benchOrg, Unit: benchUnit, ID: "sdk-agent", Card: testCard("Bench"), Server: srv})
+	a, err := NewAgent(ctx, AgentConfig{Connection: Connection{Broker: brokerURL}, Org: benchOrg, Unit: benchUnit, ID: "sdk-agent", Card: testCard("Bench"), Server: srv})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { a.Close(context.Background()) })
-	if p.client, err = NewClient(ctx, ClientConfig{Broker: brokerURL, Org: benchOrg, Unit: benchUnit, ID: "sdk-client"}); err != nil {
+	if p.client, err = NewClient(ctx, ClientConfig{Connection: Connection{Broker: brokerURL}, Org: benchOrg, Unit: benchUnit, ID: "sdk-client"}); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { p.client.Close(context.Background()) })
@@ -289,7 +291,7 @@ func (p *benchPair) tunedCall(ctx context.Context) error {
 
 // sdkCall is one SendMessage round trip; the task must come back completed.
 func (p *benchPair) sdkCall(ctx context.Context) error {
-	res, err := p.client.SendMessage(ctx, Target{Agent: "sdk-agent"}, p.msg, nil)
+	res, err := p.client.SendMessage(ctx, &a2a.SendMessageRequest{Message: p.msg}, requester.To(requester.Target{Agent: "sdk-agent"}))
 	if err != nil {
 		return err
 	}
@@ -608,7 +610,7 @@ func rawRetained(brokerURL, clientID string, n int) (int, func(), error) {
 func watchRetained(brokerURL string, n int) (int, func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), benchDeadline)
 	defer cancel()
-	w, err := Watch(ctx, WatchConfig{Broker: brokerURL, Org: benchOrg, Unit: benchUnit})
+	w, err := Watch(ctx, WatchConfig{Connection: Connection{Broker: brokerURL}, Org: benchOrg, Unit: benchUnit})
 	if err != nil {
 		return 0, nil, err
 	}

@@ -16,8 +16,9 @@ import (
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
-	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
+	"github.com/a2abind/a2abind/requester"
 	"github.com/a2abind/a2abind/statemachines/handover"
+	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
 // fastProfile keeps retry tests short; nothing asserts on time.
@@ -28,7 +29,7 @@ func fastProfile() mqttbind.RetryProfile {
 
 func startClient(t *testing.T, brokerURL, id string, mod ...func(*ClientConfig)) *Client {
 	t.Helper()
-	cfg := ClientConfig{Broker: brokerURL, Org: "acme", Unit: "lab", ID: id, Retry: fastProfile()}
+	cfg := ClientConfig{Connection: Connection{Broker: brokerURL}, Org: "acme", Unit: "lab", ID: id, Requester: requester.Config{Retry: fastProfile()}}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -78,16 +79,16 @@ func TestClientStories(t *testing.T) {
 		store := taskstore.NewMemory(nil)
 		srv := agent.NewServer(refHandler("b"), agent.WithStore(store))
 		t.Cleanup(func() { srv.Close(context.Background()) })
-		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
+		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
 		// The spawned instance: own connection and Client ID, no card, same store.
 		spawned := agent.NewServer(refHandler("b-c1"), agent.WithStore(store))
 		t.Cleanup(func() { spawned.Close(context.Background()) })
-		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b-c1", Server: spawned})
+		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "b-c1", Server: spawned})
 		c := startClient(t, b.URL(), "a")
 		ctx := testCtx(t)
 
 		t.Run("02 single reply", func(t *testing.T) {
-			res, err := c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hi")}}}, nil)
+			res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hi")}}}}, requester.To(requester.Target{Agent: "b"}))
 			if err != nil || res.Task.Status.State != a2a.TaskStateCompleted || len(res.Task.Artifacts) != 1 {
 				t.Fatalf("%+v %v", res, err)
 			}
@@ -97,7 +98,7 @@ func TestClientStories(t *testing.T) {
 		})
 		t.Run("03 stream: the task first, then updates, then the terminal status", func(t *testing.T) {
 			var kinds []string
-			for it, err := range c.SendStreamingMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("stream")}}}, nil) {
+			for it, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("stream")}}}}, requester.To(requester.Target{Agent: "b"})) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -108,7 +109,7 @@ func TestClientStories(t *testing.T) {
 			}
 		})
 		t.Run("08 multi-turn: resume after input required, follow-up turns share the context", func(t *testing.T) {
-			conv := c.NewConversation(Target{Agent: "b"})
+			conv := c.NewConversation(requester.Target{Agent: "b"})
 			first, err := conv.Turn(ctx, "ask me")
 			if err != nil || first.Task.Status.State != a2a.TaskStateInputRequired {
 				t.Fatalf("%+v %v", first, err)
@@ -125,14 +126,14 @@ func TestClientStories(t *testing.T) {
 				t.Fatal(txt)
 			}
 			// Mismatched contextId for an existing task.
-			_, err = c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{TaskID: first.Task.ID, ContextID: uuid.NewString(), Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil)
+			_, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{TaskID: first.Task.ID, ContextID: uuid.NewString(), Parts: []a2a.Part{{Content: a2a.PartText("x")}}}}, requester.To(requester.Target{Agent: "b"}))
 			var e *a2a.Error
 			if !errors.As(err, &e) || e.Token != a2a.TokenInvalidParams {
 				t.Fatalf("%v", err)
 			}
 		})
 		t.Run("07 handover: follow-ups go to the new owner", func(t *testing.T) {
-			conv := c.NewConversation(Target{Agent: "b"})
+			conv := c.NewConversation(requester.Target{Agent: "b"})
 			res, err := conv.Turn(ctx, "handover please")
 			if err != nil || res.Responder != "b-c1" || res.Task.Status.State != a2a.TaskStateInputRequired {
 				t.Fatalf("%+v %v", res, err)
@@ -144,22 +145,22 @@ func TestClientStories(t *testing.T) {
 			if err != nil || done.Task.Status.State != a2a.TaskStateCompleted || done.Task.ID != res.Task.ID {
 				t.Fatalf("%+v %v", done, err)
 			}
-			got, err := c.GetTask(ctx, res.Task.ID, nil, Target{})
+			got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: res.Task.ID})
 			if err != nil || got.Status.State != a2a.TaskStateCompleted {
 				t.Fatalf("%v %v", got, err)
 			}
 		})
 		t.Run("cancel, list and errors", func(t *testing.T) {
-			res, _ := c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("ask x")}}}, nil)
-			canceled, err := c.CancelTask(ctx, res.Task.ID, Target{})
+			res, _ := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("ask x")}}}}, requester.To(requester.Target{Agent: "b"}))
+			canceled, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: res.Task.ID})
 			if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 				t.Fatalf("%v %v", canceled, err)
 			}
-			list, err := c.ListTasks(ctx, "b", &a2a.ListTasksRequest{ContextID: res.Task.ContextID})
+			list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: res.Task.ContextID}, requester.ToAgent("b"))
 			if err != nil || list.TotalSize != 1 {
 				t.Fatalf("%+v %v", list, err)
 			}
-			_, err = c.GetTask(ctx, uuid.NewString(), nil, Target{Agent: "b"})
+			_, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: uuid.NewString()}, requester.To(requester.Target{Agent: "b"}))
 			if !errors.Is(err, a2a.ErrTaskNotFound) {
 				t.Fatal(err)
 			}
@@ -167,7 +168,7 @@ func TestClientStories(t *testing.T) {
 	})
 }
 
-func kindOf(it Item) string {
+func kindOf(it requester.Item) string {
 	switch p := it.Payload.(type) {
 	case *a2a.Task:
 		return "task"
@@ -187,13 +188,13 @@ func TestClientPool(t *testing.T) {
 	for _, id := range []string{"w1", "w2"} {
 		srv := agent.NewServer(refHandler(id), agent.WithStore(store))
 		t.Cleanup(func() { srv.Close(context.Background()) })
-		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: id, Card: testCard(id), Server: srv, Pool: "workers"})
+		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: id, Card: testCard(id), Server: srv, Pool: "workers"})
 	}
 	c := startClient(t, b.URL(), "a")
 	ctx := testCtx(t)
 	seen := map[string]bool{}
 	for range 10 {
-		res, err := c.SendMessage(ctx, Target{Pool: "workers"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("ask job")}}}, nil)
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("ask job")}}}}, requester.To(requester.Target{Pool: "workers"}))
 		if err != nil || res.Task.Status.State != a2a.TaskStateInputRequired {
 			t.Fatalf("%+v %v", res, err)
 		}
@@ -205,7 +206,7 @@ func TestClientPool(t *testing.T) {
 		if tgt, _ := c.Route(res.Task.ID); tgt.Agent != res.Responder {
 			t.Fatalf("route %+v after responder %s", tgt, res.Responder)
 		}
-		done, err := c.SendMessage(ctx, Target{Pool: "workers"}, &a2a.Message{TaskID: res.Task.ID, ContextID: res.Task.ContextID, Parts: []a2a.Part{{Content: a2a.PartText("go")}}}, nil)
+		done, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{TaskID: res.Task.ID, ContextID: res.Task.ContextID, Parts: []a2a.Part{{Content: a2a.PartText("go")}}}}, requester.To(requester.Target{Pool: "workers"}))
 		if err != nil || done.Task.Status.State != a2a.TaskStateCompleted || done.Responder != "" && done.Responder != res.Responder {
 			t.Fatalf("%+v %v", done, err)
 		}
@@ -247,7 +248,7 @@ func TestClientRetriesWithFreshCorrelationAndStopsAtTheFirstReply(t *testing.T) 
 			return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"task":{"id":"` + taskIDOf(req.payload) + `","status":{"state":"TASK_STATE_COMPLETED"}}}}`), nil, true
 		})
 		c := startClient(t, b.URL(), "a")
-		res, err := c.SendMessage(testCtx(t), Target{Agent: "flaky"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil)
+		res, err := c.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("x")}}}}, requester.To(requester.Target{Agent: "flaky"}))
 		if err != nil || res.Task.Status.State != a2a.TaskStateCompleted {
 			t.Fatalf("%+v %v", res, err)
 		}
@@ -275,11 +276,11 @@ func TestClientUnreachableHandoverTargetFallsBackToTheCardAgent(t *testing.T) {
 		})
 		c := startClient(t, b.URL(), "a")
 		ctx := testCtx(t)
-		res, err := c.SendMessage(ctx, Target{Agent: "card"}, &a2a.Message{ContextID: uuid.NewString(), Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil)
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{ContextID: uuid.NewString(), Parts: []a2a.Part{{Content: a2a.PartText("x")}}}}, requester.To(requester.Target{Agent: "card"}))
 		if err != nil || res.Responder != "gone" {
 			t.Fatalf("%+v %v", res, err)
 		}
-		done, err := c.SendMessage(ctx, Target{Agent: "card"}, &a2a.Message{TaskID: res.Task.ID, ContextID: res.Task.ContextID, Parts: []a2a.Part{{Content: a2a.PartText("y")}}}, nil)
+		done, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{TaskID: res.Task.ID, ContextID: res.Task.ContextID, Parts: []a2a.Part{{Content: a2a.PartText("y")}}}}, requester.To(requester.Target{Agent: "card"}))
 		if err != nil || done.Task.Status.State != a2a.TaskStateCompleted || calls.Load() != 2 {
 			t.Fatalf("%+v %v (card agent calls %d)", done, err, calls.Load())
 		}
@@ -308,7 +309,7 @@ func TestClientIgnoresUncorrelatedAndUnroutedReplies(t *testing.T) {
 			pool.cm.Publish(context.Background(), &paho.Publish{Topic: rt, QoS: 1, Payload: body, Properties: &paho.PublishProperties{CorrelationData: m.corr, User: userProps(mqttbind.PropResponderAgentID, "m2")}})
 		}
 	})
-	res, err := c.SendMessage(testCtx(t), Target{Pool: "p"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil)
+	res, err := c.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("x")}}}}, requester.To(requester.Target{Pool: "p"}))
 	if err != nil || res.Responder != "m2" {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -329,18 +330,18 @@ func TestClientForgetsTheRoutesOfOldFinishedTasks(t *testing.T) {
 	b := mqtttest.StartEmbedded(t)
 	srv := agent.NewServer(refHandler("b"))
 	t.Cleanup(func() { srv.Close(context.Background()) })
-	startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
+	startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
 	saved := &handover.MemStore{}
-	c := startClient(t, b.URL(), "a", func(cfg *ClientConfig) { cfg.FinishedRoutes = 2; cfg.Routes = saved })
+	c := startClient(t, b.URL(), "a", func(cfg *ClientConfig) { cfg.Requester.FinishedRoutes = 2; cfg.Requester.Routes = saved })
 	ctx := testCtx(t)
 
-	waiting, err := c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("ask")}}}, nil)
+	waiting, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("ask")}}}}, requester.To(requester.Target{Agent: "b"}))
 	if err != nil || waiting.Task.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("%+v %v", waiting, err)
 	}
 	var done []string
 	for range 4 {
-		res, err := c.SendMessage(ctx, Target{Agent: "b"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hi")}}}, nil)
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hi")}}}}, requester.To(requester.Target{Agent: "b"}))
 		if err != nil || res.Task.Status.State != a2a.TaskStateCompleted {
 			t.Fatalf("%+v %v", res, err)
 		}
@@ -355,15 +356,15 @@ func TestClientForgetsTheRoutesOfOldFinishedTasks(t *testing.T) {
 	if _, routed := c.Route(waiting.Task.ID); !routed {
 		t.Error("the task waiting for input lost its route")
 	}
-	if c.routes.Len() != 3 {
-		t.Errorf("%d routes kept, want 3", c.routes.Len())
+	if n := len(c.Routes()); n != 3 {
+		t.Errorf("%d routes kept, want 3", n)
 	}
 	kept, _ := saved.LoadRoutes()
 	if len(kept) > 3 {
 		t.Errorf("the route store holds %d routes, want at most 3", len(kept))
 	}
 	// A GetTask on a forgotten task goes where the caller says.
-	if task, err := c.GetTask(ctx, done[0], nil, Target{Agent: "b"}); err != nil || task.ID != done[0] {
+	if task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: done[0]}, requester.To(requester.Target{Agent: "b"})); err != nil || task.ID != done[0] {
 		t.Fatalf("%+v %v", task, err)
 	}
 }

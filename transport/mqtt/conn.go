@@ -55,7 +55,33 @@ func isTLS(u *url.URL) bool {
 	return false
 }
 
-// connConfig is what Agent, Client and Watch share about a connection.
+// Connection is what an Agent, a Client and a Watch share about their
+// broker connection.
+type Connection struct {
+	// Broker is the broker URL: mqtt://host:port, tcp://host:port, or
+	// mqtts:// / ssl:// / tls:// with TLS (see ParseBrokerURL).
+	Broker string
+	// TLS configures TLS connections (optional).
+	TLS *tls.Config
+	// Username and Password authenticate the connection (optional).
+	Username string
+	Password []byte
+	// KeepAlive is the MQTT keep-alive (default 30 s); a crashed agent's
+	// Will fires about 1.5 × KeepAlive after its last packet.
+	KeepAlive time.Duration
+	// ConnectTimeout bounds the first connection (default 10 s).
+	ConnectTimeout time.Duration
+}
+
+// dialConfig is the connection's part of a connConfig.
+func (c Connection) dialConfig(clientID string, log *slog.Logger, onPublish func(paho.PublishReceived),
+	onUp func(context.Context, *autopaho.ConnectionManager) error) connConfig {
+	return connConfig{broker: c.Broker, tls: c.TLS, clientID: clientID, keepAlive: c.KeepAlive,
+		connectTimeout: c.ConnectTimeout, username: c.Username, password: c.Password, log: log,
+		onPublish: onPublish, onUp: onUp}
+}
+
+// connConfig is what dial needs to know about a connection.
 type connConfig struct {
 	broker         string
 	tls            *tls.Config

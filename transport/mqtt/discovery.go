@@ -2,7 +2,6 @@ package mqtt
 
 import (
 	"context"
-	"crypto/tls"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,18 +16,13 @@ import (
 
 // WatchConfig configures Watch.
 type WatchConfig struct {
-	// Broker, TLS, Username and Password: as in AgentConfig.
-	Broker   string
-	TLS      *tls.Config
-	Username string
-	Password []byte
+	// Connection is the broker connection.
+	Connection
 	// Org and Unit scope the watch: it subscribes
 	// $a2a/v1/discovery/Org/Unit/+ and nothing wider.
 	Org, Unit string
 	// ClientID of the watcher's connection (default: Org/Unit/watch-<uuid>).
 	ClientID string
-	// KeepAlive and ConnectTimeout: as in AgentConfig.
-	KeepAlive, ConnectTimeout time.Duration
 	// Logger receives discovery messages that are not cards.
 	Logger *slog.Logger
 	// Tracker options, such as presence.WithCardDecoder.
@@ -66,12 +60,8 @@ func Watch(ctx context.Context, cfg WatchConfig) (*Watcher, error) {
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
-	w.conn, err = dial(ctx, connConfig{broker: cfg.Broker, tls: cfg.TLS, clientID: cfg.ClientID, keepAlive: cfg.KeepAlive,
-		connectTimeout: cfg.ConnectTimeout, username: cfg.Username, password: cfg.Password, log: w.log,
-		onPublish: w.onPublish,
-		onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) error {
-			return subscribe(ctx, cm, filter)
-		}})
+	w.conn, err = dial(ctx, cfg.Connection.dialConfig(cfg.ClientID, w.log, w.onPublish,
+		func(ctx context.Context, cm *autopaho.ConnectionManager) error { return subscribe(ctx, cm, filter) }))
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/requester"
 	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
@@ -32,7 +33,7 @@ func TestFullWorkerPoolAnswersResponderUnavailable(t *testing.T) {
 			return nil
 		}), agent.WithMaxTurns(1))
 		t.Cleanup(func() { srv.Close(context.Background()) })
-		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "busy", Card: testCard("Busy"), Server: srv})
+		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "busy", Card: testCard("Busy"), Server: srv})
 		reply := "$a2a/v1/reply/acme/lab/req/" + uuid.NewString()
 		rc := dialRaw(t, b.URL(), "acme/lab/req-edge", reply)
 		topic := "$a2a/v1/request/acme/lab/busy"
@@ -64,7 +65,7 @@ func TestRequestExpiredBeforeProcessing(t *testing.T) {
 		})
 		srv := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, turn *agent.Turn) error { ran.Add(1); return nil }), agent.WithVerifier(slow))
 		t.Cleanup(func() { srv.Close(context.Background()) })
-		startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "slowauth", Card: testCard("S"), Server: srv})
+		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "slowauth", Card: testCard("S"), Server: srv})
 		reply := "$a2a/v1/reply/acme/lab/req/" + uuid.NewString()
 		rc := dialRaw(t, b.URL(), "acme/lab/req-exp", reply)
 		one := uint32(1)
@@ -103,7 +104,7 @@ func TestStreamRecoveryAndDuplicates(t *testing.T) {
 		c := startClient(t, b.URL(), "a")
 		var kinds []string
 		first := true
-		for it, err := range c.SendStreamingMessage(testCtx(t), Target{Agent: "staller"}, &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("x")}}}, nil) {
+		for it, err := range c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("x")}}}}, requester.To(requester.Target{Agent: "staller"})) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,12 +114,12 @@ func TestStreamRecoveryAndDuplicates(t *testing.T) {
 				first = false
 				// Redeliver the same item on the same correlation.
 				dup := dialRaw(t, b.URL(), "acme/lab/dup")
-				c.mu.Lock()
+				c.tr.mu.Lock()
 				var corr string
-				for k := range c.inflight {
+				for k := range c.tr.inflight {
 					corr = k
 				}
-				c.mu.Unlock()
+				c.tr.mu.Unlock()
 				payload := []byte(`{"jsonrpc":"2.0","id":"` + corr + `","result":{"task":{"id":"` + task.ID + `","status":{"state":"TASK_STATE_WORKING"}}}}`)
 				dup.cm.Publish(testCtx(t), &paho.Publish{Topic: c.ReplyTopic(), QoS: 1, Payload: payload,
 					Properties: &paho.PublishProperties{CorrelationData: []byte(corr)}})
@@ -158,11 +159,11 @@ func TestResultBreakingItsSchemaIsInvalidAgentResponse(t *testing.T) {
 			call func() error
 		}{
 			{"SendMessage", func() error {
-				_, err := c.SendMessage(testCtx(t), Target{Agent: "broken"}, msg(), nil)
+				_, err := c.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: msg()}, requester.To(requester.Target{Agent: "broken"}))
 				return err
 			}},
 			{"SendStreamingMessage", func() error {
-				for _, err := range c.SendStreamingMessage(testCtx(t), Target{Agent: "broken"}, msg(), nil) {
+				for _, err := range c.SendStreamingMessage(testCtx(t), &a2a.SendMessageRequest{Message: msg()}, requester.To(requester.Target{Agent: "broken"})) {
 					if err != nil {
 						return err
 					}
@@ -170,7 +171,7 @@ func TestResultBreakingItsSchemaIsInvalidAgentResponse(t *testing.T) {
 				return nil
 			}},
 			{"GetTask", func() error {
-				_, err := c.GetTask(testCtx(t), uuid.NewString(), nil, Target{Agent: "broken"})
+				_, err := c.GetTask(testCtx(t), &a2a.GetTaskRequest{ID: uuid.NewString()}, requester.To(requester.Target{Agent: "broken"}))
 				return err
 			}},
 		} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/requester"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 	"github.com/a2abind/a2abind/transport/mqtt/broker"
 )
@@ -39,21 +40,20 @@ func Example() {
 		Capabilities:        &a2a.AgentCapabilities{Streaming: &streaming},
 		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{{ID: "shout", Name: "Shout", Description: "Upper-cases text", Tags: []string{"text"}}}}
-	ag, err := a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "shouter", Card: card, Server: srv})
+	ag, err := a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{Connection: a2amqtt.Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "shouter", Card: card, Server: srv})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer ag.Close(context.Background())
 
 	// The requester.
-	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "asker"})
+	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: a2amqtt.Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "asker"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close(context.Background())
 
-	res, err := c.SendMessage(ctx, a2amqtt.Target{Agent: "shouter"},
-		&a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hello, agent")}}}, nil)
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hello, agent")}}}}, requester.To(requester.Target{Agent: "shouter"}))
 	if err != nil {
 		log.Fatal(err)
 	}

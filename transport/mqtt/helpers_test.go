@@ -15,8 +15,8 @@ import (
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
-	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 	"github.com/a2abind/a2abind/transport/mqtt/broker"
+	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
 // testCtx bounds a test's waits generously; nothing asserts on time.

@@ -10,6 +10,7 @@ import (
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/requester"
 	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
@@ -35,19 +36,19 @@ func TestBrokerRestartRecoversThroughTheRetryProfile(t *testing.T) {
 				return turn.Artifact(ctx, a2a.Artifact{ArtifactID: "r", Parts: []a2a.Part{{Content: a2a.PartText("done")}}}, false, true)
 			}), agent.WithStore(store))
 			t.Cleanup(func() { srv.Close(context.Background()) })
-			startAgent(t, AgentConfig{Broker: b.URL(), Org: "acme", Unit: "lab", ID: "slow", Card: testCard("Slow"), Server: srv})
+			startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "slow", Card: testCard("Slow"), Server: srv})
 			profile := mqttbind.RetryProfile{ReplyFirstTimeout: 2 * time.Second, StreamIdleTimeout: 5 * time.Second, MaxAttempts: 5,
 				BackoffJitter: 0.2, RetryBackoff: []time.Duration{300 * time.Millisecond, 600 * time.Millisecond, time.Second}}
-			c := startClient(t, b.URL(), "req", func(cfg *ClientConfig) { cfg.Retry = profile })
+			c := startClient(t, b.URL(), "req", func(cfg *ClientConfig) { cfg.Requester.Retry = profile })
 
 			type outcome struct {
-				res *Result
+				res *requester.Result
 				err error
 			}
 			done := make(chan outcome, 1)
 			msg := &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("work")}}}
 			go func() {
-				res, err := c.SendMessage(testCtx(t), Target{Agent: "slow"}, msg, nil)
+				res, err := c.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: msg}, requester.To(requester.Target{Agent: "slow"}))
 				done <- outcome{res, err}
 			}()
 			<-started

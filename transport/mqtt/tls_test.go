@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/requester"
 	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
@@ -79,9 +80,9 @@ func TestAgentAndClientOverTLS(t *testing.T) {
 		return turn.Complete(ctx, "over TLS")
 	}))
 	t.Cleanup(func() { srv.Close(context.Background()) })
-	startAgent(t, AgentConfig{Broker: url, TLS: trusted, Org: "acme", Unit: "lab", ID: "secure", Card: testCard("Secure"), Server: srv})
+	startAgent(t, AgentConfig{Connection: Connection{Broker: url, TLS: trusted}, Org: "acme", Unit: "lab", ID: "secure", Card: testCard("Secure"), Server: srv})
 	c := startClient(t, url, "tls-client", func(cfg *ClientConfig) { cfg.TLS = trusted })
-	res, err := c.SendMessage(testCtx(t), Target{Agent: "secure"}, newMessage("hello"), nil)
+	res, err := c.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: newMessage("hello")}, requester.To(requester.Target{Agent: "secure"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +90,12 @@ func TestAgentAndClientOverTLS(t *testing.T) {
 		t.Fatalf("got %+v, want a completed task", res)
 	}
 
-	_, err = NewClient(testCtx(t), ClientConfig{Broker: url, TLS: &tls.Config{MinVersion: tls.VersionTLS12}, Org: "acme", Unit: "lab",
-		ID: "untrusting", ConnectTimeout: time.Second})
+	_, err = NewClient(testCtx(t), ClientConfig{
+		Connection: Connection{Broker: url, TLS: &tls.Config{MinVersion: tls.VersionTLS12}, ConnectTimeout: time.Second},
+		Org:        "acme",
+		Unit:       "lab",
+		ID:         "untrusting",
+	})
 	if !errors.Is(err, ErrBrokerUnreachable) {
 		t.Fatalf("a client that does not trust the broker: err = %v, want ErrBrokerUnreachable", err)
 	}

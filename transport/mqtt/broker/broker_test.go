@@ -96,8 +96,9 @@ func TestPubackWithoutProperties(t *testing.T) {
 }
 
 // TestMochiDefaultEchoesPropertiesOnAck pins what mochi does without
-// NoInheritedPropertiesOnAck (digest §11), the reason for the setting. If
-// it fails, mochi changed: revisit the setting and the package doc.
+// NoInheritedPropertiesOnAck (docs/protocol.md §12), the reason for the
+// setting. If it fails, mochi changed: revisit the setting and the package
+// doc.
 func TestMochiDefaultEchoesPropertiesOnAck(t *testing.T) {
 	b := startTweaked(t, Config{}, func(o *mqtt.Options) {
 		o.Capabilities.Compatibilities.NoInheritedPropertiesOnAck = false
@@ -251,8 +252,8 @@ func TestTenThousandRetainedCards(t *testing.T) {
 	}
 }
 
-// TestMochiDefaultsDropRetainedCards pins digest §11: at mochi's default
-// limits the same subscription receives about 8,192 of 10,000 cards
+// TestMochiDefaultsDropRetainedCards pins docs/protocol.md §12: at mochi's
+// default limits the same subscription receives about 8,192 of 10,000 cards
 // (MaximumInflight), silently.
 // If it fails, mochi's defaults changed: revisit DefaultMaxInflight,
 // DefaultMaxPendingWrites and the package doc.

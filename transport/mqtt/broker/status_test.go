@@ -34,11 +34,11 @@ func lateCard(t *testing.T, b *Broker, filter string, payload []byte) *paho.Publ
 	return m
 }
 
-// TestStatusLifecycle follows seed 000 phase 5 for an agent that publishes
-// no status of its own at first (a registry published its card), then
-// through connect, graceful disconnect, reconnect with its own card, and a
-// dropped connection without a will: every message a subscriber gets
-// carries the connection state of the moment, from the broker.
+// TestStatusLifecycle follows docs/protocol.md §3.2 (phase 5) for an agent
+// that publishes no status of its own at first (a registry published its
+// card), then through connect, graceful disconnect, reconnect with its own
+// card, and a dropped connection without a will: every message a subscriber
+// gets carries the connection state of the moment, from the broker.
 func TestStatusLifecycle(t *testing.T) {
 	b := startBroker(t, Config{Status: true})
 	topic := discoveryTopic(t, "o", "u", "a")
@@ -95,9 +95,9 @@ func TestStatusLifecycle(t *testing.T) {
 	checkStatus(t, lateCard(t, b, filter, v2), offline, mqttbind.StatusSourceBroker)
 }
 
-// TestStatusCrashWithWill: an agent with the seed 000 will crashes. The
-// LWT card is retained as the agent set it (offline / lwt), but every
-// subscriber receives it, and the card sent after the disconnect, as
+// TestStatusCrashWithWill: an agent with the Will of docs/protocol.md §3.1
+// crashes. The LWT card is retained as the agent set it (offline / lwt), but
+// every subscriber receives it, and the card sent after the disconnect, as
 // offline / broker; never online.
 func TestStatusCrashWithWill(t *testing.T) {
 	b := startBroker(t, Config{Status: true})

@@ -89,8 +89,8 @@ func TestEmbeddedBrokerStatus(t *testing.T) {
 	}
 }
 
-// TestMosquittoSharedSubscriptionSkipsDollarTopics pins digest §11: Debian's
-// mosquitto 2.0.11 never delivers $a2a/v1/request/o/u/pool/p to
+// TestMosquittoSharedSubscriptionSkipsDollarTopics pins docs/protocol.md §12:
+// Debian's mosquitto 2.0.11 never delivers $a2a/v1/request/o/u/pool/p to
 // $share/g/$a2a/v1/request/o/u/pool/p, while a plain subscriber receives it
 // and the same shared subscriber receives a topic without "$". The same
 // check on the embedded broker shows that it detects a delivery.

@@ -16,9 +16,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
-	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
+	"github.com/a2abind/a2abind/requester"
 	"github.com/a2abind/a2abind/statemachines/presence"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 	"github.com/a2abind/a2abind/transport/mqtt/broker"
@@ -106,7 +107,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		return nil, fmt.Errorf("connecting to %s: %w", d.brokerURL, err)
 	}
 	defer d.sniff.close()
-	d.client, err = a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Broker: d.brokerURL, Org: d.org, Unit: d.unit, ID: "requester", Logger: d.log})
+	d.client, err = a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: a2amqtt.Connection{Broker: d.brokerURL}, Org: d.org, Unit: d.unit, ID: "requester", Requester: requester.Config{Logger: d.log}})
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +194,7 @@ func artifactText(t *a2a.Task) string {
 }
 
 func story02(ctx context.Context, d *demo) (string, error) {
-	res, err := d.client.SendMessage(ctx, a2amqtt.Target{Agent: "echo"}, text("hello, agent"), nil)
+	res, err := d.client.SendMessage(ctx, &a2a.SendMessageRequest{Message: text("hello, agent")}, requester.To(requester.Target{Agent: "echo"}))
 	if err != nil {
 		return "", err
 	}
@@ -206,7 +207,7 @@ func story02(ctx context.Context, d *demo) (string, error) {
 func story03(ctx context.Context, d *demo) (string, error) {
 	var kinds []string
 	artifacts := 0
-	for it, err := range d.client.SendStreamingMessage(ctx, a2amqtt.Target{Agent: "echo"}, text("stream this"), nil) {
+	for it, err := range d.client.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: text("stream this")}, requester.To(requester.Target{Agent: "echo"})) {
 		if err != nil {
 			return "", err
 		}
@@ -224,7 +225,7 @@ func story03(ctx context.Context, d *demo) (string, error) {
 	return seq, nil
 }
 
-func stateSuffix(it a2amqtt.Item) string {
+func stateSuffix(it requester.Item) string {
 	if s, ok := it.Payload.(*a2a.TaskStatusUpdateEvent); ok {
 		return ":" + StateOf(s.Status)
 	}
@@ -265,9 +266,9 @@ func story05(ctx context.Context, d *demo) (string, error) {
 			return "", err
 		}
 	}
-	res, err := d.client.SendMessage(ctx, a2amqtt.Target{Pool: "workers"}, text("ask the pool"), nil)
+	res, err := d.client.SendMessage(ctx, &a2a.SendMessageRequest{Message: text("ask the pool")}, requester.To(requester.Target{Pool: "workers"}))
 	if err != nil {
-		if errors.Is(err, a2amqtt.ErrUnreachable) || errors.Is(err, context.DeadlineExceeded) {
+		if errors.Is(err, requester.ErrUnreachable) || errors.Is(err, context.DeadlineExceeded) {
 			return "", fmt.Errorf("no pool member answered: %v (brokers that do not deliver $a2a topics to $share subscriptions, such as mosquitto 2.0.11, cannot carry pools)", err)
 		}
 		return "", err
@@ -279,8 +280,8 @@ func story05(ctx context.Context, d *demo) (string, error) {
 		return "", err
 	}
 	d.sniff.take()
-	done, err := d.client.SendMessage(ctx, a2amqtt.Target{Pool: "workers"}, &a2a.Message{TaskID: res.Task.ID, ContextID: res.Task.ContextID,
-		Parts: []a2a.Part{{Content: a2a.PartText("option 2")}}}, nil)
+	done, err := d.client.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{TaskID: res.Task.ID, ContextID: res.Task.ContextID,
+		Parts: []a2a.Part{{Content: a2a.PartText("option 2")}}}}, requester.To(requester.Target{Pool: "workers"}))
 	if err != nil {
 		return "", err
 	}
@@ -310,7 +311,7 @@ func anyHas(lines []string, s string) bool {
 }
 
 func story07(ctx context.Context, d *demo) (string, error) {
-	conv := d.client.NewConversation(a2amqtt.Target{Agent: "echo"})
+	conv := d.client.NewConversation(requester.Target{Agent: "echo"})
 	res, err := conv.Turn(ctx, "handover to a specialist")
 	if err != nil {
 		return "", err
@@ -335,7 +336,7 @@ func story07(ctx context.Context, d *demo) (string, error) {
 	if !anyHas(d.sniff.take(), "request/"+d.org+"/"+d.unit+"/echo-c1 ") {
 		return "", errors.New("the follow-up did not go to echo-c1's direct topic")
 	}
-	got, err := d.client.GetTask(ctx, res.Task.ID, nil, a2amqtt.Target{})
+	got, err := d.client.GetTask(ctx, &a2a.GetTaskRequest{ID: res.Task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateCompleted {
 		return "", fmt.Errorf("GetTask from echo-c1: %v", err)
 	}
@@ -343,7 +344,7 @@ func story07(ctx context.Context, d *demo) (string, error) {
 }
 
 func story08(ctx context.Context, d *demo) (string, error) {
-	conv := d.client.NewConversation(a2amqtt.Target{Agent: "echo"})
+	conv := d.client.NewConversation(requester.Target{Agent: "echo"})
 	first, err := conv.Turn(ctx, "ask me something")
 	if err != nil {
 		return "", err
@@ -365,8 +366,8 @@ func story08(ctx context.Context, d *demo) (string, error) {
 	if next.Task.ID == first.Task.ID || !strings.Contains(artifactText(next.Task), "earlier tasks in this context: 1") {
 		return "", fmt.Errorf("follow-up turn: %q", artifactText(next.Task))
 	}
-	_, err = d.client.SendMessage(ctx, a2amqtt.Target{Agent: "echo"}, &a2a.Message{TaskID: next.Task.ID, ContextID: uuid.NewString(),
-		Parts: []a2a.Part{{Content: a2a.PartText("wrong context")}}}, nil)
+	_, err = d.client.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{TaskID: next.Task.ID, ContextID: uuid.NewString(),
+		Parts: []a2a.Part{{Content: a2a.PartText("wrong context")}}}}, requester.To(requester.Target{Agent: "echo"}))
 	var e *a2a.Error
 	if !errors.As(err, &e) || e.Code != -32602 {
 		return "", fmt.Errorf("a mismatched contextId was answered with %v", err)
@@ -375,7 +376,7 @@ func story08(ctx context.Context, d *demo) (string, error) {
 }
 
 func story09(ctx context.Context, d *demo) (string, error) {
-	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Broker: d.brokerURL, Org: d.org, Unit: d.unit})
+	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: d.brokerURL}, Org: d.org, Unit: d.unit})
 	if err != nil {
 		return "", err
 	}
@@ -428,7 +429,7 @@ func story09(ctx context.Context, d *demo) (string, error) {
 		return detail + " (broker-managed status: not checked on an external broker)", nil
 	}
 	// Broker-managed status, on the embedded broker that offers it.
-	mw, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Broker: d.statusBroker, Org: d.org, Unit: d.unit})
+	mw, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: d.statusBroker}, Org: d.org, Unit: d.unit})
 	if err != nil {
 		return "", err
 	}

@@ -42,14 +42,28 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		mainSrv:    agent.NewServer(Handler(c.ID, spawnedID), agent.WithStore(store), agent.WithLogger(c.Log)),
 		spawnedSrv: agent.NewServer(Handler(spawnedID, ""), agent.WithStore(store), agent.WithLogger(c.Log))}
 	var err error
-	ra.spawned, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{Broker: c.Broker, Org: c.Org, Unit: c.Unit, ID: spawnedID,
-		Server: ra.spawnedSrv, KeepAlive: c.KeepAlive, Logger: c.Log})
+	ra.spawned, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
+		Connection: a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive},
+		Org:        c.Org,
+		Unit:       c.Unit,
+		ID:         spawnedID,
+		Server:     ra.spawnedSrv,
+		Logger:     c.Log,
+	})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	ra.main, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{Broker: c.Broker, Org: c.Org, Unit: c.Unit, ID: c.ID, Pool: c.Pool,
-		Card: Card(c.ID, c.Broker), Server: ra.mainSrv, KeepAlive: c.KeepAlive, Logger: c.Log})
+	ra.main, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
+		Connection: a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive},
+		Org:        c.Org,
+		Unit:       c.Unit,
+		ID:         c.ID,
+		Pool:       c.Pool,
+		Card:       Card(c.ID, c.Broker),
+		Server:     ra.mainSrv,
+		Logger:     c.Log,
+	})
 	if err != nil {
 		ra.spawned.Close(ctx)
 		store.Close()

@@ -1,0 +1,32 @@
+// Package requester is the transport-independent A2A requester: a Client
+// with every A2A v1.0 method, over a small Transport interface that
+// transport/mqtt and transport/http implement. What the protocol asks of a
+// requester lives here once, for every transport (docs/protocol.md §4, §5
+// and §9):
+//
+//   - the retry and timeout profile (statemachines/retry): an attempt that
+//     is refused or gets no first reply in time is sent again with the same
+//     Task.id and messageId after a jittered backoff, never once a stream
+//     item has arrived;
+//   - handover (statemachines/handover): the latest a2a-responder-agent-id
+//     of a task's replies says where its next operation goes, and a
+//     handover target that stays unreachable falls back to the card agent
+//     once; routes can be persisted (Config.Routes) and the routes of
+//     finished tasks are bounded (Config.FinishedRoutes);
+//   - stream stall recovery: a stream idle for longer than the profile
+//     allows, or cut before its final item, is recovered with GetTask;
+//   - replies decoded into their generated types and checked against the
+//     schema on the transport's goroutine, so a result that breaks it is
+//     invalid_agent_response, and errors are *a2a.Error identified by
+//     token (errors.Is(err, a2a.ErrTaskNotFound)) whatever the binding's
+//     error data shape.
+//
+// Every method takes its generated request type and call options:
+//
+//	res, err := c.SendMessage(ctx, requester.TextMessage("hello", "", ""), requester.ToAgent("echo"))
+//	task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: res.Task.ID})
+//
+// Over MQTT the requester makes Task.id (a UUIDv4) for a new task and To
+// names the agent or pool; over HTTP the server makes Task.id, as A2A core
+// says, and the client is bound to one endpoint.
+package requester

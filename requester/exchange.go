@@ -1,0 +1,160 @@
+package requester
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/jsonrpc"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
+)
+
+// exchange is one operation's set of live attempts, seen from the
+// transport: replies are decoded and applied to the routing table on the
+// transport's goroutine, in deliver, before the operation's goroutine is
+// woken (a reply decoded there costs the round trip nothing extra).
+type exchange struct {
+	c         *Client
+	replies   chan *inbound
+	done      chan struct{}
+	closeOnce sync.Once
+	// decode decodes and checks the operation's result; it runs on the
+	// transport's goroutines and must be safe for concurrent use.
+	decode    resultDecoder
+	streaming bool
+	taskID    string // the task the operation is about ("" for none)
+	errors    jsonrpc.Binding
+
+	// seen are the digests of stream items already delivered (QoS 1
+	// duplicates); only the operation's goroutine reads and writes it.
+	seen map[[32]byte]struct{}
+}
+
+func newExchange(c *Client, r *call) *exchange {
+	buf := 4 // a single reply, and the replies to earlier attempts
+	if r.streaming {
+		buf = 64
+	}
+	ex := &exchange{c: c, replies: make(chan *inbound, buf), done: make(chan struct{}), decode: r.decode,
+		streaming: r.streaming, taskID: r.taskID, errors: c.binding.Errors}
+	if r.streaming {
+		ex.seen = map[[32]byte]struct{}{}
+	}
+	return ex
+}
+
+// close tells deliver that the operation no longer reads.
+func (ex *exchange) close() { ex.closeOnce.Do(func() { close(ex.done) }) }
+
+// deliver is the Transport's callback: it decodes the reply, applies it to
+// the routing table and hands it to the operation. It waits while the
+// operation is reading but slow (a stream item is never dropped), and drops
+// the reply once the operation has ended.
+func (ex *exchange) deliver(r *Reply) {
+	in := ex.decodeReply(r)
+	if in.resp != nil || in.envErr != nil {
+		ex.c.noteReply(ex, in)
+	}
+	select {
+	case ex.replies <- in:
+	case <-ex.done:
+	}
+}
+
+// firstSight reports whether a stream item's digest is new, and notes it.
+func (ex *exchange) firstSight(digest [32]byte) bool {
+	if _, dup := ex.seen[digest]; dup {
+		return false
+	}
+	ex.seen[digest] = struct{}{}
+	return true
+}
+
+// resultDecoder decodes a JSON-RPC result into its generated type and
+// checks it against the schema.
+type resultDecoder func(json.RawMessage) (any, error)
+
+// decodeWith adapts a generated Parse<Type>JSON function.
+func decodeWith[T any](parse func([]byte) (*T, error)) resultDecoder {
+	return func(raw json.RawMessage) (any, error) {
+		v, err := parse(raw)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+}
+
+// inbound is a reply decoded once, before the operation's goroutine is
+// woken: the envelope, the result into its type, and for a stream item
+// whether it ends the stream and its digest.
+type inbound struct {
+	refused, failed error // the transport's verdict on the attempt
+	end             bool  // no more replies for the attempt
+
+	responders []string
+	resp       *jsonrpc.Response // nil when the envelope is malformed
+	envErr     error             // why the envelope is malformed
+	value      any               // the decoded result
+	valueErr   error             // the result breaks its schema
+	final      bool              // a stream item that ends the stream
+	digest     [32]byte          // a stream item's SHA-256
+	taskID     string            // the task id the result shows, if any
+	// misrouted: the handover table found no valid a2a-responder-agent-id
+	// where one is required (a pooled reply): a protocol error.
+	misrouted bool
+}
+
+// decodeReply decodes a transport's reply for the exchange.
+func (ex *exchange) decodeReply(r *Reply) *inbound {
+	in := &inbound{refused: r.Refused, failed: r.Failed, end: r.End, responders: r.Responders}
+	if r.Refused != nil || r.Failed != nil || (r.End && len(r.Payload) == 0) {
+		return in
+	}
+	in.resp, in.envErr = jsonrpc.DecodeResponse(r.Payload, ex.errors)
+	if in.envErr != nil {
+		in.resp = nil
+		return in
+	}
+	if in.resp.Err != nil {
+		return in
+	}
+	in.value, in.valueErr = ex.decode(in.resp.Result)
+	in.resp.Result = nil // the payload may be reused once deliver returns
+	in.taskID, _, _ = taskStateOf(in.value)
+	if ex.streaming {
+		in.digest = sha256.Sum256(r.Payload)
+		if item, ok := in.value.(*a2a.StreamResponse); ok {
+			in.final = tasklife.StreamItemFinal(item)
+		}
+	}
+	return in
+}
+
+// taskStateOf returns the task id and state a decoded result shows, if it
+// shows one.
+func taskStateOf(v any) (string, a2a.TaskState, bool) {
+	var t *a2a.Task
+	switch v := v.(type) {
+	case *a2a.Task:
+		t = v
+	case *a2a.SendMessageResponse:
+		t, _ = v.Payload.(*a2a.Task)
+	case *a2a.StreamResponse:
+		switch p := v.Payload.(type) {
+		case *a2a.Task:
+			t = p
+		case *a2a.TaskStatusUpdateEvent:
+			if p.Status != nil {
+				return p.TaskID, p.Status.State, true
+			}
+		case *a2a.TaskArtifactUpdateEvent:
+			return p.TaskID, "", false
+		}
+	}
+	if t == nil || t.Status == nil {
+		return "", "", false
+	}
+	return t.ID, t.Status.State, true
+}
