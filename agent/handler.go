@@ -115,8 +115,8 @@ func (t *Turn) Reject(ctx context.Context, reason string) error {
 	return t.run.status(ctx, a2a.TaskStateRejected, reason)
 }
 
-// Handover hands the task over to another agent (seed 003): every later
-// reply and stream item of this turn carries a2a-responder-agent-id =
+// Handover hands the task over to another agent (docs/protocol.md §9): every
+// later reply and stream item of this turn carries a2a-responder-agent-id =
 // agentID, the store records the new owner, and requesters send follow-ups
 // to that agent, which must serve the same store. The task id never changes.
 func (t *Turn) Handover(ctx context.Context, agentID string) error {

@@ -16,7 +16,7 @@ const (
 	//
 	// Appears in: discovery, will.
 	PropStatus = "a2a-status"
-	// PropStatusSource: Who asserted a2a-status. On receipt any value other than agent or lwt (EMQX's registry writes emqx) counts as broker-managed (protocol digest §10). Spec: Presence and Liveness; Optional Broker-Managed Status.
+	// PropStatusSource: Who asserted a2a-status. On receipt any value other than agent or lwt (EMQX's registry writes emqx) counts as broker-managed (docs/protocol.md §11, "broker status source"). Spec: Presence and Liveness; Optional Broker-Managed Status.
 	//
 	// Appears in: discovery, will.
 	PropStatusSource = "a2a-status-source"
@@ -72,11 +72,11 @@ const (
 	//
 	// Appears in: chunk.
 	PropLastChunk = "a2a-last-chunk"
-	// PropVersion is the A2A-Version service parameter over MQTT: the A2A protocol version (Major.Minor, e.g. 1.0) the requester uses. Absent or empty means 0.3 (A2A v1.0 §3.6.2); an unsupported version is answered with version_not_supported. The MQTT binding is silent on service parameters; A2A requires custom bindings to carry them (A2A v1.0 §3.2.6, protocol digest §10).
+	// PropVersion is the A2A-Version service parameter over MQTT: the A2A protocol version (Major.Minor, e.g. 1.0) the requester uses. Absent or empty means 0.3 (A2A v1.0 §3.6.2); an unsupported version is answered with version_not_supported. The MQTT binding is silent on service parameters; A2A requires custom bindings to carry them (A2A v1.0 §3.2.6; docs/protocol.md §11, "service parameters over MQTT").
 	//
 	// Appears in: request.
 	PropVersion = "a2a-version"
-	// PropExtensions is the A2A-Extensions service parameter over MQTT: comma-separated extension URIs the requester wants to use for the request. A required extension the requester does not list is answered with extension_support_required. A2A v1.0 §3.2.6, §14.2.2; protocol digest §10.
+	// PropExtensions is the A2A-Extensions service parameter over MQTT: comma-separated extension URIs the requester wants to use for the request. A required extension the requester does not list is answered with extension_support_required. A2A v1.0 §3.2.6, §14.2.2; docs/protocol.md §11, "service parameters over MQTT".
 	//
 	// Appears in: request.
 	PropExtensions = "a2a-extensions"

@@ -5,7 +5,7 @@ package offline
 
 import "time"
 
-// QueueBounds: Bounds of the offline store-and-forward queue: the seed 001 recommended reference values (informative). The queue MUST be bounded by message count, total bytes and pending messages per peer, every record MUST carry a TTL, and an implementation MUST publish the bounds it actually applies. Spec: seed 001, Store-and-Forward.
+// QueueBounds: Bounds of the offline store-and-forward queue: the recommended reference values of the offline profile (informative). The queue MUST be bounded by message count, total bytes and pending messages per peer, every record MUST carry a TTL, and an implementation MUST publish the bounds it actually applies. Spec: docs/protocol.md §7.3.
 type QueueBounds struct {
 	// MaxMessages: Most records in the queue across all peers; an enqueue beyond it fails with asleep_queue_full, kind messages (HTTP 507).
 	MaxMessages int

@@ -94,7 +94,7 @@ type QueueFullResponse struct {
 	Kind QueueFullKind
 }
 
-// ReachabilityMode: Abstract reachability mode an agent exposes; an implementation MUST document which mode(s) it exposes. The wire values are the seed's informative atom names.
+// ReachabilityMode: Abstract reachability mode an agent exposes; an implementation MUST document which mode(s) it exposes. The wire values are the profile's informative atom names (docs/protocol.md §7.1).
 type ReachabilityMode string
 
 const (

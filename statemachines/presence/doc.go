@@ -5,11 +5,11 @@ offline or of unknown liveness, who said so (the agent, its Last Will or the
 broker), since when, and whether it was ever seen online.
 
 It implements the subscriber side of the A2A-over-MQTT 0.1 presence rules:
-seed 000 (user story 09, presence lifecycle: the subscriber state machine and
-its failure cases), the profile's sections Presence and Liveness, Discovery
-Subscriber Behavior and Optional Broker-Managed Status, and protocol digest
-sections 3 and 10 (any status source other than agent or lwt is
-broker-managed). The transitions are the generated table
+its user story 09 (presence lifecycle: the subscriber state table and its
+failure cases), the profile's sections Presence and Liveness, Discovery
+Subscriber Behavior and Optional Broker-Managed Status, and docs/protocol.md
+§3 and §11 ("broker status source": any status source other than agent or
+lwt is broker-managed). The transitions are the generated table
 generated/fsm.PresenceStep (schema/fsm/presence.json); this package turns a
 discovery message into one of its events and applies the decisions.
 

@@ -8,8 +8,8 @@ import (
 )
 
 // shadow is an independent model of what the subscriber must believe about
-// one agent, written from seed 000 and the preference rule rather than from
-// the table.
+// one agent, written from docs/protocol.md §3 and its preference rule rather
+// than from the table.
 type shadow struct {
 	registered bool
 	brokerPref bool

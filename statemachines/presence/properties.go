@@ -44,8 +44,8 @@ const (
 
 // classOf maps an a2a-status-source value to its class. An absent or empty
 // value means the publisher is the agent; agent and lwt are themselves; any
-// other value counts as broker-managed (protocol digest §10: EMQX writes
-// emqx).
+// other value counts as broker-managed (docs/protocol.md §11, "broker status
+// source": EMQX writes emqx).
 func classOf(v string) sourceClass {
 	switch v {
 	case "", mqttbind.StatusSourceAgent:

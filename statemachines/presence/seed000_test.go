@@ -56,7 +56,7 @@ func check(t *testing.T, tr *Tracker, agent string, w want) {
 	}
 }
 
-// Seed 000, "Subscriber State Machine": one test per row of the table.
+// docs/protocol.md §3.3, the subscriber table: one test per row.
 func TestSeed000SubscriberTable(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -93,8 +93,8 @@ func TestSeed000SubscriberTable(t *testing.T) {
 	}
 }
 
-// Seed 000, the lifecycle phases 1 to 4 in order: connect, graceful
-// disconnect, reconnect, crash.
+// docs/protocol.md §3.1, the lifecycle phases 1 to 4 in order: connect,
+// graceful disconnect, reconnect, crash.
 func TestSeed000Lifecycle(t *testing.T) {
 	tr := NewTracker()
 	steps := []struct {
@@ -115,7 +115,7 @@ func TestSeed000Lifecycle(t *testing.T) {
 	}
 }
 
-// Seed 000, "Failure Cases to Test": one test each.
+// docs/protocol.md §3.5, the failure cases: one test each.
 func TestSeed000FailureCases(t *testing.T) {
 	t.Run("agent crashes before publishing the initial card: offline, never seen online", func(t *testing.T) {
 		tr := NewTracker()
@@ -159,8 +159,9 @@ func TestSeed000FailureCases(t *testing.T) {
 	})
 }
 
-// Seed 000 phase 5 and the preference rule: a broker-sourced status shadows
-// agent and LWT statuses until the agent unregisters.
+// docs/protocol.md §3.2 (phase 5) and the preference rule of §3.3: a
+// broker-sourced status shadows agent and LWT statuses until the agent
+// unregisters.
 func TestBrokerStatusPreference(t *testing.T) {
 	for _, c := range []struct {
 		name string

@@ -107,9 +107,9 @@ func (b *Binding) CapabilityRead(pushNotifications, receiver bool, now time.Time
 
 // Registered applies an accepted TaskPushNotificationConfig for this task.
 // late says the task had already left SUBMITTED when the registration was
-// accepted: a partial, best-effort binding (seed 002 mode 2), which stays
-// suspect until the receiver acknowledges a push. A config carried in the
-// SendMessage that created the task is never late.
+// accepted: a partial, best-effort binding (docs/protocol.md §8.5, mode 2),
+// which stays suspect until the receiver acknowledges a push. A config
+// carried in the SendMessage that created the task is never late.
 func (b *Binding) Registered(late bool, now time.Time) (Decision, error) {
 	d := b.begin(now)
 	ev := fsm.PushBindingEventConfigRegistered
@@ -124,7 +124,8 @@ Receiver applies the receiver's answer to a push for this task: code is the
 HTTP status it answered (0 when it did not answer), pushed the task state the
 push carried. A 2xx acknowledges the binding; for a terminal state it also
 means the terminal state was observed. 404, 410 and any other 4xx make the
-binding dead (seed 002 mode 3); a 5xx or no answer makes it suspect.
+binding dead (docs/protocol.md §8.5, mode 3); a 5xx or no answer makes it
+suspect.
 */
 func (b *Binding) Receiver(code int, pushed a2a.TaskState, now time.Time) (Decision, error) {
 	d := b.begin(now)

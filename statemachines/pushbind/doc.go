@@ -3,9 +3,9 @@ Package pushbind watches the delivery channels of a task, per taskId, for the
 client that owns a push-notification receiver, so that no task reaches a
 terminal state unobserved without an orphan report.
 
-It implements seed 002 (push-notification binding invariants: task
-orphaning, its decision boundary and operational effect), A2A v1.0
-docs/specification.md §3.5 and §4.3, and protocol digest §8. The card's
+It implements docs/protocol.md §8 (push-notification binding: permission
+versus binding, the binding states, polling as reconciliation, the three
+ways to orphan a task) and A2A v1.0 §3.5 and §4.3. The card's
 capabilities.pushNotifications is permission, never a binding: only a
 TaskPushNotificationConfig registered for this taskId, before or with the
 first transition out of SUBMITTED, binds delivery. The binding goes unbound,

@@ -14,10 +14,10 @@ var ErrTaskOrphaned = errors.New("pushbind: task orphaned")
 type OrphanError struct {
 	// TaskID is the orphaned task.
 	TaskID string
-	// Via is the binding state the orphan was found in: Unbound (seed 002
-	// mode 1, card flag only), Suspect (mode 2, late registration), Dead
-	// (mode 3, receiver gone while polling had lapsed) or Registered (the
-	// webhook never acknowledged anything).
+	// Via is the binding state the orphan was found in: Unbound
+	// (docs/protocol.md §8.5 mode 1, card flag only), Suspect (mode 2, late
+	// registration), Dead (mode 3, receiver gone while polling had lapsed)
+	// or Registered (the webhook never acknowledged anything).
 	Via fsm.PushBindingState
 }
 

@@ -29,8 +29,8 @@ func (s server) at(now time.Time) (a2a.TaskState, time.Time) {
 	return st, ts
 }
 
-// completesAt400 is seed 002's long-running task: working at once, done
-// after 400 s.
+// completesAt400 is the long-running task of docs/protocol.md §8.5, mode 1:
+// working at once, done after 400 s.
 var completesAt400 = server{{1 * time.Second, a2a.TaskStateWorking}, {400 * time.Second, a2a.TaskStateCompleted}}
 
 // follow plays a client that does what the binding asks: it calls Tick at
@@ -97,8 +97,8 @@ func checkOrphan(t *testing.T, b *Binding, d Decision, via fsm.PushBindingState)
 	}
 }
 
-// Seed 002, "What Was Observed": the three orphaning modes. Each subtest
-// plays the client as the seed observed it and shows the binding catching
+// docs/protocol.md §8.5: the three ways to orphan a task. Each subtest
+// plays the client as §8.5 describes it and shows the binding catching
 // the orphan, then plays a client that follows the binding's decisions and
 // shows that nothing is orphaned.
 func TestSeed002OrphaningModes(t *testing.T) {

@@ -3,9 +3,9 @@ Package reach decides what an agent does with an inbound message given its
 reachability: accept it live, queue it for later delivery, or refuse it, and
 what to answer when it does not accept it live.
 
-It implements seed 001 (the offline store-and-forward profile: reachability
-modes, asleep signal, store-and-forward bounds, backpressure, and the
-wake-storm advice of its security considerations) and protocol digest §7.
+It implements the offline store-and-forward profile of docs/protocol.md §7:
+reachability modes (§7.1), the asleep signal (§7.2), queue bounds (§7.3),
+backpressure (§7.4) and the wake-storm advice (§7.8).
 The modes are offline.ReachabilityMode: AlwaysAvailable accepts; SessionOnly
 accepts while a session is active and never queues; PeriodicallyAvailable
 accepts inside its published windows and may queue outside them;

@@ -81,8 +81,8 @@ func (s Schedule) Jittered(u float64, spread time.Duration) Schedule {
 // HourlyWake returns an hourly_wake schedule for an agent: a window of
 // length every hour, opening at a point of the hour that the agent's id
 // picks within the first spread. Agents on the same schedule therefore do
-// not all wake at once (seed 001, Security Considerations: wake windows
-// SHOULD be jittered across agents).
+// not all wake at once (docs/protocol.md §7.8: wake windows SHOULD be
+// jittered across agents).
 func HourlyWake(agentID string, length, spread time.Duration) Schedule {
 	return Schedule{Period: time.Hour, Length: length}.Jittered(StableUnit(agentID), spread)
 }

@@ -14,7 +14,8 @@ var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 
 var window = &Schedule{Period: time.Hour, Offset: 10 * time.Minute, Length: 15 * time.Minute}
 
-// Seed 001, "Reachability Modes": live inbound and store-and-forward per mode.
+// docs/protocol.md §7.1 (reachability modes): live inbound and
+// store-and-forward per mode.
 func TestSeed001Modes(t *testing.T) {
 	const (
 		always  = offline.ReachabilityModeAlwaysAvailable
@@ -59,9 +60,9 @@ func TestSeed001Modes(t *testing.T) {
 	}
 }
 
-// Seed 001, "Asleep Signal": 503 with agent_asleep; queued true only after
-// the enqueue succeeded; retryAfterSec and Retry-After when the next window
-// is known.
+// docs/protocol.md §7.2 (the asleep signal): 503 with agent_asleep; queued
+// true only after the enqueue succeeded; retryAfterSec and Retry-After when
+// the next window is known.
 func TestSeed001AsleepSignal(t *testing.T) {
 	a := Availability{Mode: offline.ReachabilityModePeriodicallyAvailable, Schedule: window, StoreForward: true}
 	d, _ := Decide(a, t0, nil)
@@ -94,10 +95,10 @@ func TestSeed001AsleepSignal(t *testing.T) {
 	})
 }
 
-// Seed 001, "Backpressure": a bound that refuses the enqueue is answered with
-// asleep_queue_full and its kind (507 global, 429 per peer), queued false,
-// never agent_asleep; the bounds are checked in the order messages, bytes,
-// peer.
+// docs/protocol.md §7.4 (backpressure): a bound that refuses the enqueue is
+// answered with asleep_queue_full and its kind (507 global, 429 per peer),
+// queued false, never agent_asleep; the bounds are checked in the order
+// messages, bytes, peer.
 func TestSeed001Backpressure(t *testing.T) {
 	b := offline.DefaultQueueBounds()
 	d := Decision{Verdict: VerdictQueue, RetryAfterSec: 600, HasRetryAfter: true}
@@ -139,7 +140,7 @@ func TestSeed001Backpressure(t *testing.T) {
 	})
 }
 
-// Seed 001, "Security Considerations": wake windows jittered across agents.
+// docs/protocol.md §7.8 (wake storms): wake windows jittered across agents.
 // A thousand agents on an hourly schedule with a 10-minute spread: no
 // minute of the spread holds more than twice its share, the windows of one
 // agent never move, and every one of them still opens once an hour.

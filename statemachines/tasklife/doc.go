@@ -18,11 +18,11 @@ Three layers, each usable alone:
     for agents that need nothing durable.
 
 The rules come from A2A v1.0 (specification/a2a.proto enum TaskState;
-docs/specification.md §3.1.2, §3.1.5, §3.4.3, §7.6), the A2A-over-MQTT 0.1
-profile (Streaming Reply Mapping; Multi-Turn Conversation Patterns; Error
-Handling and Deduplication), seed 004 (user story 08, multi-turn
-conversation) and protocol digest §4, §5 and §10, in particular "retry,
-follow-up or error?": the responder tells them apart by messageId.
+§3.1.2, §3.1.5, §3.4.3, §7.6), the A2A-over-MQTT 0.1 profile (Streaming
+Reply Mapping; Multi-Turn Conversation Patterns; Error Handling and
+Deduplication) and its user story 08 (multi-turn conversation), as
+docs/protocol.md §4, §5 and §11 state them, in particular "retry, follow-up
+or error?": the responder tells them apart by messageId.
 
 Nothing here does I/O, starts a goroutine or reads a clock: time is passed in.
 Errors meant for the wire are *a2a.Error values, identified by token

@@ -2,7 +2,8 @@ package tasklife
 
 import "time"
 
-// IDOrigin says who makes Task.id in a binding (protocol digest §10).
+// IDOrigin says who makes Task.id in a binding (docs/protocol.md §11, "who
+// makes Task.id").
 type IDOrigin uint8
 
 const (

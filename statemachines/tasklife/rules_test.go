@@ -10,8 +10,8 @@ import (
 	"github.com/a2abind/a2abind/generated/fsm"
 )
 
-// Protocol digest §10, "retry, follow-up or error?", and the rest of Admit's
-// rules, one case per rule.
+// docs/protocol.md §11, "retry, follow-up or error?", and the rest of
+// Admit's rules, one case per rule.
 func TestAdmit(t *testing.T) {
 	rec := func(s fsm.TaskState) *TaskRecord {
 		return &TaskRecord{ID: t1, ContextID: ctxC, State: s, MessageIDs: []string{"m1", "m2"}}
@@ -134,8 +134,8 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-// Resume refuses what the table has no row for, with the token digest §10
-// names.
+// Resume refuses what the table has no row for, with the token that
+// docs/protocol.md §11 names ("retry, follow-up or error?").
 func TestResumeRefusals(t *testing.T) {
 	for _, s := range fsm.TaskStates() {
 		task := Restore(t1, ctxC, s)

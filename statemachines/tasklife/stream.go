@@ -3,7 +3,7 @@ package tasklife
 import "github.com/a2abind/a2abind/generated/a2a"
 
 // StreamItemFinal reports whether a stream item ends its correlation
-// (protocol digest §10, "end of stream"): a status update or a task whose
+// (docs/protocol.md §11, "end of stream"): a status update or a task whose
 // state is terminal or interrupted (INPUT_REQUIRED, AUTH_REQUIRED), or a
 // message. Status and artifact updates of a working task do not; neither
 // does an item with an unknown state.

@@ -82,7 +82,8 @@ Resume applies a new message (same taskId and contextId, new messageId) to
 the task, as a responder receives it. Only an interrupted task (INPUT_REQUIRED,
 AUTH_REQUIRED) accepts it, and the step carries StartWork. A terminal task or
 one that is not waiting for input refuses it with UnsupportedOperation
-(protocol digest §10), which a requester never retries.
+(docs/protocol.md §11, "retry, follow-up or error?"), which a requester
+never retries.
 */
 func (t *Task) Resume() (Step, error) {
 	switch {
