@@ -1,0 +1,296 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/jsonrpc"
+	"github.com/a2abind/a2abind/requester"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
+)
+
+// clientTransport is the requester.Transport of the JSON-RPC binding: an
+// attempt is one POST to the endpoint (sent again by the retry policy of
+// ClientConfig on connection failures and overload), answered by one
+// JSON-RPC response or, for a streaming method, a stream of Server-Sent
+// Events each holding one.
+type clientTransport struct {
+	endpoint string
+	rc       *retryablehttp.Client
+	maxReply int64
+	log      *slog.Logger
+}
+
+func newClientTransport(hc *http.Client, endpoint string, cfg ClientConfig, log *slog.Logger) *clientTransport {
+	t := &clientTransport{endpoint: endpoint, rc: newRetryClient(hc, cfg), maxReply: cfg.MaxReplyBytes, log: log}
+	if t.maxReply <= 0 {
+		t.maxReply = DefaultMaxReplyBytes
+	}
+	return t
+}
+
+// Binding: A2A core error data and server-made task ids; one attempt
+// (retried within by the HTTP retry policy) with no first-reply timeout,
+// since a blocking SendMessage lasts as long as the turn; the MQTT
+// profile's stream idle timeout.
+func (t *clientTransport) Binding() requester.Binding {
+	p := mqttbind.DefaultRetryProfile()
+	p.MaxAttempts, p.ReplyFirstTimeout = 1, 0
+	return requester.Binding{Errors: jsonrpc.BindingHTTP, IDs: tasklife.ResponderIDs, Retry: p}
+}
+
+// Close releases the idle connections.
+func (t *clientTransport) Close(context.Context) error {
+	t.rc.HTTPClient.CloseIdleConnections()
+	return nil
+}
+
+// Send posts one attempt. A plain call is answered before Send returns; a
+// stream is read on a goroutine of its own until it ends or stop is called.
+func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deliver func(*requester.Reply)) (func(), error) {
+	id := make([]byte, 0, len(req.ID)+2)
+	id = append(append(append(id, '"'), req.ID...), '"')
+	body, err := jsonrpc.EncodeRequest(id, req.Method, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if !req.Streaming {
+		if req.Timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+			defer cancel()
+		}
+		resp, err := t.post(ctx, req, body)
+		if err != nil {
+			deliver(&requester.Reply{Refused: err})
+			return func() {}, nil
+		}
+		t.answer(resp, false, deliver)
+		return func() {}, nil
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := t.post(sctx, req, body)
+		if err != nil {
+			if sctx.Err() == nil {
+				deliver(&requester.Reply{Refused: err})
+			}
+			return
+		}
+		t.answer(resp, true, deliver)
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+// post sends the request through the retry policy.
+func (t *clientTransport) post(ctx context.Context, req *requester.Request, body []byte) (*http.Response, error) {
+	hr, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, body)
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if req.Streaming {
+		hr.Header.Set("Accept", "text/event-stream")
+	} else {
+		hr.Header.Set("Accept", "application/json")
+	}
+	hr.Header.Set(VersionHeader, ProtocolVersion)
+	if req.Bearer != "" {
+		hr.Header.Set("Authorization", "Bearer "+req.Bearer)
+	}
+	resp, err := t.rc.Do(hr)
+	if err != nil {
+		return nil, fmt.Errorf("http: POST %s: %w", t.endpoint, unwrapURLError(err))
+	}
+	return resp, nil
+}
+
+// unwrapURLError drops the *url.Error layer (it repeats method and URL).
+func unwrapURLError(err error) error {
+	if u := errors.Unwrap(err); u != nil && strings.HasPrefix(err.Error(), "Post ") {
+		return u
+	}
+	return err
+}
+
+// answer reads a response and delivers what it holds: the JSON-RPC
+// response, each event of a stream, or why there is none.
+func (t *clientTransport) answer(resp *http.Response, streaming bool, deliver func(*requester.Reply)) {
+	defer resp.Body.Close()
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode == http.StatusOK && media == "text/event-stream":
+		t.readEvents(resp.Body, deliver)
+		return
+	case media == "application/json" || (resp.StatusCode == http.StatusOK && media == ""):
+		buf := getReplyBuf()
+		defer putReplyBuf(buf)
+		b, err := readBounded(resp.Body, buf.b[:0], t.maxReply)
+		buf.b = b
+		switch {
+		case err != nil:
+			deliver(&requester.Reply{Failed: err})
+		case resp.StatusCode == http.StatusOK || isJSONRPCResponse(b):
+			// A JSON-RPC answer, whatever the status (a refusal of the
+			// content type, say, still says why in JSON-RPC).
+			deliver(&requester.Reply{Payload: b})
+			if streaming {
+				deliver(&requester.Reply{End: true})
+			}
+		default:
+			t.deliverStatus(resp, b, deliver)
+		}
+		return
+	}
+	snippet, _ := readBounded(resp.Body, nil, 512)
+	if resp.StatusCode == http.StatusOK {
+		deliver(&requester.Reply{Failed: fmt.Errorf("http: the reply's Content-Type %q is neither application/json nor text/event-stream", resp.Header.Get("Content-Type"))})
+		return
+	}
+	t.deliverStatus(resp, snippet, deliver)
+}
+
+// deliverStatus reports a status that carries no JSON-RPC answer: refused
+// (the retry profile may try again) when the server was overloaded or
+// unreachable through a gateway, failed otherwise.
+func (t *clientTransport) deliverStatus(resp *http.Response, body []byte, deliver func(*requester.Reply)) {
+	e := &StatusError{StatusCode: resp.StatusCode, Status: resp.Status, Body: string(bytes.TrimSpace(body[:min(len(body), 512)]))}
+	e.RetryAfter, _ = retryAfter(resp)
+	if retryable(resp.StatusCode) {
+		deliver(&requester.Reply{Refused: e})
+		return
+	}
+	deliver(&requester.Reply{Failed: e})
+}
+
+// isJSONRPCResponse reports whether b looks like a JSON-RPC 2.0 response
+// object (the requester checks it fully).
+func isJSONRPCResponse(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && bytes.Contains(b, []byte(`"jsonrpc"`))
+}
+
+// readEvents delivers each event of a Server-Sent Events stream, then the
+// end of the stream (or the error that cut it).
+func (t *clientTransport) readEvents(body io.Reader, deliver func(*requester.Reply)) {
+	sr := newSSEReader(body, t.maxReply)
+	for {
+		data, err := sr.next()
+		if err == io.EOF {
+			deliver(&requester.Reply{End: true})
+			return
+		}
+		if err != nil {
+			deliver(&requester.Reply{Refused: fmt.Errorf("http: reading the event stream: %w", err)})
+			return
+		}
+		deliver(&requester.Reply{Payload: data})
+	}
+}
+
+// errTooLarge is wrapped by readBounded past its limit.
+var errTooLarge = errors.New("http: reply too large")
+
+// readBounded appends r to b up to limit bytes; more is an error naming the
+// limit.
+func readBounded(r io.Reader, b []byte, limit int64) ([]byte, error) {
+	for {
+		if int64(len(b)) > limit {
+			return b, fmt.Errorf("%w: more than %d bytes (ClientConfig.MaxReplyBytes)", errTooLarge, limit)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), len(b)+int(limit-int64(len(b))+1))])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			if int64(len(b)) > limit {
+				return b, fmt.Errorf("%w: more than %d bytes (ClientConfig.MaxReplyBytes)", errTooLarge, limit)
+			}
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// replyBuf is a pooled buffer for reply bodies.
+type replyBuf struct{ b []byte }
+
+var replyPool = sync.Pool{New: func() any { return &replyBuf{b: make([]byte, 0, 4096)} }}
+
+func getReplyBuf() *replyBuf { return replyPool.Get().(*replyBuf) }
+
+// putReplyBuf returns a buffer to the pool unless it grew large.
+func putReplyBuf(b *replyBuf) {
+	if cap(b.b) <= 64<<10 {
+		b.b = b.b[:0]
+		replyPool.Put(b)
+	}
+}
+
+// resolve fetches the agent card for a client URL: at the URL itself when
+// it names the card, else at URL + /.well-known/agent-card.json. A URL
+// with no card there (404, 405) is taken as the JSON-RPC endpoint.
+func resolve(ctx context.Context, hc *http.Client, url string) (*a2a.AgentCard, string, error) {
+	if url == "" {
+		return nil, "", errors.New("http: ClientConfig.URL is required")
+	}
+	cardURL := url
+	if !strings.HasSuffix(url, WellKnownCardPath) {
+		cardURL = strings.TrimSuffix(url, "/") + WellKnownCardPath
+	}
+	card, status, err := FetchCard(ctx, hc, cardURL)
+	switch {
+	case err == nil:
+		return card, "", nil
+	case cardURL != url && (status == http.StatusNotFound || status == http.StatusMethodNotAllowed):
+		return nil, url, nil
+	}
+	return nil, "", err
+}
+
+// FetchCard GETs an Agent Card and checks it against the schema. It
+// returns the HTTP status with any error, 0 when no response came.
+func FetchCard(ctx context.Context, hc *http.Client, cardURL string) (*a2a.AgentCard, int, error) {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("http: agent card URL: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("http: fetching the agent card: %w", unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	body, err := readBounded(resp.Body, nil, DefaultMaxReplyBytes)
+	if err != nil {
+		return nil, resp.StatusCode, fmt.Errorf("http: agent card %s: %w", cardURL, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, resp.StatusCode, fmt.Errorf("http: agent card %s: %s", cardURL, resp.Status)
+	}
+	card, err := a2a.ParseAgentCardJSON(body)
+	if err != nil {
+		return nil, resp.StatusCode, fmt.Errorf("http: agent card %s: %w", cardURL, err)
+	}
+	return card, resp.StatusCode, nil
+}
