@@ -3,8 +3,8 @@
 // type by the generated validators), encodes results and errors, and maps
 // errors to and from the wire per binding.
 //
-// Errors are identified by token, never by code alone (protocol digest §6,
-// §10). On the wire:
+// Errors are identified by token, never by code alone (docs/protocol.md
+// §6.1; §11, "JSON-RPC codes -32003 to -32005"). On the wire:
 //
 //   - MQTT binding: tokens of the MQTT profile (request_expired,
 //     responder_unavailable, transport_protocol_error) carry the profile's
@@ -12,6 +12,9 @@
 //     form, an array holding a google.rpc.ErrorInfo whose reason is the
 //     token in upper case, so the same code (-32003, -32004, -32005) is told
 //     apart by its data;
-//   - HTTP binding: always the A2A v1.0 ErrorInfo array, so that official
-//     clients decode it.
+//   - HTTP binding: the A2A v1.0 ErrorInfo array, so that official clients
+//     decode it;
+//   - both bindings: the offline profile's tokens (agent_asleep,
+//     asleep_queue_full) carry the offline object {"error": token, "queued",
+//     "retryAfterSec"?, "kind"?} (docs/protocol.md §7).
 package jsonrpc

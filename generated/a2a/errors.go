@@ -258,7 +258,7 @@ var errorTable = [...]ErrorInfo{{
 	HTTPStatus: 0,
 	Message:    "Context expired",
 	Profile:    ProfileMQTT,
-	Reference:  "A2A over MQTT 0.1, Multi-Turn Conversation Patterns, Context Identifier Semantics; seed 004 (user story 08), failure case Expired context; protocol digest §5",
+	Reference:  "A2A over MQTT 0.1, Multi-Turn Conversation Patterns, Context Identifier Semantics; user story 08, failure case Expired context; docs/protocol.md §5.5",
 	Retryable:  false,
 	Token:      TokenContextExpired,
 }, {
@@ -267,7 +267,7 @@ var errorTable = [...]ErrorInfo{{
 	HTTPStatus: 503,
 	Message:    "Agent is asleep",
 	Profile:    ProfileOffline,
-	Reference:  "seed 001 (offline store-and-forward profile), Asleep Signal: HTTP transport profile and JSON-RPC mapping",
+	Reference:  "docs/protocol.md §7.2 (offline store-and-forward: the asleep signal, HTTP and JSON-RPC shapes)",
 	Retryable:  true,
 	Token:      TokenAgentAsleep,
 }, {
@@ -276,7 +276,7 @@ var errorTable = [...]ErrorInfo{{
 	HTTPStatus: 507,
 	Message:    "Offline queue is full",
 	Profile:    ProfileOffline,
-	Reference:  "seed 001 (offline store-and-forward profile), Backpressure",
+	Reference:  "docs/protocol.md §7.4 (offline store-and-forward: backpressure)",
 	Retryable:  true,
 	Token:      TokenAsleepQueueFull,
 }, {

@@ -9,7 +9,7 @@ import "strconv"
 //
 // Where a requester sends the operations of one Task.id (A2A-over-MQTT): to the agent whose card it used, to a pool, or to the responder named by the a2a-responder-agent-id user property of a reply or stream item. The latest property received for the Task.id always wins, whether it came from pool dispatch or from a handover; a reply without it changes nothing except on a pooled request, where it is a protocol error. Every retarget sends follow-ups and retries to the target's direct request topic with fresh Correlation Data; Task.id never changes. Each operation runs the retry profile against the current target; when it is exhausted against a responder, the requester falls back to the card agent, once per Task.id. A pooled task has no card agent and never falls back: after selection, retries must go to the responder's direct topic, never back to the pool. Replies with unknown or missing Correlation Data are dropped before this table.
 //
-// Source: Seed 003 (user story 07, task handover, with its failure cases); A2A-over-MQTT 0.1 sections Requester Behavior, Optional Task Handover, Requester Retry and Timeout Profile, Optional Shared Subscription Dispatch; protocol digest section 4.
+// Source: A2A-over-MQTT 0.1 user story 07 (task handover, with its failure cases); sections Requester Behavior, Optional Task Handover, Requester Retry and Timeout Profile, Optional Shared Subscription Dispatch; docs/protocol.md §9 and §4.6.
 
 // HandoverState is a state of the Handover machine.
 type HandoverState uint8
@@ -350,7 +350,7 @@ var handoverTable = [...]HandoverTransition{{
 		Guard:   HandoverGuardAlreadyFellBack,
 		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
 		To:      HandoverStateResponder,
-	}, // Seed 003: a handover target unreachable after the retry profile; fall back to the card agent.
+	}, // docs/protocol.md §9.4: a handover target unreachable after the retry profile; fall back to the card agent.
 	{
 		Event:   HandoverEventRetryExhausted,
 		From:    HandoverStateResponder,

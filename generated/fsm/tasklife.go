@@ -9,7 +9,7 @@ import "strconv"
 //
 // Lifecycle of one A2A v1.0 task (one Task.id), driven by the status updates the agent produces (Status* events, whether read from a stream item, a reply, a push or a GetTask answer) and by the two requests that act on an existing task: Resume and Cancel. A2A v1.0 fixes only that SUBMITTED comes first and that COMPLETED, FAILED, CANCELED and REJECTED are final; an observer may also miss intermediate states (polling, a second subscriber), so every non-terminal state accepts every later status, and no state returns to Submitted. Terminal states are absorbing and have no rows: a status after a terminal one is a protocol error; a message to a terminal task is refused with UnsupportedOperation; CancelTask on a terminal task is refused with TaskNotCancelable, except that a repeated cancel of a Canceled task answers with the task (cancel is idempotent). The caller handles these before the lookup. A retried request (same taskId, same messageId) and a contextId that differs from the task's (-32602) are not events of this table either.
 //
-// Source: A2A v1.0.0: specification/a2a.proto (enum TaskState) and docs/specification.md sections 3.1.2, 3.1.5, 3.4.3, 7.6; A2A-over-MQTT 0.1 Streaming Reply Mapping and Multi-Turn Conversation Patterns; seed 004 (user story 08); protocol digest sections 4, 5 and 10.
+// Source: A2A v1.0.0: specification/a2a.proto (enum TaskState) and docs/specification.md sections 3.1.2, 3.1.5, 3.4.3, 7.6; A2A-over-MQTT 0.1 Streaming Reply Mapping and Multi-Turn Conversation Patterns; user story 08; docs/protocol.md §4, §5 and §11.
 
 // TaskState is a state of the Task machine.
 type TaskState uint8

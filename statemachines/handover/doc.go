@@ -4,8 +4,8 @@ its operations (follow-ups, retries, GetTask, CancelTask) are published.
 
 It implements A2A-over-MQTT 0.1 sections Requester Behavior, Optional Task
 Handover, Requester Retry and Timeout Profile and Optional Shared Subscription
-Dispatch, seed 003 (user story 07, task handover, with its failure cases) and
-protocol digest §4: the latest a2a-responder-agent-id received for a Task.id
+Dispatch, user story 07 (task handover, with its failure cases) and
+docs/protocol.md §9 and §4.6: the latest a2a-responder-agent-id received for a Task.id
 wins, on any reply or stream item, pool or handover alike; a reply without it
 changes nothing (except that a pooled reply must carry it); when the retry
 profile is exhausted against a responder, the requester falls back to the

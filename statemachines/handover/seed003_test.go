@@ -20,7 +20,7 @@ func must(t *testing.T) func(Step, error) Step {
 	}
 }
 
-// Seed 003, "End-to-End Flow": B delegates to C; the requester persists
+// docs/protocol.md §9.1 (the flow): B delegates to C; the requester persists
 // (Task.id, C) and sends follow-ups to C's direct topic.
 func TestSeed003Handover(t *testing.T) {
 	tb := NewTable()
@@ -46,7 +46,7 @@ func TestSeed003Handover(t *testing.T) {
 	}
 }
 
-// Seed 003, "Failure Cases to Test": one test each.
+// docs/protocol.md §9.4, the failure cases: one test each.
 func TestSeed003FailureCases(t *testing.T) {
 	t.Run("responder unreachable: retry profile exhausted against it, fall back to the card agent once", func(t *testing.T) {
 		tb := NewTable()

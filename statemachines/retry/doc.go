@@ -4,7 +4,8 @@ operation (a SendMessage, GetTask, CancelTask…): when to publish, when an
 attempt has failed, how long to back off, and when to give up.
 
 It implements the A2A-over-MQTT 0.1 Requester Retry and Timeout Profile
-(Core conformance) and protocol digest §4 and §10. The defaults are
+(Core conformance) and docs/protocol.md §4.4 and §11 ("correlation of
+retries"). The defaults are
 mqttbind.DefaultRetryProfile(): first-reply timeout 15 s, stream idle timeout
 30 s, at most 3 attempts, backoff 1000, 2000, 4000 ms with ±20 % jitter, all
 configurable. An attempt fails when its publish is not accepted, when no

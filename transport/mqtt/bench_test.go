@@ -631,8 +631,8 @@ func watchRetained(brokerURL string, n int) (int, func(), error) {
 // all 10,000 retained cards of a unit: a raw paho subscriber on
 // $a2a/v1/discovery/bench/u/+ against a2amqtt.Watch until its presence
 // table holds 10,000 agents. Connecting and subscribing are timed on both
-// sides. It fails if fewer than 10,000 arrive (digest §11: brokers at their
-// default limits drop retained cards silently).
+// sides. It fails if fewer than 10,000 arrive (docs/protocol.md §12: brokers at
+// their default limits drop retained cards silently).
 func BenchmarkRetainedCards10k(b *testing.B) {
 	for _, bk := range benchBrokers {
 		b.Run(bk.name, func(b *testing.B) {
