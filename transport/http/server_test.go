@@ -623,7 +623,7 @@ func TestNewHandlerRefusesUnfitConfig(t *testing.T) {
 // EventWriteTimeout its stream ends and the task completes.
 func TestStalledStreamDoesNotHoldTheTask(t *testing.T) {
 	a := startSrvAgent(t, a2ahttp.HandlerConfig{EventWriteTimeout: 50 * time.Millisecond})
-	resp := post(t, a.endpoint, req("SendStreamingMessage", sendParams("big 32", "", "")), nil)
+	resp := post(t, a.endpoint, req("SendStreamingMessage", sendParams("big 16", "", "")), nil)
 	defer resp.Body.Close()
 	br := bufioReader(resp.Body)
 	first, err := nextEvent(br)
@@ -631,7 +631,7 @@ func TestStalledStreamDoesNotHoldTheTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := task(t, parseResp(t, first.data, "1").Result).ID
-	// The client reads nothing more; 32 MiB of events cannot all fit in
+	// The client reads nothing more; 16 MiB of events cannot all fit in
 	// the connection's buffers. ListTasks leaves the artifacts out.
 	ctx := srvCtx(t)
 	for {
