@@ -288,7 +288,12 @@ func (c *Client) onReply(r *call, op *retry.Operation, in *inbound, ex *exchange
 	}
 	if e := in.resp.Err; e != nil {
 		d := op.Reply(retry.ErrorReply(e, responder), now)
-		if d.Action == retry.ActionFinish {
+		switch {
+		case d.Action == retry.ActionFinish && d.Outcome == retry.OutcomeExhausted:
+			// The last of the attempts got a retry-eligible error: both
+			// the exhaustion and the token are in the chain.
+			return d, true, fmt.Errorf("%w after %d attempts: %w", ErrUnreachable, op.Attempts(), e)
+		case d.Action == retry.ActionFinish:
 			return d, true, e
 		}
 		return d, false, nil
