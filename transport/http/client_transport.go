@@ -67,13 +67,18 @@ func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deli
 		return nil, err
 	}
 	if !req.Streaming {
+		actx := ctx
 		if req.Timeout > 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+			actx, cancel = context.WithTimeout(ctx, req.Timeout)
 			defer cancel()
 		}
-		resp, err := t.post(ctx, req, body)
+		resp, err := t.post(actx, req, body)
 		if err != nil {
+			if ctx.Err() != nil {
+				// The caller gave up: not a refusal.
+				return nil, ctx.Err()
+			}
 			deliver(&requester.Reply{Refused: err})
 			return func() {}, nil
 		}
