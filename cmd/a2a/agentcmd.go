@@ -2,22 +2,52 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"time"
 
 	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
+	a2ahttp "github.com/a2abind/a2abind/transport/http"
 )
 
+const agentHelp = `
+Transports: --broker serves the agent over MQTT, --http over HTTP (the A2A
+JSON-RPC binding: the endpoint at /a2a, the card at
+/.well-known/agent-card.json), both flags both at once. Served over both,
+the agent has one task store, one card and one runtime: a task started over
+one transport can be continued over the other. The card lists the MQTT
+interface first (it carries presence, pools and handover), then the HTTP
+one.
+
+The endpoint URL in the card is http://ADDR/a2a, with 127.0.0.1 when ADDR's
+host is empty, 0.0.0.0 or :: (reachable from this machine only); set
+--http-url for the URL other machines use. --http 127.0.0.1:0 picks a free
+port; the URL printed at start names it.
+
+Handover: over MQTT "handover" hands the task to the spawned instance
+ID-c1, and follow-ups go there. HTTP has no handover (one endpoint per
+card), so an agent served over HTTP alone keeps the task: "handover" asks
+the same question, and the follow-up to the same URL completes it. Served
+over both, the task is handed to ID-c1, and a follow-up sent over HTTP is
+completed by ID, which shares ID-c1's task store.
+`
+
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent", "--broker URL --org O --unit U --id ID [--pool P] [--keepalive SECONDS]",
-		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo", stderr)
+	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR]",
+		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo", stderr)
+	defaultUsage := fs.Usage
+	fs.Usage = func() { defaultUsage(); fmt.Fprint(fs.Output(), agentHelp) }
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
-	org := fs.String("org", "", "org_id")
-	unit := fs.String("unit", "", "unit_id")
-	id := fs.String("id", "", "agent_id")
-	pool := fs.String("pool", "", "also serve this shared pool")
+	httpAddr := fs.String("http", "", "serve over HTTP on this TCP address (host:port)")
+	httpURL := fs.String("http-url", "", "the JSON-RPC endpoint URL the card lists (default http://ADDR/a2a)")
+	org := fs.String("org", "", "org_id (MQTT)")
+	unit := fs.String("unit", "", "unit_id (MQTT)")
+	id := fs.String("id", "", "agent_id, and the card's name")
+	pool := fs.String("pool", "", "also serve this shared pool (MQTT)")
 	keepalive := fs.Int("keepalive", 30, "MQTT keep-alive in seconds; a crashed agent's Will fires about 1.5 x this later")
 	data := fs.String("data", "", "keep tasks in a bbolt database in this directory (default: in memory)")
 	if err := parse(fs, args); err != nil {
@@ -26,10 +56,16 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fs.Arg(0))
 	}
-	if *brokerURL == "" {
-		return fail(2, "--broker is required")
+	if *brokerURL == "" && *httpAddr == "" {
+		return fail(2, "--broker is required (or --http, or both)")
 	}
-	if err := checkIDs("org", *org, "unit", *unit, "id", *id); err != nil {
+	ids := []string{"id", *id}
+	if *brokerURL != "" {
+		ids = append(ids, "org", *org, "unit", *unit)
+	} else if err := onlyWith(fs, "--broker", "org", "unit", "pool", "keepalive"); err != nil {
+		return err
+	}
+	if err := checkIDs(ids...); err != nil {
 		return err
 	}
 	if *pool != "" {
@@ -37,19 +73,67 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	if *httpURL != "" {
+		if *httpAddr == "" {
+			return fail(2, "--http-url goes with --http")
+		}
+		if u, err := url.Parse(*httpURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fail(2, "--http-url: %q is not an http:// or https:// URL", *httpURL)
+		}
+	}
+	var ln net.Listener
+	if *httpAddr != "" {
+		var err error
+		if ln, err = net.Listen("tcp", *httpAddr); err != nil {
+			return fail(1, "--http: %v", err)
+		}
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ra, err := refagent.Start(ctx, refagent.Config{Broker: *brokerURL, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
-		KeepAlive: time.Duration(*keepalive) * time.Second, DataDir: *data, Log: log})
+		KeepAlive: time.Duration(*keepalive) * time.Second, HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log})
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	fmt.Fprintf(stdout, "agent %s/%s/%s online (spawned instance %s-c1 serves handed-over tasks)\n", *org, *unit, *id, *id)
+	name := *id
+	if *brokerURL != "" {
+		name = *org + "/" + *unit + "/" + *id
+	}
+	if ln != nil {
+		fmt.Fprintf(stdout, "agent %s listening on %s: JSON-RPC at %s, card at %s\n", *id, ln.Addr(), ra.HTTPURL(), cardURL(ra.HTTPURL()))
+	}
+	if *brokerURL != "" {
+		fmt.Fprintf(stdout, "agent %s online (spawned instance %s-c1 serves handed-over tasks)\n", name, *id)
+	}
 	<-ctx.Done()
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := ra.Close(closeCtx); err != nil {
 		return fail(1, "stopping: %v", err)
 	}
-	fmt.Fprintf(stdout, "agent %s/%s/%s offline\n", *org, *unit, *id)
+	fmt.Fprintf(stdout, "agent %s offline\n", name)
 	return nil
+}
+
+// cardURL is the Agent Card's URL at the root of an endpoint URL's server.
+func cardURL(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return a2ahttp.WellKnownCardPath
+	}
+	u.Path, u.RawQuery, u.Fragment = a2ahttp.WellKnownCardPath, "", ""
+	return u.String()
+}
+
+// onlyWith refuses the named flags when they were set without the
+// transport flag they belong to (need, for the message).
+func onlyWith(fs *flag.FlagSet, need string, names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		for _, n := range names {
+			if f.Name == n && err == nil {
+				err = fail(2, "--%s goes with %s", n, need)
+			}
+		}
+	})
+	return err
 }

@@ -2,95 +2,229 @@ package refagent
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/agent/taskstore"
+	"github.com/a2abind/a2abind/generated/a2a"
+	a2ahttp "github.com/a2abind/a2abind/transport/http"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
 
-// Config configures Start.
+// HTTPPath is where the JSON-RPC endpoint is mounted on the HTTP listener
+// (the card is at a2ahttp.WellKnownCardPath).
+const HTTPPath = "/a2a"
+
+// Config configures Start. At least one of Broker and HTTP is required.
 type Config struct {
+	// Broker serves the agent over MQTT (with its spawned instance
+	// {ID}-c1, which takes handed-over tasks); Org, Unit and Pool place it
+	// there.
 	Broker, Org, Unit, ID, Pool string
 	KeepAlive                   time.Duration
+	// HTTP, when set, serves the agent over the A2A JSON-RPC binding on
+	// this listener: the endpoint at HTTPPath, the card at
+	// /.well-known/agent-card.json. Start takes the listener over: it is
+	// closed by Close, or at once when Start fails.
+	HTTP net.Listener
+	// HTTPURL is the endpoint URL the card lists (default: EndpointURL of
+	// the listener's address).
+	HTTPURL string
 	// DataDir keeps tasks in a bbolt database (default: in memory).
 	DataDir string
 	Log     *slog.Logger
 }
 
-// Agent is the reference agent and its spawned instance {id}-c1: two
-// connections with their own Client IDs, one task store.
+// Agent is the reference agent. Over MQTT it is two connections with their
+// own Client IDs, the agent and its spawned instance {id}-c1; over HTTP one
+// endpoint. Both transports share one task store, one card and one
+// agent.Server for the main agent, so a task started over one transport
+// can be read or continued over the other.
 type Agent struct {
-	main, spawned       *a2amqtt.Agent
-	mainSrv, spawnedSrv *agent.Server
+	main, spawned       *a2amqtt.Agent // nil without a broker
+	mainSrv, spawnedSrv *agent.Server  // spawnedSrv is nil without a broker
+	http                *a2ahttp.Handler
+	httpURL             string
+	served              chan error // Serve's result
 	store               taskstore.Store
 }
 
-// Start connects the reference agent and its spawned instance.
+// EndpointURL is the JSON-RPC endpoint URL for a listener address: http://
+// host:port/a2a, with 127.0.0.1 for an unspecified host ("", 0.0.0.0, ::),
+// which is reachable from this machine only; serve other machines with
+// Config.HTTPURL.
+func EndpointURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + HTTPPath
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + HTTPPath
+}
+
+// Start serves the reference agent: over MQTT when c.Broker is set, over
+// HTTP when c.HTTP is, or both.
 func Start(ctx context.Context, c Config) (*Agent, error) {
-	var store taskstore.Store = taskstore.NewMemory(nil, taskstore.KeepFinishedFor(agent.DefaultFinishedRetention))
+	if c.Broker == "" && c.HTTP == nil {
+		return nil, errors.New("refagent: a broker or an HTTP listener is required")
+	}
+	ra := &Agent{}
+	started := false
+	defer func() {
+		if !started {
+			ra.abort(ctx, c.HTTP)
+		}
+	}()
+	ra.store = taskstore.NewMemory(nil, taskstore.KeepFinishedFor(agent.DefaultFinishedRetention))
 	if c.DataDir != "" {
 		b, err := taskstore.OpenBolt(c.DataDir+"/tasks.db", nil, 0)
 		if err != nil {
+			ra.store = nil
 			return nil, err
 		}
-		store = b
+		ra.store = b
 	}
-	spawnedID := c.ID + "-c1"
-	ra := &Agent{store: store,
-		mainSrv:    agent.NewServer(Handler(c.ID, spawnedID), agent.WithStore(store), agent.WithLogger(c.Log)),
-		spawnedSrv: agent.NewServer(Handler(spawnedID, ""), agent.WithStore(store), agent.WithLogger(c.Log))}
-	var err error
-	ra.spawned, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
-		Connection: a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive},
-		Org:        c.Org,
-		Unit:       c.Unit,
-		ID:         spawnedID,
-		Server:     ra.spawnedSrv,
-		Logger:     c.Log,
-	})
-	if err != nil {
-		store.Close()
-		return nil, err
+	var interfaces []a2a.AgentInterface
+	if c.Broker != "" {
+		interfaces = append(interfaces, MQTTInterface(c.Broker))
 	}
-	ra.main, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
-		Connection: a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive},
-		Org:        c.Org,
-		Unit:       c.Unit,
-		ID:         c.ID,
-		Pool:       c.Pool,
-		Card:       Card(c.ID, c.Broker),
-		Server:     ra.mainSrv,
-		Logger:     c.Log,
-	})
-	if err != nil {
-		ra.spawned.Close(ctx)
-		store.Close()
-		return nil, err
+	if c.HTTP != nil {
+		ra.httpURL = c.HTTPURL
+		if ra.httpURL == "" {
+			ra.httpURL = EndpointURL(c.HTTP.Addr())
+		}
+		interfaces = append(interfaces, a2ahttp.JSONRPCInterface(ra.httpURL))
 	}
+	spawnedID := ""
+	if c.Broker != "" {
+		spawnedID = c.ID + "-c1"
+	}
+	card := Card(c.ID, spawnedID != "", interfaces...)
+	ra.mainSrv = agent.NewServer(Handler(c.ID, spawnedID), agent.WithStore(ra.store), agent.WithLogger(c.Log))
+	if c.HTTP != nil {
+		// Made before any connection, so that a card the binding refuses
+		// fails the start at once.
+		h, err := a2ahttp.NewHandler(a2ahttp.HandlerConfig{Server: ra.mainSrv, Card: card, Logger: c.Log})
+		if err != nil {
+			return nil, err
+		}
+		ra.http = h
+	}
+	if c.Broker != "" {
+		ra.spawnedSrv = agent.NewServer(Handler(spawnedID, ""), agent.WithStore(ra.store), agent.WithLogger(c.Log))
+		var err error
+		ra.spawned, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
+			Connection: a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive},
+			Org:        c.Org,
+			Unit:       c.Unit,
+			ID:         spawnedID,
+			Server:     ra.spawnedSrv,
+			Logger:     c.Log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		ra.main, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
+			Connection: a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive},
+			Org:        c.Org,
+			Unit:       c.Unit,
+			ID:         c.ID,
+			Pool:       c.Pool,
+			Card:       card,
+			Server:     ra.mainSrv,
+			Logger:     c.Log,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if ra.http != nil {
+		ra.served = make(chan error, 1)
+		go func() { ra.served <- ra.http.Serve(c.HTTP, HTTPPath) }()
+	}
+	started = true
 	return ra, nil
 }
 
-// Close stops gracefully: the card goes offline, then DISCONNECT.
-func (ra *Agent) Close(ctx context.Context) error {
-	err := ra.main.Close(ctx)
-	if e := ra.spawned.Close(ctx); err == nil {
-		err = e
+// abort undoes a failed Start.
+func (ra *Agent) abort(ctx context.Context, ln net.Listener) {
+	if ra.http != nil {
+		ra.http.Close(ctx)
 	}
-	ra.mainSrv.Close(ctx)
-	ra.spawnedSrv.Close(ctx)
+	if ln != nil {
+		ln.Close()
+	}
+	if ra.main != nil {
+		ra.main.Close(ctx)
+	}
+	if ra.spawned != nil {
+		ra.spawned.Close(ctx)
+	}
+	ra.closeServers(ctx)
+	if ra.store != nil {
+		ra.store.Close()
+	}
+}
+
+// HTTPURL returns the JSON-RPC endpoint's URL as the card lists it, ""
+// when the agent is not served over HTTP.
+func (ra *Agent) HTTPURL() string { return ra.httpURL }
+
+// Close stops gracefully: the HTTP endpoint first (open event streams end
+// cleanly, requests in progress finish), then over MQTT the card goes
+// offline and the connections DISCONNECT; then the runtimes and the store.
+func (ra *Agent) Close(ctx context.Context) error {
+	var err error
+	if ra.http != nil {
+		err = ra.http.Close(ctx)
+		if e := <-ra.served; err == nil && !errors.Is(e, http.ErrServerClosed) {
+			err = fmt.Errorf("serving HTTP: %w", e)
+		}
+	}
+	if ra.main != nil {
+		if e := ra.main.Close(ctx); err == nil {
+			err = e
+		}
+		if e := ra.spawned.Close(ctx); err == nil {
+			err = e
+		}
+	}
+	ra.closeServers(ctx)
 	if e := ra.store.Close(); err == nil {
 		err = e
 	}
 	return err
 }
 
-// Kill drops both connections as a crash would.
+func (ra *Agent) closeServers(ctx context.Context) {
+	if ra.mainSrv != nil {
+		ra.mainSrv.Close(ctx)
+	}
+	if ra.spawnedSrv != nil {
+		ra.spawnedSrv.Close(ctx)
+	}
+}
+
+// Kill drops the MQTT connections as a crash would (and stops the HTTP
+// endpoint at once).
 func (ra *Agent) Kill() {
-	ra.main.Kill()
-	ra.spawned.Kill()
-	ra.mainSrv.Close(context.Background())
-	ra.spawnedSrv.Close(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if ra.http != nil {
+		ra.http.Close(ctx)
+		<-ra.served
+	}
+	if ra.main != nil {
+		ra.main.Kill()
+		ra.spawned.Kill()
+	}
+	ra.closeServers(context.Background())
 	ra.store.Close()
 }

@@ -1,6 +1,7 @@
 // Package refagent is the reference agent of the a2a command and its demo:
-// an echo agent whose behaviour is chosen by the text of the message, with a
-// spawned instance {id}-c1 that serves the tasks it hands over.
+// an echo agent whose behaviour is chosen by the text of the message,
+// served over MQTT (with a spawned instance {id}-c1 that serves the tasks
+// it hands over), over HTTP (the A2A JSON-RPC binding), or both at once.
 package refagent
 
 import (
@@ -14,21 +15,23 @@ import (
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
-// Handler is the reference agent's behaviour, by the text of the
-// message (README, "the reference agent"):
+// Handler returns the reference agent's behaviour for agent self, which
+// hands tasks over to spawned ("" for none). The behaviour is chosen by the
+// text of the message (README, "the reference agent"):
 //
 //   - any text: a COMPLETED task with one artifact echoing the text;
 //   - text beginning "ask": INPUT_REQUIRED with a question, and the
 //     follow-up completes the task;
 //   - text beginning "handover": the task goes to the spawned instance
-//     {id}-c1, which asks a question and completes the task on the follow-up;
+//     {id}-c1, which asks a question and completes the task on the
+//     follow-up; an agent without a spawned instance (the instance itself,
+//     or an agent served over HTTP alone, whose binding has no handover)
+//     keeps the task and asks the same question itself;
 //   - text beginning "fail": FAILED; "slow N": completes after N seconds.
 //
 // Every completed artifact says how many earlier tasks share its context.
 // Work is streamed as WORKING and two artifact chunks, so a streaming
 // request sees the whole progression.
-// Handler returns the reference agent's behaviour for agent self, which
-// hands tasks over to spawned ("" for none).
 func Handler(self, spawned string) agent.HandlerFunc {
 	return func(ctx context.Context, t *agent.Turn) error {
 		text := strings.TrimSpace(t.Text())
@@ -41,7 +44,7 @@ func Handler(self, spawned string) agent.HandlerFunc {
 			return t.AskInput(ctx, self+" asks: which option do you want?")
 		case "handover":
 			if spawned == "" {
-				return t.Reject(ctx, self+" cannot hand tasks over")
+				return t.AskInput(ctx, self+" has no spawned instance to hand over to and keeps this task: what size do you need?")
 			}
 			if err := t.Handover(ctx, spawned); err != nil {
 				return err
@@ -87,13 +90,25 @@ func finish(ctx context.Context, t *agent.Turn, text string) error {
 	return nil
 }
 
-// Card is the reference agent's card.
-func Card(id, brokerURL string) *a2a.AgentCard {
+// MQTTInterface is the card's entry for the agent served over MQTT
+// through the broker at brokerURL (docs/protocol.md, the Agent Card).
+func MQTTInterface(brokerURL string) a2a.AgentInterface {
+	return a2a.AgentInterface{URL: brokerURL, ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"}
+}
+
+// Card is the reference agent's card, listing interfaces in order of
+// preference (A2A v1.0 §8.3.1); handsOver says whether the agent has a
+// spawned instance {id}-c1 to hand tasks to.
+func Card(id string, handsOver bool, interfaces ...a2a.AgentInterface) *a2a.AgentCard {
 	yes := true
+	handover := "'handover' hands the task to " + id + "-c1"
+	if !handsOver {
+		handover = "'handover' is answered by " + id + " itself (no spawned instance)"
+	}
 	return &a2a.AgentCard{
 		Name:                id,
-		Description:         "a2abind reference agent: echoes text; 'ask' asks for input, 'handover' hands the task to " + id + "-c1, 'fail' fails, 'slow N' takes N seconds.",
-		SupportedInterfaces: []a2a.AgentInterface{{URL: brokerURL, ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"}},
+		Description:         "a2abind reference agent: echoes text; 'ask' asks for input, " + handover + ", 'fail' fails, 'slow N' takes N seconds.",
+		SupportedInterfaces: interfaces,
 		Provider:            &a2a.AgentProvider{URL: "https://github.com/a2abind/a2abind", Organization: "a2abind"},
 		Version:             Version,
 		Capabilities:        &a2a.AgentCapabilities{Streaming: &yes},
