@@ -36,7 +36,7 @@ func Example() {
 	// The responder: Client ID acme/lab/shouter, retained card online.
 	streaming := true
 	card := &a2a.AgentCard{Name: "Shouter", Description: "Upper-cases text", Version: "1.0.0",
-		SupportedInterfaces: []a2a.AgentInterface{{URL: b.URL(), ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"}},
+		SupportedInterfaces: []a2a.AgentInterface{a2amqtt.Interface(b.URL())},
 		Capabilities:        &a2a.AgentCapabilities{Streaming: &streaming},
 		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{{ID: "shout", Name: "Shout", Description: "Upper-cases text", Tags: []string{"text"}}}}
@@ -53,7 +53,7 @@ func Example() {
 	}
 	defer c.Close(context.Background())
 
-	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hello, agent")}}}}, requester.To(requester.Target{Agent: "shouter"}))
+	res, err := c.SendMessage(ctx, requester.TextMessage("hello, agent", "", ""), requester.ToAgent("shouter"))
 	if err != nil {
 		log.Fatal(err)
 	}

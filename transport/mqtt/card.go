@@ -1,0 +1,23 @@
+package mqtt
+
+import "github.com/a2abind/a2abind/generated/a2a"
+
+// The interface this package serves, as an Agent Card declares it
+// (docs/protocol.md §11, "MQTT entry in supportedInterfaces": the same
+// values as the A2A-over-MQTT Python SDK, so the two interoperate).
+const (
+	// ProtocolBindingMQTT is AgentInterface.protocolBinding of this
+	// binding.
+	ProtocolBindingMQTT = "MQTTv5+JSONRPCv2"
+	// ProtocolVersion is the A2A version served.
+	ProtocolVersion = "1.0"
+)
+
+// Interface returns the AgentInterface of an agent reached through the
+// broker at brokerURL (for example "mqtt://broker.example.com:1883"), for
+// AgentCard.SupportedInterfaces. An agent also served over HTTP lists that
+// interface in the same card (transport/http.JSONRPCInterface), the
+// preferred one first.
+func Interface(brokerURL string) a2a.AgentInterface {
+	return a2a.AgentInterface{URL: brokerURL, ProtocolBinding: ProtocolBindingMQTT, ProtocolVersion: ProtocolVersion}
+}
