@@ -103,6 +103,15 @@ func TestErrorsAreOneLineAndNonZero(t *testing.T) {
 		{"unreachable broker", []string{"send", "--broker", "mqtt://127.0.0.1:1", "--org", "o", "--unit", "u", "--to", "x", "--timeout", "3s", "hi"}, 1, "unreachable"},
 		{"bad broker URL", []string{"watch", "--broker", "http://example.com", "--org", "o", "--unit", "u"}, 1, "scheme"},
 		{"broker on a busy port", []string{"broker", "--listen", "256.0.0.1:99999"}, 1, "a2a broker:"},
+		{"both --url and --broker", []string{"send", "--url", "http://127.0.0.1:1", "--broker", "mqtt://127.0.0.1:1", "--org", "o", "--unit", "u", "--to", "x", "hi"}, 2, "exactly one of --url and --broker"},
+		{"neither --url nor --broker", []string{"send", "hi"}, 2, "--broker is required (or --url"},
+		{"--url with an MQTT flag", []string{"send", "--url", "http://127.0.0.1:1", "--to", "x", "hi"}, 2, "--to goes with --broker"},
+		{"--url not http", []string{"send", "--url", "mqtt://127.0.0.1:1", "hi"}, 2, "--url"},
+		{"--url without text", []string{"send", "--url", "http://127.0.0.1:1"}, 2, "TEXT"},
+		{"agent with neither --broker nor --http", []string{"agent", "--id", "x"}, 2, "--broker is required (or --http"},
+		{"agent --http with --pool", []string{"agent", "--http", "127.0.0.1:0", "--id", "x", "--pool", "p"}, 2, "--pool goes with --broker"},
+		{"agent --http-url without --http", []string{"agent", "--broker", "mqtt://127.0.0.1:1", "--org", "o", "--unit", "u", "--id", "x", "--http-url", "http://a/a2a"}, 2, "--http-url goes with --http"},
+		{"agent --http on a bad address", []string{"agent", "--http", "256.0.0.1:99999", "--id", "x"}, 1, "--http"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

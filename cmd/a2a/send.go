@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"time"
 
@@ -16,101 +17,157 @@ import (
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/requester"
+	a2ahttp "github.com/a2abind/a2abind/transport/http"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
 
 func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("send", "--broker URL --org O --unit U (--to ID | --pool P) [--stream] [--context C] [--task T] [--timeout D] [--json] TEXT",
-		"a2a send --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello", stderr)
+	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token TOKEN] TEXT",
+		"a2a send --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello\n  a2a send --url http://127.0.0.1:8080 hello", stderr)
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
-	org := fs.String("org", "", "org_id")
-	unit := fs.String("unit", "", "unit_id")
-	to := fs.String("to", "", "agent_id to send to")
-	pool := fs.String("pool", "", "pool_id to send to instead of an agent")
+	agentURL := fs.String("url", "", "send over HTTP to the agent at this URL: its base URL (the card at /.well-known/agent-card.json names the endpoint), its card's URL, or its JSON-RPC endpoint")
+	org := fs.String("org", "", "org_id (MQTT)")
+	unit := fs.String("unit", "", "unit_id (MQTT)")
+	to := fs.String("to", "", "agent_id to send to (MQTT)")
+	pool := fs.String("pool", "", "pool_id to send to instead of an agent (MQTT)")
 	stream := fs.Bool("stream", false, "SendStreamingMessage: print each stream item as it arrives")
 	contextID := fs.String("context", "", "contextId of the conversation to continue (default: a new one)")
 	taskID := fs.String("task", "", "taskId to resume after INPUT_REQUIRED (default: a new task)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
-	as := fs.String("as", "", "the requester's own agent_id (default: send-<random>)")
-	bearer := fs.String("token", "", "OAuth 2.0 access token, sent as a2a-authorization")
-	routesFile := fs.String("routes", "", "handover routing state file (default: $XDG_STATE_HOME/a2a/routes.json)")
+	as := fs.String("as", "", "the requester's own agent_id (MQTT; default: send-<random>)")
+	bearer := fs.String("token", "", "OAuth 2.0 access token (a2a-authorization over MQTT, Authorization: Bearer over HTTP)")
+	routesFile := fs.String("routes", "", "handover routing state file (MQTT; default: $XDG_STATE_HOME/a2a/routes.json)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	text := strings.Join(fs.Args(), " ")
 	switch {
-	case *brokerURL == "":
-		return fail(2, "--broker is required")
-	case (*to == "") == (*pool == ""):
+	case *brokerURL != "" && *agentURL != "":
+		return fail(2, "give exactly one of --url and --broker")
+	case *brokerURL == "" && *agentURL == "":
+		return fail(2, "--broker is required (or --url for HTTP)")
+	case *brokerURL != "" && (*to == "") == (*pool == ""):
 		return fail(2, "give exactly one of --to and --pool")
 	case text == "":
 		return fail(2, "the message TEXT is missing")
 	}
-	if *as == "" {
-		*as = "send-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:8]
-	}
-	ids := []string{"org", *org, "unit", *unit, "as", *as}
-	if *to != "" {
-		ids = append(ids, "to", *to)
-	}
-	if *pool != "" {
-		ids = append(ids, "pool", *pool)
-	}
-	if err := checkIDs(ids...); err != nil {
-		return err
-	}
-	for _, f := range []struct{ name, v string }{{"task", *taskID}, {"context", *contextID}} {
-		if f.v != "" && !mqttbind.ValidUUID(f.v) {
-			return fail(2, "--%s: %q is not a UUID", f.name, f.v)
-		}
-	}
-	if *routesFile == "" {
-		p, err := defaultRoutesPath()
-		if err != nil {
-			return fail(1, "%v", err)
-		}
-		*routesFile = p
-	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: a2amqtt.Connection{Broker: *brokerURL}, Org: *org, Unit: *unit, ID: *as, Requester: requester.Config{Routes: fileRoutes{*routesFile}}})
-	if err != nil {
-		return fail(1, "%v", err)
+	var c *requester.Client
+	var opts []requester.CallOption
+	var err error
+	endpoint := ""
+	if *agentURL != "" {
+		if err := onlyWith(fs, "--broker", "org", "unit", "to", "pool", "as", "routes"); err != nil {
+			return err
+		}
+		if c, endpoint, err = httpRequester(ctx, *agentURL); err != nil {
+			return err
+		}
+	} else {
+		target := requester.Target{Agent: *to, Pool: *pool}
+		if err := checkMQTTSend(target, org, unit, as, *taskID, contextID); err != nil {
+			return err
+		}
+		if c, err = mqttRequester(ctx, *brokerURL, *org, *unit, *as, *routesFile); err != nil {
+			return err
+		}
+		opts = append(opts, requester.To(target))
 	}
 	defer func() {
 		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer ccancel()
 		c.Close(cctx)
 	}()
-
-	if *contextID == "" {
-		*contextID = uuid.NewString()
-	}
-	msg := &a2a.Message{MessageID: uuid.NewString(), TaskID: *taskID, ContextID: *contextID, Role: a2a.RoleUser,
-		Parts: []a2a.Part{{Content: a2a.PartText(text)}}}
-	if msg.TaskID == "" {
-		msg.TaskID = uuid.NewString()
-	}
-	target := requester.Target{Agent: *to, Pool: *pool}
-	opts := []requester.CallOption{requester.To(target)}
 	if *bearer != "" {
 		opts = append(opts, requester.WithBearer(*bearer))
 	}
-	p := &printer{w: stdout, json: *asJSON}
+	// Over HTTP a new task carries no taskId: the server makes it (A2A
+	// v1.0, core); over MQTT the requester makes it (docs/protocol.md).
+	req := requester.TextMessage(text, *taskID, *contextID)
+	return converse(ctx, c, req, opts, *stream, &printer{w: stdout, json: *asJSON}, endpoint)
+}
+
+// checkMQTTSend checks the identifiers of a send over MQTT and fills in
+// the defaults: the requester's own agent_id, and a new contextId. Over
+// MQTT task and context ids are UUIDs (docs/protocol.md).
+func checkMQTTSend(target requester.Target, org, unit, as *string, taskID string, contextID *string) error {
+	if *as == "" {
+		*as = "send-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:8]
+	}
+	ids := []string{"org", *org, "unit", *unit, "as", *as}
+	if target.Agent != "" {
+		ids = append(ids, "to", target.Agent)
+	}
+	if target.Pool != "" {
+		ids = append(ids, "pool", target.Pool)
+	}
+	if err := checkIDs(ids...); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{{"task", taskID}, {"context", *contextID}} {
+		if f.v != "" && !mqttbind.ValidUUID(f.v) {
+			return fail(2, "--%s: %q is not a UUID", f.name, f.v)
+		}
+	}
+	if *contextID == "" {
+		*contextID = uuid.NewString()
+	}
+	return nil
+}
+
+// mqttRequester connects a requester to the broker, keeping its handover
+// routes in routesFile (default: defaultRoutesPath).
+func mqttRequester(ctx context.Context, brokerURL, org, unit, as, routesFile string) (*requester.Client, error) {
+	if routesFile == "" {
+		p, err := defaultRoutesPath()
+		if err != nil {
+			return nil, fail(1, "%v", err)
+		}
+		routesFile = p
+	}
+	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: a2amqtt.Connection{Broker: brokerURL}, Org: org, Unit: unit, ID: as,
+		Requester: requester.Config{Routes: fileRoutes{routesFile}}})
+	if err != nil {
+		return nil, fail(1, "%v", err)
+	}
+	return c.Client, nil
+}
+
+// httpRequester resolves the agent at rawURL (through its card, or as the
+// JSON-RPC endpoint itself) and returns a requester bound to it and the
+// endpoint it posts to.
+func httpRequester(ctx context.Context, rawURL string) (*requester.Client, string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, "", fail(2, "--url: %q is not an http:// or https:// URL", rawURL)
+	}
+	c, err := a2ahttp.NewClient(ctx, a2ahttp.ClientConfig{URL: rawURL})
+	if err != nil {
+		return nil, "", fail(1, "no A2A agent at %s: %v", rawURL, err)
+	}
+	return c.Client, c.Endpoint(), nil
+}
+
+// converse sends one message through c, over either transport, and prints
+// the replies: exit status 0 when the task ends COMPLETED or
+// INPUT_REQUIRED (or the agent answers with a message), 1 otherwise.
+// endpoint is the HTTP endpoint posted to ("" over MQTT), for messages.
+func converse(ctx context.Context, c *requester.Client, req *a2a.SendMessageRequest, opts []requester.CallOption, stream bool, p *printer, endpoint string) error {
 	var final *a2a.Task
-	if *stream {
-		for it, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}, opts...) {
+	if stream {
+		for it, err := range c.SendStreamingMessage(ctx, req, opts...) {
 			if err != nil {
-				return sendError(err)
+				return sendError(err, endpoint)
 			}
 			p.item(it)
 			final = p.apply(final, it)
 		}
 	} else {
-		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg}, opts...)
+		res, err := c.SendMessage(ctx, req, opts...)
 		if err != nil {
-			return sendError(err)
+			return sendError(err, endpoint)
 		}
 		if res.Message != nil {
 			p.item(requester.Item{StreamResponse: a2a.StreamResponse{Payload: res.Message}, Responder: res.Responder})
@@ -130,10 +187,16 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return fail(1, "task %s ended %s", final.ID, final.Status.State)
 }
 
-func sendError(err error) error {
+// sendError is the one-line message of a failed send; endpoint is the HTTP
+// endpoint posted to ("" over MQTT).
+func sendError(err error, endpoint string) error {
 	var e *a2a.Error
 	if errors.As(err, &e) {
 		return fail(1, "%s (code %d): %s", e.Token, e.Code, e.Message)
+	}
+	var se *a2ahttp.StatusError
+	if errors.As(err, &se) {
+		return fail(1, "%s answered %s, not A2A JSON-RPC (give the agent's base URL or its JSON-RPC endpoint): %v", endpoint, se.Status, err)
 	}
 	return fail(1, "%v", err)
 }
