@@ -1,7 +1,9 @@
 // Package demo runs the user stories of the A2A-over-MQTT profile (02, 03,
-// 05, 07, 08, 09) against a broker with the reference agent, printing a
-// transcript of what crosses the broker and a verdict per story. It is the
-// main job of the a2a command and feeds the golden wire transcripts.
+// 05, 07, 08, 09) against a broker with the reference agent, and three of
+// them (H02, H03, H08) against the reference agent served over HTTP on a
+// loopback port, printing a transcript of what crosses the broker or the
+// HTTP connection and a verdict per story. It is the main job of the a2a
+// command and feeds the golden wire transcripts.
 package demo
 
 import (
@@ -9,7 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
+	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +26,7 @@ import (
 	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/requester"
 	"github.com/a2abind/a2abind/statemachines/presence"
+	a2ahttp "github.com/a2abind/a2abind/transport/http"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 	"github.com/a2abind/a2abind/transport/mqtt/broker"
 )
@@ -36,12 +42,20 @@ type demo struct {
 	// statusBroker is a broker with broker-managed status, for story 09's
 	// last phase ("" when the demo runs on a broker given with --broker).
 	statusBroker string
+	// http is the requester of the HTTP stories, bound to the reference
+	// agent served over HTTP; wire records what it sends and receives.
+	http *a2ahttp.Client
+	wire *wire
 }
 
-// Story is one user story of the A2A-over-MQTT profile.
+// Story is one user story of the A2A-over-MQTT profile, told over MQTT, or
+// over HTTP (the A2A JSON-RPC binding).
 type Story struct {
 	ID, Title string
-	run       func(ctx context.Context, d *demo) (string, error)
+	// HTTP marks a story told over HTTP: its transcript is the HTTP
+	// requests and answers (Config.RecordHTTP), not MQTT messages.
+	HTTP bool
+	run  func(ctx context.Context, d *demo) (string, error)
 }
 
 // Config configures Run.
@@ -58,8 +72,11 @@ type Config struct {
 	// Stories selects stories by id ("02", "03", …); nil runs them all.
 	Stories []string
 	// Record, when set, receives every message that crossed the main broker
-	// during each story (for golden transcripts).
+	// during each MQTT story (for golden transcripts).
 	Record func(story string, msgs []Message)
+	// RecordHTTP, when set, receives every HTTP exchange of each HTTP
+	// story (for golden transcripts).
+	RecordHTTP func(story string, xs []Exchange)
 }
 
 // Result is the verdict of one story.
@@ -126,20 +143,38 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	d.sniff.takeMessages()
 
-	var results []Result
+	var stories []Story
 	for _, s := range Stories {
-		if cfg.Stories != nil && !slices.Contains(cfg.Stories, s.ID) {
-			continue
+		if cfg.Stories == nil || slices.Contains(cfg.Stories, s.ID) {
+			stories = append(stories, s)
 		}
+	}
+	if slices.ContainsFunc(stories, func(s Story) bool { return s.HTTP }) {
+		stop, err := d.startHTTP(ctx, transcript)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
+
+	var results []Result
+	for _, s := range stories {
 		fmt.Fprintf(stdout, "\n== story %s: %s\n", s.ID, s.Title)
 		sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
 		detail, err := s.run(sctx, d)
-		// Let the transcript catch up before the verdict.
-		if serr := d.sniff.sync(sctx); err == nil && serr != nil {
-			err = serr
+		if !s.HTTP {
+			// Let the transcript catch up before the verdict.
+			if serr := d.sniff.sync(sctx); err == nil && serr != nil {
+				err = serr
+			}
 		}
 		scancel()
-		if cfg.Record != nil {
+		switch {
+		case s.HTTP && cfg.RecordHTTP != nil:
+			cfg.RecordHTTP(s.ID, d.wire.take())
+		case s.HTTP:
+			d.wire.take()
+		case cfg.Record != nil:
 			cfg.Record(s.ID, d.sniff.takeMessages())
 		}
 		results = append(results, Result{s.ID, s.Title, detail, err})
@@ -157,7 +192,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			verdict = "FAIL"
 			failed++
 		}
-		fmt.Fprintf(stdout, "  %s  %s  %s\n", verdict, r.ID, r.Title)
+		fmt.Fprintf(stdout, "  %s  %-3s  %s\n", verdict, r.ID, r.Title)
 	}
 	if failed > 0 {
 		return results, fmt.Errorf("%w: %d of %d", ErrFailed, failed, len(results))
@@ -166,14 +201,47 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	return results, nil
 }
 
-// Stories are the user stories the demo runs, in order.
+// Stories are the user stories the demo runs, in order: over MQTT, then
+// over HTTP.
 var Stories = []Story{
-	{"02", "single request, single reply", story02},
-	{"03", "streaming reply", story03},
-	{"05", "shared pool dispatch", story05},
-	{"07", "task handover", story07},
-	{"08", "multi-turn conversation", story08},
-	{"09", "presence lifecycle", story09},
+	{"02", "single request, single reply", false, story02},
+	{"03", "streaming reply", false, story03},
+	{"05", "shared pool dispatch", false, story05},
+	{"07", "task handover", false, story07},
+	{"08", "multi-turn conversation", false, story08},
+	{"09", "presence lifecycle", false, story09},
+	{"H02", "single request, single reply over HTTP", true, storyH02},
+	{"H03", "streaming reply over HTTP (Server-Sent Events)", true, storyH03},
+	{"H08", "multi-turn conversation over HTTP", true, storyH08},
+}
+
+// startHTTP serves the reference agent "echo" over HTTP alone on a
+// loopback port (no broker: a store and a runtime of its own) and makes
+// the HTTP stories' requester, which resolves the endpoint from the card.
+// The card's fetch is not part of any story's transcript.
+func (d *demo) startHTTP(ctx context.Context, transcript io.Writer) (stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the HTTP agent: %w", err)
+	}
+	ra, err := refagent.Start(ctx, refagent.Config{ID: "echo", HTTP: ln, Log: d.log})
+	if err != nil {
+		return nil, fmt.Errorf("starting the reference agent over HTTP: %w", err)
+	}
+	base := strings.TrimSuffix(ra.HTTPURL(), refagent.HTTPPath)
+	fmt.Fprintf(d.out, "HTTP agent: echo at %s (card at %s%s), no broker\n", ra.HTTPURL(), base, a2ahttp.WellKnownCardPath)
+	d.wire = newWire(transcript)
+	d.http, err = a2ahttp.NewClient(ctx, a2ahttp.ClientConfig{URL: base, HTTPClient: &http.Client{Transport: d.wire},
+		Requester: requester.Config{Logger: d.log}})
+	if err != nil {
+		ra.Close(context.Background())
+		return nil, fmt.Errorf("reading the HTTP agent's card: %w", err)
+	}
+	d.wire.take()
+	return func() {
+		d.http.Close(context.Background())
+		ra.Close(context.Background())
+	}, nil
 }
 
 func (d *demo) discovery(agentID string) string {
@@ -205,9 +273,16 @@ func story02(ctx context.Context, d *demo) (string, error) {
 }
 
 func story03(ctx context.Context, d *demo) (string, error) {
+	return streamStory(d.client.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: text("stream this")}, requester.To(requester.Target{Agent: "echo"})))
+}
+
+// streamStory checks a stream of the reference agent's reply: the task
+// first, at least two artifact chunks, COMPLETED last. It returns the
+// sequence of items.
+func streamStory(items iter.Seq2[requester.Item, error]) (string, error) {
 	var kinds []string
 	artifacts := 0
-	for it, err := range d.client.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: text("stream this")}, requester.To(requester.Target{Agent: "echo"})) {
+	for it, err := range items {
 		if err != nil {
 			return "", err
 		}
@@ -344,7 +419,15 @@ func story07(ctx context.Context, d *demo) (string, error) {
 }
 
 func story08(ctx context.Context, d *demo) (string, error) {
-	conv := d.client.NewConversation(requester.Target{Agent: "echo"})
+	return multiTurn(ctx, d.client.Client, requester.Target{Agent: "echo"})
+}
+
+// multiTurn runs a conversation with the reference agent through c: a turn
+// that asks for input, resumed with the same taskId; a second turn that
+// sees the first in its context; a follow-up with a wrong contextId,
+// refused with -32602.
+func multiTurn(ctx context.Context, c *requester.Client, to requester.Target) (string, error) {
+	conv := c.NewConversation(to)
 	first, err := conv.Turn(ctx, "ask me something")
 	if err != nil {
 		return "", err
@@ -366,8 +449,8 @@ func story08(ctx context.Context, d *demo) (string, error) {
 	if next.Task.ID == first.Task.ID || !strings.Contains(artifactText(next.Task), "earlier tasks in this context: 1") {
 		return "", fmt.Errorf("follow-up turn: %q", artifactText(next.Task))
 	}
-	_, err = d.client.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{TaskID: next.Task.ID, ContextID: uuid.NewString(),
-		Parts: []a2a.Part{{Content: a2a.PartText("wrong context")}}}}, requester.To(requester.Target{Agent: "echo"}))
+	_, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{TaskID: next.Task.ID, ContextID: uuid.NewString(),
+		Parts: []a2a.Part{{Content: a2a.PartText("wrong context")}}}}, requester.To(to))
 	var e *a2a.Error
 	if !errors.As(err, &e) || e.Code != -32602 {
 		return "", fmt.Errorf("a mismatched contextId was answered with %v", err)

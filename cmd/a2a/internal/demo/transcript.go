@@ -260,6 +260,12 @@ func payloadSummary(p *paho.Publish) string {
 		}
 		return "card " + card.Name
 	}
+	return rpcSummary(p.Payload)
+}
+
+// rpcSummary summarises a JSON-RPC request or response, whatever carried
+// it (an MQTT publish, an HTTP body, a Server-Sent Event).
+func rpcSummary(payload []byte) string {
 	var env struct {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
@@ -269,15 +275,19 @@ func payloadSummary(p *paho.Publish) string {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(p.Payload, &env); err != nil {
-		return fmt.Sprintf("%d bytes", len(p.Payload))
+	if err := json.Unmarshal(payload, &env); err != nil {
+		return fmt.Sprintf("%d bytes", len(payload))
 	}
 	switch {
 	case env.Method != "":
 		var sm a2a.SendMessageRequest
 		if env.Method == string(a2a.MethodSendMessage) || env.Method == string(a2a.MethodSendStreamingMessage) {
 			if sm.UnmarshalJSON(env.Params) == nil && sm.Message != nil {
-				return fmt.Sprintf("%s %q task=%s", env.Method, clip(agent.TextOf(sm.Message)), short(sm.Message.TaskID))
+				task := short(sm.Message.TaskID)
+				if task == "" {
+					task = "-" // a new task over HTTP: the server makes its id
+				}
+				return fmt.Sprintf("%s %q task=%s", env.Method, clip(agent.TextOf(sm.Message)), task)
 			}
 		}
 		return env.Method

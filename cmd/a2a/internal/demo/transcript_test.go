@@ -114,6 +114,38 @@ func render(story string, msgs []demo.Message) string {
 	return strings.Join(blocks, "")
 }
 
+// renderHTTP writes a story's HTTP exchanges as a transcript: the request
+// line with the binding's headers and the body, then the status, the
+// media type and the answer, one line per Server-Sent Event of a stream.
+// The exchanges of one requester are sequential, so their order is the
+// story's.
+func renderHTTP(xs []demo.Exchange) string {
+	n := &normalizer{ids: map[string]string{}}
+	var b strings.Builder
+	for _, x := range xs {
+		fmt.Fprintf(&b, "%s %s", x.Method, x.Path)
+		for _, h := range x.Header {
+			fmt.Fprintf(&b, " %s=%s", h[0], h[1])
+		}
+		if len(x.Body) > 0 {
+			fmt.Fprintf(&b, "\n  %s", n.text(string(x.Body)))
+		}
+		if x.Err != nil {
+			fmt.Fprintf(&b, "\nno answer: %s\n", n.text(x.Err.Error()))
+			continue
+		}
+		fmt.Fprintf(&b, "\n%d %s\n", x.Status, x.ContentType)
+		if x.Events != nil {
+			for _, e := range x.Events {
+				fmt.Fprintf(&b, "  data: %s\n", n.text(string(e)))
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "  %s\n", n.text(string(x.Reply)))
+	}
+	return b.String()
+}
+
 // causal lists each request followed by its replies (the messages that
 // carry its Correlation Data). A broker fans a message out to its
 // subscribers one by one, so the transcript's subscription can see a reply
@@ -150,13 +182,14 @@ func causal(msgs []demo.Message) []demo.Message {
 }
 
 // TestStoryTranscripts runs the demo's stories on the embedded broker and
-// compares what crossed the broker, normalised, with testdata/transcripts.
+// over HTTP, and compares what crossed the broker or the HTTP connection,
+// normalised, with testdata/transcripts.
 // Refresh with go test ./cmd/a2a/internal/demo -run TestStoryTranscripts -update.
 func TestStoryTranscripts(t *testing.T) {
 	got := map[string]string{}
-	_, err := demo.Run(context.Background(), demo.Config{Out: io.Discard, Record: func(story string, msgs []demo.Message) {
-		got[story] = render(story, msgs)
-	}})
+	_, err := demo.Run(context.Background(), demo.Config{Out: io.Discard,
+		Record:     func(story string, msgs []demo.Message) { got[story] = render(story, msgs) },
+		RecordHTTP: func(story string, xs []demo.Exchange) { got[story] = renderHTTP(xs) }})
 	if err != nil {
 		t.Fatal(err)
 	}
