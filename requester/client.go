@@ -268,7 +268,8 @@ func (c *Client) onReply(r *call, op *retry.Operation, in *inbound, ex *exchange
 			return op.Tick(now), true, errStalled
 		}
 		return op.Refused(now), false, nil
-	case in.end:
+	case in.end && in.resp == nil && in.envErr == nil:
+		// The attempt ended with no reply at all.
 		if op.Phase() == retry.PhaseStreaming {
 			return op.Tick(now), true, errStalled
 		}
@@ -277,6 +278,11 @@ func (c *Client) onReply(r *call, op *retry.Operation, in *inbound, ex *exchange
 		c.ignored.Add(1)
 		c.log.Warn("requester: reply without a valid a2a-responder-agent-id ignored (protocol error)", "task", r.taskID)
 		return op.Tick(now), false, nil
+	case in.envErr != nil && in.end:
+		// The attempt's last reply, and not a JSON-RPC response: nothing
+		// else will come for it.
+		c.ignored.Add(1)
+		return op.Tick(now), true, a2a.NewError(a2a.TokenInvalidAgentResponse, in.envErr.Error())
 	case in.envErr != nil:
 		c.ignored.Add(1)
 		c.log.Warn("requester: malformed reply ignored", "err", in.envErr)
@@ -313,8 +319,12 @@ func (c *Client) onReply(r *call, op *retry.Operation, in *inbound, ex *exchange
 	}
 	d := op.Reply(retry.Reply{Kind: kind, Responder: responder}, now)
 	more, err := onItem(item{value: in.value, err: in.valueErr, responder: responder}, final)
-	if err != nil || !more {
+	switch {
+	case err != nil || !more:
 		return d, true, err
+	case !final && in.end:
+		// A stream whose last reply was not its final item.
+		return d, true, errStalled
 	}
 	return d, final, nil
 }

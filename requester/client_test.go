@@ -161,6 +161,11 @@ func TestErrors(t *testing.T) {
 				deliver(&requester.Reply{Payload: result(req, `{"task":{"id":"t"}}`)})
 				return nil
 			}, nil, a2a.ErrInvalidAgentResponse, 1, nil},
+		{"a last reply that is not JSON-RPC", requester.Binding{},
+			func(_ int, req *requester.Request, deliver func(*requester.Reply)) error {
+				deliver(&requester.Reply{Payload: []byte(`{"jsonrpc":"2.0","id":"` + req.ID + `"}`), End: true})
+				return nil
+			}, nil, a2a.ErrInvalidAgentResponse, 1, nil},
 		{"no target where the binding needs one", requester.Binding{NeedsTarget: true},
 			func(int, *requester.Request, func(*requester.Reply)) error { return nil }, nil, requester.ErrNoTarget, 0, nil},
 	}

@@ -106,7 +106,10 @@ type Reply struct {
 	// empty.
 	Failed error
 	// End reports that no more replies will come for the attempt (HTTP: the
-	// response or the event stream ended). A stream that ends before its
-	// final item counts as stalled.
+	// response or the event stream ended), with Payload as the last reply
+	// or alone. A stream that ends before its final item counts as
+	// stalled; a last reply that is not a JSON-RPC response ends the
+	// operation with invalid_agent_response (an earlier one is dropped, as
+	// a stray message would be).
 	End bool
 }

@@ -82,7 +82,7 @@ func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deli
 			deliver(&requester.Reply{Refused: err})
 			return func() {}, nil
 		}
-		t.answer(resp, false, deliver)
+		t.answer(resp, deliver)
 		return func() {}, nil
 	}
 	sctx, cancel := context.WithCancel(ctx)
@@ -96,7 +96,7 @@ func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deli
 			}
 			return
 		}
-		t.answer(resp, true, deliver)
+		t.answer(resp, deliver)
 	}()
 	return func() { cancel(); <-done }, nil
 }
@@ -134,7 +134,7 @@ func unwrapURLError(err error) error {
 
 // answer reads a response and delivers what it holds: the JSON-RPC
 // response, each event of a stream, or why there is none.
-func (t *clientTransport) answer(resp *http.Response, streaming bool, deliver func(*requester.Reply)) {
+func (t *clientTransport) answer(resp *http.Response, deliver func(*requester.Reply)) {
 	defer resp.Body.Close()
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
@@ -152,10 +152,7 @@ func (t *clientTransport) answer(resp *http.Response, streaming bool, deliver fu
 		case resp.StatusCode == http.StatusOK || isJSONRPCResponse(b):
 			// A JSON-RPC answer, whatever the status (a refusal of the
 			// content type, say, still says why in JSON-RPC).
-			deliver(&requester.Reply{Payload: b})
-			if streaming {
-				deliver(&requester.Reply{End: true})
-			}
+			deliver(&requester.Reply{Payload: b, End: true})
 		default:
 			t.deliverStatus(resp, b, deliver)
 		}

@@ -788,32 +788,12 @@ func TestInteropClientA2AGoPushConfigs(t *testing.T) {
 
 	// docs/conformance.md, a2a-go departure 4: a successful delete is
 	// answered {"jsonrpc":"2.0","id":...} with neither result nor error
-	// (JSON-RPC 2.0 §5 requires result; the proto's Empty is {}). The
-	// client cannot take that for a success. Known client defect, pinned
-	// here: the requester drops the malformed reply as it would a stray
-	// MQTT message (IgnoredReplies counts it) and waits for another, which
-	// over HTTP never comes, so the call lasts until the caller's context
-	// ends. Once the HTTP transport fails a plain call whose answer is not
-	// a JSON-RPC response, this must want invalid_agent_response instead.
-	ignored := c.IgnoredReplies()
-	dctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- c.DeleteTaskPushNotificationConfig(dctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: taskID, ID: made.ID})
-	}()
-	for c.IgnoredReplies() == ignored {
-		select {
-		case err := <-done:
-			t.Fatalf("DeleteTaskPushNotificationConfig returned %v before the reply was dropped: update this test (want invalid_agent_response)", err)
-		case <-ctx.Done():
-			t.Fatal("a2a-go's answer to the delete never reached the requester")
-		case <-time.After(time.Millisecond):
-		}
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("error %v: want the call to have waited for its context", err)
+	// (JSON-RPC 2.0 §5 requires result; the proto's Empty is {}). It is the
+	// attempt's only answer, and not a JSON-RPC response: the call fails
+	// at once with invalid_agent_response (never waits for another).
+	err = c.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: taskID, ID: made.ID})
+	if !errors.Is(err, a2a.ErrInvalidAgentResponse) {
+		t.Fatalf("error %v, want invalid_agent_response", err)
 	}
 	_, body, x := tap.last(t, a2a.MethodDeleteTaskPushNotificationConfig)
 	var env map[string]json.RawMessage
