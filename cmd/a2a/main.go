@@ -1,12 +1,14 @@
-// Command a2a runs A2A agents over MQTT v5: an embedded broker, the
-// reference agent, a requester, a live presence table, and a demo of the
-// whole protocol.
+// Command a2a runs A2A agents over MQTT v5 and HTTP: an embedded broker,
+// the reference agent, a requester, a live presence table, and a demo of
+// the whole protocol.
 //
-//	a2a demo                      # every user story on an embedded broker
+//	a2a demo                      # every user story on an embedded broker, three over HTTP
 //	a2a broker --status           # an MQTT v5 broker with broker-managed status
 //	a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo
+//	a2a agent --http 127.0.0.1:8080 --id echo
 //	a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab
 //	a2a send  --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello
+//	a2a send  --url http://127.0.0.1:8080 hello
 //
 // Run "a2a <command> -h" for the flags of each command.
 package main
@@ -41,9 +43,9 @@ var commands = []struct {
 	name, summary string
 	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }{
-	{"demo", "run the user stories on an embedded broker and report pass / fail", runDemo},
+	{"demo", "run the user stories on an embedded broker and over HTTP, and report pass / fail", runDemo},
 	{"broker", "run the embedded MQTT v5 broker", runBroker},
-	{"agent", "run the reference agent", runAgent},
+	{"agent", "run the reference agent over MQTT, HTTP or both", runAgent},
 	{"send", "send a message to an agent and print the replies", runSend},
 	{"watch", "show the live presence table of an org/unit", runWatch},
 	{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
