@@ -216,48 +216,7 @@ func TestReferenceAgentBehaviours(t *testing.T) {
 			send := func(args ...string) result {
 				return runCLI(t, env, append([]string{"send", "--broker", b.URL(), "--org", "acme", "--unit", "lab", "--to", "echo", "--json"}, args...)...)
 			}
-			t.Run("any text completes with the echo", func(t *testing.T) {
-				r := send("hello")
-				lines := jsonLines(t, r.stdout)
-				last := lines[len(lines)-1]
-				if r.code != 0 || last.State != "TASK_STATE_COMPLETED" || !strings.Contains(string(lines[0].Item), "echo: hello") {
-					t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
-				}
-			})
-			t.Run("a stream starts with the task, has two artifacts, ends completed", func(t *testing.T) {
-				r := send("--stream", "stream me")
-				lines := jsonLines(t, r.stdout)
-				var kinds []string
-				for _, l := range lines[:len(lines)-1] {
-					var m map[string]json.RawMessage
-					json.Unmarshal(l.Item, &m)
-					for k := range m {
-						kinds = append(kinds, k)
-					}
-				}
-				got := strings.Join(kinds, ",")
-				if r.code != 0 || got != "task,statusUpdate,artifactUpdate,artifactUpdate,statusUpdate" || lines[len(lines)-1].State != "TASK_STATE_COMPLETED" {
-					t.Fatalf("exit %d, items %s\n%s", r.code, got, r.stderr)
-				}
-			})
-			t.Run("ask, then the follow-up completes the same task", func(t *testing.T) {
-				r := send("ask me")
-				lines := jsonLines(t, r.stdout)
-				first := lines[len(lines)-1]
-				if r.code != 0 || first.State != "TASK_STATE_INPUT_REQUIRED" {
-					t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
-				}
-				r = send("--task", first.TaskID, "--context", first.ContextID, "blue")
-				lines = jsonLines(t, r.stdout)
-				if last := lines[len(lines)-1]; r.code != 0 || last.State != "TASK_STATE_COMPLETED" || last.TaskID != first.TaskID {
-					t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
-				}
-				// A later turn in the context sees the earlier task.
-				r = send("--context", first.ContextID, "again")
-				if !strings.Contains(r.stdout, "earlier tasks in this context: 1") {
-					t.Fatalf("%s", r.stdout)
-				}
-			})
+			referenceBehaviours(t, send)
 			t.Run("handover: a later run follows the routing state to echo-c1", func(t *testing.T) {
 				r := send("handover please")
 				lines := jsonLines(t, r.stdout)
@@ -273,12 +232,6 @@ func TestReferenceAgentBehaviours(t *testing.T) {
 				routes, err := os.ReadFile(filepath.Join(state, "a2a", "routes.json"))
 				if err != nil || !strings.Contains(string(routes), "echo-c1") {
 					t.Fatalf("routing state: %s %v", routes, err)
-				}
-			})
-			t.Run("fail exits non-zero", func(t *testing.T) {
-				r := send("fail now")
-				if r.code != 1 || !strings.Contains(r.stderr, "TASK_STATE_FAILED") {
-					t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 				}
 			})
 			t.Run("slow N completes after N seconds", func(t *testing.T) {
@@ -304,6 +257,49 @@ func TestReferenceAgentBehaviours(t *testing.T) {
 			})
 		})
 	}
+}
+
+// referenceBehaviours checks the reference agent's answers through send,
+// which runs a2a send --json over one transport with the given arguments
+// added: the echo, a stream, a task resumed after INPUT_REQUIRED and a later
+// turn of its context, a failure.
+func referenceBehaviours(t *testing.T, send func(args ...string) result) {
+	t.Run("any text completes with the echo", func(t *testing.T) {
+		r := send("hello")
+		lines := jsonLines(t, r.stdout)
+		last := lines[len(lines)-1]
+		if r.code != 0 || last.State != "TASK_STATE_COMPLETED" || !strings.Contains(string(lines[0].Item), "echo: hello") {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("a stream starts with the task, has two artifacts, ends completed", func(t *testing.T) {
+		r := send("--stream", "stream me")
+		if got := itemKinds(t, r); r.code != 0 || got != "task,statusUpdate,artifactUpdate,artifactUpdate,statusUpdate" || lastLine(t, r).State != "TASK_STATE_COMPLETED" {
+			t.Fatalf("exit %d, items %s\n%s", r.code, got, r.stderr)
+		}
+	})
+	t.Run("ask, then the follow-up completes the same task", func(t *testing.T) {
+		r := send("ask me")
+		first := lastLine(t, r)
+		if r.code != 0 || first.State != "TASK_STATE_INPUT_REQUIRED" || first.TaskID == "" || first.ContextID == "" {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		r = send("--task", first.TaskID, "--context", first.ContextID, "blue")
+		if last := lastLine(t, r); r.code != 0 || last.State != "TASK_STATE_COMPLETED" || last.TaskID != first.TaskID || !strings.Contains(r.stdout, "answer received: blue") {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		// A later turn in the context sees the earlier task.
+		r = send("--context", first.ContextID, "again")
+		if last := lastLine(t, r); r.code != 0 || last.TaskID == first.TaskID || !strings.Contains(r.stdout, "earlier tasks in this context: 1") {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("fail exits non-zero", func(t *testing.T) {
+		r := send("fail now")
+		if r.code != 1 || !strings.Contains(r.stderr, "TASK_STATE_FAILED") {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
 }
 
 func waitStatus(t *testing.T, w *a2amqtt.Watcher, agentID string, st presence.Status, src presence.Source) presence.Entry {
