@@ -340,8 +340,8 @@ func clip(s string) string {
 }
 
 // probeShared checks that the broker delivers an $a2a topic to a $share
-// subscription, as pools need: mosquitto 2.0.11 does not (protocol digest
-// §11). The probe subscribes on a connection of its own, so that the
+// subscription, as pools need: mosquitto 2.0.11 does not (docs/protocol.md
+// §12). The probe subscribes on a connection of its own, so that the
 // transcript's own $a2a/# subscription cannot answer for it.
 func (s *sniffer) probeShared(ctx context.Context) error {
 	got := make(chan struct{}, 1)
