@@ -115,10 +115,24 @@ func tokenFromData(data any) (a2a.Token, bool) {
 				if t, ok := known(s); ok {
 					return t, true
 				}
+				if t, ok := foreignReasons[strings.ToUpper(s)]; ok {
+					return t, true
+				}
 			}
 		}
 	}
 	return "", false
+}
+
+// foreignReasons are ErrorInfo reasons that other A2A implementations send
+// for one of a2abind's tokens under another name. The official Go SDK
+// a2a-go v2.3.1 answers a caller without permission with reason
+// UNAUTHORIZED and code -31403 (its UNAUTHENTICATED, code -31401, already
+// has a2abind's reason, and its SERVER_ERROR, code -32000, has no token
+// here and stays internal_error with its code): docs/conformance.md,
+// "Payloads of the official Go SDK", and docs/protocol.md §6.1.
+var foreignReasons = map[string]a2a.Token{
+	"UNAUTHORIZED": a2a.TokenPermissionDenied,
 }
 
 // tokenFromCode identifies an error that carries no recognisable data: in

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,5 +144,51 @@ func TestDecodeResponseRefusesNonResponses(t *testing.T) {
 	r, err := DecodeResponse([]byte(`{"jsonrpc":"2.0","id":1,"result":{"id":"t"}}`), BindingHTTP)
 	if err != nil || !strings.Contains(string(r.Result), `"t"`) {
 		t.Fatal(r, err)
+	}
+}
+
+// a2a-go v2.3.1's errors (docs/conformance.md, "Payloads of the official Go
+// SDK"): the ErrorInfo reason decides, so its own codes for the
+// authentication errors do not matter; its UNAUTHORIZED is a2abind's
+// permission_denied, by that reason and only in an A2A ErrorInfo.
+func TestFromWireReadsA2AGoReasons(t *testing.T) {
+	info := func(reason, domain string) string {
+		return `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"` + reason + `","domain":"` + domain +
+			`","metadata":{"timestamp":"2026-01-02T10:00:00Z"}}]`
+	}
+	cases := []struct {
+		name string
+		code int
+		data string
+		want a2a.Token
+	}{
+		{"UNAUTHORIZED -31403", -31403, info("UNAUTHORIZED", ErrorInfoDomain), a2a.TokenPermissionDenied},
+		{"UNAUTHORIZED after a Struct detail", -31403, `[{"@type":"type.googleapis.com/google.protobuf.Struct","value":{"a":1}},` +
+			info("UNAUTHORIZED", ErrorInfoDomain)[1:], a2a.TokenPermissionDenied},
+		{"UNAUTHORIZED spelt in lower case", -31403, info("unauthorized", ErrorInfoDomain), a2a.TokenPermissionDenied},
+		{"UNAUTHENTICATED -31401", -31401, info("UNAUTHENTICATED", ErrorInfoDomain), a2a.TokenUnauthenticated},
+		{"our PERMISSION_DENIED -32041", -32041, info("PERMISSION_DENIED", ErrorInfoDomain), a2a.TokenPermissionDenied},
+		{"SERVER_ERROR -32000 has no token", -32000, info("SERVER_ERROR", ErrorInfoDomain), a2a.TokenInternalError},
+		{"UNAUTHORIZED of another domain, no @type", -31403, `[{"reason":"UNAUTHORIZED","domain":"example.com"}]`, a2a.TokenInternalError},
+		{"UNAUTHORIZED as an MQTT a2a_error is no token", -31403, `{"a2a_error":"unauthorized"}`, a2a.TokenInternalError},
+		{"-31403 without data is no token", -31403, `null`, a2a.TokenInternalError},
+	}
+	for _, tc := range cases {
+		for _, b := range []Binding{BindingHTTP, BindingMQTT} {
+			t.Run(tc.name, func(t *testing.T) {
+				wire := `{"jsonrpc":"2.0","id":"r","error":{"code":` + strconv.Itoa(tc.code) + `,"message":"m","data":` + tc.data + `}}`
+				resp, err := DecodeResponse([]byte(wire), b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := resp.Err
+				if e.Token != tc.want || e.Code != tc.code || e.Message != "m" {
+					t.Fatalf("binding %d: %s read as %+v, want token %s with the wire's code", b, wire, e, tc.want)
+				}
+				if tc.want == a2a.TokenPermissionDenied && (!errors.Is(e, a2a.ErrPermissionDenied) || e.HTTPStatus != 403) {
+					t.Fatalf("%+v: want errors.Is ErrPermissionDenied and HTTP status 403", e)
+				}
+			})
+		}
 	}
 }

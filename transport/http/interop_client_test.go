@@ -651,14 +651,14 @@ func TestInteropClientA2AGoServer(t *testing.T) {
 			_, err := c.ListTasks(ctx, &a2a.ListTasksRequest{})
 			return err
 		}, a2a.ErrUnauthenticated, -31401, "UNAUTHENTICATED", []string{sdkInfo}},
-		// a2a-go's UNAUTHORIZED is no reason a2abind knows (its token is
-		// permission_denied, reason PERMISSION_DENIED, code -32041), and
-		// -31403 is no A2A or JSON-RPC code: docs/protocol.md §6.2 keeps
-		// such an error as internal_error with its code and data.
+		// a2a-go's reason UNAUTHORIZED (code -31403, no A2A or JSON-RPC
+		// code) is a2abind's permission_denied (reason PERMISSION_DENIED,
+		// code -32041) under another name: jsonrpc.FromWire reads it so
+		// (docs/conformance.md, a2a-go's errors), keeping a2a-go's code.
 		{"unauthorized, a2a-go's reason UNAUTHORIZED and code -31403", a2a.MethodSendMessage, func() error {
 			_, err := c.SendMessage(ctx, requester.TextMessage("refuse unauthorized", "", ""))
 			return err
-		}, a2a.ErrInternalError, -31403, "UNAUTHORIZED", []string{sdkInfo}},
+		}, a2a.ErrPermissionDenied, -31403, "UNAUTHORIZED", []string{sdkInfo}},
 	}
 	for _, tc := range errCases {
 		t.Run(tc.name, func(t *testing.T) {
