@@ -10,9 +10,10 @@
 // NewHandler takes the runtime and the public Agent Card. The card lists
 // the endpoint's URL (JSONRPCInterface makes that entry; an agent also
 // served over MQTT adds its "MQTTv5+JSONRPCv2" interface to the same
-// card). The common case is one call on a listener:
+// card). The common case is one call on a listener (the package is
+// imported as a2ahttp beside net/http):
 //
-//	h, err := http.NewHandler(http.HandlerConfig{Server: srv, Card: card})
+//	h, err := a2ahttp.NewHandler(a2ahttp.HandlerConfig{Server: srv, Card: card})
 //	go h.Serve(ln, "/a2a") // JSON-RPC at /a2a, the card at /.well-known/agent-card.json
 //	...
 //	h.Close(ctx)
@@ -39,12 +40,16 @@
 // than POST (405, with Allow: POST), a Content-Type other than
 // application/json (415; parameters such as charset are allowed), and any
 // request after Close (503). A JSON-RPC batch (an array) is answered
-// invalid_request. A notification (a request without an id) is served and
-// answered 204 No Content without a body: JSON-RPC 2.0 §4.1 forbids a
-// reply, and A2A defines none; for a streaming method the stream is left
-// after its first item (the task goes on). Parse errors and malformed
-// envelopes, where no notification can be told, are answered with id
-// null.
+// invalid_request: A2A v1.0 §9 defines no batches.
+//
+// A notification (a request without an id) is served and answered 204 No
+// Content without a body, as soon as the runtime has accepted it:
+// JSON-RPC 2.0 §4.1 forbids a reply, and A2A defines none. A SendMessage
+// notification is served as with returnImmediately; a streaming one is
+// left after its first item; the task goes on either way, and an error
+// (an unknown method, invalid params, a refusal) is not reported. Parse
+// errors and malformed envelopes, where no notification can be told
+// apart, are answered with id null.
 //
 // # Version, authentication, capabilities
 //
@@ -66,7 +71,8 @@
 // push_notification_not_supported (-32003), and a card that declares
 // capabilities.pushNotifications is refused. Nothing in A2A carries a
 // request deadline over HTTP: a request lives as long as its HTTP request
-// (its context).
+// (its context). A handover (agent.Turn.Handover) is not visible either:
+// the binding has no member for the new responder's id.
 //
 // # Limits
 //
@@ -78,6 +84,10 @@
 // bounded by HandlerConfig.EventWriteTimeout (default 10 s), so a client
 // that stops reading cannot hold its task back. Serve's http.Server bounds
 // the time to read request headers (10 s) and idle connections (2 min).
+// Not bounded here: the number of connections and of open streams (a
+// SubscribeToTask adds one without starting a turn), and the time a
+// client takes to send its body; bound them at the listener or a proxy in
+// front, or with an http.Server of your own (Register).
 //
 // # Shutdown
 //
@@ -87,6 +97,4 @@
 // SubscribeToTask), stops the servers that Serve started, and waits for
 // the requests in progress, or for its context to end. Tasks are not
 // stopped: they belong to the runtime, which agent.Server.Close stops.
-//
-// The HTTP client of this binding lives in the same package.
 package http

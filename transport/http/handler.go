@@ -68,7 +68,9 @@ type HandlerConfig struct {
 	// client that stops reading would otherwise hold the task back; past
 	// the bound its stream fails and ends, and the task goes on. It is
 	// applied where the ResponseWriter supports write deadlines (net/http's
-	// HTTP/1 and HTTP/2 writers do).
+	// HTTP/1 and HTTP/2 writers do). Each event's deadline replaces the
+	// connection's, so an http.Server WriteTimeout does not cut a stream
+	// that keeps sending.
 	EventWriteTimeout time.Duration
 	// CardMaxAge is the max-age of the Cache-Control header served with
 	// the Agent Card (A2A v1.0 §8.6.1; default DefaultCardMaxAge, 5 min;
@@ -133,6 +135,7 @@ var (
 	contentJSON        = []string{"application/json"}
 	contentEventStream = []string{"text/event-stream"}
 	cacheNoCache       = []string{"no-cache"}
+	connectionClose    = []string{"close"}
 	allowPost          = []string{http.MethodPost}
 )
 
@@ -151,7 +154,9 @@ var errNotification = errors.New("http: a notification is not answered")
 //     flushed each) for SendStreamingMessage and SubscribeToTask, whose
 //     errors are sent as an error event inside the stream;
 //   - a notification (a request without "id") is served and answered 204
-//     No Content without a body (JSON-RPC 2.0 §4.1).
+//     No Content without a body (JSON-RPC 2.0 §4.1) as soon as the runtime
+//     has accepted it: a SendMessage is served as with returnImmediately,
+//     a stream is left after its first item; the task goes on.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header()["Allow"] = allowPost
@@ -165,6 +170,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !h.enter() {
+		// The connection is not kept: the client's next request goes to
+		// a new one, perhaps to another instance.
+		w.Header()["Connection"] = connectionClose
 		h.refuse(w, http.StatusServiceUnavailable, a2a.NewError(a2a.TokenInternalError, "the server is shutting down"))
 		return
 	}
@@ -184,6 +192,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if e := h.check(r, req); e != nil {
 		x.answer(r.Context(), e)
 		return
+	}
+	if p, ok := req.Params.(*a2a.SendMessageRequest); ok && x.notify && !x.stream {
+		// Nobody waits for the answer: the notification is done once the
+		// task is accepted, as a stream's is after its first item.
+		if p.Configuration == nil {
+			p.Configuration = &a2a.SendMessageConfiguration{}
+		}
+		p.Configuration.ReturnImmediately = true
 	}
 	call := agent.Call{Request: req, IDs: tasklife.ResponderIDs, Token: bearer(r.Header["Authorization"])}
 	ctx := r.Context()

@@ -362,15 +362,17 @@ func TestJSONRPCEnvelopeErrors(t *testing.T) {
 	}
 }
 
-// A notification (no id) is served and answered 204 without a body; a
-// notification the runtime cannot serve is not answered either.
+// A notification (no id) is served and answered 204 without a body once
+// the runtime has accepted it; a notification the runtime cannot serve is
+// not answered either.
 func TestNotification(t *testing.T) {
 	a := startSrvAgent(t, a2ahttp.HandlerConfig{})
 	for _, tc := range []struct {
 		name, body string
 		creates    bool
 	}{
-		{"SendMessage", `{"jsonrpc":"2.0","method":"SendMessage","params":` + sendParams("note", "", "") + `}`, true},
+		// Answered while its handler still waits for release.
+		{"SendMessage", `{"jsonrpc":"2.0","method":"SendMessage","params":` + sendParams("block", "", "") + `}`, true},
 		{"SendStreamingMessage", `{"jsonrpc":"2.0","method":"SendStreamingMessage","params":` + sendParams("streamed note", "", "") + `}`, true},
 		{"unknown method", `{"jsonrpc":"2.0","method":"Nope","params":{}}`, false},
 		{"invalid params", `{"jsonrpc":"2.0","method":"GetTask","params":{}}`, false},
@@ -386,6 +388,7 @@ func TestNotification(t *testing.T) {
 		})
 	}
 	// The two messages made tasks, which complete.
+	close(a.release)
 	r := call(t, a.endpoint, req("ListTasks", `{}`), nil)
 	var l struct {
 		Tasks []a2a.Task `json:"tasks"`
