@@ -57,7 +57,10 @@
 // is ignored, A2A v1.0 §3.6). Any other version is answered
 // version_not_supported (-32009); so is a request without the header,
 // which A2A v1.0 §3.6.2 reads as version 0.3, unless
-// HandlerConfig.AcceptMissingVersion is set (it is off by default).
+// HandlerConfig.AcceptMissingVersion is set (it is off by default). The
+// version is read from the header only, as A2A v1.0 §9.2 has service
+// parameters sent in this binding; the URL query parameter that §3.6.1
+// also allows is not read.
 //
 // The bearer token of an "Authorization: Bearer <token>" header is handed
 // to the runtime (agent.Call.Token), whose Verifier (agent.WithVerifier)
