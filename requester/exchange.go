@@ -72,17 +72,19 @@ func (ex *exchange) firstSight(digest [32]byte) bool {
 }
 
 // resultDecoder decodes a JSON-RPC result into its generated type and
-// checks it against the schema.
-type resultDecoder func(json.RawMessage) (any, error)
+// checks it against the schema, reading a peer's departures from A2A v1.0
+// in form (compat.go); it reports the departures it read.
+type resultDecoder func(json.RawMessage) (any, []Departure, error)
 
-// decodeWith adapts a generated Parse<Type>JSON function.
+// decodeWith adapts a generated Parse<Type>JSON function: strict first,
+// then DecodeLenient's rewrites (compat.go).
 func decodeWith[T any](parse func([]byte) (*T, error)) resultDecoder {
-	return func(raw json.RawMessage) (any, error) {
-		v, err := parse(raw)
+	return func(raw json.RawMessage) (any, []Departure, error) {
+		v, departed, err := DecodeLenient(raw, parse)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return v, nil
+		return v, departed, nil
 	}
 }
 
@@ -113,15 +115,25 @@ func (ex *exchange) decodeReply(r *Reply) *inbound {
 		return in
 	}
 	in.resp, in.envErr = jsonrpc.DecodeResponse(r.Payload, ex.errors)
-	if in.envErr != nil {
-		in.resp = nil
+	switch {
+	case in.envErr != nil:
+		// Not a JSON-RPC response, unless a peer's departure (compat.go)
+		// made it one whose result decodes; else the original error.
+		resp, value, departed := ex.relaxedEnvelope(r.Payload)
+		if resp == nil {
+			in.resp = nil
+			return in
+		}
+		in.resp, in.envErr, in.value = resp, nil, value
+		ex.noteDeparted(departed)
+	case in.resp.Err != nil:
 		return in
+	default:
+		var departed []Departure
+		in.value, departed, in.valueErr = ex.decode(in.resp.Result)
+		in.resp.Result = nil // the payload may be reused once deliver returns
+		ex.noteDeparted(departed)
 	}
-	if in.resp.Err != nil {
-		return in
-	}
-	in.value, in.valueErr = ex.decode(in.resp.Result)
-	in.resp.Result = nil // the payload may be reused once deliver returns
 	in.taskID, _, _ = taskStateOf(in.value)
 	if ex.streaming {
 		in.digest = sha256.Sum256(r.Payload)

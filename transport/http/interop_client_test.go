@@ -36,12 +36,14 @@ import (
 // the answer ("got: <answer>"); "slow" works until its task is canceled;
 // "refuse <what>" fails before any task exists with the a2a-go error
 // sdkRefusal names; "offset" completes with a status timestamp in a
-// +02:00 zone; anything else is echoed as an artifact and the task
-// completes. It emits what a2a-go's AgentExecutor documentation asks for:
-// the submitted Task first (for a new task), then status and artifact
-// events, and ends with a final status. Its status timestamps are UTC, as
-// A2A v1.0 §5.6.1 requires (a2a.NewStatusUpdateEvent uses time.Now() in the
-// host's zone: docs/conformance.md, a2a-go departure 2).
+// +02:00 zone; "local" works and completes with a2a-go's own stamps
+// (a2a.NewStatusUpdateEvent: time.Now() in the host's zone,
+// docs/conformance.md, a2a-go departure 2); anything else is echoed as an
+// artifact and the task completes. It emits what a2a-go's AgentExecutor
+// documentation asks for: the submitted Task first (for a new task), then
+// status and artifact events, and ends with a final status. Apart from
+// "offset" and "local" its status timestamps are UTC, as A2A v1.0 §5.6.1
+// requires.
 type sdkExecutor struct{}
 
 // sdkRefusal is the error "refuse <what>" fails with.
@@ -84,6 +86,12 @@ func (sdkExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			}
 			// The cancel event ends the execution, and a2a-go then cancels ctx.
 			<-ctx.Done()
+		case text == "local":
+			// a2a-go's own stamps: time.Now() in the host's zone.
+			if !yield(goa2a.NewStatusUpdateEvent(ec, goa2a.TaskStateWorking, nil), nil) {
+				return
+			}
+			yield(goa2a.NewStatusUpdateEvent(ec, goa2a.TaskStateCompleted, nil), nil)
 		case text == "offset":
 			ev := goa2a.NewStatusUpdateEvent(ec, goa2a.TaskStateCompleted, nil)
 			at := time.Date(2026, 1, 2, 12, 0, 0, 0, time.FixedZone("", 2*60*60))
@@ -465,11 +473,14 @@ func TestInteropClientA2AGoServer(t *testing.T) {
 
 	// docs/conformance.md, a2a-go departure 3: a2a-go marshals a nil task
 	// slice as "tasks":null, where the schema wants an array ([] when
-	// nothing matches), so the client refuses the answer.
-	t.Run("ListTasks matching nothing: a2a-go's tasks null is invalid_agent_response", func(t *testing.T) {
-		_, err := c.ListTasks(ctx, &a2a.ListTasksRequest{}, requester.WithBearer("bob"))
-		if !errors.Is(err, a2a.ErrInvalidAgentResponse) {
-			t.Fatalf("error %v, want invalid_agent_response", err)
+	// nothing matches); the client reads it as [] (requester/compat.go).
+	t.Run("ListTasks matching nothing: a2a-go's tasks null is an empty list", func(t *testing.T) {
+		list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{}, requester.WithBearer("bob"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list.Tasks == nil || len(list.Tasks) != 0 || list.TotalSize != 0 || list.Validate() != nil {
+			t.Fatalf("list %+v: want an empty, valid list", list)
 		}
 		_, body, _ := tap.last(t, a2a.MethodListTasks)
 		if !bytes.Contains(body, []byte(`"tasks":null`)) {
@@ -686,18 +697,70 @@ func TestInteropClientA2AGoServer(t *testing.T) {
 	}
 
 	// docs/conformance.md, a2a-go departure 2: a2a-go marshals a status
-	// timestamp in its own zone, which A2A v1.0 §5.6.1 (UTC, with Z) and
-	// this library's schema refuse. a2a.NewStatusUpdateEvent stamps
-	// time.Now(), so on a host whose zone is not UTC every status a2a-go
-	// sends looks like this one.
-	t.Run("a status timestamp with an offset is invalid_agent_response", func(t *testing.T) {
-		_, err := c.SendMessage(ctx, requester.TextMessage("offset", "", ""))
-		if !errors.Is(err, a2a.ErrInvalidAgentResponse) || !strings.Contains(err.Error(), "timestamp") {
-			t.Fatalf("error %v, want invalid_agent_response naming the timestamp", err)
+	// timestamp in its own zone, where A2A v1.0 §5.6.1 (and this library's
+	// schema) want UTC with Z. a2a.NewStatusUpdateEvent stamps time.Now(),
+	// so on a host whose zone is not UTC every status a2a-go sends looks
+	// like this one. The client reads it as the same instant in UTC
+	// (requester/compat.go), plain and streamed.
+	t.Run("a status timestamp with an offset is read in UTC", func(t *testing.T) {
+		res, err := c.SendMessage(ctx, requester.TextMessage("offset", "", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Task.Status.Timestamp; got != "2026-01-02T10:00:00Z" || res.Task.Validate() != nil {
+			t.Fatalf("timestamp %q: want 2026-01-02T10:00:00Z, the same instant in UTC", got)
 		}
 		_, body, _ := tap.last(t, a2a.MethodSendMessage)
 		if !bytes.Contains(body, []byte(`"timestamp":"2026-01-02T12:00:00+02:00"`)) {
 			t.Fatalf("response %s: want the timestamp with its offset", body)
+		}
+		var stamps []string
+		kinds, _ := sdkKinds(t, c.SendStreamingMessage(ctx, requester.TextMessage("offset", "", "")), func(it requester.Item) {
+			if ev, ok := it.Payload.(*a2a.TaskStatusUpdateEvent); ok {
+				stamps = append(stamps, ev.Status.Timestamp)
+			}
+		})
+		if got := strings.Join(kinds, ","); got != "task:TASK_STATE_SUBMITTED,status:TASK_STATE_COMPLETED" || len(stamps) != 1 || stamps[0] != "2026-01-02T10:00:00Z" {
+			t.Fatalf("stream %s, status timestamps %q", got, stamps)
+		}
+		_, stream, _ := tap.last(t, a2a.MethodSendStreamingMessage)
+		if !bytes.Contains(stream, []byte(`"timestamp":"2026-01-02T12:00:00+02:00"`)) {
+			t.Fatalf("stream %s: want the timestamp with its offset", stream)
+		}
+	})
+
+	// The same with a2a-go's own time.Now() stamps, in the host's zone (on
+	// a host in UTC they already end in Z): run the tests with
+	// TZ=Europe/Berlin to see a2a-go's offsets read.
+	t.Run("a2a-go's host-local status timestamps are read in UTC", func(t *testing.T) {
+		var stamps []string
+		var taskID string
+		kinds, _ := sdkKinds(t, c.SendStreamingMessage(ctx, requester.TextMessage("local", "", "")), func(it requester.Item) {
+			switch x := it.Payload.(type) {
+			case *a2a.Task:
+				taskID = x.ID // a2a.NewSubmittedTask sets no timestamp
+			case *a2a.TaskStatusUpdateEvent:
+				stamps = append(stamps, x.Status.Timestamp)
+			}
+		})
+		if got := strings.Join(kinds, ","); got != "task:TASK_STATE_SUBMITTED,status:TASK_STATE_WORKING,status:TASK_STATE_COMPLETED" {
+			t.Fatalf("stream %s", got)
+		}
+		got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: taskID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stamps = append(stamps, got.Status.Timestamp)
+		for _, s := range stamps {
+			if at, err := time.Parse(time.RFC3339Nano, s); err != nil || !strings.HasSuffix(s, "Z") || time.Since(at) > time.Minute {
+				t.Fatalf("timestamps %q (events, then GetTask): want each a moment ago, in UTC with Z", stamps)
+			}
+		}
+		_, stream, _ := tap.last(t, a2a.MethodSendStreamingMessage)
+		_, body, _ := tap.last(t, a2a.MethodGetTask)
+		zone := []byte(time.Now().Format("Z07:00") + `"`)
+		if !bytes.Contains(stream, zone) || !bytes.Contains(body, zone) {
+			t.Fatalf("stream %s, GetTask %s: want a2a-go's timestamps in the host's zone (%s)", stream, body, zone)
 		}
 	})
 }
@@ -788,12 +851,12 @@ func TestInteropClientA2AGoPushConfigs(t *testing.T) {
 
 	// docs/conformance.md, a2a-go departure 4: a successful delete is
 	// answered {"jsonrpc":"2.0","id":...} with neither result nor error
-	// (JSON-RPC 2.0 §5 requires result; the proto's Empty is {}). It is the
-	// attempt's only answer, and not a JSON-RPC response: the call fails
-	// at once with invalid_agent_response (never waits for another).
+	// (JSON-RPC 2.0 §5 requires result; the proto's Empty is {}). The
+	// client reads it as "result":{} (requester/compat.go), which Delete's
+	// Empty result accepts.
 	err = c.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: taskID, ID: made.ID})
-	if !errors.Is(err, a2a.ErrInvalidAgentResponse) {
-		t.Fatalf("error %v, want invalid_agent_response", err)
+	if err != nil {
+		t.Fatalf("DeleteTaskPushNotificationConfig: %v", err)
 	}
 	_, body, x := tap.last(t, a2a.MethodDeleteTaskPushNotificationConfig)
 	var env map[string]json.RawMessage
