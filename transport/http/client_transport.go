@@ -267,7 +267,11 @@ func resolve(ctx context.Context, hc *http.Client, url string) (*a2a.AgentCard, 
 	return nil, "", err
 }
 
-// FetchCard GETs an Agent Card and checks it against the schema. It
+// FetchCard GETs an Agent Card and checks it against the schema. A card
+// that departs from A2A v1.0 only in a form the requester reads
+// (requester.DecodeLenient: a2a-go's securityRequirements and timestamps,
+// null for an array; docs/conformance.md) is read in the specification's
+// form; any other fault is reported as the strict check found it. It
 // returns the HTTP status with any error, 0 when no response came.
 func FetchCard(ctx context.Context, hc *http.Client, cardURL string) (*a2a.AgentCard, int, error) {
 	if hc == nil {
@@ -290,7 +294,7 @@ func FetchCard(ctx context.Context, hc *http.Client, cardURL string) (*a2a.Agent
 	if resp.StatusCode != http.StatusOK {
 		return nil, resp.StatusCode, fmt.Errorf("http: agent card %s: %s", cardURL, resp.Status)
 	}
-	card, err := a2a.ParseAgentCardJSON(body)
+	card, _, err := requester.DecodeLenient(body, a2a.ParseAgentCardJSON)
 	if err != nil {
 		return nil, resp.StatusCode, fmt.Errorf("http: agent card %s: %w", cardURL, err)
 	}

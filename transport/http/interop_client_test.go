@@ -779,44 +779,89 @@ const (
 )
 
 // TestInteropClientA2AGoCardDepartures: docs/conformance.md, a2a-go
-// departure 1. a2a-go writes securityRequirements as
+// departures 1 and 3. a2a-go writes securityRequirements as
 // {"schemes":{"name":["scope"]}}, not the ProtoJSON
-// {"schemes":{"name":{"list":["scope"]}}}; the schema refuses it, so the
-// client cannot resolve such a card (docs/protocol.md §11,
-// "securityRequirements wire form": decoding both forms is not done yet).
-// A card handed over in ClientConfig.Card still reaches the same agent.
+// {"schemes":{"name":{"list":["scope"]}}}; the client reads both forms
+// (docs/protocol.md §11, "securityRequirements wire form"), so such a card
+// resolves, in the ProtoJSON form. A skill without tags (a2a-go writes
+// "tags":null) is no form of anything valid: tags is REQUIRED and
+// non-empty, so that card is still refused, and a card handed over in
+// ClientConfig.Card still reaches the same agent.
 func TestInteropClientA2AGoCardDepartures(t *testing.T) {
 	withSecurity := func(endpoint string) *goa2a.AgentCard {
 		card := sdkCard(endpoint)
-		card.SecuritySchemes = goa2a.NamedSecuritySchemes{"bearer": goa2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}}
+		card.SecuritySchemes = goa2a.NamedSecuritySchemes{
+			"bearer": goa2a.HTTPAuthSecurityScheme{Scheme: "Bearer"},
+			"google": goa2a.OpenIDConnectSecurityScheme{OpenIDConnectURL: "https://accounts.google.com/.well-known/openid-configuration"},
+		}
 		card.SecurityRequirements = goa2a.SecurityRequirementsOptions{{"bearer": {}}}
+		card.Skills[0].SecurityRequirements = goa2a.SecurityRequirementsOptions{{"google": {"openid", "profile"}}}
 		return card
 	}
 	base, _ := sdkAgent(t, withSecurity)
 	ctx := srvCtx(t)
 
-	resp, err := http.Get(base + a2ahttp.WellKnownCardPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var body bytes.Buffer
-	body.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if !bytes.Contains(body.Bytes(), []byte(`"securityRequirements":[{"schemes":{"bearer":[]}}]`)) {
-		t.Fatalf("card %s: want a2a-go's bare-array form", body.Bytes())
+	body := sdkGet(t, base+a2ahttp.WellKnownCardPath)
+	for _, want := range []string{`"securityRequirements":[{"schemes":{"bearer":[]}}]`, `"securityRequirements":[{"schemes":{"google":["openid","profile"]}}]`} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Fatalf("card %s: want a2a-go's bare-array form %s", body, want)
+		}
 	}
 
-	_, err = a2ahttp.NewClient(ctx, a2ahttp.ClientConfig{URL: base})
-	if err == nil || !strings.Contains(err.Error(), "securityRequirements") {
-		t.Fatalf("error %v, want the card refused at securityRequirements", err)
+	c := cliClient(t, a2ahttp.ClientConfig{URL: base})
+	card := c.Card()
+	if card == nil || card.Validate() != nil || c.Endpoint() != base+"/a2a" {
+		t.Fatalf("card %+v at %s: want a2a-go's card, valid", card, c.Endpoint())
 	}
-
-	card := srvCard(base+"/a2a", true, false)
-	c := cliClient(t, a2ahttp.ClientConfig{Card: card})
+	if r := card.SecurityRequirements; len(r) != 1 || len(r[0].Schemes) != 1 || len(r[0].Schemes["bearer"].List) != 0 {
+		t.Fatalf("card securityRequirements %+v: want bearer with no scopes", r)
+	}
+	if r := card.Skills[0].SecurityRequirements; len(r) != 1 || strings.Join(r[0].Schemes["google"].List, ",") != "openid,profile" {
+		t.Fatalf("skill securityRequirements %+v: want google with openid, profile", r)
+	}
+	wire, err := card.MarshalJSON()
+	if err != nil || !bytes.Contains(wire, []byte(`{"schemes":{"bearer":{"list":[]}}}`)) ||
+		!bytes.Contains(wire, []byte(`{"schemes":{"google":{"list":["openid","profile"]}}}`)) {
+		t.Fatalf("card re-encoded as %s (%v): want the ProtoJSON form", wire, err)
+	}
 	res, err := c.SendMessage(ctx, requester.TextMessage("hello", "", ""))
+	if err != nil || res.Task == nil || res.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("through the resolved card: %+v %v", res, err)
+	}
+
+	withoutTags := func(endpoint string) *goa2a.AgentCard {
+		card := sdkCard(endpoint)
+		card.Skills[0].Tags = nil
+		return card
+	}
+	base, _ = sdkAgent(t, withoutTags)
+	if body := sdkGet(t, base+a2ahttp.WellKnownCardPath); !bytes.Contains(body, []byte(`"tags":null`)) {
+		t.Fatalf("card %s: want tags null", body)
+	}
+	_, err = a2ahttp.NewClient(ctx, a2ahttp.ClientConfig{URL: base})
+	if err == nil || !strings.Contains(err.Error(), "/skills/0/tags") || !strings.Contains(err.Error(), "got null, want array") {
+		t.Fatalf("error %v, want the card refused at /skills/0/tags with the strict parse's error", err)
+	}
+	c = cliClient(t, a2ahttp.ClientConfig{Card: srvCard(base+"/a2a", true, false)})
+	res, err = c.SendMessage(ctx, requester.TextMessage("hello", "", ""))
 	if err != nil || res.Task == nil || res.Task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("with a card built by hand: %+v %v", res, err)
 	}
+}
+
+// sdkGet returns the body of a GET.
+func sdkGet(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	if _, err := body.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Bytes()
 }
 
 // TestInteropClientA2AGoPushConfigs: the push-config methods against
