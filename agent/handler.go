@@ -119,9 +119,18 @@ func (t *Turn) Reject(ctx context.Context, reason string) error {
 // later reply and stream item of this turn carries a2a-responder-agent-id =
 // agentID, the store records the new owner, and requesters send follow-ups
 // to that agent, which must serve the same store. The task id never changes.
+//
+// Only the MQTT binding can tell a requester about a new responder. In a
+// turn started over HTTP (a binding where the server makes task ids, as in
+// A2A core) Handover returns ErrNoHandover and changes nothing: the handler
+// keeps the task, and follow-ups come back to the same endpoint.
 func (t *Turn) Handover(ctx context.Context, agentID string) error {
 	return t.run.handover(ctx, agentID)
 }
+
+// ErrNoHandover is returned by Turn.Handover in a turn whose call came over
+// a binding that cannot name a new responder (HTTP).
+var ErrNoHandover = errors.New("agent: this binding cannot hand a task over: no reply can name a new responder")
 
 // State returns the task's current state.
 func (t *Turn) State() a2a.TaskState {

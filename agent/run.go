@@ -23,6 +23,9 @@ type run struct {
 	s      *Server
 	cancel context.CancelFunc
 	done   chan struct{}
+	// ids is the binding of the call that started the turn: under
+	// ResponderIDs (HTTP) no reply can name a new responder.
+	ids tasklife.IDOrigin
 	// slotFreed is set by freeSlot.
 	slotFreed atomic.Bool
 
@@ -280,6 +283,9 @@ func (r *run) artifact(ctx context.Context, a a2a.Artifact, appendParts, last bo
 func (r *run) handover(ctx context.Context, agentID string) error {
 	if agentID == "" {
 		return errors.New("agent: handover needs an agent id")
+	}
+	if r.ids == tasklife.ResponderIDs {
+		return ErrNoHandover
 	}
 	r.order.Lock()
 	defer r.order.Unlock()

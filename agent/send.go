@@ -141,7 +141,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	prior := priorTasks(ctxInfo, current.Task.ID)
 	started = true
 	locked = false
-	return s.start(current, msg, resumed, c.Caller, prior,
+	return s.start(current, msg, resumed, c.Caller, c.IDs, prior,
 		origin{ctx: ctx, sink: sink, mode: waitModeOf(streaming, immediately), history: history}, unlock)
 }
 

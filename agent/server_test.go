@@ -516,6 +516,29 @@ func TestHandoverToAnInstanceSharingTheStore(t *testing.T) {
 	}
 }
 
+// A turn started over HTTP (server-made ids) cannot hand its task over: no
+// reply can name a new responder, so Handover says so and changes nothing.
+func TestHandoverOverHTTPIsRefused(t *testing.T) {
+	got := make(chan error, 1)
+	f := newFixture(t, HandlerFunc(func(ctx context.Context, t *Turn) error {
+		got <- t.Handover(ctx, "b-c1")
+		return t.AskInput(ctx, "kept: what size?")
+	}))
+	f.ids = tasklife.ResponderIDs
+	replies := f.send(msg("", "", "handover please"))
+	if err := <-got; !errors.Is(err, ErrNoHandover) {
+		t.Fatalf("Handover over HTTP: %v, want ErrNoHandover", err)
+	}
+	task := taskOf(t, replies[0])
+	if replies[0].Responder != "" || task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("responder %q, state %s: want no new responder and the task kept", replies[0].Responder, task.Status.State)
+	}
+	rec, err := f.srv.Store().Get(context.Background(), task.ID)
+	if err != nil || rec.Owner != "" {
+		t.Fatalf("stored owner %q (%v): want none", rec.Owner, err)
+	}
+}
+
 func TestHandlerFailures(t *testing.T) {
 	cases := []struct {
 		name string

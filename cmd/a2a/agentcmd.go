@@ -29,11 +29,9 @@ host is empty, 0.0.0.0 or :: (reachable from this machine only); set
 port; the URL printed at start names it.
 
 Handover: over MQTT "handover" hands the task to the spawned instance
-ID-c1, and follow-ups go there. HTTP has no handover (one endpoint per
-card), so an agent served over HTTP alone keeps the task: "handover" asks
-the same question, and the follow-up to the same URL completes it. Served
-over both, the task is handed to ID-c1, and a follow-up sent over HTTP is
-completed by ID, which shares ID-c1's task store.
+ID-c1, and follow-ups go there. HTTP has no handover (no reply can name a
+new responder), so a "handover" sent over HTTP is kept: the agent asks the
+same question itself, and the follow-up to the same URL completes it.
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -283,7 +283,7 @@ func TestAgentOverBothTransports(t *testing.T) {
 
 	r = viaHTTP("handover please")
 	first = lastLine(t, r)
-	if r.code != 0 || first.State != "TASK_STATE_INPUT_REQUIRED" || !strings.Contains(r.stdout, "echo-c1 took over this task") {
+	if r.code != 0 || first.State != "TASK_STATE_INPUT_REQUIRED" || !strings.Contains(r.stdout, "echo cannot hand this task over on this binding") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = viaHTTP("--task", first.TaskID, "--context", first.ContextID, "size M")

@@ -6,6 +6,7 @@ package refagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,8 +26,9 @@ import (
 //   - text beginning "handover": the task goes to the spawned instance
 //     {id}-c1, which asks a question and completes the task on the
 //     follow-up; an agent without a spawned instance (the instance itself,
-//     or an agent served over HTTP alone, whose binding has no handover)
-//     keeps the task and asks the same question itself;
+//     or an agent served over HTTP alone), and any "handover" sent over HTTP
+//     (agent.ErrNoHandover: no reply can name a new responder), keeps the
+//     task and asks the same question itself;
 //   - text beginning "fail": FAILED; "slow N": completes after N seconds.
 //
 // Every completed artifact says how many earlier tasks share its context.
@@ -46,7 +48,10 @@ func Handler(self, spawned string) agent.HandlerFunc {
 			if spawned == "" {
 				return t.AskInput(ctx, self+" has no spawned instance to hand over to and keeps this task: what size do you need?")
 			}
-			if err := t.Handover(ctx, spawned); err != nil {
+			if err := t.Handover(ctx, spawned); errors.Is(err, agent.ErrNoHandover) {
+				// Over HTTP: nobody could be told, so the task stays here.
+				return t.AskInput(ctx, self+" cannot hand this task over on this binding and keeps it: what size do you need?")
+			} else if err != nil {
 				return err
 			}
 			return t.AskInput(ctx, spawned+" took over this task: what size do you need?")
