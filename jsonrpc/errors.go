@@ -130,7 +130,8 @@ func tokenFromData(data any) (a2a.Token, bool) {
 // UNAUTHORIZED and code -31403 (its UNAUTHENTICATED, code -31401, already
 // has a2abind's reason, and its SERVER_ERROR, code -32000, has no token
 // here and stays internal_error with its code): docs/conformance.md,
-// "Payloads of the official Go SDK", and docs/protocol.md §6.1.
+// "a2a-go's errors", and docs/protocol.md §11, "error reasons of other
+// implementations".
 var foreignReasons = map[string]a2a.Token{
 	"UNAUTHORIZED": a2a.TokenPermissionDenied,
 }
