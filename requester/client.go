@@ -64,6 +64,7 @@ type Client struct {
 	finishedSet map[string]struct{}
 
 	ignored atomic.Int64
+	lenient atomic.Int64
 }
 
 // New returns a Client that sends its requests through tr. It restores
@@ -102,6 +103,11 @@ func (c *Client) Close(ctx context.Context) error { return c.tr.Close(ctx) }
 // a2a-responder-agent-id. (A transport counts what it drops before that,
 // such as MQTT replies with unknown Correlation Data.)
 func (c *Client) IgnoredReplies() int64 { return c.ignored.Load() }
+
+// LenientReplies counts replies read only by rewriting a known departure
+// of a peer from A2A v1.0 (DecodeLenient; docs/conformance.md): a non-zero
+// count says a peer does not follow the specification.
+func (c *Client) LenientReplies() int64 { return c.lenient.Load() }
 
 // Route returns where operations on a task go now (after handovers).
 func (c *Client) Route(taskID string) (Target, bool) {

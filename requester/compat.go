@@ -111,6 +111,7 @@ func (ex *exchange) relaxedEnvelope(payload []byte) (*jsonrpc.Response, any, []D
 // user sees there that a peer departs from the specification.
 func (ex *exchange) noteDeparted(departed []Departure) {
 	if len(departed) > 0 {
+		ex.c.lenient.Add(1)
 		ex.c.log.Debug("requester: reply read despite departures from A2A v1.0 (docs/conformance.md)",
 			"task", ex.taskID, "departures", departed)
 	}

@@ -84,7 +84,7 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	endpoint := ""
 	var err error
 	if card == nil {
-		if card, endpoint, err = resolve(ctx, hc, cfg.URL); err != nil {
+		if card, endpoint, err = resolve(ctx, newRetryClient(hc, cfg), cfg.URL); err != nil {
 			return nil, err
 		}
 	}

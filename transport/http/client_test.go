@@ -484,3 +484,29 @@ func TestClientCancellation(t *testing.T) {
 		t.Fatalf("error %v, want context.Canceled (not responder unreachable)", err)
 	}
 }
+
+// TestClientRetriesTheCardFetch: an agent that answers 503 (starting up,
+// overloaded) is asked again for its card, and a URL-level error names the
+// card's URL once, not the method and URL twice.
+func TestClientRetriesTheCardFetch(t *testing.T) {
+	var gets atomic.Int32
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gets.Add(1) == 1 {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		b, _ := srvCard(srv.URL+"/a2a", false, false).MarshalJSON()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	c := cliClient(t, a2ahttp.ClientConfig{URL: srv.URL, RetryWaitMin: time.Millisecond})
+	if c.Endpoint() != srv.URL+"/a2a" || gets.Load() != 2 {
+		t.Fatalf("endpoint %q after %d GETs, want %s/a2a after 2", c.Endpoint(), gets.Load(), srv.URL)
+	}
+	_, err := a2ahttp.NewClient(srvCtx(t), a2ahttp.ClientConfig{URL: "http://127.0.0.1:1", MaxRetries: -1})
+	if err == nil || strings.Count(err.Error(), "http://127.0.0.1:1/.well-known/agent-card.json") != 1 || strings.Contains(err.Error(), `Get "`) {
+		t.Fatalf("error %v: want the card URL named once", err)
+	}
+}

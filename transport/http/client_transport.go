@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net/url"
 	"net/http"
 	"strings"
 	"sync"
@@ -124,10 +125,12 @@ func (t *clientTransport) post(ctx context.Context, req *requester.Request, body
 	return resp, nil
 }
 
-// unwrapURLError drops the *url.Error layer (it repeats method and URL).
+// unwrapURLError drops the *url.Error layer (it repeats method and URL,
+// which the caller's message names).
 func unwrapURLError(err error) error {
-	if u := errors.Unwrap(err); u != nil && strings.HasPrefix(err.Error(), "Post ") {
-		return u
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
 	}
 	return err
 }
@@ -249,7 +252,7 @@ func putReplyBuf(b *replyBuf) {
 // resolve fetches the agent card for a client URL: at the URL itself when
 // it names the card, else at URL + /.well-known/agent-card.json. A URL
 // with no card there (404, 405) is taken as the JSON-RPC endpoint.
-func resolve(ctx context.Context, hc *http.Client, url string) (*a2a.AgentCard, string, error) {
+func resolve(ctx context.Context, rc *retryablehttp.Client, url string) (*a2a.AgentCard, string, error) {
 	if url == "" {
 		return nil, "", errors.New("http: ClientConfig.URL is required")
 	}
@@ -257,7 +260,7 @@ func resolve(ctx context.Context, hc *http.Client, url string) (*a2a.AgentCard, 
 	if !strings.HasSuffix(url, WellKnownCardPath) {
 		cardURL = strings.TrimSuffix(url, "/") + WellKnownCardPath
 	}
-	card, status, err := FetchCard(ctx, hc, cardURL)
+	card, status, err := fetchCard(ctx, rc, cardURL)
 	switch {
 	case err == nil:
 		return card, "", nil
@@ -272,19 +275,26 @@ func resolve(ctx context.Context, hc *http.Client, url string) (*a2a.AgentCard, 
 // (requester.DecodeLenient: a2a-go's securityRequirements and timestamps,
 // null for an array; docs/conformance.md) is read in the specification's
 // form; any other fault is reported as the strict check found it. It
-// returns the HTTP status with any error, 0 when no response came.
+// returns the HTTP status with any error, 0 when no response came. A
+// connection failure or an HTTP 429, 502, 503 or 504 is retried as
+// ClientConfig's defaults say (DefaultMaxRetries), so a client started
+// just before its agent finds it.
 func FetchCard(ctx context.Context, hc *http.Client, cardURL string) (*a2a.AgentCard, int, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
+	return fetchCard(ctx, newRetryClient(hc, ClientConfig{}), cardURL)
+}
+
+func fetchCard(ctx context.Context, rc *retryablehttp.Client, cardURL string) (*a2a.AgentCard, int, error) {
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("http: agent card URL: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
+	resp, err := rc.Do(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("http: fetching the agent card: %w", unwrapURLError(err))
+		return nil, 0, fmt.Errorf("http: fetching the agent card %s: %w", cardURL, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	body, err := readBounded(resp.Body, nil, DefaultMaxReplyBytes)
