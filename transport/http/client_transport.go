@@ -8,8 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net/url"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
