@@ -24,6 +24,9 @@ const ErrorInfoDomain = "a2a-protocol.org"
 
 const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
 
+// internalErrorCode is JSON-RPC's internal error.
+const internalErrorCode = -32603
+
 // WireError is the error member of a JSON-RPC response.
 type WireError struct {
 	Code    int    `json:"code"`
@@ -37,6 +40,13 @@ type WireError struct {
 func ToWire(e *a2a.Error, b Binding) WireError {
 	w := WireError{Code: e.Code, Message: e.Message}
 	info, _ := e.Token.Info()
+	if b == BindingHTTP && info.Profile == a2a.ProfileMQTT && e.Code <= -32003 && e.Code >= -32005 {
+		// The MQTT profile's codes -32003…-32005 mean other errors in A2A
+		// core (push not supported, unsupported operation, content type):
+		// over HTTP such an error is a server error, -32603, still told
+		// apart by its ErrorInfo reason (docs/protocol.md §6.1).
+		w.Code = internalErrorCode
+	}
 	extra, _ := e.Data.(map[string]any)
 	switch {
 	case info.Data == a2a.DataOffline:

@@ -93,7 +93,13 @@ func TestErrorsRoundTripByToken(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", data, err)
 			}
-			if resp.Err.Token != tok || resp.Err.Code != sent.Code || !errors.Is(resp.Err, sent) {
+			code := sent.Code
+			if info, _ := tok.Info(); b == BindingHTTP && info.Profile == a2a.ProfileMQTT && code <= -32003 && code >= -32005 {
+				// Over HTTP these codes are A2A core's: the MQTT profile's
+				// errors go as server errors, told apart by their reason.
+				code = -32603
+			}
+			if resp.Err.Token != tok || resp.Err.Code != code || !errors.Is(resp.Err, sent) {
 				t.Errorf("binding %d: sent %s, got %s (%s)", b, tok, resp.Err.Token, data)
 			}
 		}
@@ -167,7 +173,7 @@ func TestFromWireReadsA2AGoReasons(t *testing.T) {
 			info("UNAUTHORIZED", ErrorInfoDomain)[1:], a2a.TokenPermissionDenied},
 		{"UNAUTHORIZED spelt in lower case", -31403, info("unauthorized", ErrorInfoDomain), a2a.TokenPermissionDenied},
 		{"UNAUTHENTICATED -31401", -31401, info("UNAUTHENTICATED", ErrorInfoDomain), a2a.TokenUnauthenticated},
-		{"our PERMISSION_DENIED -32041", -32041, info("PERMISSION_DENIED", ErrorInfoDomain), a2a.TokenPermissionDenied},
+		{"our PERMISSION_DENIED -31403", -31403, info("PERMISSION_DENIED", ErrorInfoDomain), a2a.TokenPermissionDenied},
 		{"SERVER_ERROR -32000 has no token", -32000, info("SERVER_ERROR", ErrorInfoDomain), a2a.TokenInternalError},
 		{"UNAUTHORIZED of another domain, no @type", -31403, `[{"reason":"UNAUTHORIZED","domain":"example.com"}]`, a2a.TokenInternalError},
 		{"UNAUTHORIZED as an MQTT a2a_error is no token", -31403, `{"a2a_error":"unauthorized"}`, a2a.TokenInternalError},

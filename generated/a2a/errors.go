@@ -49,9 +49,9 @@ const (
 	TokenAgentAsleep Token = "agent_asleep"
 	// TokenAsleepQueueFull: Offline profile: the message could not be enqueued because a queue bound would be exceeded; queued is always false and the body SHOULD carry kind (messages, bytes or peer). HTTP status is 507 for the global caps (kind messages or bytes) and 429 for the per-peer cap (kind peer): the status follows kind, httpStatus here is the global-cap one. Never signalled as agent_asleep. The offline profile gives no JSON-RPC code for this token (docs/protocol.md §11, "queue full over JSON-RPC"); a2abind uses -32004 (a server error in the reserved range, the overload code of the MQTT binding) with data.error asleep_queue_full, data.queued false, data.kind. Retryable only after backing off, since nothing was stored.
 	TokenAsleepQueueFull Token = "asleep_queue_full"
-	// TokenUnauthenticated is the request carries no valid credentials: the a2a-authorization bearer token (MQTT) or Authorization header (HTTP) is missing, malformed, expired or not accepted by the agent's verifier. The A2A-over-MQTT profile requires an auth failure without fixing a code; HTTP answers 401. Refresh the token before retrying.
+	// TokenUnauthenticated is the request carries no valid credentials: the a2a-authorization bearer token (MQTT) or Authorization header (HTTP) is missing, malformed, expired or not accepted by the agent's verifier. The A2A-over-MQTT profile requires an auth failure without fixing a code; the code is the official Go SDK's, so its client recognises it. httpStatus is for bindings that map errors to statuses; the JSON-RPC binding answers HTTP 200. Refresh the token before retrying.
 	TokenUnauthenticated Token = "unauthenticated"
-	// TokenPermissionDenied is the credentials are valid but lack a scope or right the request needs (user story 01: insufficient scope). HTTP answers 403.
+	// TokenPermissionDenied is the credentials are valid but lack a scope or right the request needs (user story 01: insufficient scope). The code is the official Go SDK's (its reason there is UNAUTHORIZED); the JSON-RPC binding answers HTTP 200.
 	TokenPermissionDenied Token = "permission_denied"
 )
 
@@ -280,7 +280,7 @@ var errorTable = [...]ErrorInfo{{
 	Retryable:  true,
 	Token:      TokenAsleepQueueFull,
 }, {
-	Code:       -32040,
+	Code:       -31401,
 	Data:       DataShape("error_info"),
 	HTTPStatus: 401,
 	Message:    "Authentication required",
@@ -289,7 +289,7 @@ var errorTable = [...]ErrorInfo{{
 	Retryable:  false,
 	Token:      TokenUnauthenticated,
 }, {
-	Code:       -32041,
+	Code:       -31403,
 	Data:       DataShape("error_info"),
 	HTTPStatus: 403,
 	Message:    "Permission denied",

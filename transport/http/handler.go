@@ -147,9 +147,11 @@ var errNotification = errors.New("http: a notification is not answered")
 //
 //   - a method other than POST is answered 405 with "Allow: POST";
 //   - a Content-Type other than application/json (parameters allowed) is
-//     answered 415; after Close every request is answered 503; these three
-//     carry a JSON-RPC error body;
-//   - every JSON-RPC answer is HTTP 200: application/json for the unary
+//     answered 415; after Close every request is answered 503; a call the
+//     runtime has no worker slot for (agent.WithMaxTurns) is answered 503
+//     with "Retry-After: 1", stream or not; these carry a JSON-RPC error
+//     body (responder_unavailable for the busy answer, code -32603);
+//   - every other JSON-RPC answer is HTTP 200: application/json for the unary
 //     methods, text/event-stream (one "data:" event per JSON-RPC response,
 //     flushed each) for SendStreamingMessage and SubscribeToTask, whose
 //     errors are sent as an error event inside the stream;
@@ -217,6 +219,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case x.notify:
 		w.WriteHeader(http.StatusNoContent)
+	case x.busy:
+		x.writeUnary()
 	case x.replies == 0:
 		// Serve returned without a reply: the request's context ended
 		// (the client went away, or Close ended the stream before its
@@ -532,6 +536,9 @@ type exchange struct {
 	body []byte
 	// werr is the first error writing to a stream.
 	werr error
+	// busy: the only reply is the runtime's responder_unavailable (no
+	// worker slot), answered HTTP 503 with Retry-After, stream or not.
+	busy bool
 }
 
 var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
@@ -557,6 +564,12 @@ func (x *exchange) Send(_ context.Context, r agent.Reply) error {
 		return nil
 	}
 	payload := x.encode(r)
+	if x.replies == 0 && r.Final && r.Err != nil && r.Err.Token == a2a.TokenResponderUnavailable {
+		x.replies++
+		x.busy = true
+		x.body = payload
+		return nil
+	}
 	if !x.stream {
 		if x.replies > 0 {
 			return errors.New("http: a second reply to a unary call")
@@ -593,10 +606,16 @@ func (x *exchange) answer(ctx context.Context, e *a2a.Error) {
 	}
 }
 
-// writeUnary writes the reply of a unary call.
+// writeUnary writes the reply of a unary call, or the busy answer of any
+// call: HTTP 503 with Retry-After (A2A v1.0 §3.3.2, server errors), so
+// that clients and proxies treat it as the overload it is and retry.
 func (x *exchange) writeUnary() {
 	hd := x.w.Header()
 	hd["Content-Type"] = contentJSON
+	if x.busy {
+		hd["Retry-After"] = retryAfterBusy
+		x.w.WriteHeader(http.StatusServiceUnavailable)
+	}
 	if _, err := x.w.Write(x.body); err != nil {
 		x.h.log.Debug("http: writing a reply", "err", err)
 	}
@@ -643,6 +662,9 @@ func (x *exchange) writeEvent(payload []byte) error {
 	}
 	return err
 }
+
+// retryAfterBusy is the Retry-After of a busy answer, in seconds.
+var retryAfterBusy = []string{"1"}
 
 var (
 	dataPrefix = []byte("data: ")

@@ -664,7 +664,7 @@ func TestInteropClientA2AGoServer(t *testing.T) {
 		}, a2a.ErrUnauthenticated, -31401, "UNAUTHENTICATED", []string{sdkInfo}},
 		// a2a-go's reason UNAUTHORIZED (code -31403, no A2A or JSON-RPC
 		// code) is a2abind's permission_denied (reason PERMISSION_DENIED,
-		// code -32041) under another name: jsonrpc.FromWire reads it so
+		// code -31403) under another name: jsonrpc.FromWire reads it so
 		// (docs/conformance.md, a2a-go's errors), keeping a2a-go's code.
 		{"unauthorized, a2a-go's reason UNAUTHORIZED and code -31403", a2a.MethodSendMessage, func() error {
 			_, err := c.SendMessage(ctx, requester.TextMessage("refuse unauthorized", "", ""))

@@ -288,9 +288,9 @@ func TestInteropBearerToken(t *testing.T) {
 	ctx := srvCtx(t)
 
 	anon := goClient(t, a.base)
-	if _, err := anon.SendMessage(ctx, goText("hello")); !errors.Is(err, goa2a.ErrInternalError) || !strings.Contains(err.Error(), "bearer token") {
-		// a2a-go has no code for this binding's unauthenticated (-32040):
-		// it reads it as an internal error, keeping the message.
+	if _, err := anon.SendMessage(ctx, goText("hello")); !errors.Is(err, goa2a.ErrUnauthenticated) || !strings.Contains(err.Error(), "bearer token") {
+		// This binding's unauthenticated has a2a-go's own code (-31401),
+		// so its client recognises it.
 		t.Fatalf("without a token: %v", err)
 	}
 	authed := goClient(t, a.base, a2aclient.WithCallInterceptors(bearer{token: "s3cret"}))

@@ -428,8 +428,8 @@ func TestTokenNeverLeaks(t *testing.T) {
 	}{
 		{good, req("SendMessage", sendParams("hello", "", "")), 0},
 		{good, req("SendStreamingMessage", sendParams("hello", "", "")), 0},
-		{bad, req("SendMessage", sendParams("hello", "", "")), -32040},
-		{bad, req("SendStreamingMessage", sendParams("hello", "", "")), -32040},
+		{bad, req("SendMessage", sendParams("hello", "", "")), -31401},
+		{bad, req("SendStreamingMessage", sendParams("hello", "", "")), -31401},
 		{bad, req("Nope", `{}`), -32601},
 		{bad, `{"jsonrpc":`, -32700},
 	} {

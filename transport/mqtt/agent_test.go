@@ -114,8 +114,8 @@ func TestAgentNeverEchoesTheBearerToken(t *testing.T) {
 			token string
 			code  int
 		}{
-			{"no token", "", -32040},
-			{"wrong token", "Bearer bad-token", -32040},
+			{"no token", "", -31401},
+			{"wrong token", "Bearer bad-token", -31401},
 			{"good token", "Bearer good-token", 0},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
