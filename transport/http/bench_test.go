@@ -235,7 +235,7 @@ func floorEcho(w http.ResponseWriter, r *http.Request) {
 }
 
 // floorRequestBody is a SendMessage request of the shape this package's
-// client sends, with a task and context id (about 280 bytes).
+// client sends, with a task and context id (about 300 bytes).
 func floorRequestBody() ([]byte, error) {
 	req := requester.TextMessage("ping", "5d3c1f8e-2b7a-4c9d-8e6f-1a2b3c4d5e6f", "0b6cf2a1-4f1e-4d7b-9a55-3f1c2d9e8a77")
 	params, err := req.MarshalJSON()
