@@ -168,6 +168,9 @@ func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
 			return fail(ctx, sink, errExpired())
 		}
 	}
+	if e := checkCapabilities(c); e != nil {
+		return fail(ctx, sink, e)
+	}
 	switch p := c.Request.Params.(type) {
 	case *a2a.SendMessageRequest:
 		return s.send(ctx, c, p, jsonrpc.Streaming(c.Request.Method), sink)
@@ -189,6 +192,28 @@ func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
 		return fail(ctx, sink, a2a.NewError(a2a.TokenPushNotificationNotSupported, ""))
 	}
 	return fail(ctx, sink, a2a.NewError(a2a.TokenMethodNotFound, fmt.Sprintf("no method for params %T", c.Request.Params)))
+}
+
+// checkCapabilities refuses a call that the card's capabilities do not
+// offer (A2A v1.0 §3.3.4).
+func checkCapabilities(c Call) *a2a.Error {
+	caps := c.Capabilities
+	if caps == nil {
+		return nil
+	}
+	switch c.Request.Method {
+	case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
+		if caps.Streaming == nil || !*caps.Streaming {
+			return a2a.NewError(a2a.TokenUnsupportedOperation,
+				"this agent does not stream: its card does not declare capabilities.streaming (A2A v1.0 §3.3.4)")
+		}
+	case a2a.MethodGetExtendedAgentCard:
+		if caps.ExtendedAgentCard == nil || !*caps.ExtendedAgentCard {
+			return a2a.NewError(a2a.TokenUnsupportedOperation,
+				"this agent has no extended card: its card does not declare capabilities.extendedAgentCard (A2A v1.0 §3.3.4)")
+		}
+	}
+	return nil
 }
 
 // expired reports whether the call's deadline has passed.

@@ -539,6 +539,53 @@ func TestHandoverOverHTTPIsRefused(t *testing.T) {
 	}
 }
 
+// The card's capabilities are enforced by the runtime, for every
+// transport (A2A v1.0 §3.3.4): what the card does not declare is
+// unsupported_operation; a call without a card (nil) is not checked.
+func TestCapabilitiesOfTheCard(t *testing.T) {
+	yes, no := true, false
+	f := newFixture(t, HandlerFunc(func(ctx context.Context, t *Turn) error { return nil }), WithExtendedCard(&a2a.AgentCard{Name: "x"}))
+	serve := func(caps *a2a.AgentCapabilities, method a2a.Method, params any) Reply {
+		data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _, perr := jsonrpc.DecodeRequest(data)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		rec := &recorder{}
+		if err := f.srv.Serve(context.Background(), Call{Request: req, Capabilities: caps}, rec); err != nil {
+			t.Fatal(err)
+		}
+		return rec.all()[0]
+	}
+	stream := &a2a.SendMessageRequest{Message: msg(uuid.NewString(), "", "x")}
+	cases := []struct {
+		name    string
+		caps    *a2a.AgentCapabilities
+		method  a2a.Method
+		params  any
+		refused bool
+	}{
+		{"no card: not checked", nil, a2a.MethodSendStreamingMessage, stream, false},
+		{"streaming declared", &a2a.AgentCapabilities{Streaming: &yes}, a2a.MethodSendStreamingMessage, stream, false},
+		{"streaming not declared", &a2a.AgentCapabilities{}, a2a.MethodSendStreamingMessage, stream, true},
+		{"streaming false: no SubscribeToTask", &a2a.AgentCapabilities{Streaming: &no}, a2a.MethodSubscribeToTask, &a2a.SubscribeToTaskRequest{ID: "t"}, true},
+		{"extended card not declared", &a2a.AgentCapabilities{Streaming: &yes}, a2a.MethodGetExtendedAgentCard, &a2a.GetExtendedAgentCardRequest{}, true},
+		{"extended card declared", &a2a.AgentCapabilities{ExtendedAgentCard: &yes}, a2a.MethodGetExtendedAgentCard, &a2a.GetExtendedAgentCardRequest{}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := serve(tc.caps, tc.method, tc.params)
+			refused := r.Err != nil && r.Err.Token == a2a.TokenUnsupportedOperation
+			if refused != tc.refused {
+				t.Fatalf("reply %+v (error %v): refused %v, want %v", r, r.Err, refused, tc.refused)
+			}
+		})
+	}
+}
+
 func TestHandlerFailures(t *testing.T) {
 	cases := []struct {
 		name string

@@ -26,6 +26,13 @@ type Call struct {
 	// the Authorization header over HTTP. It is handed to the verifier and
 	// never echoed.
 	Token string
+	// Capabilities are what the card the transport serves declares (nil:
+	// no card, nothing enforced). The server refuses what the card does not
+	// offer (A2A v1.0 §3.3.4), whatever the transport: SendStreamingMessage
+	// and SubscribeToTask without capabilities.streaming, and
+	// GetExtendedAgentCard without capabilities.extendedAgentCard, are
+	// answered unsupported_operation.
+	Capabilities *a2a.AgentCapabilities
 	// Deadline, when set, is the wall-clock time (time.Now) after which the
 	// request has expired (MQTT Message Expiry): a request not yet being
 	// processed by then is answered request_expired instead.

@@ -41,10 +41,9 @@ func JSONRPCInterface(url string) a2a.AgentInterface {
 
 // card is an Agent Card ready to serve.
 type card struct {
-	json      []byte
-	etag      string
-	streaming bool
-	extended  bool
+	json []byte
+	etag string
+	caps *a2a.AgentCapabilities
 }
 
 // cardState holds the card being served; UpdateCard replaces it.
@@ -81,9 +80,7 @@ func (h *Handler) UpdateCard(c *a2a.AgentCard) error {
 		return fmt.Errorf("http: agent card: %w", err)
 	}
 	sum := sha256.Sum256(b)
-	h.card.p.Store(&card{json: b, etag: `"` + hex.EncodeToString(sum[:16]) + `"`,
-		streaming: caps.Streaming != nil && *caps.Streaming,
-		extended:  caps.ExtendedAgentCard != nil && *caps.ExtendedAgentCard})
+	h.card.p.Store(&card{json: b, etag: `"` + hex.EncodeToString(sum[:16]) + `"`, caps: caps.Clone()})
 	return nil
 }
 

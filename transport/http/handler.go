@@ -203,7 +203,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Configuration.ReturnImmediately = true
 	}
-	call := agent.Call{Request: req, IDs: tasklife.ResponderIDs, Token: bearer(r.Header["Authorization"])}
+	call := agent.Call{Request: req, IDs: tasklife.ResponderIDs, Token: bearer(r.Header["Authorization"]),
+		Capabilities: h.card.load().caps}
 	ctx := r.Context()
 	if x.stream {
 		var cancel context.CancelFunc
@@ -299,26 +300,11 @@ func (h *Handler) decode(r *http.Request, x *exchange) (*jsonrpc.Request, *a2a.E
 	return nil, perr
 }
 
-// check applies the binding's rules that the runtime does not know: the
-// A2A-Version header and the card's capabilities.
-func (h *Handler) check(r *http.Request, req *jsonrpc.Request) *a2a.Error {
-	if e := h.checkVersion(r.Header[versionKey]); e != nil {
-		return e
-	}
-	c := h.card.load()
-	switch req.Method {
-	case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
-		if !c.streaming {
-			return a2a.NewError(a2a.TokenUnsupportedOperation,
-				"this agent does not stream: its card does not declare capabilities.streaming (A2A v1.0 §3.3.4)")
-		}
-	case a2a.MethodGetExtendedAgentCard:
-		if !c.extended {
-			return a2a.NewError(a2a.TokenUnsupportedOperation,
-				"this agent has no extended card: its card does not declare capabilities.extendedAgentCard (A2A v1.0 §3.3.4)")
-		}
-	}
-	return nil
+// check applies the binding's rule that the runtime does not know: the
+// A2A-Version header. (The card's capabilities are the runtime's to
+// enforce: agent.Call.Capabilities.)
+func (h *Handler) check(r *http.Request, _ *jsonrpc.Request) *a2a.Error {
+	return h.checkVersion(r.Header[versionKey])
 }
 
 // checkVersion accepts A2A-Version 1.0 (a patch number, as in 1.0.0, is

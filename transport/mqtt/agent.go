@@ -313,7 +313,7 @@ func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool, receiv
 		return
 	}
 	call := agent.Call{Request: req, IDs: tasklife.RequesterIDs,
-		Token: strings.TrimPrefix(propFirst(p.Properties, mqttbind.PropAuthorization), "Bearer ")}
+		Token: strings.TrimPrefix(propFirst(p.Properties, mqttbind.PropAuthorization), "Bearer "), Capabilities: a.capabilities()}
 	// Message Expiry is the request's remaining lifetime when the broker
 	// delivered it; the runtime answers request_expired past it.
 	if exp := p.Properties.MessageExpiry; exp != nil {
@@ -322,6 +322,17 @@ func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool, receiv
 	if err := a.cfg.Server.Serve(ctx, call, sink); err != nil && ctx.Err() == nil {
 		a.log.Error("mqtt: serving a request", "agent", a.clientID, "method", req.Method, "err", err)
 	}
+}
+
+// capabilities returns what the agent's card declares (nil for an instance
+// without a card), for the runtime to enforce.
+func (a *Agent) capabilities() *a2a.AgentCapabilities {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.card == nil {
+		return nil
+	}
+	return a.card.Capabilities
 }
 
 // checkRequestProps applies the binding's metadata rules: every known
