@@ -53,10 +53,18 @@ func (v Violation) String() string {
 	return p + ": " + v.Rule + ": " + v.Message
 }
 
-// ValidationError lists every violation found in a value, sorted by pointer.
+// ValidationError lists the violations found in a value, sorted by pointer.
+// A generated validator records at most 100 of them and counts the rest in
+// Omitted, so that a value with very many mistakes gets a report of
+// bounded size.
 type ValidationError struct {
 	Violations []Violation
+	// Omitted counts the violations found beyond those listed.
+	Omitted int
 }
+
+// Total returns how many violations were found, listed or not.
+func (e *ValidationError) Total() int { return len(e.Violations) + e.Omitted }
 
 // Error reports the first violation and how many more there are.
 func (e *ValidationError) Error() string {
@@ -64,7 +72,7 @@ func (e *ValidationError) Error() string {
 		return "invalid value"
 	}
 	msg := "invalid value: " + e.Violations[0].String()
-	if n := len(e.Violations) - 1; n > 0 {
+	if n := e.Total() - 1; n > 0 {
 		msg += " (and " + strconv.Itoa(n) + " more)"
 	}
 	return msg

@@ -773,7 +773,7 @@ func rtDecodeMode(data []byte, v *rtValidator, required, alias bool, fn func(d *
 	if err != nil {
 		return &SyntaxError{Msg: err.Error()}
 	}
-	v.violations = v.violations[:0]
+	v.reset()
 	d = rtDecoder{data: norm, v: v, required: required, alias: alias}
 	fn(&d)
 	d.end()
@@ -792,7 +792,7 @@ func rtDecodeAt(v *rtValidator, p *rtPath, raw []byte, required bool, fn func(d 
 		v.add(p, "type", err.Error())
 		return
 	}
-	v.violations = append(v.violations, sub.violations...)
+	v.merge(&sub)
 }
 
 // value reads any JSON value (protobuf Value).

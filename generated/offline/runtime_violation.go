@@ -48,17 +48,42 @@ func (p *rtPath) write(b *strings.Builder) {
 	}
 }
 
-// rtValidator collects violations.
+// rtMaxViolations bounds the violations a validator records. Past it a
+// violation is only counted (ValidationError.Omitted): a document of many
+// small mistakes costs memory and time in proportion to the bound, not to
+// its size, and its report stays small.
+const rtMaxViolations = 100
+
+// rtValidator collects violations, at most rtMaxViolations of them, and
+// counts the rest.
 type rtValidator struct {
 	violations []Violation
+	omitted    int
 }
 
 func (v *rtValidator) add(p *rtPath, rule, msg string) {
+	if len(v.violations) >= rtMaxViolations {
+		v.omitted++
+		return
+	}
 	v.violations = append(v.violations, Violation{Pointer: p.pointer(), Rule: rule, Message: msg})
 }
 
+// merge records the violations of a nested validator, within the bound.
+func (v *rtValidator) merge(sub *rtValidator) {
+	n := min(len(sub.violations), max(rtMaxViolations-len(v.violations), 0))
+	v.violations = append(v.violations, sub.violations[:n]...)
+	v.omitted += sub.omitted + len(sub.violations) - n
+}
+
+// reset forgets every violation recorded or counted.
+func (v *rtValidator) reset() {
+	v.violations = v.violations[:0]
+	v.omitted = 0
+}
+
 func (v *rtValidator) err() error {
-	if len(v.violations) == 0 {
+	if len(v.violations) == 0 && v.omitted == 0 {
 		return nil
 	}
 	// Map members are visited in no particular order; sorting by pointer
@@ -73,7 +98,7 @@ func (v *rtValidator) err() error {
 		}
 		out = append(out, x)
 	}
-	return &ValidationError{Violations: out}
+	return &ValidationError{Violations: out, Omitted: v.omitted}
 }
 
 // rtRuneCount counts characters as JSON Schema does (invalid UTF-8 bytes
