@@ -34,8 +34,15 @@ type Request struct {
 // (so the error can echo it): parse_error for bytes that are not JSON,
 // invalid_request for an envelope that is not a JSON-RPC 2.0 request,
 // method_not_found for a method A2A v1.0 does not define, invalid_params
-// (listing every violation) for params that break the method's schema.
+// for params that break the method's schema (listing the first
+// MaxReportedViolations violations and counting the rest). It bounds
+// neither the payload's size nor a message's parts: a responder decodes
+// with Limits.DecodeRequest (agent.Server.DecodeRequest does).
 func DecodeRequest(data []byte) (*Request, json.RawMessage, *a2a.Error) {
+	return decodeRequest(data, Limits{})
+}
+
+func decodeRequest(data []byte, l Limits) (*Request, json.RawMessage, *a2a.Error) {
 	var env a2a.JSONRPCRequest
 	if err := env.UnmarshalJSON(data); err != nil {
 		var syn *a2a.SyntaxError
@@ -53,6 +60,9 @@ func DecodeRequest(data []byte) (*Request, json.RawMessage, *a2a.Error) {
 	}
 	if !env.Method.Valid() {
 		return nil, env.ID, a2a.NewError(a2a.TokenMethodNotFound, "method "+string(env.Method)+" is not an A2A v1.0 method")
+	}
+	if e := l.checkParts(env.Method, env.Params); e != nil {
+		return nil, env.ID, e
 	}
 	params, err := decodeParams(env.Method, env.Params)
 	if err != nil {

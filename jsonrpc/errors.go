@@ -36,9 +36,9 @@ type WireError struct {
 
 // ToWire lays an error out for the binding. Details already set in e.Data
 // (a map) are kept: in the MQTT object form beside a2a_error, in the ErrorInfo
-// form as its metadata.
+// form as its metadata. A message longer than MaxErrorMessageBytes is cut.
 func ToWire(e *a2a.Error, b Binding) WireError {
-	w := WireError{Code: e.Code, Message: e.Message}
+	w := WireError{Code: e.Code, Message: cut(e.Message, MaxErrorMessageBytes)}
 	info, _ := e.Token.Info()
 	if b == BindingHTTP && info.Profile == a2a.ProfileMQTT && e.Code <= -32003 && e.Code >= -32005 {
 		// The MQTT profile's codes -32003…-32005 mean other errors in A2A
@@ -170,14 +170,4 @@ func AsError(err error) *a2a.Error {
 		return invalidParams(verr)
 	}
 	return a2a.NewError(a2a.TokenInternalError, "")
-}
-
-func invalidParams(verr *a2a.ValidationError) *a2a.Error {
-	e := a2a.NewError(a2a.TokenInvalidParams, verr.Error())
-	var list []any
-	for _, v := range verr.Violations {
-		list = append(list, map[string]any{"pointer": v.Pointer, "rule": v.Rule, "message": v.Message})
-	}
-	e.Data = map[string]any{"violations": list}
-	return e
 }
