@@ -1,6 +1,7 @@
 package taskstore
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"slices"
@@ -22,43 +23,50 @@ var ErrBadPageToken = a2a.NewError(a2a.TokenInvalidParams, "invalid page token")
 // happen outside the store's lock, and updates of different tasks do not
 // wait for each other. A context lookup costs the size of the context, not
 // of the store.
+//
+// It is bounded (MaxTasks, MaxBytes: finished tasks are evicted oldest
+// first, and new tasks refused with ErrFull when none is left) and drops
+// tasks left waiting for input (ExpireInterruptedAfter) and, with
+// KeepFinishedFor, tasks finished long ago. Expiry happens as the store is
+// used, against its clock: nothing runs in the background.
 type Memory struct {
-	mu       sync.Mutex // guards tasks, contexts, finished and every memTask.rec
+	mu       sync.Mutex // guards every field below and every memTask.rec, size and elem
 	tasks    map[string]*memTask
 	contexts map[string]*memContext
 	now      func() time.Time
-	// keepFinished is how long a finished task is kept (0: forever);
-	// finished lists the tasks that reached a final state, in that order.
-	keepFinished time.Duration
-	finished     []finishedTask
+	cfg      config
+	// bytes is the sum of the tasks' sizes, finishedBytes that of the
+	// finished ones.
+	bytes, finishedBytes int64
+	// finished holds the tasks in a final state, waiting those waiting
+	// for input or authentication, each in the order of their last change.
+	finished, waiting list.List
+	// expired remembers when the most recent expired tasks and contexts
+	// expired, by expiredKey; expiredOrder lists them oldest first.
+	expired      map[string]time.Time
+	expiredOrder []expiry
 }
 
-// finishedTask is a task that reached a final state at a time.
-type finishedTask struct {
-	id string
-	at time.Time
+// expiry is a task or context that expired at a time.
+type expiry struct {
+	key string
+	at  time.Time
 }
 
-// MemoryOption configures a Memory store.
-type MemoryOption func(*Memory)
-
-// KeepFinishedFor drops a task once it has been in a final state
-// (COMPLETED, FAILED, CANCELED, REJECTED) for longer than d, so that the
-// memory of a long-running agent follows its recent work, not its whole
-// history. A dropped task is unknown from then on: GetTask answers
-// task_not_found, and a message naming its id starts a new task, so d must
-// be well beyond the requesters' retry window (a few minutes for the
-// default MQTT profile). Zero or less keeps tasks forever, as NewMemory does
-// without options.
-func KeepFinishedFor(d time.Duration) MemoryOption {
-	return func(m *Memory) { m.keepFinished = max(d, 0) }
-}
+// expiredKey is the key of an expired task (kind 't') or context ('c') in
+// Memory.expired and in a Bolt store's bucketExpired.
+func expiredKey(kind byte, id string) string { return string(kind) + id }
 
 // memTask is one stored task. rec is never changed in place: an update
 // replaces it, so a reader may decode it after reading it under Memory.mu.
 type memTask struct {
 	update sync.Mutex // serialises the updates of this task
 	rec    packed
+	size   int64
+	// elem is the task's place in Memory.finished or Memory.waiting (nil
+	// in neither); in is that list.
+	elem *list.Element
+	in   *list.List
 }
 
 // memContext indexes one context: its tasks oldest first (by Created, then
@@ -69,65 +77,148 @@ type memContext struct {
 }
 
 // NewMemory returns an empty in-memory store. now may be nil (time.Now).
-func NewMemory(now func() time.Time, opts ...MemoryOption) *Memory {
+// Without options it keeps at most DefaultMaxTasks tasks and
+// DefaultMaxBytes bytes, and expires tasks left waiting for input after
+// DefaultIdleExpiry.
+func NewMemory(now func() time.Time, opts ...Option) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	m := &Memory{tasks: map[string]*memTask{}, contexts: map[string]*memContext{}, now: now}
-	for _, o := range opts {
-		o(m)
-	}
-	return m
+	return &Memory{tasks: map[string]*memTask{}, contexts: map[string]*memContext{}, now: now,
+		cfg: newConfig(opts), expired: map[string]time.Time{}}
 }
 
-// noteFinished records that a task reached a final state at t, and drops
-// the tasks finished for longer than the retention. Called with m.mu held.
-func (m *Memory) noteFinished(was, now packed) {
-	if m.keepFinished <= 0 {
+// place files a task in the list of its state, at the end (its last
+// change is the latest). Called with m.mu held, the task out of any list.
+func (m *Memory) place(t *memTask) {
+	switch {
+	case final(t.rec.state):
+		t.in = &m.finished
+		m.finishedBytes += t.size
+	case interrupted(t.rec.state):
+		t.in = &m.waiting
+	default:
 		return
 	}
-	if final(now.state) && !final(was.state) {
-		m.finished = append(m.finished, finishedTask{id: now.id, at: now.updated})
-	}
-	m.expire(now.updated)
+	t.elem = t.in.PushBack(t)
 }
 
-// expire drops the tasks finished before now minus the retention. Called
-// with m.mu held.
-func (m *Memory) expire(now time.Time) {
-	cut := now.Add(-m.keepFinished)
-	n := 0
-	for n < len(m.finished) && m.finished[n].at.Before(cut) {
-		// A store does not enforce the lifecycle: drop only a task that
-		// is still final and has not changed since.
-		if t, ok := m.tasks[m.finished[n].id]; ok && final(t.rec.state) && t.rec.updated.Before(cut) {
-			m.drop(m.finished[n].id)
+// unplace takes a task out of its list. Called with m.mu held.
+func (m *Memory) unplace(t *memTask) {
+	if t.elem == nil {
+		return
+	}
+	if t.in == &m.finished {
+		m.finishedBytes -= t.size
+	}
+	t.in.Remove(t.elem)
+	t.elem, t.in = nil, nil
+}
+
+// sweep drops the tasks whose time is up at now: those waiting unchanged
+// for longer than the idle expiry (remembered as expired) and, with a
+// retention, those finished for longer than it. Called with m.mu held.
+func (m *Memory) sweep(now time.Time) {
+	if m.cfg.idle > 0 {
+		cut := now.Add(-m.cfg.idle)
+		for e := m.waiting.Front(); e != nil; e = m.waiting.Front() {
+			t := e.Value.(*memTask)
+			if !t.rec.updated.Before(cut) {
+				break
+			}
+			at := t.rec.updated.Add(m.cfg.idle)
+			m.remember(expiredKey('t', t.rec.id), at)
+			if m.drop(t) && t.rec.contextID != "" {
+				// Its context is gone with it: a message to it is told
+				// so too.
+				m.remember(expiredKey('c', t.rec.contextID), at)
+			}
 		}
-		n++
 	}
-	if n > 0 {
-		clear(m.finished[:n])
-		m.finished = m.finished[n:]
+	if m.cfg.keepFinished > 0 {
+		cut := now.Add(-m.cfg.keepFinished)
+		for e := m.finished.Front(); e != nil; e = m.finished.Front() {
+			t := e.Value.(*memTask)
+			if !t.rec.updated.Before(cut) {
+				break
+			}
+			m.drop(t)
+		}
 	}
 }
 
-// drop removes a task and its place in its context. Called with m.mu held.
-func (m *Memory) drop(id string) {
-	t, ok := m.tasks[id]
-	if !ok {
-		return
+// remember records that a task or context expired at a time, forgetting
+// the oldest expiry past RememberExpired. Called with m.mu held.
+func (m *Memory) remember(key string, at time.Time) {
+	m.expired[key] = at
+	m.expiredOrder = append(m.expiredOrder, expiry{key, at})
+	for len(m.expiredOrder) > RememberExpired {
+		old := m.expiredOrder[0]
+		m.expiredOrder[0] = expiry{}
+		m.expiredOrder = m.expiredOrder[1:]
+		if at, ok := m.expired[old.key]; ok && at.Equal(old.at) {
+			delete(m.expired, old.key)
+		}
+	}
+}
+
+// missing is the error for a task or context id ('t', 'c') the store does
+// not hold. Called with m.mu held.
+func (m *Memory) missing(kind byte, id string) error {
+	if at, ok := m.expired[expiredKey(kind, id)]; ok {
+		return &ExpiredError{ID: id, Context: kind == 'c', At: at}
+	}
+	return ErrNotFound
+}
+
+// room reports whether evicting finished tasks other than keep can bring
+// the store within its bounds once more tasks and moreBytes bytes are
+// added. Called with m.mu held.
+func (m *Memory) room(more int, moreBytes int64, keep *memTask) bool {
+	n, b := m.finished.Len(), m.finishedBytes
+	if keep != nil && keep.in == &m.finished {
+		n, b = n-1, b-keep.size
+	}
+	return m.cfg.fits(len(m.tasks)+more-n, m.bytes+moreBytes-b)
+}
+
+// evict drops finished tasks other than keep, the least recently changed
+// first, until the store is within its bounds once more tasks and
+// moreBytes bytes are added, or no such task is left. Called with m.mu
+// held.
+func (m *Memory) evict(more int, moreBytes int64, keep *memTask) {
+	e := m.finished.Front()
+	for e != nil && !m.cfg.fits(len(m.tasks)+more, m.bytes+moreBytes) {
+		next := e.Next()
+		if t := e.Value.(*memTask); t != keep {
+			m.drop(t)
+		}
+		e = next
+	}
+}
+
+// drop removes a task and its place in its context, and reports whether
+// the context went with it. Called with m.mu held.
+func (m *Memory) drop(t *memTask) bool {
+	id := t.rec.id
+	if m.tasks[id] != t {
+		return false
 	}
 	delete(m.tasks, id)
+	m.bytes -= t.size
+	m.unplace(t)
 	c := m.contexts[t.rec.contextID]
 	if c == nil {
-		return
+		return false
 	}
 	if i := slices.Index(c.taskIDs, id); i >= 0 {
 		c.taskIDs = slices.Delete(c.taskIDs, i, i+1)
 	}
 	if len(c.taskIDs) == 0 {
 		delete(m.contexts, t.rec.contextID)
+		return true
 	}
+	return false
 }
 
 // final reports whether a task state is terminal.
@@ -138,14 +229,15 @@ func final(s a2a.TaskState) bool {
 
 // Create implements Store.
 func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
-	t := m.now()
-	r.Created, r.Updated = t, t
+	now := m.now()
+	r.Created, r.Updated = now, now
 	// The store keeps an encoded copy; the caller keeps r.
 	p, err := pack(r)
 	if err != nil {
 		return Record{}, err
 	}
 	m.mu.Lock()
+	m.sweep(now)
 	if old, ok := m.tasks[r.Task.ID]; ok {
 		rec := old.rec
 		m.mu.Unlock()
@@ -155,8 +247,19 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 		}
 		return out, ErrExists
 	}
-	m.tasks[r.Task.ID] = &memTask{rec: p}
-	m.noteFinished(packed{}, p)
+	size := p.size()
+	if !m.room(1, size, nil) {
+		err := m.cfg.full(len(m.tasks), m.bytes, 1, size)
+		m.mu.Unlock()
+		return Record{}, err
+	}
+	m.evict(1, size, nil)
+	t := &memTask{rec: p, size: size}
+	m.tasks[r.Task.ID] = t
+	m.bytes += size
+	m.place(t)
+	delete(m.expired, expiredKey('t', r.Task.ID))
+	delete(m.expired, expiredKey('c', r.Task.ContextID))
 	if id := r.Task.ContextID; id != "" {
 		c := m.contexts[id]
 		if c == nil {
@@ -170,8 +273,8 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 			i--
 		}
 		c.taskIDs = slices.Insert(c.taskIDs, i, r.Task.ID)
-		if t.After(c.lastActive) {
-			c.lastActive = t
+		if now.After(c.lastActive) {
+			c.lastActive = now
 		}
 	}
 	m.mu.Unlock()
@@ -188,25 +291,33 @@ func (m *Memory) after(id string, r Record) bool {
 	return o.id > r.Task.ID
 }
 
-// Get implements Store.
+// Get implements Store. A task that expired while waiting for input is
+// answered with an *ExpiredError as long as the store remembers it.
 func (m *Memory) Get(_ context.Context, id string) (Record, error) {
+	now := m.now()
 	m.mu.Lock()
+	m.sweep(now)
 	t, ok := m.tasks[id]
 	var p packed
+	var err error
 	if ok {
 		p = t.rec
+	} else {
+		err = m.missing('t', id)
 	}
 	m.mu.Unlock()
 	if !ok {
-		return Record{}, ErrNotFound
+		return Record{}, err
 	}
 	return p.unpack()
 }
 
-// Update implements Store.
+// Update implements Store. An update that grows the task is refused with
+// ErrFull when evicting finished tasks cannot keep the store within
+// MaxBytes.
 func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (Record, error) {
 	var r Record
-	err := m.change(id, func(old packed) (packed, error) {
+	err := m.change(id, true, func(old packed, now time.Time) (packed, error) {
 		var err error
 		if r, err = old.unpack(); err != nil {
 			return packed{}, err
@@ -220,7 +331,7 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (R
 		if r.Task.ContextID != old.contextID {
 			return packed{}, errors.New("taskstore: Update may not change the context id")
 		}
-		r.Updated = m.now()
+		r.Updated = now
 		return pack(r)
 	})
 	if err != nil {
@@ -230,13 +341,13 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Record) error) (R
 }
 
 // ReplaceTask implements Replacer: the new task is encoded, the old one is
-// not decoded.
+// not decoded. It is never refused for the store's bounds.
 func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
-	return m.change(task.ID, func(old packed) (packed, error) {
+	return m.change(task.ID, false, func(old packed, now time.Time) (packed, error) {
 		if task.ContextID != old.contextID {
 			return packed{}, errors.New("taskstore: ReplaceTask may not change the context id")
 		}
-		p, err := pack(Record{Task: task, Owner: old.owner, Created: old.created, Updated: m.now()})
+		p, err := pack(Record{Task: task, Owner: old.owner, Created: old.created, Updated: now})
 		p.messageIDs = old.messageIDs // never changed in place
 		return p, err
 	})
@@ -244,36 +355,58 @@ func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
 
 // change replaces the stored record of a task with what fn makes of it.
 // Changes of one task are serialised; fn runs outside the store's lock.
-func (m *Memory) change(id string, fn func(old packed) (packed, error)) error {
+// With bounded set, a change that grows the task is refused when the store
+// cannot make room for it; otherwise finished tasks are evicted after the
+// change until the store is within its bounds, if it can be.
+func (m *Memory) change(id string, bounded bool, fn func(old packed, now time.Time) (packed, error)) error {
+	now := m.now()
 	m.mu.Lock()
+	m.sweep(now)
 	t, ok := m.tasks[id]
-	m.mu.Unlock()
 	if !ok {
-		return ErrNotFound
+		err := m.missing('t', id)
+		m.mu.Unlock()
+		return err
 	}
+	m.mu.Unlock()
 	t.update.Lock()
 	defer t.update.Unlock()
 	m.mu.Lock()
 	old := t.rec
 	m.mu.Unlock()
-	p, err := fn(old)
+	p, err := fn(old, now)
 	if err != nil {
 		return err
 	}
+	size := p.size()
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tasks[id] != t {
+		// Expired or evicted meanwhile.
+		return m.missing('t', id)
+	}
+	grow := size - t.size
+	if bounded && grow > 0 && !m.room(0, grow, t) {
+		return m.cfg.full(len(m.tasks), m.bytes, 0, grow)
+	}
+	m.unplace(t)
 	t.rec = p
+	t.size = size
+	m.bytes += grow
+	m.place(t)
 	if c := m.contexts[p.contextID]; c != nil && p.updated.After(c.lastActive) {
 		c.lastActive = p.updated
 	}
-	m.noteFinished(old, p)
-	m.mu.Unlock()
+	m.evict(0, 0, t)
 	return nil
 }
 
 // List implements Store. Tasks are filtered and sorted by what the store
 // keeps beside them; only the page is decoded.
 func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
+	now := m.now()
 	m.mu.Lock()
+	m.sweep(now)
 	var heads []Record
 	byID := map[string]packed{}
 	add := func(t *memTask) {
@@ -310,11 +443,13 @@ func (m *Memory) Close() error { return nil }
 
 // Context implements Store.
 func (m *Memory) Context(_ context.Context, id string) (ContextInfo, error) {
+	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.sweep(now)
 	c := m.contexts[id]
 	if id == "" || c == nil {
-		return ContextInfo{}, ErrNotFound
+		return ContextInfo{}, m.missing('c', id)
 	}
 	return ContextInfo{ID: id, TaskIDs: slices.Clone(c.taskIDs), LastActive: c.lastActive}, nil
 }

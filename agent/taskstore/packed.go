@@ -60,3 +60,12 @@ func (p *packed) head() Record {
 	return Record{Task: a2a.Task{ID: p.id, ContextID: p.contextID, Status: &a2a.TaskStatus{State: p.state}},
 		Owner: p.owner, Created: p.created, Updated: p.updated}
 }
+
+// size is what the task counts against MaxBytes: its encoding and its ids.
+func (p *packed) size() int64 {
+	n := len(p.task) + len(p.id) + len(p.contextID) + len(p.owner)
+	for _, m := range p.messageIDs {
+		n += len(m)
+	}
+	return int64(n)
+}

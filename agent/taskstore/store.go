@@ -8,6 +8,14 @@
 // request from a new turn), the agent that currently owns the task (after a
 // handover) and the times of creation and last change. It knows nothing of
 // transports.
+//
+// Both stores are bounded (docs/protocol.md §13): at most DefaultMaxTasks
+// tasks and DefaultMaxBytes bytes by default (MaxTasks, MaxBytes), making
+// room by evicting finished tasks, the least recently changed first, and
+// refusing new tasks with ErrFull when none is left to evict; a task
+// waiting for input or authentication expires after DefaultIdleExpiry
+// unchanged (ExpireInterruptedAfter), and is then answered ErrExpired; with
+// KeepFinishedFor, finished tasks go after a retention time.
 package taskstore
 
 import (
