@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -165,16 +166,35 @@ type Caller struct {
 	Scopes []string
 }
 
-// TextOf joins the text parts of a message with newlines.
+// TextOf joins the text parts of a message with newlines, in time linear
+// in their length.
 func TextOf(m *a2a.Message) string {
-	s := ""
+	n, texts := 0, 0
 	for _, p := range m.Parts {
 		if tx, ok := p.Content.(a2a.PartText); ok {
-			if s != "" {
-				s += "\n"
-			}
-			s += string(tx)
+			n += len(tx)
+			texts++
 		}
 	}
-	return s
+	switch texts {
+	case 0:
+		return ""
+	case 1:
+		for _, p := range m.Parts {
+			if tx, ok := p.Content.(a2a.PartText); ok {
+				return string(tx)
+			}
+		}
+	}
+	var b strings.Builder
+	b.Grow(n + texts - 1)
+	for _, p := range m.Parts {
+		if tx, ok := p.Content.(a2a.PartText); ok {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(string(tx))
+		}
+	}
+	return b.String()
 }

@@ -3,10 +3,12 @@ package agent
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/internal/uuidv4"
+	"github.com/a2abind/a2abind/jsonrpc"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
@@ -19,6 +21,11 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	if cfg := p.Configuration; cfg != nil {
 		history = cfg.HistoryLength
 		immediately = cfg.ReturnImmediately
+	}
+	// Transports decode within the limits (DecodeRequest); this holds for
+	// one that did not.
+	if max := s.limits.MaxParts; max > 0 && len(msg.Parts) > max {
+		return fail(ctx, sink, jsonrpc.TooManyParts(len(msg.Parts), max))
 	}
 	if c.IDs == tasklife.RequesterIDs && msg.TaskID != "" && !uuidv4.WellFormed(msg.TaskID) {
 		return fail(ctx, sink, a2a.NewError(a2a.TokenInvalidParams, "message.taskId must be a UUID: the requester makes Task.id in this binding"))
@@ -41,8 +48,8 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		switch {
 		case err == nil:
 			rec = &r
-		case !errors.Is(err, taskstore.ErrNotFound):
-			return fail(ctx, sink, a2a.NewError(a2a.TokenInternalError, "task store: "+err.Error()))
+		case errors.Is(err, taskstore.ErrExpired), !errors.Is(err, taskstore.ErrNotFound):
+			return fail(ctx, sink, storeError(err))
 		}
 	}
 	ctxID := msg.ContextID
@@ -63,8 +70,8 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		case err == nil:
 			ctxInfo = info
 			ctxRec = &tasklife.ContextRecord{ID: info.ID, LastActive: info.LastActive}
-		case !errors.Is(err, taskstore.ErrNotFound):
-			return fail(ctx, sink, a2a.NewError(a2a.TokenInternalError, "task store: "+err.Error()))
+		case errors.Is(err, taskstore.ErrExpired), !errors.Is(err, taskstore.ErrNotFound):
+			return fail(ctx, sink, storeError(err))
 		}
 	}
 	now := s.now()
@@ -113,7 +120,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			return nil
 		})
 		if err != nil {
-			return fail(ctx, sink, a2a.NewError(a2a.TokenInternalError, "task store: "+err.Error()))
+			return fail(ctx, sink, storeError(err))
 		}
 	} else {
 		if msg.TaskID == "" {
@@ -134,7 +141,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			return s.attach(ctx, current.Task, streaming, immediately, history, sink)
 		}
 		if err != nil {
-			return fail(ctx, sink, a2a.NewError(a2a.TokenInternalError, "task store: "+err.Error()))
+			return fail(ctx, sink, storeError(err))
 		}
 	}
 
@@ -172,6 +179,22 @@ func priorTasks(info taskstore.ContextInfo, self string) []string {
 		}
 	}
 	return out
+}
+
+// storeError answers a message the store refused: at its bounds with
+// responder_unavailable (retryable: room comes back as tasks finish or
+// expire), for a task that expired waiting for input with context_expired
+// (docs/protocol.md §5.5: the requester starts a new conversation), and
+// with internal_error otherwise.
+func storeError(err error) *a2a.Error {
+	switch {
+	case errors.Is(err, taskstore.ErrFull):
+		return a2a.NewError(a2a.TokenResponderUnavailable,
+			"the agent's task store is full: "+strings.TrimPrefix(err.Error(), taskstore.ErrFull.Error()+": "))
+	case errors.Is(err, taskstore.ErrExpired):
+		return a2a.NewError(a2a.TokenContextExpired, err.Error()+": start a new conversation")
+	}
+	return a2a.NewError(a2a.TokenInternalError, "task store: "+err.Error())
 }
 
 func asProtocolError(err error) *a2a.Error {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,7 @@ type Server struct {
 	log          *slog.Logger
 	extendedCard *a2a.AgentCard
 	verifier     Verifier
+	limits       jsonrpc.Limits
 	slots        chan struct{}
 	// pool runs the handlers' turns on goroutines kept for reuse.
 	pool *gopool.Pool
@@ -47,15 +49,54 @@ type Option func(*Server)
 // task (taskstore.KeepFinishedFor): a day, far beyond any retry window.
 const DefaultFinishedRetention = 24 * time.Hour
 
-// WithStore sets the task store (default: a new taskstore.Memory that drops
-// tasks finished for longer than DefaultFinishedRetention). Agents that
-// hand tasks over to each other share one store.
+// DefaultContextTTL is the default idle expiry (WithContextTTL) of a
+// context and of a task waiting for input or authentication: a day
+// (taskstore.DefaultIdleExpiry).
+const DefaultContextTTL = taskstore.DefaultIdleExpiry
+
+// WithStore sets the task store. The default is a new taskstore.Memory
+// with its default bounds (taskstore.DefaultMaxTasks,
+// taskstore.DefaultMaxBytes) that drops tasks finished for longer than
+// DefaultFinishedRetention and tasks waiting for input or authentication
+// unchanged for longer than the context expiry (WithContextTTL). Give a
+// store of your own the same expiry (taskstore.ExpireInterruptedAfter), so
+// that what the card publishes (LimitsExtension) holds. Agents that hand
+// tasks over to each other share one store.
 func WithStore(st taskstore.Store) Option { return func(s *Server) { s.store = st } }
 
-// WithContextTTL sets the context expiry window: a context idle for longer
-// refuses new tasks and resumes with the context_expired error. Zero (the
-// default) keeps contexts forever. Publish the window in the agent card.
-func WithContextTTL(d time.Duration) Option { return func(s *Server) { s.contextTTL = d } }
+// WithContextTTL sets the idle expiry: a context idle for longer refuses
+// new tasks and resumes with the context_expired error, and the default
+// store drops a task waiting for input or authentication unchanged for
+// longer (a message to it is answered context_expired too:
+// docs/protocol.md §5.5). Default DefaultContextTTL, a day; zero or less
+// keeps contexts and waiting tasks forever. LimitsExtension publishes it in
+// the agent card.
+func WithContextTTL(d time.Duration) Option { return func(s *Server) { s.contextTTL = max(d, 0) } }
+
+// WithMaxRequestBytes bounds the size of a request payload (default
+// jsonrpc.DefaultMaxRequestBytes, 4 MiB). A larger one is answered
+// invalid_request (-32600), naming the limit, before it is decoded
+// (DecodeRequest; over HTTP the body limit, transport/http's
+// HandlerConfig.MaxBodyBytes, applies first). n <= 0 keeps the default.
+func WithMaxRequestBytes(n int) Option {
+	return func(s *Server) {
+		if n > 0 {
+			s.limits.MaxRequestBytes = n
+		}
+	}
+}
+
+// WithMaxParts bounds the parts of a message (default
+// jsonrpc.DefaultMaxParts, 1,000). A message with more is answered
+// invalid_params (-32602), naming the limit; DecodeRequest counts the parts
+// before decoding them. n <= 0 keeps the default.
+func WithMaxParts(n int) Option {
+	return func(s *Server) {
+		if n > 0 {
+			s.limits.MaxParts = n
+		}
+	}
+}
 
 // WithClock sets the time source (default time.Now).
 func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
@@ -96,20 +137,39 @@ func WithMaxTurns(n int) Option {
 
 // NewServer returns a server for h.
 func NewServer(h Handler, opts ...Option) *Server {
-	s := &Server{h: h, now: time.Now, newID: uuidv4.New,
+	s := &Server{h: h, now: time.Now, newID: uuidv4.New, contextTTL: DefaultContextTTL, limits: jsonrpc.DefaultLimits(),
 		log: slog.New(slog.DiscardHandler), slots: make(chan struct{}, 64),
 		runs: map[string]*run{}, locks: map[string]*taskLock{}, pool: gopool.New(0)}
 	for _, o := range opts {
 		o(s)
 	}
 	if s.store == nil {
-		s.store = taskstore.NewMemory(s.now, taskstore.KeepFinishedFor(DefaultFinishedRetention))
+		s.store = taskstore.NewMemory(s.now, taskstore.KeepFinishedFor(DefaultFinishedRetention),
+			taskstore.ExpireInterruptedAfter(s.contextTTL))
 	}
 	return s
 }
 
 // Store returns the server's task store.
 func (s *Server) Store() taskstore.Store { return s.store }
+
+// Limits returns the bounds the server puts on requests (WithMaxRequestBytes,
+// WithMaxParts).
+func (s *Server) Limits() jsonrpc.Limits { return s.limits }
+
+// ContextTTL returns the idle expiry of contexts and of tasks waiting for
+// input or authentication (WithContextTTL); zero when they never expire.
+func (s *Server) ContextTTL() time.Duration { return s.contextTTL }
+
+// DecodeRequest decodes a request payload within the server's limits: a
+// payload over WithMaxRequestBytes is refused before it is parsed, a
+// message of more parts than WithMaxParts before its params are decoded,
+// and a schema error lists at most jsonrpc.MaxReportedViolations
+// violations. Transports decode with it (see jsonrpc.DecodeRequest for
+// what it returns).
+func (s *Server) DecodeRequest(payload []byte) (*jsonrpc.Request, json.RawMessage, *a2a.Error) {
+	return s.limits.DecodeRequest(payload)
+}
 
 // ErrClosed is answered (as internal_error) to calls after Close.
 var ErrClosed = errors.New("agent: server closed")

@@ -71,7 +71,7 @@ func (f *fixture) call(method a2a.Method, params any) []Reply {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	req, _, perr := jsonrpc.DecodeRequest(data)
+	req, _, perr := f.srv.DecodeRequest(data)
 	if perr != nil {
 		return []Reply{{Err: perr, Final: true}}
 	}

@@ -143,9 +143,9 @@ func (c *config) fits(tasks int, bytes int64) bool {
 // more and more bytes.
 func (c *config) full(tasks int, bytes int64, more int, moreBytes int64) error {
 	if c.maxTasks > 0 && tasks+more > c.maxTasks {
-		return fmt.Errorf("%w: it keeps %d tasks, its limit, and none is finished to make room; retry once tasks finish or expire", ErrFull, tasks)
+		return fmt.Errorf("%w: %d tasks kept, the limit, none of them finished to make room; retry once tasks finish or expire", ErrFull, tasks)
 	}
-	return fmt.Errorf("%w: %d bytes more would take it past its limit of %d bytes (it keeps %d bytes in %d tasks, none finished to make room); retry once tasks finish or expire",
+	return fmt.Errorf("%w: %d more bytes would pass the limit of %d bytes (%d bytes kept in %d tasks, none of them finished to make room); retry once tasks finish or expire",
 		ErrFull, moreBytes, c.maxBytes, bytes, tasks)
 }
 

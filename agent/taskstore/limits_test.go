@@ -113,7 +113,7 @@ func TestBoundsEvictFinishedTasksOldestFirstThenRefuse(t *testing.T) {
 				clk.advance(time.Second)
 			}
 			_, err := s.Create(ctx, task("f", "c1", a2a.TaskStateSubmitted))
-			if !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), "3 tasks") {
+			if !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), "3 tasks kept, the limit") {
 				t.Fatalf("a full store of unfinished tasks: %v", err)
 			}
 			if got := kept(t, s); got != "c,d,e" {
