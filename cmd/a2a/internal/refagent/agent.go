@@ -2,6 +2,7 @@ package refagent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +28,16 @@ type Config struct {
 	// there.
 	Broker, Org, Unit, ID, Pool string
 	KeepAlive                   time.Duration
+	// TLS, Username and Password are the MQTT connections' TLS
+	// configuration and credentials (optional; see a2amqtt.Connection).
+	// Both connections, the agent and {ID}-c1, use them.
+	TLS      *tls.Config
+	Username string
+	Password []byte
+	// Verifier, when set, checks the bearer token of every call over both
+	// transports (agent.WithVerifier), and the card states that a bearer
+	// token is required; nil accepts every call.
+	Verifier agent.Verifier
 	// HTTP, when set, serves the agent over the A2A JSON-RPC binding on
 	// this listener: the endpoint at HTTPPath, the card at
 	// /.well-known/agent-card.json. Start takes the listener over: it is
@@ -107,7 +118,12 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		spawnedID = c.ID + "-c1"
 	}
 	card := Card(c.ID, spawnedID != "", interfaces...)
-	ra.mainSrv = agent.NewServer(Handler(c.ID, spawnedID), agent.WithStore(ra.store), agent.WithLogger(c.Log))
+	opts := []agent.Option{agent.WithStore(ra.store), agent.WithLogger(c.Log)}
+	if c.Verifier != nil {
+		RequireBearer(card)
+		opts = append(opts, agent.WithVerifier(c.Verifier))
+	}
+	ra.mainSrv = agent.NewServer(Handler(c.ID, spawnedID), opts...)
 	if c.HTTP != nil {
 		// Made before any connection, so that a card the binding refuses
 		// fails the start at once.
@@ -118,10 +134,11 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		ra.http = h
 	}
 	if c.Broker != "" {
-		ra.spawnedSrv = agent.NewServer(Handler(spawnedID, ""), agent.WithStore(ra.store), agent.WithLogger(c.Log))
+		ra.spawnedSrv = agent.NewServer(Handler(spawnedID, ""), opts...)
+		conn := a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive, TLS: c.TLS, Username: c.Username, Password: c.Password}
 		var err error
 		ra.spawned, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
-			Connection: a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive},
+			Connection: conn,
 			Org:        c.Org,
 			Unit:       c.Unit,
 			ID:         spawnedID,
@@ -132,7 +149,7 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 			return nil, err
 		}
 		ra.main, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
-			Connection: a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive},
+			Connection: conn,
 			Org:        c.Org,
 			Unit:       c.Unit,
 			ID:         c.ID,

@@ -31,7 +31,8 @@ import (
 //     task and asks the same question itself;
 //   - text beginning "fail": FAILED; "slow N": completes after N seconds.
 //
-// Every completed artifact says how many earlier tasks share its context.
+// Every completed artifact says how many earlier tasks share its context,
+// and names the caller's subject when a verifier gave one.
 // Work is streamed as WORKING and two artifact chunks, so a streaming
 // request sees the whole progression.
 func Handler(self, spawned string) agent.HandlerFunc {
@@ -86,6 +87,10 @@ func finish(ctx context.Context, t *agent.Turn, text string) error {
 		return err
 	}
 	chunks := []string{text, fmt.Sprintf(" (earlier tasks in this context: %d)", len(earlier))}
+	if t.Caller.Subject != "" {
+		// Only an agent with a verifier has subjects (a2a agent --tokens).
+		chunks[1] += " (caller: " + t.Caller.Subject + ")"
+	}
 	for i, c := range chunks {
 		a := a2a.Artifact{ArtifactID: "result", Name: "result", Parts: []a2a.Part{{Content: a2a.PartText(c)}}}
 		if err := t.Artifact(ctx, a, i > 0, i == len(chunks)-1); err != nil {
@@ -93,6 +98,22 @@ func finish(ctx context.Context, t *agent.Turn, text string) error {
 		}
 	}
 	return nil
+}
+
+// BearerScheme is the name of the card's security scheme when the agent
+// requires a bearer token.
+const BearerScheme = "bearer"
+
+// RequireBearer states in card that every call needs a bearer token in the
+// Authorization header (HTTP) or the a2a-authorization user property
+// (MQTT): an HTTP Bearer security scheme (A2A v1.0, AgentCard
+// securitySchemes) required by the whole agent.
+func RequireBearer(card *a2a.AgentCard) {
+	card.SecuritySchemes = map[string]a2a.SecurityScheme{
+		BearerScheme: {Scheme: &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer",
+			Description: "a token the agent accepts (a2a agent --tokens): Authorization over HTTP, a2a-authorization over MQTT"}},
+	}
+	card.SecurityRequirements = []a2a.SecurityRequirement{{Schemes: map[string]a2a.StringList{BearerScheme: {List: []string{}}}}}
 }
 
 // MQTTInterface is the card's entry for the agent served over MQTT
