@@ -54,7 +54,9 @@ type HandlerConfig struct {
 	Card *a2a.AgentCard
 	// MaxBodyBytes bounds the size of a request body (default
 	// DefaultMaxBodyBytes, 4 MiB). A larger body is answered
-	// invalid_request (-32600) without being read further.
+	// invalid_request (-32600) without being read further. The Server's
+	// own limits (agent.WithMaxRequestBytes, agent.WithMaxParts) apply to
+	// what is read, as over every transport.
 	MaxBodyBytes int64
 	// AcceptMissingVersion serves a request without an A2A-Version header
 	// (or with an empty one) as A2A 1.0. It is off by default: A2A v1.0
@@ -274,7 +276,7 @@ func (h *Handler) decode(r *http.Request, x *exchange) (*jsonrpc.Request, *a2a.E
 	}
 	defer buf.release()
 	body := buf.b
-	req, id, perr := jsonrpc.DecodeRequest(body)
+	req, id, perr := h.srv.DecodeRequest(body)
 	x.id = id
 	if perr == nil {
 		x.stream = jsonrpc.Streaming(req.Method)

@@ -302,7 +302,10 @@ func (a *Agent) handle(ctx context.Context, p *paho.Publish, pooled bool, receiv
 	answer := func(e *a2a.Error) {
 		_ = sink.Send(ctx, agent.Reply{Err: e, Final: true})
 	}
-	req, id, perr := jsonrpc.DecodeRequest(p.Payload)
+	// The runtime checks the payload size before decoding it (and the
+	// parts of a message before decoding them): MQTT itself bounds
+	// nothing short of the broker's maximum packet size.
+	req, id, perr := a.cfg.Server.DecodeRequest(p.Payload)
 	sink.id = id
 	if perr != nil {
 		answer(perr)
