@@ -35,9 +35,18 @@ type Config struct {
 	// FinishedRoutes is how many routes of finished tasks (COMPLETED,
 	// FAILED, CANCELED, REJECTED) the client keeps, most recent first, for a
 	// GetTask after the end; older ones are forgotten, and deleted from
-	// Routes. Routes of tasks still going are always kept. Default 1024
-	// (DefaultFinishedRoutes); a negative value keeps none.
+	// Routes. Default 1024 (DefaultFinishedRoutes); a negative value keeps
+	// none.
 	FinishedRoutes int
+	// RouteIdleExpiry is how long the route of a task not seen finished is
+	// kept without use (no operation on the task, no reply about it);
+	// then it is forgotten, and deleted from Routes, as an abandoned task's.
+	// Default DefaultRouteIdleExpiry, 7 days, well beyond an agent's expiry
+	// of tasks waiting for input (a day by default, docs/protocol.md §13);
+	// a negative value keeps such routes until their task is seen finished.
+	RouteIdleExpiry time.Duration
+	// Clock is the time source of RouteIdleExpiry (default time.Now).
+	Clock func() time.Time
 	// Logger receives what has no caller to return to: replies dropped as
 	// protocol errors, a route that could not be saved (default: discard).
 	Logger *slog.Logger
@@ -45,6 +54,9 @@ type Config struct {
 
 // DefaultFinishedRoutes is Config.FinishedRoutes when it is zero.
 const DefaultFinishedRoutes = 1024
+
+// DefaultRouteIdleExpiry is Config.RouteIdleExpiry when it is zero.
+const DefaultRouteIdleExpiry = 7 * 24 * time.Hour
 
 // Client is an A2A requester over one Transport. Create it with New (or
 // through a transport's constructor, such as transport/mqtt.NewClient); it
@@ -62,6 +74,8 @@ type Client struct {
 	// finishedSet holds the same ids.
 	finished    []string
 	finishedSet map[string]struct{}
+	// going are the routes of tasks not seen finished, by last use.
+	going routeAges
 
 	ignored atomic.Int64
 	lenient atomic.Int64
@@ -71,9 +85,15 @@ type Client struct {
 // the handover routes from cfg.Routes, if set.
 func New(tr Transport, cfg Config) (*Client, error) {
 	c := &Client{tr: tr, binding: tr.Binding(), cfg: cfg, log: cfg.Logger, profile: cfg.Retry,
-		routes: handover.NewTable(), finishedSet: map[string]struct{}{}}
+		routes: handover.NewTable(), finishedSet: map[string]struct{}{}, going: newRouteAges()}
 	if c.cfg.FinishedRoutes == 0 {
 		c.cfg.FinishedRoutes = DefaultFinishedRoutes
+	}
+	if c.cfg.RouteIdleExpiry == 0 {
+		c.cfg.RouteIdleExpiry = DefaultRouteIdleExpiry
+	}
+	if c.cfg.Clock == nil {
+		c.cfg.Clock = time.Now
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -87,6 +107,10 @@ func New(tr Transport, cfg Config) (*Client, error) {
 	if cfg.Routes != nil {
 		if err := c.routes.Restore(cfg.Routes); err != nil {
 			return nil, fmt.Errorf("requester: restoring handover routes: %w", err)
+		}
+		// Their idle time runs from now.
+		for _, r := range c.routes.Routes() {
+			c.touchLocked(r.TaskID)
 		}
 	}
 	return c, nil
@@ -113,14 +137,17 @@ func (c *Client) LenientReplies() int64 { return c.lenient.Load() }
 func (c *Client) Route(taskID string) (Target, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.expireLocked()
 	return c.routes.Target(taskID)
 }
 
-// Routes returns the routes the client holds now: tasks still going, and
-// the most recent finished ones (Config.FinishedRoutes).
+// Routes returns the routes the client holds now: tasks still going (and
+// used within Config.RouteIdleExpiry), and the most recent finished ones
+// (Config.FinishedRoutes).
 func (c *Client) Routes() []handover.Route {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.expireLocked()
 	return c.routes.Routes()
 }
 

@@ -11,8 +11,9 @@
 //   - handover (statemachines/handover): the latest a2a-responder-agent-id
 //     of a task's replies says where its next operation goes, and a
 //     handover target that stays unreachable falls back to the card agent
-//     once; routes can be persisted (Config.Routes) and the routes of
-//     finished tasks are bounded (Config.FinishedRoutes);
+//     once; routes can be persisted (Config.Routes), the routes of
+//     finished tasks are bounded (Config.FinishedRoutes) and those of
+//     other tasks forgotten once unused for 7 days (Config.RouteIdleExpiry);
 //   - stream stall recovery: a stream idle for longer than the profile
 //     allows, or cut before its final item, is recovered with GetTask;
 //   - replies decoded into their generated types and checked against the

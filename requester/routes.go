@@ -1,8 +1,10 @@
 package requester
 
 import (
+	"container/list"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/fsm"
@@ -15,6 +17,7 @@ import (
 func (c *Client) routeFor(r *call) (Target, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.expireLocked()
 	if r.taskID == "" {
 		if c.binding.NeedsTarget && r.target == (Target{}) {
 			return Target{}, ErrNoTarget
@@ -22,6 +25,7 @@ func (c *Client) routeFor(r *call) (Target, error) {
 		return r.target, nil
 	}
 	if t, ok := c.routes.Target(r.taskID); ok {
+		c.touchLocked(r.taskID)
 		return t, nil
 	}
 	var step handover.Step
@@ -40,6 +44,7 @@ func (c *Client) routeFor(r *call) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
+	c.touchLocked(r.taskID)
 	c.persist(r.taskID, step)
 	return step.Target, nil
 }
@@ -75,6 +80,7 @@ func (c *Client) noteReply(ex *exchange, in *inbound) {
 	if _, routed := c.routes.Route(ex.taskID); !routed {
 		return
 	}
+	c.touchLocked(ex.taskID)
 	step, err := c.routes.Reply(ex.taskID, in.responders)
 	if err == nil {
 		c.persist(ex.taskID, step)
@@ -109,6 +115,8 @@ func (c *Client) observeLocked(taskID, replyTaskID string, state a2a.TaskState) 
 	}
 	c.finished = append(c.finished, taskID)
 	c.finishedSet[taskID] = struct{}{}
+	// Bounded by count from now on, not by age.
+	c.going.remove(taskID)
 	for len(c.finished) > max(c.cfg.FinishedRoutes, 0) {
 		old := c.finished[0]
 		c.finished[0] = ""
@@ -138,3 +146,64 @@ func (c *Client) persist(taskID string, step handover.Step) {
 // ErrNoTarget reports an operation with no agent or pool to go to, on a
 // transport that needs one (Binding.NeedsTarget).
 var ErrNoTarget = errors.New("requester: name the agent or pool to send to (requester.To)")
+
+// routeAges orders the routes of tasks not seen finished by their last
+// use, so that the idle ones are found from the front.
+type routeAges struct {
+	order list.List // of *routeAge, least recently used first
+	byID  map[string]*list.Element
+}
+
+// routeAge is when a task's route was last used.
+type routeAge struct {
+	taskID string
+	at     time.Time
+}
+
+func newRouteAges() routeAges { return routeAges{byID: map[string]*list.Element{}} }
+
+func (a *routeAges) remove(taskID string) {
+	if e, ok := a.byID[taskID]; ok {
+		a.order.Remove(e)
+		delete(a.byID, taskID)
+	}
+}
+
+// touchLocked notes a use of a task's route now, unless the task was seen
+// finished. Called with c.mu held.
+func (c *Client) touchLocked(taskID string) {
+	if _, done := c.finishedSet[taskID]; done {
+		return
+	}
+	now := c.cfg.Clock()
+	if e, ok := c.going.byID[taskID]; ok {
+		e.Value.(*routeAge).at = now
+		c.going.order.MoveToBack(e)
+		return
+	}
+	c.going.byID[taskID] = c.going.order.PushBack(&routeAge{taskID: taskID, at: now})
+}
+
+// expireLocked forgets the routes of tasks not seen finished and unused
+// for longer than Config.RouteIdleExpiry, deleting them from Config.Routes
+// too. Called with c.mu held.
+func (c *Client) expireLocked() {
+	if c.cfg.RouteIdleExpiry < 0 {
+		return
+	}
+	cut := c.cfg.Clock().Add(-c.cfg.RouteIdleExpiry)
+	for e := c.going.order.Front(); e != nil; e = c.going.order.Front() {
+		age := e.Value.(*routeAge)
+		if !age.at.Before(cut) {
+			return
+		}
+		c.going.remove(age.taskID)
+		c.routes.Forget(age.taskID)
+		c.log.Debug("requester: route of an idle task forgotten", "task", age.taskID, "last used", age.at)
+		if c.cfg.Routes != nil {
+			if err := c.cfg.Routes.DeleteRoute(age.taskID); err != nil {
+				c.log.Error("requester: deleting an idle task's route", "task", age.taskID, "err", err)
+			}
+		}
+	}
+}
