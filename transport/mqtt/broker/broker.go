@@ -109,6 +109,8 @@ type Broker struct {
 	srv   *mqtt.Server
 	ln    *listener
 	store *store // nil without DataDir
+	// takeover orders session takeovers (compat.go).
+	takeover *orderedTakeover
 
 	closeOnce sync.Once
 	closeErr  error
@@ -137,6 +139,7 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 	// takeover goes before the status hook, which marks a new connection
 	// online once the one it took over is gone.
 	takeover := newOrderedTakeover(srv)
+	b.takeover = takeover
 	hooks := []mqtt.Hook{new(allowAll), new(noSendQuota), newRetainGuard(), takeover}
 	if !cfg.mochiProblemInfo {
 		hooks = append(hooks, new(publishProperties))

@@ -77,30 +77,53 @@ func (*noSendQuota) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
 	cl.State.Inflight.ResetSendQuota(0)
 }
 
-// takeoverTimeout bounds how long a new connection waits for the one it
-// took over to be torn down.
+// takeoverTimeout bounds how long a new connection waits for the
+// connections it took over to be torn down; past it the new connection is
+// disconnected (0x89, server busy) and its client connects again.
 const takeoverTimeout = 10 * time.Second
 
-// orderedTakeover undoes two mochi v2.7.9 races of a session takeover
-// (a client connecting with the Client ID of a connected client). mochi
-// closes the old connection and lets its goroutine tear it down while the
-// new connection goes on:
+// orderedTakeover undoes the races of a mochi v2.7.9 session takeover (a
+// client connecting with the Client ID of a connected client, which MQTT
+// v5 §3.1.4 [MQTT-3.1.4-3] answers by disconnecting the existing client
+// with 0x8E, Session taken over). mochi's takeover
+// (inheritClientSession) looks the Client ID up, disconnects the
+// connection it finds and adds the new one, with no lock held across the
+// three steps, and lets the old connection's goroutine tear it down while
+// the new connection goes on:
 //
+//   - two connections arriving together can both find the same old
+//     connection; both are added, the second replacing the first in the
+//     client table, and the first stays open outside the table: connected
+//     but deaf (publishes go to the table's entry), and never taken over
+//     again (the next takeover finds the other one);
 //   - the old Will (the LWT card, offline / lwt) can be retained after the
 //     card the new connection has just published, so discovery shows a
 //     connected agent as offline;
 //   - the old goroutine can decide that its session ends (it checks
 //     "taken over" before the new connection has set it) and then removes
-//     the Client ID from the client table after the new connection was
-//     added: the new connection stays open but receives nothing, and the
-//     next takeover does not find it (both seen here).
+//     the Client ID from the client table, and its subscriptions from the
+//     topic index, after the new connection was added: the new connection
+//     stays open but receives nothing, and the next takeover does not find
+//     it.
 //
-// The hook holds the new connection, after CONNACK and before its first
-// packet is read, until the old connection's goroutine has returned (at
-// most takeoverTimeout), as mosquitto finishes the old connection first;
-// then it puts the new connection back into the client table, and its
-// subscriptions back into the topic index, should the old one have
-// removed them.
+// The hook serialises the connections of one Client ID, from just before
+// the takeover (OnSessionEstablish) to just before the new connection's
+// first packet is read (OnSessionEstablished): a connection takes its turn,
+// mochi takes over the one connection in the table and adds the new one,
+// and the new connection then waits until the goroutine of every earlier
+// connection with its Client ID has returned (as mosquitto finishes the
+// old connection first) before it puts itself back into the client table,
+// and its subscriptions back into the topic index, should a teardown have
+// removed them; only then does the next connection get its turn. Each
+// Client ID therefore has one live session at a time. A new connection
+// whose predecessors are not torn down within takeoverTimeout is
+// disconnected rather than left at the mercy of their teardown.
+//
+// (Ordering the waits by the order in which connections reach
+// OnSessionEstablished, without the turn, is not enough: that need not be
+// the order of the takeovers, and under a burst a new connection waited
+// for the live one, read nothing for 10 s, timed out ("not torn down in
+// time") and went on exposed to the races above.)
 type orderedTakeover struct {
 	mqtt.HookBase
 
@@ -108,17 +131,35 @@ type orderedTakeover struct {
 	// connDone returns a channel closed once the goroutine serving conn
 	// has returned; set before the broker accepts connections.
 	connDone func(conn net.Conn) <-chan struct{}
+	// timeout is takeoverTimeout (shorter in tests).
+	timeout time.Duration
 
-	mu      sync.Mutex
-	current map[string]*mqtt.Client // Client ID → latest connection, until served
-	ids     map[net.Conn]string     // connection → its Client ID, until served
+	mu    sync.Mutex
+	ids   map[string]*clientConns   // Client ID → its connections, while any is left
+	conns map[net.Conn]*clientConns // connection → its Client ID's, until served
+}
+
+// clientConns is what orderedTakeover keeps of one Client ID.
+type clientConns struct {
+	id string
+	// turn has one slot, filled by the connection between
+	// OnSessionEstablish and OnSessionEstablished.
+	turn chan struct{}
+	// holder is the connection holding turn (nil when free).
+	holder net.Conn
+	// live are the connections that took their turn and are not served
+	// yet, oldest first.
+	live []net.Conn
+	// waiting counts the connections waiting for turn.
+	waiting int
 }
 
 func newOrderedTakeover(srv *mqtt.Server) *orderedTakeover {
 	return &orderedTakeover{
 		srv:     srv,
-		current: make(map[string]*mqtt.Client),
-		ids:     make(map[net.Conn]string),
+		timeout: takeoverTimeout,
+		ids:     make(map[string]*clientConns),
+		conns:   make(map[net.Conn]*clientConns),
 	}
 }
 
@@ -127,56 +168,138 @@ func (*orderedTakeover) ID() string { return "ordered-takeover" }
 
 // Provides reports the events the hook handles.
 func (*orderedTakeover) Provides(b byte) bool {
-	return b == mqtt.OnSessionEstablished
+	return b == mqtt.OnSessionEstablish || b == mqtt.OnSessionEstablished
 }
 
-// OnSessionEstablished waits for the connection cl took over, if its
-// goroutine has not returned yet, then repairs what its teardown may have
-// removed.
+// OnSessionEstablish runs just before mochi takes over the connection with
+// cl's Client ID, if any, and adds cl to the client table: cl waits for
+// its turn.
+func (h *orderedTakeover) OnSessionEstablish(cl *mqtt.Client, _ packets.Packet) {
+	if cl.Net.Conn == nil {
+		return
+	}
+	h.mu.Lock()
+	e := h.ids[cl.ID]
+	if e == nil {
+		e = &clientConns{id: cl.ID, turn: make(chan struct{}, 1)}
+		h.ids[cl.ID] = e
+	}
+	e.waiting++
+	h.mu.Unlock()
+	// The holder gives the turn back within takeoverTimeout, or when its
+	// connection is served, whichever comes first.
+	e.turn <- struct{}{}
+	h.mu.Lock()
+	e.waiting--
+	e.holder = cl.Net.Conn
+	e.live = append(e.live, cl.Net.Conn)
+	h.conns[cl.Net.Conn] = e
+	h.mu.Unlock()
+}
+
+// OnSessionEstablished runs after CONNACK and before cl's first packet is
+// read: it waits for the earlier connections with cl's Client ID to be
+// torn down, repairs what their teardown may have removed, and gives the
+// turn to the next connection.
 func (h *orderedTakeover) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
 	if cl.Net.Conn == nil {
 		return
 	}
 	h.mu.Lock()
-	prev := h.current[cl.ID]
-	h.current[cl.ID] = cl
-	h.ids[cl.Net.Conn] = cl.ID
-	h.mu.Unlock()
-	if prev != nil && prev.Net.Conn != nil {
-		t := time.NewTimer(takeoverTimeout)
-		defer t.Stop()
-		select {
-		case <-h.connDone(prev.Net.Conn):
-		case <-t.C:
-			h.Log.Warn("session takeover: the old connection was not torn down in time; going on",
-				"client", cl.ID, "timeout", takeoverTimeout)
+	e := h.conns[cl.Net.Conn]
+	connDone, timeout := h.connDone, h.timeout
+	var earlier []net.Conn
+	if e != nil {
+		for _, c := range e.live {
+			if c != cl.Net.Conn {
+				earlier = append(earlier, c)
+			}
 		}
 	}
-	// The old connection's teardown, once over, may have removed the Client
-	// ID (after this connection was added) and its subscriptions.
+	h.mu.Unlock()
+	if e == nil {
+		return
+	}
+	defer h.release(e, cl.Net.Conn)
+	if len(earlier) == 0 {
+		return
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for _, c := range earlier {
+		select {
+		case <-connDone(c):
+		case <-t.C:
+			h.Log.Warn("session takeover: an earlier connection was not torn down in time; disconnecting the new one",
+				"client", cl.ID, "timeout", timeout)
+			// The client connects again; its next connection waits anew.
+			_ = h.srv.DisconnectClient(cl, packets.ErrServerBusy)
+			return
+		}
+	}
+	// Nothing of the earlier connections can change the tables any more;
+	// their teardown may have removed the Client ID (after cl was added)
+	// and its subscriptions.
 	if _, ok := h.srv.Clients.Get(cl.ID); !ok {
 		h.srv.Clients.Add(cl)
 	}
-	if prev != nil {
-		for _, sub := range cl.State.Subscriptions.GetAll() {
-			h.srv.Topics.Subscribe(cl.ID, sub)
-		}
+	for _, sub := range cl.State.Subscriptions.GetAll() {
+		h.srv.Topics.Subscribe(cl.ID, sub)
 	}
 }
 
-// served forgets conn's client once the goroutine serving conn has
-// returned (nothing of it can change the client table any more).
+// release gives conn's turn back, if it holds it.
+func (h *orderedTakeover) release(e *clientConns, conn net.Conn) {
+	h.mu.Lock()
+	held := e.holder == conn
+	if held {
+		e.holder = nil
+	}
+	h.mu.Unlock()
+	if held {
+		<-e.turn
+	}
+}
+
+// served forgets conn once the goroutine serving it has returned (nothing
+// of it can change the client table any more), giving its turn back should
+// its session have failed before OnSessionEstablished; a Client ID is
+// forgotten with its last connection.
 func (h *orderedTakeover) served(conn net.Conn) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	id, ok := h.ids[conn]
+	e, ok := h.conns[conn]
 	if !ok {
+		h.mu.Unlock()
 		return
 	}
-	delete(h.ids, conn)
-	if cl := h.current[id]; cl != nil && cl.Net.Conn == conn {
-		delete(h.current, id)
+	delete(h.conns, conn)
+	for i, c := range e.live {
+		if c == conn {
+			e.live = append(e.live[:i:i], e.live[i+1:]...)
+			break
+		}
 	}
+	h.mu.Unlock()
+	h.release(e, conn)
+	h.mu.Lock()
+	if len(e.live) == 0 && e.waiting == 0 && e.holder == nil && h.ids[e.id] == e {
+		delete(h.ids, e.id)
+	}
+	h.mu.Unlock()
+}
+
+// pending reports what the hook still keeps of a Client ID: whether it
+// has an entry, and how many connections (for tests).
+func (h *orderedTakeover) pending(id string) (entry bool, conns int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range h.conns {
+		if e.id == id {
+			conns++
+		}
+	}
+	_, entry = h.ids[id]
+	return entry, conns
 }
 
 // retainGuard undoes a mochi v2.7.9 data race. Storing a retained message

@@ -69,19 +69,30 @@ results without telling anyone, so [Start] sets:
     subscription, under none: a discovery subscriber racing an agent's card
     or Will is a data race (the race detector reports it; unguarded, a torn
     string read). Delayed wills (Will Delay Interval) stay unguarded.
-  - A session takeover completes before the new connection goes on. When a
-    client connects with the Client ID of a connected one, mochi closes the
-    old connection and lets its goroutine tear it down while the new
-    connection proceeds. The old LWT card could then be retained after the
-    card the new connection has just published (discovery shows a connected
-    agent offline), and the old goroutine could remove the Client ID from
-    mochi's client table after the new connection was added (the new
-    connection stays open but receives nothing, and the next takeover does
-    not find it). The new connection waits (after CONNACK, before its first
-    packet is read, at most 10 s) until the old connection's goroutine has
-    returned, as mosquitto finishes the old connection first, and is then
-    put back into the client table, with its subscriptions, if the old one
-    removed them.
+  - Session takeovers of one Client ID happen one at a time, and each
+    completes before the new connection goes on. When a client connects
+    with the Client ID of a connected one, mochi looks the Client ID up,
+    closes the connection it finds and adds the new one, with nothing held
+    across the three steps, and lets the old connection's goroutine tear it
+    down while the new connection proceeds. Under a burst of connections
+    with one Client ID (an agent reconnecting while someone else keeps
+    connecting with its Client ID) two new connections could take over the
+    same old one: one replaced the other in the client table, and the
+    replaced one stayed open, receiving nothing and never taken over again.
+    The old LWT card could be retained after the card the new connection
+    has just published (discovery shows a connected agent offline), and the
+    old goroutine could remove the Client ID from mochi's client table, and
+    its subscriptions from the topic index, after the new connection was
+    added (the new connection stays open but receives nothing). The broker
+    lets one connection of a Client ID at a time take over; the new
+    connection waits (after CONNACK, before its first packet is read, at
+    most 10 s) until every earlier connection with its Client ID has been
+    torn down, as mosquitto finishes the old connection first, is then put
+    back into the client table, with its subscriptions, if a teardown
+    removed them, and only then is the next connection let in. A new
+    connection whose predecessors are not torn down in 10 s is
+    disconnected (0x89, server busy) and connects again. So a Client ID
+    has exactly one live session, whatever the burst.
   - For clients, under [Config.Status], the broker sends no topic aliases
     (mochi would replace the topic of a repeated publish by an alias, which
     hides it from the status hook). mochi never offers aliases to clients
