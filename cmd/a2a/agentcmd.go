@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
 	a2ahttp "github.com/a2abind/a2abind/transport/http"
+	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
 
 const agentHelp = `
@@ -32,13 +34,27 @@ Handover: over MQTT "handover" hands the task to the spawned instance
 ID-c1, and follow-ups go there. HTTP has no handover (no reply can name a
 new responder), so a "handover" sent over HTTP is kept: the agent asks the
 same question itself, and the follow-up to the same URL completes it.
+
+Bearer tokens: without --tokens the agent accepts every call. With
+--tokens FILE it accepts only the tokens the file lists, over both
+transports, and its card requires a bearer token. The file has one token
+per line, "TOKEN [SUBJECT]" or "sha256:HEX [SUBJECT]" (HEX: the SHA-256 of
+the token, printf %s "$TOKEN" | sha256sum, so the file need not hold it in
+clear); SUBJECT names the caller; blank lines and lines starting with #
+are skipped. It is read once, at start.
+
+Broker credentials: --username (or $A2A_USERNAME) and --password-file FILE
+(its first line; or $A2A_PASSWORD), a flag taking precedence; for TLS an
+mqtts:// broker URL, with --ca-file for a private authority and
+--cert-file and --key-file for a client certificate. Both connections, ID
+and ID-c1, use them.
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR]",
+	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR] [--tokens FILE] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] [--log-level L]",
 		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo", stderr)
 	defaultUsage := fs.Usage
-	fs.Usage = func() { defaultUsage(); fmt.Fprint(fs.Output(), agentHelp) }
+	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp) }
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
 	httpAddr := fs.String("http", "", "serve over HTTP on this TCP address (host:port)")
 	httpURL := fs.String("http-url", "", "the JSON-RPC endpoint URL the card lists (default http://ADDR/a2a)")
@@ -48,6 +64,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	pool := fs.String("pool", "", "also serve this shared pool (MQTT)")
 	keepalive := fs.Int("keepalive", 30, "MQTT keep-alive in seconds; a crashed agent's Will fires about 1.5 x this later")
 	data := fs.String("data", "", "keep tasks in a bbolt database in this directory (default: in memory)")
+	tokensFile := fs.String("tokens", "", "accept only the bearer tokens listed in this file (default: accept every call)")
+	cf := addConnFlags(fs)
+	logLevel := addLogLevel(fs, slog.LevelWarn)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -60,7 +79,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ids := []string{"id", *id}
 	if *brokerURL != "" {
 		ids = append(ids, "org", *org, "unit", *unit)
-	} else if err := onlyWith(fs, "--broker", "org", "unit", "pool", "keepalive"); err != nil {
+	} else if err := onlyWith(fs, "--broker", append(append([]string{"org", "unit", "pool", "keepalive"}, credentialFlags...), tlsFlags...)...); err != nil {
 		return err
 	}
 	if err := checkIDs(ids...); err != nil {
@@ -79,6 +98,25 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fail(2, "--http-url: %q is not an http:// or https:// URL", *httpURL)
 		}
 	}
+	log, err := logger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	var conn a2amqtt.Connection
+	if *brokerURL != "" {
+		if conn, err = cf.connection(*brokerURL); err != nil {
+			return err
+		}
+	}
+	var verifier agent.Verifier
+	accepted := 0
+	if *tokensFile != "" {
+		tokens, err := refagent.LoadTokens(*tokensFile)
+		if err != nil {
+			return fail(1, "--tokens: %v", err)
+		}
+		verifier, accepted = tokens, tokens.Len()
+	}
 	var ln net.Listener
 	if *httpAddr != "" {
 		var err error
@@ -86,15 +124,21 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fail(1, "--http: %v", err)
 		}
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ra, err := refagent.Start(ctx, refagent.Config{Broker: *brokerURL, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
-		KeepAlive: time.Duration(*keepalive) * time.Second, HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log})
+		KeepAlive: time.Duration(*keepalive) * time.Second, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
+		HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log, Verifier: verifier})
 	if err != nil {
+		if *brokerURL != "" {
+			return brokerError(err, conn)
+		}
 		return fail(1, "%v", err)
 	}
 	name := *id
 	if *brokerURL != "" {
 		name = *org + "/" + *unit + "/" + *id
+	}
+	if verifier != nil {
+		fmt.Fprintf(stdout, "agent %s requires a bearer token: %d accepted, from %s\n", *id, accepted, *tokensFile)
 	}
 	if ln != nil {
 		fmt.Fprintf(stdout, "agent %s listening on %s: JSON-RPC at %s, card at %s\n", *id, ln.Addr(), ra.HTTPURL(), cardURL(ra.HTTPURL()))

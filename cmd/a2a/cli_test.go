@@ -142,7 +142,14 @@ type process struct {
 
 func start(t *testing.T, args ...string) *process {
 	t.Helper()
+	return startEnv(t, nil, args...)
+}
+
+// startEnv is start with variables added to the environment.
+func startEnv(t *testing.T, env []string, args ...string) *process {
+	t.Helper()
 	p := &process{cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
 	pr, pw := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = pw, pw
 	if err := p.cmd.Start(); err != nil {

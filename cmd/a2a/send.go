@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -21,9 +23,25 @@ import (
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
 
+const sendHelp = `
+Credentials: the bearer token comes from --token-file FILE (its first
+line) or $A2A_TOKEN; --token TOKEN works too, but every user of the
+machine can read it in ps. Over MQTT the broker connection authenticates
+with --username (or $A2A_USERNAME) and --password-file FILE (its first
+line; or $A2A_PASSWORD); a flag takes precedence over the environment.
+For TLS give an mqtts:// broker URL (or an https:// --url), with --ca-file
+for a private authority and --cert-file and --key-file for a client
+certificate.
+
+Exit status: 0 when the task completed or asks for input, 1 on a failure
+(including a file that cannot be read), 2 when the command line is wrong.
+`
+
 func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token TOKEN] TEXT",
-		"a2a send --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello\n  a2a send --url http://127.0.0.1:8080 hello", stderr)
+	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token-file F] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] TEXT",
+		"a2a send --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello\n  A2A_TOKEN=... a2a send --url http://127.0.0.1:8080 hello", stderr)
+	defaultUsage := fs.Usage
+	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), sendHelp) }
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
 	agentURL := fs.String("url", "", "send over HTTP to the agent at this URL: its base URL (the card at /.well-known/agent-card.json names the endpoint), its card's URL, or its JSON-RPC endpoint")
 	org := fs.String("org", "", "org_id (MQTT)")
@@ -36,8 +54,10 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
 	as := fs.String("as", "", "the requester's own agent_id (MQTT; default: send-<random>)")
-	bearer := fs.String("token", "", "OAuth 2.0 access token (a2a-authorization over MQTT, Authorization: Bearer over HTTP)")
+	tokens := addTokenFlags(fs)
 	routesFile := fs.String("routes", "", "handover routing state file (MQTT; default: $XDG_STATE_HOME/a2a/routes.json)")
+	cf := addConnFlags(fs)
+	logLevel := addLogLevel(fs, slog.LevelError)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -52,17 +72,34 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case text == "":
 		return fail(2, "the message TEXT is missing")
 	}
+	log, err := logger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	bearer, err := tokens.bearer()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	var c *requester.Client
 	var opts []requester.CallOption
-	var err error
 	endpoint := ""
 	if *agentURL != "" {
-		if err := onlyWith(fs, "--broker", "org", "unit", "to", "pool", "as", "routes"); err != nil {
+		if err := onlyWith(fs, "--broker", append([]string{"org", "unit", "to", "pool", "as", "routes"}, credentialFlags...)...); err != nil {
 			return err
 		}
-		if c, endpoint, err = httpRequester(ctx, *agentURL); err != nil {
+		if err := noUserinfo("url", *agentURL); err != nil {
+			return err
+		}
+		hc, err := cf.httpClient(*agentURL)
+		if err != nil {
+			return err
+		}
+		if bearer != "" && plainRemote(*agentURL) {
+			fmt.Fprintf(stderr, "a2a send: warning: the bearer token crosses the network in clear (use an https:// URL)\n")
+		}
+		if c, endpoint, err = httpRequester(ctx, *agentURL, hc, log); err != nil {
 			return err
 		}
 	} else {
@@ -70,7 +107,14 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := checkMQTTSend(target, org, unit, as, *taskID, contextID); err != nil {
 			return err
 		}
-		if c, err = mqttRequester(ctx, *brokerURL, *org, *unit, *as, *routesFile); err != nil {
+		conn, err := cf.connection(*brokerURL)
+		if err != nil {
+			return err
+		}
+		if (bearer != "" || conn.Password != nil) && plainRemote(*brokerURL) {
+			fmt.Fprintf(stderr, "a2a send: warning: credentials cross the network in clear (use an mqtts:// broker URL)\n")
+		}
+		if c, err = mqttRequester(ctx, conn, *org, *unit, *as, *routesFile, log); err != nil {
 			return err
 		}
 		opts = append(opts, requester.To(target))
@@ -80,13 +124,23 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer ccancel()
 		c.Close(cctx)
 	}()
-	if *bearer != "" {
-		opts = append(opts, requester.WithBearer(*bearer))
+	if bearer != "" {
+		opts = append(opts, requester.WithBearer(bearer))
 	}
 	// Over HTTP a new task carries no taskId: the server makes it (A2A
 	// v1.0, core); over MQTT the requester makes it (docs/protocol.md).
 	req := requester.TextMessage(text, *taskID, *contextID)
-	return converse(ctx, c, req, opts, *stream, &printer{w: stdout, json: *asJSON}, endpoint)
+	err = converse(ctx, c, req, opts, *stream, &printer{w: stdout, json: *asJSON}, endpoint)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		switch {
+		case bearer == "" && strings.HasPrefix(ee.msg, string(a2a.TokenUnauthenticated)+" "):
+			ee.msg += " (give a token: --token-file FILE or $" + envToken + ")"
+		case ee.msg == context.DeadlineExceeded.Error() && errors.Is(ctx.Err(), context.DeadlineExceeded):
+			ee.msg = fmt.Sprintf("no answer within %v (--timeout)", *timeout)
+		}
+	}
+	return err
 }
 
 // checkMQTTSend checks the identifiers of a send over MQTT and fills in
@@ -119,7 +173,7 @@ func checkMQTTSend(target requester.Target, org, unit, as *string, taskID string
 
 // mqttRequester connects a requester to the broker, keeping its handover
 // routes in routesFile (default: defaultRoutesPath).
-func mqttRequester(ctx context.Context, brokerURL, org, unit, as, routesFile string) (*requester.Client, error) {
+func mqttRequester(ctx context.Context, conn a2amqtt.Connection, org, unit, as, routesFile string, log *slog.Logger) (*requester.Client, error) {
 	if routesFile == "" {
 		p, err := defaultRoutesPath()
 		if err != nil {
@@ -127,10 +181,10 @@ func mqttRequester(ctx context.Context, brokerURL, org, unit, as, routesFile str
 		}
 		routesFile = p
 	}
-	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: a2amqtt.Connection{Broker: brokerURL}, Org: org, Unit: unit, ID: as,
-		Requester: requester.Config{Routes: fileRoutes{routesFile}}})
+	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: conn, Org: org, Unit: unit, ID: as,
+		Requester: requester.Config{Routes: fileRoutes{routesFile}, Logger: log}})
 	if err != nil {
-		return nil, fail(1, "%v", err)
+		return nil, brokerError(err, conn)
 	}
 	return c.Client, nil
 }
@@ -138,12 +192,12 @@ func mqttRequester(ctx context.Context, brokerURL, org, unit, as, routesFile str
 // httpRequester resolves the agent at rawURL (through its card, or as the
 // JSON-RPC endpoint itself) and returns a requester bound to it and the
 // endpoint it posts to.
-func httpRequester(ctx context.Context, rawURL string) (*requester.Client, string, error) {
+func httpRequester(ctx context.Context, rawURL string, hc *http.Client, log *slog.Logger) (*requester.Client, string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, "", fail(2, "--url: %q is not an http:// or https:// URL", rawURL)
 	}
-	c, err := a2ahttp.NewClient(ctx, a2ahttp.ClientConfig{URL: rawURL})
+	c, err := a2ahttp.NewClient(ctx, a2ahttp.ClientConfig{URL: rawURL, HTTPClient: hc, Requester: requester.Config{Logger: log}})
 	if err != nil {
 		return nil, "", fail(1, "no A2A agent at %s: %v", rawURL, err)
 	}

@@ -14,10 +14,11 @@ import (
 )
 
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("watch", "--broker URL --org O --unit U", "a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab", stderr)
+	fs := newFlags("watch", "--broker URL --org O --unit U [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F]", "a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab", stderr)
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
 	org := fs.String("org", "", "org_id")
 	unit := fs.String("unit", "", "unit_id")
+	cf := addConnFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -27,9 +28,13 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkIDs("org", *org, "unit", *unit); err != nil {
 		return err
 	}
-	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: *brokerURL}, Org: *org, Unit: *unit})
+	conn, err := cf.connection(*brokerURL)
 	if err != nil {
-		return fail(1, "%v", err)
+		return err
+	}
+	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: conn, Org: *org, Unit: *unit})
+	if err != nil {
+		return brokerError(err, conn)
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -8,6 +8,7 @@ package demo
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,8 @@ type demo struct {
 	client    *a2amqtt.Client
 	sniff     *sniffer
 	log       *slog.Logger
+	// conn is the connection to brokerURL: its TLS and credentials.
+	conn a2amqtt.Connection
 	// statusBroker is a broker with broker-managed status, for story 09's
 	// last phase ("" when the demo runs on a broker given with --broker).
 	statusBroker string
@@ -46,6 +49,17 @@ type demo struct {
 	// agent served over HTTP; wire records what it sends and receives.
 	http *a2ahttp.Client
 	wire *wire
+}
+
+// agentConfig configures a reference agent on the demo's broker: agent
+// id, in pool when one is given.
+func (d *demo) agentConfig(id string, pool ...string) refagent.Config {
+	c := refagent.Config{Broker: d.brokerURL, Org: d.org, Unit: d.unit, ID: id, Log: d.log,
+		TLS: d.conn.TLS, Username: d.conn.Username, Password: d.conn.Password}
+	if len(pool) > 0 {
+		c.Pool = pool[0]
+	}
+	return c
 }
 
 // Story is one user story of the A2A-over-MQTT profile, told over MQTT, or
@@ -63,6 +77,11 @@ type Config struct {
 	// BrokerURL is the broker to run on; empty starts embedded brokers (one
 	// plain, one with broker-managed status for story 09's last phase).
 	BrokerURL string
+	// TLS, Username and Password are the TLS configuration and the
+	// credentials of every connection to BrokerURL (optional).
+	TLS      *tls.Config
+	Username string
+	Password []byte
 	// Out receives the transcript and the verdicts; Transcript false prints
 	// the verdicts only.
 	Out        io.Writer
@@ -114,23 +133,24 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	} else {
 		d.brokerURL = cfg.BrokerURL
 	}
+	d.conn = a2amqtt.Connection{Broker: d.brokerURL, TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password}
 	var transcript io.Writer = stdout
 	if !cfg.Transcript {
 		transcript = io.Discard
 	}
 	var err error
-	d.sniff, err = startSniffer(ctx, d.brokerURL, d.org+"/"+d.unit+"/transcript", transcript)
+	d.sniff, err = startSniffer(ctx, d.conn, d.org+"/"+d.unit+"/transcript", transcript)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", d.brokerURL, err)
 	}
 	defer d.sniff.close()
-	d.client, err = a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: a2amqtt.Connection{Broker: d.brokerURL}, Org: d.org, Unit: d.unit, ID: "requester", Requester: requester.Config{Logger: d.log}})
+	d.client, err = a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: d.conn, Org: d.org, Unit: d.unit, ID: "requester", Requester: requester.Config{Logger: d.log}})
 	if err != nil {
 		return nil, err
 	}
 	defer d.client.Close(context.Background())
 
-	main, err := refagent.Start(ctx, refagent.Config{Broker: d.brokerURL, Org: d.org, Unit: d.unit, ID: "echo", Log: d.log})
+	main, err := refagent.Start(ctx, d.agentConfig("echo"))
 	if err != nil {
 		return nil, fmt.Errorf("starting the reference agent: %w", err)
 	}
@@ -313,7 +333,7 @@ func story05(ctx context.Context, d *demo) (string, error) {
 	}
 	var members []*refagent.Agent
 	for _, id := range []string{"worker-1", "worker-2"} {
-		m, err := refagent.Start(ctx, refagent.Config{Broker: d.brokerURL, Org: d.org, Unit: d.unit, ID: id, Pool: "workers", Log: d.log})
+		m, err := refagent.Start(ctx, d.agentConfig(id, "workers"))
 		if err != nil {
 			return "", err
 		}
@@ -459,7 +479,7 @@ func multiTurn(ctx context.Context, c *requester.Client, to requester.Target) (s
 }
 
 func story09(ctx context.Context, d *demo) (string, error) {
-	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: d.brokerURL}, Org: d.org, Unit: d.unit})
+	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: d.conn, Org: d.org, Unit: d.unit})
 	if err != nil {
 		return "", err
 	}
@@ -480,7 +500,8 @@ func story09(ctx context.Context, d *demo) (string, error) {
 			}
 		}
 	}
-	cfg := refagent.Config{Broker: d.brokerURL, Org: d.org, Unit: d.unit, ID: "presence", Log: d.log, KeepAlive: 5 * time.Second}
+	cfg := d.agentConfig("presence")
+	cfg.KeepAlive = 5 * time.Second
 	a, err := refagent.Start(ctx, cfg)
 	if err != nil {
 		return "", err
@@ -520,12 +541,12 @@ func story09(ctx context.Context, d *demo) (string, error) {
 	w.Close(context.Background())
 	w = mw
 	fmt.Fprintf(d.out, "   (broker-managed status on %s)\n", d.statusBroker)
-	ms, err := startSniffer(ctx, d.statusBroker, d.org+"/"+d.unit+"/transcript2", d.out)
+	ms, err := startSniffer(ctx, a2amqtt.Connection{Broker: d.statusBroker}, d.org+"/"+d.unit+"/transcript2", d.out)
 	if err != nil {
 		return "", err
 	}
 	defer ms.close()
-	cfg.Broker = d.statusBroker
+	cfg.Broker, cfg.TLS, cfg.Username, cfg.Password = d.statusBroker, nil, "", nil
 	if a, err = refagent.Start(ctx, cfg); err != nil {
 		return "", err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
 
 // sniffer prints a readable transcript of what crosses the broker under
@@ -36,15 +37,16 @@ type sniffer struct {
 	marker   string
 	markers  chan string
 	url      *url.URL
+	conn     a2amqtt.Connection // TLS and credentials
 	clientID string
 }
 
-func startSniffer(ctx context.Context, brokerURL, clientID string, w io.Writer) (*sniffer, error) {
-	u, err := url.Parse(brokerURL)
+func startSniffer(ctx context.Context, conn a2amqtt.Connection, clientID string, w io.Writer) (*sniffer, error) {
+	u, err := url.Parse(conn.Broker)
 	if err != nil {
 		return nil, err
 	}
-	s := &sniffer{w: w, start: time.Now(), on: true, markers: make(chan string, 16), url: u, clientID: clientID}
+	s := &sniffer{w: w, start: time.Now(), on: true, markers: make(chan string, 16), url: u, conn: conn, clientID: clientID}
 	org, unit, _ := strings.Cut(clientID, "/")
 	unit, _, _ = strings.Cut(unit, "/")
 	s.marker, err = mqttbind.EventTopic(org, unit, "transcript")
@@ -52,9 +54,22 @@ func startSniffer(ctx context.Context, brokerURL, clientID string, w io.Writer) 
 		return nil, err
 	}
 	ready := make(chan error, 1)
+	refused := make(chan error, 1)
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	cm, err := autopaho.NewConnection(runCtx, autopaho.ClientConfig{ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
+		TlsCfg: conn.TLS, ConnectUsername: conn.Username, ConnectPassword: conn.Password,
+		// A broker that refuses the CONNECT (credentials) will not change
+		// its mind: fail at once rather than at the demo's deadline.
+		OnConnectError: func(err error) {
+			var ce *autopaho.ConnackError
+			if errors.As(err, &ce) {
+				select {
+				case refused <- err:
+				default:
+				}
+			}
+		},
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			go func() {
 				_, err := cm.Subscribe(runCtx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: "$a2a/#", QoS: 1}}})
@@ -70,6 +85,7 @@ func startSniffer(ctx context.Context, brokerURL, clientID string, w io.Writer) 
 	s.cm = cm
 	select {
 	case err = <-ready:
+	case err = <-refused:
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -351,6 +367,7 @@ func (s *sniffer) probeShared(ctx context.Context) error {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cm, err := autopaho.NewConnection(pctx, autopaho.ClientConfig{ServerUrls: []*url.URL{s.url}, KeepAlive: 30, CleanStartOnInitialConnection: true,
+		TlsCfg: s.conn.TLS, ConnectUsername: s.conn.Username, ConnectPassword: s.conn.Password,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			go func() {
 				_, err := cm.Subscribe(pctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}})

@@ -1,0 +1,315 @@
+package main
+
+// Credentials: the broker connection's user name, password and TLS
+// configuration (a2a agent, send, watch, demo --broker), and the bearer
+// token of a2a send. Secrets come from files or the environment, never
+// from a flag value, which any user on the machine can read in ps; they
+// are never printed, and no error message quotes them.
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/eclipse/paho.golang/autopaho"
+
+	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
+	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
+)
+
+// The environment variables of the credentials; a flag takes precedence.
+const (
+	envUsername = "A2A_USERNAME"
+	envPassword = "A2A_PASSWORD"
+	envToken    = "A2A_TOKEN"
+)
+
+// maxSecretFile bounds what is read of a password or token file.
+const maxSecretFile = 64 << 10
+
+// connFlags are the flags of a broker connection's credentials and TLS.
+type connFlags struct {
+	username, passwordFile    *string
+	caFile, certFile, keyFile *string
+}
+
+// credentialFlags are the names of the flags that authenticate to a broker;
+// tlsFlags those that configure TLS.
+var (
+	credentialFlags = []string{"username", "password-file"}
+	tlsFlags        = []string{"ca-file", "cert-file", "key-file"}
+)
+
+func addConnFlags(fs *flag.FlagSet) *connFlags {
+	return &connFlags{
+		username:     fs.String("username", "", "MQTT user name (default: $"+envUsername+")"),
+		passwordFile: fs.String("password-file", "", "read the MQTT password from the first line of this file (default: $"+envPassword+")"),
+		caFile:       fs.String("ca-file", "", "TLS: PEM certificates of the authorities that sign the server's certificate (default: the system's)"),
+		certFile:     fs.String("cert-file", "", "TLS: PEM client certificate, with --key-file"),
+		keyFile:      fs.String("key-file", "", "TLS: PEM private key of --cert-file"),
+	}
+}
+
+// connection returns the connection to brokerURL with the user name
+// (--username, else $A2A_USERNAME), the password (--password-file, else
+// $A2A_PASSWORD) and TLS (--ca-file, --cert-file, --key-file) configured.
+// Errors are exit status 2 for the command line, 1 for a file that cannot
+// be read; none quotes a secret.
+func (c *connFlags) connection(brokerURL string) (a2amqtt.Connection, error) {
+	conn := a2amqtt.Connection{Broker: brokerURL}
+	if err := noUserinfo("broker", brokerURL); err != nil {
+		return conn, err
+	}
+	u, err := url.Parse(brokerURL)
+	tlsURL := err == nil && isTLSScheme(u.Scheme)
+	if c.tlsSet() && !tlsURL {
+		return conn, fail(2, "--%s goes with an mqtts:// (or ssl://, tls://) broker URL", c.firstTLSFlag())
+	}
+	if conn.TLS, err = c.tlsConfig(); err != nil {
+		return conn, err
+	}
+	conn.Username = *c.username
+	if conn.Username == "" {
+		conn.Username = os.Getenv(envUsername)
+	}
+	if *c.passwordFile != "" {
+		p, err := firstLine("password-file", *c.passwordFile)
+		if err != nil {
+			return conn, err
+		}
+		conn.Password = p
+	} else if p := os.Getenv(envPassword); p != "" {
+		conn.Password = []byte(p)
+	}
+	return conn, nil
+}
+
+// httpClient returns an HTTP client with the TLS flags applied, nil (the
+// transport's default client) when none is set. rawURL must then be
+// https://.
+func (c *connFlags) httpClient(rawURL string) (*http.Client, error) {
+	if !c.tlsSet() {
+		return nil, nil
+	}
+	if u, err := url.Parse(rawURL); err != nil || u.Scheme != "https" {
+		return nil, fail(2, "--%s goes with an https:// URL", c.firstTLSFlag())
+	}
+	cfg, err := c.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg
+	return &http.Client{Transport: tr}, nil
+}
+
+func (c *connFlags) tlsSet() bool {
+	return *c.caFile != "" || *c.certFile != "" || *c.keyFile != ""
+}
+
+func (c *connFlags) firstTLSFlag() string {
+	for i, v := range []string{*c.caFile, *c.certFile, *c.keyFile} {
+		if v != "" {
+			return tlsFlags[i]
+		}
+	}
+	return tlsFlags[0]
+}
+
+// tlsConfig builds the TLS configuration of the flags, nil when none is
+// set (a TLS URL then uses the system's authorities and no client
+// certificate).
+func (c *connFlags) tlsConfig() (*tls.Config, error) {
+	if !c.tlsSet() {
+		return nil, nil
+	}
+	if (*c.certFile == "") != (*c.keyFile == "") {
+		return nil, fail(2, "give --cert-file and --key-file together")
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if *c.caFile != "" {
+		pem, err := os.ReadFile(*c.caFile)
+		if err != nil {
+			return nil, fail(1, "--ca-file: %v", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fail(1, "--ca-file %s: no PEM certificate in it", *c.caFile)
+		}
+	}
+	if *c.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(*c.certFile, *c.keyFile)
+		if err != nil {
+			return nil, fail(1, "--cert-file %s, --key-file %s: %v", *c.certFile, *c.keyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+func isTLSScheme(scheme string) bool {
+	switch strings.ToLower(scheme) {
+	case "mqtts", "ssl", "tls", "https":
+		return true
+	}
+	return false
+}
+
+// noUserinfo refuses a URL with a user name or password in it: the URL
+// shows in ps, in messages and in logs, and MQTT takes credentials from
+// --username and --password-file only. The URL is not quoted.
+func noUserinfo(flagName, rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return nil
+	}
+	return fail(2, "--%s: the URL holds credentials (user@ or user:password@): a URL shows in ps and in messages; give --username and --password-file (or $%s, $%s) instead", flagName, envUsername, envPassword)
+}
+
+// plainRemote reports whether rawURL is neither TLS nor on a loopback
+// host: a secret sent there crosses the network in clear.
+func plainRemote(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil || isTLSScheme(u.Scheme) {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
+}
+
+// firstLine reads the first line of the file a flag names (without its
+// line end). The error names the flag and the file, never the content.
+func firstLine(flagName, path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fail(1, "--%s: %v", flagName, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile))
+	if err != nil {
+		return nil, fail(1, "--%s: %v", flagName, err)
+	}
+	line, _, found := bytes.Cut(data, []byte("\n"))
+	if !found && len(data) == maxSecretFile {
+		return nil, fail(1, "--%s %s: the first line is longer than %d bytes", flagName, path, maxSecretFile)
+	}
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if len(line) == 0 {
+		return nil, fail(1, "--%s %s: the first line is empty", flagName, path)
+	}
+	return line, nil
+}
+
+// tokenFlags are a2a send's bearer token flags.
+type tokenFlags struct {
+	token, tokenFile *string
+}
+
+func addTokenFlags(fs *flag.FlagSet) *tokenFlags {
+	return &tokenFlags{
+		token: fs.String("token", "", "OAuth 2.0 bearer token (a2a-authorization over MQTT, Authorization: Bearer over HTTP); "+
+			"visible to every user in ps: prefer --token-file or $"+envToken),
+		tokenFile: fs.String("token-file", "", "read the bearer token from the first line of this file (default: $"+envToken+")"),
+	}
+}
+
+// bearer returns the token: --token, else --token-file, else $A2A_TOKEN;
+// "" for none. The token must be an RFC 6750 b64token; an error never
+// quotes it.
+func (t *tokenFlags) bearer() (string, error) {
+	var tok, from string
+	switch {
+	case *t.token != "" && *t.tokenFile != "":
+		return "", fail(2, "give at most one of --token and --token-file")
+	case *t.token != "":
+		tok, from = *t.token, "--token"
+	case *t.tokenFile != "":
+		b, err := firstLine("token-file", *t.tokenFile)
+		if err != nil {
+			return "", err
+		}
+		tok, from = strings.TrimSpace(string(b)), "--token-file "+*t.tokenFile
+	default:
+		tok, from = os.Getenv(envToken), "$"+envToken
+	}
+	if tok != "" && !refagent.ValidBearer(tok) {
+		code := 2
+		if *t.tokenFile != "" {
+			code = 1
+		}
+		return "", fail(code, "%s: not a bearer token (RFC 6750: letters, digits, -._~+/ and trailing =; without the \"Bearer \" prefix)", from)
+	}
+	return tok, nil
+}
+
+// brokerError is the message of a failed broker connection. A broker
+// that refused the credentials (CONNACK 0x86 bad user name or password,
+// 0x87 not authorized, MQTT v5 §3.2.2.2) is said so, with the flags that
+// give them; a TLS failure names the flag that may cure it.
+func brokerError(err error, conn a2amqtt.Connection) error {
+	code := -1
+	var ce *autopaho.ConnackError
+	if errors.As(err, &ce) {
+		code = int(ce.ReasonCode)
+	} else if m := connackRE.FindStringSubmatch(err.Error()); m != nil {
+		code, _ = strconv.Atoi(m[1])
+	}
+	if code != 0x86 && code != 0x87 {
+		msg := err.Error()
+		if u, perr := url.Parse(conn.Broker); perr == nil && isTLSScheme(u.Scheme) && (conn.TLS == nil || len(conn.TLS.Certificates) == 0) &&
+			(strings.Contains(msg, "connection reset by peer") || strings.Contains(msg, "certificate required") || strings.HasSuffix(msg, "EOF")) {
+			msg += " (does the broker require a client certificate? give --cert-file and --key-file)"
+		}
+		if strings.Contains(msg, "certificate signed by unknown authority") && (conn.TLS == nil || conn.TLS.RootCAs == nil) {
+			msg += " (give the authority that signs the broker's certificate with --ca-file)"
+		}
+		return fail(1, "%s", msg)
+	}
+	what := "not authorized"
+	if code == 0x86 {
+		what = "bad user name or password"
+	}
+	hint := "no credentials were given: give --username (or $" + envUsername + ") and --password-file (or $" + envPassword + ")"
+	switch {
+	case conn.Username != "" && conn.Password != nil:
+		hint = "user " + conn.Username + " with a password was given: check them"
+	case conn.Username != "":
+		hint = "user " + conn.Username + " without a password was given: give --password-file (or $" + envPassword + ")"
+	case conn.Password != nil:
+		hint = "a password without a user name was given: give --username (or $" + envUsername + ")"
+	}
+	return fail(1, "the broker %s refused the connection: %s (%s)", conn.Broker, what, hint)
+}
+
+// connackRE finds the CONNACK reason code in autopaho's message for a
+// refused connection, which the transport reports as text.
+var connackRE = regexp.MustCompile(`server denied connect \(reason: (\d+)\)`)
+
+// addLogLevel adds --log-level with a default level.
+func addLogLevel(fs *flag.FlagSet, def slog.Level) *string {
+	return fs.String("log-level", strings.ToLower(def.String()), "log on stderr at this level and above: debug, info, warn or error (secrets are never logged)")
+}
+
+// logger returns a text logger on w at the level named.
+func logger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fail(2, "--log-level: %q is not debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
