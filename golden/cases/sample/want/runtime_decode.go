@@ -110,7 +110,12 @@ func (d *rtDecoder) mismatch(p *rtPath, want string) {
 		d.fail("unexpected end of input")
 		return
 	}
-	d.v.add(p, "type", "got "+rtKind(c)+", want "+want)
+	if d.v.full() {
+		// Counted, with no message built for it.
+		d.v.omitted++
+	} else {
+		d.v.add(p, "type", "got "+rtKind(c)+", want "+want)
+	}
 	d.skip()
 }
 

@@ -62,12 +62,15 @@ type rtValidator struct {
 }
 
 func (v *rtValidator) add(p *rtPath, rule, msg string) {
-	if len(v.violations) >= rtMaxViolations {
+	if v.full() {
 		v.omitted++
 		return
 	}
 	v.violations = append(v.violations, Violation{Pointer: p.pointer(), Rule: rule, Message: msg})
 }
+
+// full reports whether a violation added now would only be counted.
+func (v *rtValidator) full() bool { return len(v.violations) >= rtMaxViolations }
 
 // merge records the violations of a nested validator, within the bound.
 func (v *rtValidator) merge(sub *rtValidator) {
