@@ -2,9 +2,11 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -98,9 +100,80 @@ type Config struct {
 	// unacknowledged towards the broker. 0 means DefaultReceiveMaximum.
 	ReceiveMaximum uint16
 
+	// PasswordFile turns on authentication and authorization: a client
+	// logs in with a user name and password of this file (mosquitto 2.0's
+	// password_file format: see PasswordFile, and a2a passwd), or with a
+	// TLS client certificate (see TLS). Anonymous clients are refused, a
+	// user connects with the Client ID equal to its user name, and what it
+	// may publish and subscribe to follows from that A2A identity
+	// {org_id}/{unit_id}/{agent_id} (docs/protocol.md §13). The validating
+	// registry is on. Without authentication every client may do anything,
+	// and Start logs a warning saying so.
+	PasswordFile string
+
+	// ACLFile adds rules to the identity rules (mosquitto's acl_file
+	// syntax, the subset docs/protocol.md §13.3 lists). It needs
+	// authentication.
+	ACLFile string
+
+	// TLS, when set, serves MQTT over TLS (Broker.URL says mqtts://). With
+	// ClientAuth VerifyClientCertIfGiven or RequireAndVerifyClientCert a
+	// verified client certificate authenticates its client, with the
+	// certificate's Subject Common Name as the user name (the CONNECT's
+	// user name and password are then ignored, as with mosquitto's
+	// use_identity_as_username); that turns authentication on, with or
+	// without PasswordFile. RequestClientCert and RequireAnyClientCert are
+	// refused (they do not verify).
+	TLS *tls.Config
+
+	// ValidateCards turns on the validating registry without
+	// authentication (with authentication, or with TrustedJKU, it is
+	// always on): cards published on discovery topics, and Wills there,
+	// must be valid Agent Cards on the publisher's own topic, within
+	// MaxCardSize and CardUpdatesPerMinute (docs/protocol.md §13.5).
+	ValidateCards bool
+
+	// MaxCardSize bounds a card, in bytes; 0 means DefaultMaxCardSize.
+	MaxCardSize int
+
+	// CardUpdatesPerMinute bounds the card updates of one agent (its
+	// discovery topic): that many at once, then one every 60/n s. 0 means
+	// DefaultCardUpdatesPerMinute; negative, no limit. Unregistrations
+	// (empty payloads) and Wills are not counted.
+	CardUpdatesPerMinute int
+
+	// TrustedJKU, when not empty, makes the registry require of every card
+	// a signature (AgentCard.signatures) whose JWS protected header holds a
+	// jku starting with one of these prefixes. The signature itself is not
+	// verified (that needs the JWKS): see docs/protocol.md §13.5.
+	TrustedJKU []string
+
+	// MaxPacketSize bounds every packet a client sends, in bytes (cards
+	// have their own, lower, bound); a larger packet ends the connection
+	// with DISCONNECT 0x95 and is never read into memory. The broker
+	// announces it in CONNACK. 0 means DefaultMaxPacketSize.
+	MaxPacketSize uint32
+
+	// ConnectionRate bounds how many new connections per second one
+	// source IP address may open, on average; ConnectionBurst how many at
+	// once. A connection over the limit is closed before anything is read.
+	// 0 means DefaultConnectionRate and DefaultConnectionBurst; a negative
+	// ConnectionRate turns the limit off.
+	ConnectionRate  float64
+	ConnectionBurst int
+
+	// MaxSessionExpiry bounds the Session Expiry Interval a client may ask
+	// for (the broker says so in CONNACK): how long a disconnected
+	// client's session, its subscriptions and queued messages, are kept.
+	// 0 means DefaultMaxSessionExpiry; negative, no bound.
+	MaxSessionExpiry time.Duration
+
 	// mochiProblemInfo leaves out the publishProperties hook, for the test
 	// that pins mochi's behaviour.
 	mochiProblemInfo bool
+
+	// now is the registry's and the connection limiter's clock (tests).
+	now func() time.Time
 }
 
 // Broker is a running embedded broker. Its methods are safe for concurrent
@@ -109,6 +182,9 @@ type Broker struct {
 	srv   *mqtt.Server
 	ln    *listener
 	store *store // nil without DataDir
+	tls   bool
+	// counts are the refusals of the security hooks and limits.
+	counts *denials
 	// takeover orders session takeovers (compat.go).
 	takeover *orderedTakeover
 
@@ -133,14 +209,29 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 		tweak(opts)
 	}
 	srv := mqtt.New(opts)
-	b := &Broker{srv: srv}
+	b := &Broker{srv: srv, tls: cfg.TLS != nil, counts: new(denials)}
+	security, err := newSecurityHook(&cfg, srv, b.counts)
+	if err != nil {
+		return nil, err
+	}
 
 	// The hooks that work around mochi's defects (compat.go); the ordered
 	// takeover goes before the status hook, which marks a new connection
 	// online once the one it took over is gone.
 	takeover := newOrderedTakeover(srv)
 	b.takeover = takeover
-	hooks := []mqtt.Hook{new(allowAll), new(noSendQuota), newRetainGuard(), takeover}
+	hooks := []mqtt.Hook{new(noSendQuota), newRetainGuard(), takeover,
+		&limitsHook{maxPacketSize: opts.Capabilities.MaximumPacketSize}}
+	// The security hook goes first: it refuses a CONNECT before any other
+	// hook sees it, and a publish before the retain guard locks for it.
+	switch {
+	case security == nil:
+		hooks = append([]mqtt.Hook{new(allowAll)}, hooks...)
+	case security.auth == nil:
+		hooks = append([]mqtt.Hook{security, new(allowAll)}, hooks...)
+	default:
+		hooks = append([]mqtt.Hook{security}, hooks...)
+	}
 	if !cfg.mochiProblemInfo {
 		hooks = append(hooks, new(publishProperties))
 	}
@@ -181,6 +272,12 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), b.stopStore())
 	}
 	b.ln = newListener(listenerID, nl, b.disconnectClients)
+	b.ln.admit, b.ln.wrap = connGate(&cfg, opts, srv, b.counts)
+	if !cfg.authenticates() {
+		opts.Logger.Warn("broker: no authentication: any client may connect with any Client ID, replace or delete any agent's card, "+
+			"and read every request (bearer tokens included); set a password file or TLS client certificates (docs/protocol.md §13)",
+			"addr", nl.Addr().String())
+	}
 	takeover.connDone, b.ln.onServed = b.ln.connDone, takeover.served
 	if err := srv.AddListener(b.ln); err != nil {
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), nl.Close(), b.stopStore())
@@ -225,13 +322,23 @@ func serverOptions(cfg Config) *mqtt.Options {
 	caps.RetainAvailable = 1
 	caps.WildcardSubAvailable = 1
 
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	caps.MaximumPacketSize = orDefault(cfg.MaxPacketSize, DefaultMaxPacketSize)
+	// mochi announces no Topic Alias Maximum in CONNACK, so clients may not
+	// send topic aliases (MQTT v5 §3.2.2.3.8); at mochi's 65535 it would
+	// keep that many topics per client.
+	caps.TopicAliasMaximum = 0
+	switch expiry := orDefault(cfg.MaxSessionExpiry, DefaultMaxSessionExpiry); {
+	case expiry < 0:
+	case expiry >= time.Duration(math.MaxUint32)*time.Second:
+	default:
+		caps.MaximumSessionExpiryInterval = uint32(expiry / time.Second)
+	}
+	if cfg.registryOn() {
+		caps.MinimumProtocolVersion = 5 // the profile is MQTT v5 only (docs/protocol.md §1.1)
 	}
 	return &mqtt.Options{
 		Capabilities:           caps,
-		Logger:                 logger,
+		Logger:                 newRedactedLogger(cfg.Logger),
 		SysTopicResendInterval: sysTopicInterval,
 	}
 }
@@ -251,9 +358,17 @@ func (b *Broker) Addr() string {
 }
 
 // URL returns the broker's address as a URL for MQTT clients,
-// "mqtt://host:port".
+// "mqtt://host:port", or "mqtts://host:port" with Config.TLS.
 func (b *Broker) URL() string {
+	if b.tls {
+		return "mqtts://" + b.Addr()
+	}
 	return "mqtt://" + b.Addr()
+}
+
+// Denials returns the counts of what the broker refused since Start.
+func (b *Broker) Denials() Denials {
+	return b.counts.snapshot()
 }
 
 // Close disconnects every client (their wills fire, as for any connection

@@ -228,7 +228,7 @@ func card(name, version string) []byte {
 	return fmt.Appendf(nil, `{"name":%q,"description":"test agent","version":%q,`+
 		`"supportedInterfaces":[{"url":"mqtt://127.0.0.1","protocolBinding":"MQTTv5+JSONRPCv2","protocolVersion":"1.0"}],`+
 		`"capabilities":{"streaming":true},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],`+
-		`"skills":[{"id":"echo","name":"echo","description":"echoes","tags":[]}]}`, name, version)
+		`"skills":[{"id":"echo","name":"echo","description":"echoes","tags":["test"]}]}`, name, version)
 }
 
 func discoveryTopic(t testing.TB, org, unit, agent string) string {

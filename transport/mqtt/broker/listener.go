@@ -18,6 +18,11 @@ type listener struct {
 	disconnect func()         // disconnects the broker's clients
 	served     chan struct{}  // closed when Serve returns
 	onServed   func(net.Conn) // called once a connection is served; set before Serve
+	// admit, if set, decides whether an accepted connection goes on (it is
+	// closed at once if not); wrap, if set, wraps each admitted
+	// connection (TLS, limits). Both are set before Serve.
+	admit func(net.Conn) bool
+	wrap  func(net.Conn) net.Conn
 
 	mu     sync.Mutex
 	closed bool
@@ -57,6 +62,13 @@ func (l *listener) Serve(establish listeners.EstablishFn) {
 		conn, err := l.ln.Accept()
 		if err != nil {
 			return // closed
+		}
+		if l.admit != nil && !l.admit(conn) {
+			_ = conn.Close()
+			continue
+		}
+		if l.wrap != nil {
+			conn = l.wrap(conn)
 		}
 		if !l.track(conn) {
 			_ = conn.Close()

@@ -112,9 +112,26 @@ func (s *store) OnDisconnect(cl *mqtt.Client, err error, expire bool) {
 	s.do(func() { s.inner.OnDisconnect(cl, err, expire) })
 }
 
-// OnSubscribed stores subscriptions.
+// OnSubscribed stores the subscriptions the broker granted. mochi v2.7.9
+// hands the bolt hook every filter of the SUBSCRIBE, refused ones included
+// (with their failure reason code as QoS), and reads them all back at the
+// next start as subscriptions: a filter refused as not authorized would be
+// granted after a restart. Only filters with a reason code below 0x80 are
+// stored.
 func (s *store) OnSubscribed(cl *mqtt.Client, pk packets.Packet, reasonCodes []byte) {
-	s.do(func() { s.inner.OnSubscribed(cl, pk, reasonCodes) })
+	granted := pk
+	granted.Filters = nil
+	var codes []byte
+	for i, sub := range pk.Filters {
+		if i < len(reasonCodes) && reasonCodes[i] < packets.ErrUnspecifiedError.Code {
+			granted.Filters = append(granted.Filters, sub)
+			codes = append(codes, reasonCodes[i])
+		}
+	}
+	if len(codes) == 0 {
+		return
+	}
+	s.do(func() { s.inner.OnSubscribed(cl, granted, codes) })
 }
 
 // OnUnsubscribed forgets subscriptions.
