@@ -124,6 +124,10 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		opts = append(opts, agent.WithVerifier(c.Verifier))
 	}
 	ra.mainSrv = agent.NewServer(Handler(c.ID, spawnedID), opts...)
+	// The card says what the agent bounds and when contexts and waiting
+	// tasks expire (docs/protocol.md §14): the store's defaults are the
+	// server's.
+	ra.mainSrv.PublishLimits(card)
 	if c.HTTP != nil {
 		// Made before any connection, so that a card the binding refuses
 		// fails the start at once.
