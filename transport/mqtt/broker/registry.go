@@ -72,7 +72,8 @@ func (r *registry) checkWill(clientID string, w mqtt.Will, byFile bool) packets.
 
 // check applies the registry's rules in order: the topic, its owner, the
 // status properties, then (for a card, not an unregistration) its size,
-// the update rate (publishes only) and its content. byFile says that the
+// its content and the update rate (publishes only: only cards that pass
+// everything else count as updates). byFile says that the
 // ACL file, not the identity rules, lets the client publish there: the
 // owner rule is then the operator's.
 func (r *registry) check(clientID, topic string, payload []byte, user []packets.UserProperty, will, byFile bool) packets.Code {
@@ -99,13 +100,13 @@ func (r *registry) check(clientID, topic string, payload []byte, user []packets.
 		}
 		return codeCardTooLarge
 	}
-	if !will && r.rate != nil && !r.rate.allow(topic) {
-		r.counts.cardRate.Add(1)
-		return codeCardRate
-	}
 	if code := r.checkCard(payload); code != packets.CodeSuccess {
 		r.counts.card.Add(1)
 		return code
+	}
+	if !will && r.rate != nil && !r.rate.allow(topic) {
+		r.counts.cardRate.Add(1)
+		return codeCardRate
 	}
 	return packets.CodeSuccess
 }

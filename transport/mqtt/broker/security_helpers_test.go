@@ -155,16 +155,17 @@ func cardOf(t testing.TB, c *client, user, version string) []byte {
 
 // retained returns the payload a fresh subscriber (user) receives as the
 // retained message of topic, or nil when there is none. It subscribes to
-// topic and then to a sentinel topic: the sentinel's retained message
-// arrives after topic's (mochi sends retained messages in SUBSCRIBE
-// order), so its arrival proves whether topic had one.
+// topic and then to a sentinel, a retained message on member's event
+// topic: the sentinel arrives after topic's retained message (mochi sends
+// them in SUBSCRIBE order), so its arrival proves whether topic had one.
 func retained(t testing.TB, addr, user, topic string) []byte {
 	t.Helper()
-	sentinelOwner := userMember
-	id, _ := parseIdentity(sentinelOwner)
-	sentinel := discoveryTopic(t, id.org, id.unit, id.agent)
-	owner := connectAs(t, addr, sentinelOwner)
-	cardOf(t, owner, sentinelOwner, "sentinel-"+time.Now().Format(time.RFC3339Nano))
+	const sentinel = "$a2a/v1/event/acme/lab/member"
+	mark := []byte("sentinel " + time.Now().Format(time.RFC3339Nano))
+	owner := connectAs(t, addr, userMember)
+	if code := owner.publishCode(&paho.Publish{Topic: sentinel, Retain: true, Payload: mark}); code != 0 {
+		t.Fatalf("sentinel refused with %#x", code)
+	}
 	owner.disconnect()
 
 	c := connectAs(t, addr, user)
@@ -175,6 +176,9 @@ func retained(t testing.TB, addr, user, topic string) []byte {
 	for {
 		m := c.await("retained messages", func(m *paho.Publish) bool { return m.Retain })
 		if m.Topic == sentinel {
+			if string(m.Payload) != string(mark) {
+				t.Fatalf("sentinel %q, want %q", m.Payload, mark)
+			}
 			return got
 		}
 		if m.Topic == topic {
