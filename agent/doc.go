@@ -13,7 +13,7 @@
 // (WithVerifier) checks the bearer token a transport puts in Call.Token,
 // and a Call.Deadline (MQTT Message Expiry) that has passed is answered
 // request_expired before any work. So do the bounds on what a request may
-// cost (docs/protocol.md §13): a transport decodes with
+// cost (docs/protocol.md §14): a transport decodes with
 // Server.DecodeRequest, which refuses a payload over WithMaxRequestBytes
 // (4 MiB) before parsing it and a message of more than WithMaxParts (1,000)
 // parts before decoding them; the task store is bounded and expires tasks

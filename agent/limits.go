@@ -7,12 +7,12 @@ import (
 )
 
 // LimitsExtensionURI identifies the agent card extension in which an agent
-// publishes its limits (docs/protocol.md §13). A2A v1.0 §3.4.1 and the MQTT
+// publishes its limits (docs/protocol.md §14). A2A v1.0 §3.4.1 and the MQTT
 // profile ask an agent to document its context expiry in its card; an
 // AgentExtension (capabilities.extensions) is the card's place for what
 // A2A does not define, and its params carry the figures in a form a
 // requester can read.
-const LimitsExtensionURI = "https://github.com/a2abind/a2abind/blob/main/docs/protocol.md#13-limits"
+const LimitsExtensionURI = "https://github.com/a2abind/a2abind/blob/main/docs/protocol.md#14-limits-and-expiries"
 
 // LimitsExtension returns the card extension that publishes the server's
 // limits. Its params:

@@ -11,7 +11,7 @@ import (
 )
 
 // Bounds on what a request may cost its responder and on the size of the
-// errors it is answered with (docs/protocol.md §13).
+// errors it is answered with (docs/protocol.md §14).
 const (
 	// DefaultMaxRequestBytes is Limits.MaxRequestBytes by default: 4 MiB,
 	// the HTTP binding's body limit too.

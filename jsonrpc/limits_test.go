@@ -172,3 +172,33 @@ func BenchmarkDecodeManyInvalidParts(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInvalidRequestReply decodes a hostile request within the default
+// limits and encodes its error reply (MQTT binding); reply-bytes is the
+// reply's size. docs/benchmarks.md, "Bounded memory".
+func BenchmarkInvalidRequestReply(b *testing.B) {
+	cases := []struct {
+		name string
+		in   []byte
+	}{
+		{"100k invalid parts", sendWithParts("SendMessage", `{}`, 100_000)},
+		{"2M invalid ids", []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a"}],"referenceTaskIds":[` +
+			strings.TrimSuffix(strings.Repeat("1,", 2<<20-100), ",") + `]}}}`)},
+	}
+	l := DefaultLimits()
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var reply []byte
+			for b.Loop() {
+				_, id, e := l.DecodeRequest(tc.in)
+				var err error
+				if reply, err = EncodeError(id, e, BindingMQTT); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(tc.in)), "request-bytes")
+			b.ReportMetric(float64(len(reply)), "reply-bytes")
+		})
+	}
+}

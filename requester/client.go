@@ -42,7 +42,7 @@ type Config struct {
 	// kept without use (no operation on the task, no reply about it);
 	// then it is forgotten, and deleted from Routes, as an abandoned task's.
 	// Default DefaultRouteIdleExpiry, 7 days, well beyond an agent's expiry
-	// of tasks waiting for input (a day by default, docs/protocol.md §13);
+	// of tasks waiting for input (a day by default, docs/protocol.md §14);
 	// a negative value keeps such routes until their task is seen finished.
 	RouteIdleExpiry time.Duration
 	// Clock is the time source of RouteIdleExpiry (default time.Now).

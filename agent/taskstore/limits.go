@@ -9,7 +9,7 @@ import (
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
-// The bounds of a store without options (docs/protocol.md §13).
+// The bounds of a store without options (docs/protocol.md §14).
 const (
 	// DefaultMaxTasks is how many tasks a store keeps by default
 	// (MaxTasks).

@@ -9,7 +9,7 @@
 // handover) and the times of creation and last change. It knows nothing of
 // transports.
 //
-// Both stores are bounded (docs/protocol.md §13): at most DefaultMaxTasks
+// Both stores are bounded (docs/protocol.md §14): at most DefaultMaxTasks
 // tasks and DefaultMaxBytes bytes by default (MaxTasks, MaxBytes), making
 // room by evicting finished tasks, the least recently changed first, and
 // refusing new tasks with ErrFull when none is left to evict; a task
