@@ -26,7 +26,8 @@ var _ Broker = (*Embedded)(nil)
 func StartEmbedded(t testing.TB, opts ...Option) *Embedded {
 	t.Helper()
 	o := collect(opts)
-	e := &Embedded{t: t, cfg: broker.Config{Status: o.status, Logger: o.logger}}
+	e := &Embedded{t: t, cfg: broker.Config{Status: o.status, Logger: o.logger,
+		PasswordFile: o.passwordFile, ACLFile: o.aclFile}}
 	if o.persistence {
 		e.cfg.DataDir = t.TempDir()
 	}

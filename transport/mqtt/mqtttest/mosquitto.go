@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2abind/a2abind/transport/mqtt/broker"
 )
 
 const (
@@ -100,9 +102,17 @@ func StartMosquitto(t testing.TB, opts ...Option) *Mosquitto {
 			t.Fatalf("mqtttest: %v", err)
 		}
 	}
+	extra := o.mosquittoConf
+	if o.passwordFile != "" || o.aclFile != "" {
+		security, err := mosquittoSecurity(dir, o.passwordFile, o.aclFile)
+		if err != nil {
+			t.Fatalf("mqtttest: %v", err)
+		}
+		extra = append(security, extra...)
+	}
 	for attempt := 1; ; attempt++ {
 		m.addr = freeLoopbackAddr(t)
-		conf := MosquittoConfig(m.addr, persistDir, o.mosquittoConf...)
+		conf := MosquittoConfig(m.addr, persistDir, extra...)
 		if err := os.WriteFile(m.conf, []byte(conf), 0o600); err != nil {
 			t.Fatalf("mqtttest: %v", err)
 		}
@@ -140,6 +150,9 @@ func MosquittoConfig(addr, persistDir string, extra ...string) string {
 		// Maximum to v5 clients. Like the embedded broker's.
 		"max_inflight_messages 1024",
 		"max_inflight_bytes 0",
+		// A packet over 1 MiB ends the connection (DISCONNECT 0x95), as
+		// on the embedded broker (broker.DefaultMaxPacketSize).
+		"max_packet_size 1048576",
 		"log_dest stderr",
 		"log_type error",
 		"log_type warning",
@@ -309,4 +322,37 @@ func (m *Mosquitto) Restart() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// mosquittoSecurity writes mosquitto's acl_file into dir and returns the
+// configuration lines of WithPasswordFile and WithACLFile.
+func mosquittoSecurity(dir, passwordFile, aclFile string) ([]string, error) {
+	if passwordFile == "" {
+		return nil, errors.New("WithACLFile needs WithPasswordFile")
+	}
+	pw, err := broker.ReadPasswordFile(passwordFile)
+	if err != nil {
+		return nil, err
+	}
+	acl, err := broker.MosquittoACL(pw.Users())
+	if err != nil {
+		return nil, err
+	}
+	if aclFile != "" {
+		extra, err := os.ReadFile(aclFile)
+		if err != nil {
+			return nil, err
+		}
+		acl += "# from " + aclFile + "\n" + string(extra) + "\n"
+	}
+	aclPath := filepath.Join(dir, "acl")
+	if err := os.WriteFile(aclPath, []byte(acl), 0o600); err != nil {
+		return nil, err
+	}
+	return []string{
+		"allow_anonymous false",
+		"password_file " + passwordFile,
+		"acl_file " + aclPath,
+		"use_username_as_clientid true",
+	}, nil
 }

@@ -59,6 +59,8 @@ type options struct {
 	mosquittoBin  string
 	mosquittoConf []string
 	logger        *slog.Logger
+	passwordFile  string
+	aclFile       string
 }
 
 func collect(opts []Option) options {
@@ -99,6 +101,27 @@ func WithMosquittoConfig(lines ...string) Option {
 // default). mosquitto's log is shown when the test fails.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
+}
+
+// WithPasswordFile turns on authentication and authorization with the
+// users of a password file (mosquitto 2.0's password_file format, as
+// broker.PasswordFile and a2a passwd write it). The embedded broker gets
+// it as broker.Config.PasswordFile (its identity rules apply, see
+// docs/protocol.md §13). mosquitto gets password_file, allow_anonymous
+// false, use_username_as_clientid true and an acl_file holding
+// broker.MosquittoACL of the file's users, followed by the lines of
+// WithACLFile's file if one is given (docs/protocol.md §13.4 says what
+// mosquitto can and cannot refuse).
+func WithPasswordFile(path string) Option {
+	return func(o *options) { o.passwordFile = path }
+}
+
+// WithACLFile adds the rules of an ACL file (mosquitto's acl_file syntax):
+// broker.Config.ACLFile for the embedded broker, appended to the generated
+// acl_file for mosquitto (so it must not use the embedded broker's
+// clientid lines, which mosquitto refuses). It needs WithPasswordFile.
+func WithACLFile(path string) Option {
+	return func(o *options) { o.aclFile = path }
 }
 
 // Brokers starts the embedded broker and mosquitto, in that order, for a
