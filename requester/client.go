@@ -202,7 +202,7 @@ func (c *Client) run(ctx context.Context, r *call, onItem func(item, bool) (bool
 		if !c.fallBack(r.taskID) {
 			return err
 		}
-		c.log.Info("requester: handover target unreachable; falling back to the card agent", "task", r.taskID, "token", lastToken)
+		c.log.Info("requester: handover target unreachable; falling back to the card agent", "task", r.taskID, "error", lastToken)
 	}
 }
 
