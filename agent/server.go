@@ -212,6 +212,7 @@ func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
 	}
 	if s.verifier != nil {
 		if c.Token == "" {
+			s.log.Info("agent: call refused: no bearer token", "method", string(c.Request.Method))
 			return fail(ctx, sink, a2a.NewError(a2a.TokenUnauthenticated, "this agent requires a bearer token"))
 		}
 		caller, err := s.verifier.Verify(ctx, c.Token, c.Request.Method)
@@ -220,6 +221,8 @@ func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
 			if !errors.As(err, &e) {
 				e = a2a.NewError(a2a.TokenUnauthenticated, "the bearer token was not accepted")
 			}
+			// The token itself is never logged.
+			s.log.Info("agent: call refused by the verifier", "method", string(c.Request.Method), "error", string(e.Token))
 			return fail(ctx, sink, e)
 		}
 		c.Caller = caller
