@@ -107,8 +107,9 @@ func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = n
 func WithIDs(newID func() string) Option { return func(s *Server) { s.newID = newID } }
 
 // WithLogger sets the logger for what cannot be answered on any reply path
-// (a handler that panics, a failed store write after the reply). Default:
-// discard.
+// (a handler that panics, a failed store write after the reply) and for
+// calls the verifier refuses (at info, method and error only; tokens are
+// never logged). Default: discard.
 func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 
 // WithExtendedCard serves GetExtendedAgentCard with card; without it the
