@@ -2,33 +2,135 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 
 	"github.com/a2abind/a2abind/transport/mqtt/broker"
 )
 
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
 func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("broker", "[--listen 127.0.0.1:1883] [--status] [--data DIR]", "a2a broker --listen 127.0.0.1:1883 --status", stderr)
+	fs := newFlags("broker", "[--listen 127.0.0.1:1883] [--status] [--data DIR] "+
+		"[--password-file FILE [--acl-file FILE]] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--trusted-jku PREFIX]...",
+		"a2a broker --listen 127.0.0.1:1883 --status --password-file broker.passwd", stderr)
 	listen := fs.String("listen", "127.0.0.1:1883", "TCP address to listen on")
 	status := fs.Bool("status", false, "broker-managed status: set a2a-status from each agent's connection state")
 	data := fs.String("data", "", "directory that keeps sessions and retained messages across restarts")
+	passwordFile := fs.String("password-file", "", "authenticate clients with this mosquitto 2.0 password file (see a2a passwd); "+
+		"anonymous clients are refused, a user's Client ID is its user name, and it may publish and subscribe as its A2A identity allows")
+	aclFile := fs.String("acl-file", "", "extra rules (mosquitto acl_file syntax: user, topic, pattern, deny; and clientid), with --password-file or --tls-client-ca")
+	tlsCert := fs.String("tls-cert", "", "serve MQTT over TLS with this PEM certificate (with --tls-key)")
+	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
+	tlsClientCA := fs.String("tls-client-ca", "", "verify client certificates against these PEM CA certificates: a certificate's Common Name is its user name "+
+		"(required of every client without --password-file)")
+	var trustedJKU stringList
+	fs.Var(&trustedJKU, "trusted-jku", "require every card to carry a signature whose protected header's jku starts with this prefix (repeatable)")
+	validate := fs.Bool("validate-cards", false, "validate cards without authentication (always on with it)")
+	maxCard := fs.Int("max-card-size", broker.DefaultMaxCardSize, "largest card in bytes")
+	cardRate := fs.Int("card-rate", broker.DefaultCardUpdatesPerMinute, "card updates per minute per agent (-1: no limit)")
+	maxPacket := fs.Uint("max-packet-size", broker.DefaultMaxPacketSize, "largest packet a client may send, in bytes")
+	connRate := fs.Float64("conn-rate", broker.DefaultConnectionRate, "new connections per second per source address, on average (-1: no limit)")
+	connBurst := fs.Int("conn-burst", broker.DefaultConnectionBurst, "new connections a source address may open at once")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fs.Arg(0))
 	}
-	b, err := broker.Start(ctx, broker.Config{Addr: *listen, Status: *status, DataDir: *data,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	switch {
+	case (*tlsCert == "") != (*tlsKey == ""):
+		return fail(2, "--tls-cert and --tls-key go together")
+	case *tlsClientCA != "" && *tlsCert == "":
+		return fail(2, "--tls-client-ca needs --tls-cert and --tls-key")
+	case *aclFile != "" && *passwordFile == "" && *tlsClientCA == "":
+		return fail(2, "--acl-file needs --password-file or --tls-client-ca (an ACL is only as good as the identities it names)")
+	case *maxCard < 1 || *maxPacket < 1 || *maxPacket > 1<<28 || *cardRate == 0 || *connRate == 0 || *connBurst < 1:
+		return fail(2, "--max-card-size, --max-packet-size (at most 268435456), --card-rate, --conn-rate and --conn-burst must be positive (-1 turns a rate off)")
+	}
+	cfg := broker.Config{Addr: *listen, Status: *status, DataDir: *data,
+		PasswordFile: *passwordFile, ACLFile: *aclFile, TrustedJKU: trustedJKU, ValidateCards: *validate,
+		MaxCardSize: *maxCard, CardUpdatesPerMinute: *cardRate, MaxPacketSize: uint32(*maxPacket),
+		ConnectionRate: *connRate, ConnectionBurst: *connBurst,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if *tlsCert != "" {
+		var err error
+		if cfg.TLS, err = serverTLS(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile != ""); err != nil {
+			return err
+		}
+	}
+	b, err := broker.Start(ctx, cfg)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
 	fmt.Fprintf(stdout, "a2a broker listening on %s (status %v)\n", b.URL(), *status)
+	fmt.Fprintln(stdout, securitySummary(cfg))
 	<-ctx.Done()
 	if err := b.Close(); err != nil {
 		return fail(1, "%v", err)
 	}
 	return nil
+}
+
+// serverTLS loads the broker's certificate and, with clientCA, the
+// authorities of client certificates: required of every client, or of
+// those without a password when there is a password file.
+func serverTLS(certFile, keyFile, clientCA string, passwords bool) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fail(1, "--tls-cert, --tls-key: %v", err)
+	}
+	c := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if clientCA == "" {
+		return c, nil
+	}
+	pem, err := os.ReadFile(clientCA)
+	if err != nil {
+		return nil, fail(1, "--tls-client-ca: %v", err)
+	}
+	c.ClientCAs = x509.NewCertPool()
+	if !c.ClientCAs.AppendCertsFromPEM(pem) {
+		return nil, fail(1, "--tls-client-ca: no PEM certificate in %s", clientCA)
+	}
+	c.ClientAuth = tls.RequireAndVerifyClientCert
+	if passwords {
+		c.ClientAuth = tls.VerifyClientCertIfGiven
+	}
+	return c, nil
+}
+
+// securitySummary says how the broker authenticates, or that it does not.
+func securitySummary(cfg broker.Config) string {
+	var how []string
+	if cfg.PasswordFile != "" {
+		n := 0
+		if f, err := broker.ReadPasswordFile(cfg.PasswordFile); err == nil {
+			n = len(f.Users())
+		}
+		how = append(how, fmt.Sprintf("password file %s (%d users)", cfg.PasswordFile, n))
+	}
+	if cfg.TLS != nil && cfg.TLS.ClientCAs != nil {
+		how = append(how, "client certificates (the Common Name is the user name)")
+	}
+	if len(how) == 0 {
+		return "WARNING: no authentication: any client may connect with any Client ID, replace or delete any agent's card " +
+			"and read every request, bearer tokens included; run with --password-file (see a2a passwd) or --tls-client-ca"
+	}
+	s := "authentication: " + strings.Join(how, " or ") + "; anonymous clients refused; authorization by A2A identity"
+	if cfg.ACLFile != "" {
+		s += " and " + cfg.ACLFile
+	}
+	if len(cfg.TrustedJKU) > 0 {
+		s += "; cards must be signed under " + strings.Join(cfg.TrustedJKU, ", ")
+	}
+	return s
 }

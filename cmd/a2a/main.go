@@ -45,6 +45,7 @@ var commands = []struct {
 }{
 	{"demo", "run the user stories on an embedded broker and over HTTP, and report pass / fail", runDemo},
 	{"broker", "run the embedded MQTT v5 broker", runBroker},
+	{"passwd", "manage the broker's password file (mosquitto_passwd's format)", runPasswd},
 	{"agent", "run the reference agent over MQTT, HTTP or both", runAgent},
 	{"send", "send a message to an agent and print the replies", runSend},
 	{"watch", "show the live presence table of an org/unit", runWatch},
