@@ -11,13 +11,65 @@ github.com/mochi-mqtt/server/v2.
 	// connect agents and requesters to b.URL() ("mqtt://127.0.0.1:PORT")
 
 It listens on 127.0.0.1 on a free port unless [Config.Addr] says otherwise,
-accepts every client (there is no authentication: keep it on loopback or
-behind something that authenticates), and supports what the binding needs:
-MQTT v5, retained messages (Agent Cards), wills (the LWT card), shared
-subscriptions (agent pools on $share/{group_id}/$a2a/v1/request/…/pool/…;
-mochi delivers $-prefixed topics to them, Debian's mosquitto 2.0.11 does
-not) and, with [Config.DataDir], on-disk persistence of sessions and
-retained messages.
+and supports what the binding needs: MQTT v5, retained messages (Agent
+Cards), wills (the LWT card), shared subscriptions (agent pools on
+$share/{group_id}/$a2a/v1/request/…/pool/…; mochi delivers $-prefixed
+topics to them, Debian's mosquitto 2.0.11 does not) and, with
+[Config.DataDir], on-disk persistence of sessions and retained messages.
+
+Without [Config.PasswordFile] or TLS client certificates ([Config.TLS]) it
+accepts every client and lets it do anything: replace or delete any
+agent's card, subscribe to $a2a/# and read every request, bearer tokens
+included. [Start] says so in the log, at WARN. Keep such a broker on
+loopback, for tests and demos; for anything else, secure it (next
+section, and docs/protocol.md §13).
+
+# Security
+
+With a password file (mosquitto 2.0's password_file format: see
+[PasswordFile]; a2a passwd and mosquitto_passwd write it) or verified TLS
+client certificates (the certificate's Common Name is the user name), the
+broker:
+
+  - authenticates every client: a CONNECT without credentials gets CONNACK
+    0x87 (not authorized), a wrong user name or password 0x86;
+  - lets a user connect with one Client ID only, its user name (an empty
+    Client ID is assigned the user name), unless the ACL file's clientid
+    lines allow more; a refused CONNECT (0x87) takes over no session;
+  - authorizes by the A2A identity the Client ID {org_id}/{unit_id}/{agent_id}
+    names: a client publishes its own card and Will, requests to the agents
+    and pools of its unit, replies to the requesters of its unit and its
+    own events; it subscribes to its own request topic, its own reply tree,
+    the discovery and event topics of its unit, and the pools of its unit
+    through $share only. Anything else is refused: SUBACK 0x87, PUBACK (or
+    PUBREC) 0x87 at QoS 1 (2), a QoS 0 publish dropped; none is forwarded.
+    [Config.ACLFile] adds rules in mosquitto's acl_file syntax (user,
+    topic, pattern with %c and %u, read / write / readwrite / deny) and
+    clientid lines;
+  - runs the validating registry on the discovery topics (also on its own
+    with [Config.ValidateCards]): a card must be a valid Agent Card (the
+    generated validator, generated/a2a), on the publisher's own topic, at
+    most [Config.MaxCardSize] bytes (64 KiB), at most
+    [Config.CardUpdatesPerMinute] updates a minute (10), and, with
+    [Config.TrustedJKU], carry a signature whose protected header names a
+    trusted jku; a2a-status-source is the publisher's to set to agent only
+    (lwt is its Will's, broker the broker's). Refusals: PUBACK 0x99 for a
+    card that is not valid, 0x97 for size and rate (MQTT v5 §3.4.2.1 has no
+    PUBACK 0x95 nor 0x96), 0x87 for a topic, a source or a signature the
+    client may not claim; an empty payload from the owner (unregistration)
+    always passes;
+  - checks a Will at CONNECT by the same rules and refuses the CONNECT
+    (0x87, 0x95 or 0x99) rather than keep a Will it would not publish;
+  - speaks MQTT v5 only (the profile's version), as it does whenever the
+    registry runs.
+
+[Broker.Denials] counts every refusal; each is logged at WARN with the
+client, the user and the topic, never a payload or a property value.
+
+The limits apply with or without security: [Config.MaxPacketSize] (1 MiB)
+for every packet, [Config.ConnectionRate] new connections per source
+address, [Config.MaxSessionExpiry] for disconnected sessions, and
+[Config.MaxInflight] and [Config.MaxPendingWrites] per client (below).
 
 # Settings, and why
 
@@ -100,6 +152,32 @@ results without telling anyone, so [Start] sets:
     publishers.
   - $SYS topics every 10 s instead of every second (each update reads
     runtime memory statistics).
+  - The log handed to mochi is redacted. mochi logs whole packets: at WARN
+    the packet of every malformed or refused PUBLISH or CONNECT ("error
+    processing packet"), at ERROR the packet a hook refused, at DEBUG every
+    delivery it could not make; a packet holds its payload and user
+    properties (a2a-authorization), a CONNECT its password. The handler
+    summarises packets and Wills (type, topic, sizes, property keys) and
+    keeps nothing else of a value it does not know.
+  - MaximumPacketSize [Config.MaxPacketSize], announced in CONNACK (mochi
+    announces none). The connection follows the MQTT fixed headers of what
+    a client sends, so a packet over the limit is never read: the client
+    gets DISCONNECT 0x95 (mochi's own check closes the connection without
+    one) and its Will fires. An oversized CONNECT is closed unanswered.
+  - TopicAliasMaximum 0. mochi announces no Topic Alias Maximum, so clients
+    may not send aliases (MQTT v5 §3.2.2.3.8), yet it accepted 65535 per
+    client, each keeping a topic.
+  - MaximumSessionExpiryInterval [Config.MaxSessionExpiry] (24 h; mochi's
+    default keeps a disconnected session, its subscriptions and up to
+    MaxInflight queued messages, forever).
+  - Refused subscriptions are not persisted. mochi's bbolt hook stores
+    every filter of a SUBSCRIBE, refused ones included, and reads them back
+    as subscriptions at the next start.
+  - An accepted connection past [Config.ConnectionRate] (per source address,
+    [Config.ConnectionBurst] at once) is closed before anything is read.
+    Note that mochi allocates each connection's write queue
+    ([Config.MaxPendingWrites] slots of 8 bytes) as soon as it is accepted,
+    before CONNECT: the rate limit is what bounds that memory.
 
 The listener is the package's own: it arms a 30 s deadline for the CONNECT
 packet (mochi's has none, and a connection that never sends CONNECT keeps a
@@ -108,6 +186,9 @@ goroutine forever and makes mochi's Close wait for it forever), and
 clients table's read lock twice, and deadlocks when a client is leaving at
 the same moment), closes every connection and waits for every goroutine it
 started.
+
+mochi refuses a Will with an empty payload (CONNACK 0x82), where MQTT v5
+allows one; no a2abind client sends one.
 
 Two mochi behaviours remain, and clients must live with them:
 
