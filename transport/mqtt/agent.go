@@ -69,8 +69,12 @@ type Agent struct {
 
 // NewAgent connects an agent and returns once it is connected, subscribed
 // and its card is published online. It fails with ErrBrokerUnreachable when
-// the broker cannot be reached within the connect timeout, and with an
-// *mqttbind.IdentifierError for an identifier that cannot stand in a topic.
+// the broker cannot be reached within the connect timeout, with a
+// *SubscribeError or *PublishError when the broker refuses a subscription
+// or the card, and with an *mqttbind.IdentifierError for an identifier
+// that cannot stand in a topic. After every reconnect the agent subscribes
+// and announces again, and reconnects until both succeed (see the package
+// documentation).
 func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	if cfg.Server == nil {
 		return nil, errors.New("mqtt: AgentConfig.Server is required")
@@ -197,8 +201,11 @@ func (a *Agent) Unregister(ctx context.Context) error {
 // Close stops the agent gracefully: new requests are no longer taken,
 // requests in progress finish (or are abandoned when ctx ends), the card is
 // republished offline with a2a-status-source=agent, and the connection is
-// closed with a normal DISCONNECT, so the Will does not fire. The runtime
-// (agent.Server) is not closed.
+// closed with a normal DISCONNECT, so the Will does not fire. If the
+// connection is down at that moment (the agent is reconnecting), there is
+// nothing to republish on: the broker publishes, or has published, the
+// Will, the card offline with a2a-status-source=lwt, and Close does not
+// report it as an error. The runtime (agent.Server) is not closed.
 func (a *Agent) Close(ctx context.Context) error {
 	a.mu.Lock()
 	if a.closing {
@@ -218,6 +225,9 @@ func (a *Agent) Close(ctx context.Context) error {
 	a.cancelAll()
 	a.workers.Close()
 	err := a.publishCard(ctx, a.conn.cm, mqttbind.StatusOffline)
+	if isConnectionDown(err) {
+		err = nil
+	}
 	if cerr := a.conn.close(ctx); err == nil {
 		err = cerr
 	}

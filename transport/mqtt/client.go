@@ -41,7 +41,9 @@ type Client struct {
 }
 
 // NewClient connects a requester and subscribes its reply topic before it
-// returns, so no reply can be missed.
+// returns, so no reply can be missed. After every reconnect it subscribes
+// again, and reconnects until the subscription is granted (see the package
+// documentation).
 func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	log := cfg.Requester.Logger
 	if log == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/eclipse/paho.golang/paho/session"
 )
 
 // ErrBrokerUnreachable is returned when the first connection to the broker
@@ -69,7 +71,9 @@ type Connection struct {
 	// KeepAlive is the MQTT keep-alive (default 30 s); a crashed agent's
 	// Will fires about 1.5 × KeepAlive after its last packet.
 	KeepAlive time.Duration
-	// ConnectTimeout bounds the first connection (default 10 s).
+	// ConnectTimeout bounds the first connection, its subscriptions and
+	// its announce included, and, after every reconnect, the subscriptions
+	// and the announce (default 10 s).
 	ConnectTimeout time.Duration
 }
 
@@ -93,27 +97,69 @@ type connConfig struct {
 	log            *slog.Logger
 	// will returns the Last Will for each CONNECT (nil for none).
 	will func() (*paho.WillMessage, *paho.WillProperties)
-	// onUp runs, in its own goroutine, after every connection up: it
-	// subscribes and announces. dial returns the error of its first run; a
-	// later failure (after a reconnect) is logged.
+	// onUp runs, in its own goroutine, after every connection up, with a
+	// context that ends after connectTimeout or with the connection: it
+	// subscribes and announces, and returns an error unless every
+	// subscription was granted and the announce acknowledged. A connection
+	// whose onUp fails is dropped and made again (see conn.confirm).
 	onUp func(ctx context.Context, cm *autopaho.ConnectionManager) error
 	// onPublish receives every publish; it must not block.
 	onPublish func(paho.PublishReceived)
 }
+
+// Reconnect pacing. autopaho reconnects at once after a connection goes
+// down (then backs off while attempts fail); a connection that goes down
+// before it was ready, or soon after, makes the next reconnect wait, longer
+// each time in a row, so that a burst of session takeovers (someone else
+// connecting with this Client ID) or a duplicate of this client does not
+// make it reconnect in a tight loop, and it is back within
+// reconnectBackoffMax once the burst stops.
+const (
+	// stableAfter is how long a connection must stay up, once ready, for
+	// the next reconnect to go at once.
+	stableAfter = 10 * time.Second
+	// reconnectBackoffMin is the first wait after an unstable connection;
+	// it doubles with every unstable connection in a row, up to
+	// reconnectBackoffMax (each wait is jittered down by up to half).
+	reconnectBackoffMin = 100 * time.Millisecond
+	reconnectBackoffMax = 2 * time.Second
+)
 
 // conn is one managed connection.
 type conn struct {
 	cm     *autopaho.ConnectionManager
 	cancel context.CancelFunc
 	ctx    context.Context
-	ups    chan struct{}
+	cfg    connConfig
 	// killed drops the connection without DISCONNECT.
 	killed atomic.Bool
-	netMu  sync.Mutex
-	netc   net.Conn
+	// ready is closed once a connection is confirmed (onUp succeeded).
+	ready     chan struct{}
+	readyOnce sync.Once
+	// refused receives the first connection's onUp error when it is a
+	// refusal (a SUBACK or PUBACK reason code of 0x80 or more), which dial
+	// returns at once.
+	refused chan error
+
+	// takeovers logs the session taken over by another connection with
+	// this Client ID (DISCONNECT 0x8E); disconnects, the broker's other
+	// DISCONNECTs; failures, the connections dropped because onUp failed.
+	takeovers, disconnects, failures *eventLog
+
+	mu       sync.Mutex
+	netc     net.Conn           // the network connection of the latest attempt
+	gen      uint64             // connections up so far
+	up       bool               // connection gen is up
+	upCancel context.CancelFunc // ends connection gen's onUp
+	readyAt  time.Time          // when connection gen was confirmed (zero: not yet)
+	unstable int                // connections in a row that went down before stableAfter
+	lastErr  error              // the latest onUp failure
 }
 
-// dial starts a managed connection and waits for the first CONNACK.
+// dial starts a managed connection and waits until it is up and confirmed:
+// the first CONNACK, then onUp (subscriptions and announce) succeeded.
+// Within the connect timeout a connection whose onUp fails is made again
+// (an onUp refused by the broker fails dial at once).
 func dial(ctx context.Context, c connConfig) (*conn, error) {
 	u, err := ParseBrokerURL(c.broker)
 	if err != nil {
@@ -129,44 +175,36 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	cn := &conn{cancel: cancel, ctx: runCtx, ups: make(chan struct{}, 1)}
+	cn := &conn{cancel: cancel, ctx: runCtx, cfg: c, ready: make(chan struct{}), refused: make(chan error, 1),
+		takeovers: newEventLog(c.log, slog.LevelWarn,
+			"mqtt: session taken over: another connection uses this client id (DISCONNECT 0x8E); reconnecting",
+			"mqtt: session taken over again", "client", c.clientID),
+		disconnects: newEventLog(c.log, slog.LevelWarn, "mqtt: disconnected by the broker; reconnecting",
+			"mqtt: disconnected by the broker again", "client", c.clientID),
+		failures: newEventLog(c.log, slog.LevelError,
+			"mqtt: subscriptions or announce failed after connect; reconnecting",
+			"mqtt: subscriptions or announce failed again after connect", "client", c.clientID),
+	}
 	connectErr := make(chan error, 1)
-	ready := make(chan error, 1)
 	cfg := autopaho.ClientConfig{
 		ServerUrls:                    []*url.URL{u},
 		TlsCfg:                        c.tls,
 		KeepAlive:                     uint16(c.keepAlive / time.Second),
 		CleanStartOnInitialConnection: true,
 		// autopaho waits ReconnectBackoff(n) before attempt n (from 0): the
-		// first attempt after a start or a drop goes at once.
+		// first attempt after a start or a drop goes at once unless the
+		// connection dropped was unstable.
 		ReconnectBackoff: func(attempt int) time.Duration {
+			if attempt == 0 {
+				return cn.reconnectDelay()
+			}
 			return min(time.Duration(attempt)*500*time.Millisecond, 5*time.Second)
 		},
 		ConnectTimeout:  c.connectTimeout,
 		ConnectUsername: c.username,
 		ConnectPassword: c.password,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
-			select {
-			case cn.ups <- struct{}{}:
-			default:
-			}
-			if c.onUp == nil {
-				select {
-				case ready <- nil:
-				default:
-				}
-				return
-			}
-			go func() {
-				err := c.onUp(runCtx, cm)
-				if err != nil {
-					c.log.Error("mqtt: after connect", "client", c.clientID, "err", err)
-				}
-				select {
-				case ready <- err:
-				default:
-				}
-			}()
+			cn.connectionUp(cm)
 		},
 		OnConnectError: func(err error) {
 			c.log.Debug("mqtt: connect attempt failed", "broker", c.broker, "err", err)
@@ -187,22 +225,23 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 			if err != nil {
 				return nil, err
 			}
-			cn.netMu.Lock()
+			cn.mu.Lock()
 			cn.netc = nc
-			cn.netMu.Unlock()
+			cn.mu.Unlock()
 			if tc, ok := nc.(*net.TCPConn); ok {
 				return newBufferedTCP(tc), nil
 			}
 			return nc, nil
 		},
-		OnConnectionDown: func() bool { return !cn.killed.Load() },
+		OnConnectionDown: cn.connectionDown,
 		DisconnectPacketBuilder: func() *paho.Disconnect {
 			if cn.killed.Load() {
 				return nil
 			}
 			return &paho.Disconnect{ReasonCode: 0}
 		},
-		ClientConfig: paho.ClientConfig{ClientID: c.clientID, Session: newSession()},
+		ClientConfig: paho.ClientConfig{ClientID: c.clientID, Session: newSession(),
+			OnServerDisconnect: cn.serverDisconnect},
 	}
 	if c.username != "" {
 		cfg.ConnectUsername = c.username
@@ -224,6 +263,7 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 	cm, err := autopaho.NewConnection(runCtx, cfg)
 	if err != nil {
 		cancel()
+		cn.closeLogs()
 		return nil, fmt.Errorf("mqtt: %w", err)
 	}
 	cn.cm = cm
@@ -232,6 +272,7 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 	if err := cm.AwaitConnection(waitCtx); err != nil {
 		cancel()
 		<-cm.Done()
+		cn.closeLogs()
 		var last error
 		select {
 		case last = <-connectErr:
@@ -246,15 +287,149 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 		return nil, fmt.Errorf("%w: %s", ErrBrokerUnreachable, c.broker)
 	}
 	select {
-	case err = <-ready:
+	case <-cn.ready:
+		return cn, nil
+	case err = <-cn.refused:
 	case <-waitCtx.Done():
-		err = waitCtx.Err()
+		cn.mu.Lock()
+		err = cn.lastErr
+		cn.mu.Unlock()
+		if err == nil {
+			err = waitCtx.Err()
+		}
 	}
-	if err != nil {
-		cn.kill()
-		return nil, err
+	cn.kill()
+	return nil, err
+}
+
+// connectionUp starts confirming a connection that has just come up.
+func (c *conn) connectionUp(cm *autopaho.ConnectionManager) {
+	c.mu.Lock()
+	c.gen++
+	gen := c.gen
+	c.up, c.readyAt = true, time.Time{}
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.connectTimeout)
+	c.upCancel = cancel
+	c.mu.Unlock()
+	go c.confirm(ctx, cancel, gen, cm)
+}
+
+// confirm runs onUp for connection gen. If it fails while the connection
+// is still up (a subscription or the announce refused, or not acknowledged
+// in time), the connection is no use: it is dropped (the network
+// connection closed, so the broker publishes the Will, as for any
+// connection lost) and autopaho makes it again, after a backoff. A failure
+// because the connection went down needs nothing: the next connection
+// confirms itself.
+func (c *conn) confirm(ctx context.Context, cancel context.CancelFunc, gen uint64, cm *autopaho.ConnectionManager) {
+	defer cancel()
+	var err error
+	if c.cfg.onUp != nil {
+		err = c.cfg.onUp(ctx, cm)
 	}
-	return cn, nil
+	c.mu.Lock()
+	if gen != c.gen || !c.up || c.ctx.Err() != nil {
+		c.mu.Unlock()
+		return
+	}
+	if err == nil {
+		c.readyAt = time.Now()
+		c.mu.Unlock()
+		c.readyOnce.Do(func() { close(c.ready) })
+		return
+	}
+	c.lastErr = err
+	nc := c.netc
+	c.mu.Unlock()
+	select {
+	case <-c.ready:
+		c.failures.event("err", err)
+	default:
+		// dial is waiting: it returns a refusal, and the last error if the
+		// connect timeout passes; nothing to log.
+		if isRefusal(err) {
+			select {
+			case c.refused <- err:
+			default:
+			}
+			return
+		}
+	}
+	if nc != nil {
+		nc.Close()
+	}
+}
+
+// isConnectionDown reports whether err says there was no connection to
+// send on, or that it went down before the acknowledgement.
+func isConnectionDown(err error) bool {
+	return errors.Is(err, autopaho.ConnectionDownError) || errors.Is(err, session.ErrNoConnection) ||
+		errors.Is(err, paho.ErrConnectionLost)
+}
+
+// isRefusal reports whether err is the broker refusing a subscription or
+// a publish.
+func isRefusal(err error) bool {
+	var se *SubscribeError
+	var pe *PublishError
+	return errors.As(err, &se) || errors.As(err, &pe)
+}
+
+// connectionDown ends the confirmation of the connection gone and counts
+// it as unstable unless it stayed up stableAfter once ready. It reports
+// whether autopaho should reconnect.
+func (c *conn) connectionDown() bool {
+	c.mu.Lock()
+	if c.upCancel != nil {
+		c.upCancel()
+		c.upCancel = nil
+	}
+	if c.up && !c.readyAt.IsZero() && time.Since(c.readyAt) >= stableAfter {
+		c.unstable = 0
+	} else {
+		c.unstable++
+	}
+	c.up = false
+	c.mu.Unlock()
+	return !c.killed.Load()
+}
+
+// reconnectDelay is the wait before the first attempt to reconnect: none
+// after a stable connection, else reconnectBackoffMin doubled for every
+// unstable connection in a row but the first, up to reconnectBackoffMax,
+// jittered down by up to half.
+func (c *conn) reconnectDelay() time.Duration {
+	c.mu.Lock()
+	n := c.unstable
+	c.mu.Unlock()
+	if n == 0 {
+		return 0
+	}
+	d := reconnectBackoffMax
+	if n <= 5 {
+		d = min(reconnectBackoffMin<<(n-1), reconnectBackoffMax)
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// serverDisconnect logs a DISCONNECT from the broker: a session taken over
+// (0x8E, MQTT v5 §3.1.4) once per burst, any other reason likewise.
+func (c *conn) serverDisconnect(d *paho.Disconnect) {
+	if d.ReasonCode == 0x8E {
+		c.takeovers.event()
+		return
+	}
+	var reason string
+	if d.Properties != nil {
+		reason = d.Properties.ReasonString
+	}
+	c.disconnects.event("reason_code", fmt.Sprintf("0x%02x", d.ReasonCode), "reason", reason)
+}
+
+func (c *conn) closeLogs() {
+	c.takeovers.close()
+	c.disconnects.close()
+	c.failures.close()
 }
 
 // close disconnects normally (no Will) and stops reconnecting.
@@ -266,6 +441,7 @@ func (c *conn) close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	c.closeLogs()
 	if errors.Is(err, autopaho.ConnectionDownError) {
 		return nil
 	}
@@ -276,13 +452,14 @@ func (c *conn) close(ctx context.Context) error {
 // the Will, and stops reconnecting. Tests use it to simulate a crash.
 func (c *conn) kill() {
 	c.killed.Store(true)
-	c.netMu.Lock()
+	c.mu.Lock()
 	if c.netc != nil {
 		c.netc.Close()
 	}
-	c.netMu.Unlock()
+	c.mu.Unlock()
 	c.cancel()
 	<-c.cm.Done()
+	c.closeLogs()
 }
 
 // publish sends one QoS 1 message and reports a refused publish (a PUBACK
@@ -293,13 +470,15 @@ func (c *conn) publish(ctx context.Context, p *paho.Publish) error {
 
 func publishVia(ctx context.Context, cm *autopaho.ConnectionManager, p *paho.Publish) error {
 	resp, err := cm.Publish(ctx, p)
-	if err != nil {
-		return err
-	}
+	// paho also returns an error for a refused publish: the PUBACK says why.
 	if resp != nil && resp.ReasonCode >= 0x80 {
-		return &PublishError{Topic: p.Topic, ReasonCode: resp.ReasonCode, Reason: resp.Properties.ReasonString}
+		var reason string
+		if resp.Properties != nil {
+			reason = resp.Properties.ReasonString
+		}
+		return &PublishError{Topic: p.Topic, ReasonCode: resp.ReasonCode, Reason: reason}
 	}
-	return nil
+	return err
 }
 
 // PublishError reports a publish the broker refused.
@@ -313,7 +492,20 @@ func (e *PublishError) Error() string {
 	return fmt.Sprintf("mqtt: publish to %s refused: reason code 0x%02x %s", e.Topic, e.ReasonCode, e.Reason)
 }
 
-// subscribe makes QoS 1 subscriptions and reports a refused one.
+// SubscribeError reports a subscription the broker refused: a SUBACK
+// reason code of 0x80 or more (MQTT v5 §3.9.3).
+type SubscribeError struct {
+	Filter     string
+	ReasonCode byte
+}
+
+func (e *SubscribeError) Error() string {
+	return fmt.Sprintf("mqtt: subscribe %s refused: reason code 0x%02x", e.Filter, e.ReasonCode)
+}
+
+// subscribe makes QoS 1 subscriptions and reports a refused one as a
+// *SubscribeError: it returns nil only once the broker granted every
+// filter.
 func subscribe(ctx context.Context, cm *autopaho.ConnectionManager, filters ...string) error {
 	subs := make([]paho.SubscribeOptions, len(filters))
 	for i, f := range filters {
@@ -324,16 +516,24 @@ func subscribe(ctx context.Context, cm *autopaho.ConnectionManager, filters ...s
 	// (mochi keeps one table for both directions): try again.
 	for attempt := 0; ; attempt++ {
 		sa, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: subs})
-		if err != nil {
+		if sa == nil {
+			if err == nil {
+				err = errors.New("no SUBACK")
+			}
 			return fmt.Errorf("subscribe: %w", err)
+		}
+		// paho also returns an error for a SUBACK that refuses a filter:
+		// its reason codes (one per filter, MQTT v5 §3.9.3) say which.
+		if len(sa.Reasons) != len(filters) {
+			return fmt.Errorf("subscribe: SUBACK has %d reason codes for %d filters", len(sa.Reasons), len(filters))
 		}
 		inUse := false
 		for i, rc := range sa.Reasons {
 			switch {
 			case rc == 0x91 && attempt < 4:
 				inUse = true
-			case rc >= 0x80 && i < len(filters):
-				return fmt.Errorf("subscribe %s refused: reason code 0x%02x", filters[i], rc)
+			case rc >= 0x80:
+				return &SubscribeError{Filter: filters[i], ReasonCode: rc}
 			}
 		}
 		if !inUse {

@@ -45,8 +45,10 @@ type Watcher struct {
 
 // Watch subscribes the discovery topics of an org/unit and feeds every
 // message to a presence tracker (statemachines/presence): retained cards
-// arrive first, then changes as they happen. Status is advisory: never a
-// reason to skip the retry profile.
+// arrive first, then changes as they happen. After every reconnect it
+// subscribes again, and reconnects until the subscription is granted (see
+// the package documentation). Status is advisory: never a reason to skip
+// the retry profile.
 func Watch(ctx context.Context, cfg WatchConfig) (*Watcher, error) {
 	filter, err := mqttbind.DiscoveryFilterTopic(cfg.Org, cfg.Unit)
 	if err != nil {

@@ -25,6 +25,37 @@
 //   - Watch follows the discovery topics of an org/unit and reports
 //     presence changes.
 //
+// # Reconnects
+//
+// autopaho reconnects whenever a connection is lost, and the binding makes
+// every connection up ready before it counts on it: an Agent subscribes
+// its request topics and publishes its card online (the announce, in that
+// order, so nobody sees it online before it listens), a Client subscribes
+// its reply topic, a Watch its discovery filter, each waiting for the
+// broker's acknowledgement (a SUBACK granting every filter, the card's
+// PUBACK) within Connection.ConnectTimeout. A connection where any of it
+// fails (refused, not acknowledged in time) would stay connected but deaf,
+// so it is dropped (its network connection closed: the broker publishes
+// the Will) and made again, until it succeeds. On the first connection a
+// refusal fails NewAgent, NewClient or Watch (the caller learns why);
+// later failures are logged, once per burst.
+//
+// The first reconnect after a connection that stayed up 10 s once ready
+// goes at once. After a connection that went down sooner, above all a
+// session taken over again and again (another connection with the same
+// Client ID, which the broker answers with DISCONNECT 0x8E, MQTT v5
+// §3.1.4: someone connecting with the agent's Client ID, or a duplicate of
+// the agent started by mistake), the wait doubles from 100 ms to at most
+// 2 s, with jitter: a burst of takeovers never makes a client give up
+// nor spin, and once it stops the client is back within about 2 s (plus
+// its subscriptions and announce). Takeovers are logged at warning level
+// once per burst: the first at once, then how many more once none came
+// for 5 s (or every minute while they go on). Two live clients with one
+// Client ID take the session from each other every 2 s or so until one of
+// them stops; then the other stays. The embedded broker
+// (transport/mqtt/broker) keeps exactly one live session per Client ID
+// through any such burst; docs/protocol.md §3.1 describes the phases.
+//
 // Connection callbacks never block; subscriptions are (re)made on every
 // connection up, as autopaho requires. Each connection reads the broker
 // through a buffer (paho reads a packet in several small reads) and keeps
