@@ -41,6 +41,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	maxPacket := fs.Uint("max-packet-size", broker.DefaultMaxPacketSize, "largest packet a client may send, in bytes")
 	connRate := fs.Float64("conn-rate", broker.DefaultConnectionRate, "new connections per second per source address, on average (-1: no limit)")
 	connBurst := fs.Int("conn-burst", broker.DefaultConnectionBurst, "new connections a source address may open at once")
+	connMax := fs.Int("conn-max", broker.DefaultMaxConnectionsPerAddress, "open connections per source address (-1: no limit)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -54,13 +55,13 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fail(2, "--tls-client-ca needs --tls-cert and --tls-key")
 	case *aclFile != "" && *passwordFile == "" && *tlsClientCA == "":
 		return fail(2, "--acl-file needs --password-file or --tls-client-ca (an ACL is only as good as the identities it names)")
-	case *maxCard < 1 || *maxPacket < 1 || *maxPacket > 1<<28 || *cardRate == 0 || *connRate == 0 || *connBurst < 1:
-		return fail(2, "--max-card-size, --max-packet-size (at most 268435456), --card-rate, --conn-rate and --conn-burst must be positive (-1 turns a rate off)")
+	case *maxCard < 1 || *maxPacket < 1 || *maxPacket > 1<<28 || *cardRate == 0 || *connRate == 0 || *connBurst < 1 || *connMax == 0:
+		return fail(2, "--max-card-size, --max-packet-size (at most 268435456), --card-rate, --conn-rate, --conn-burst and --conn-max must be positive (-1 turns a limit off)")
 	}
 	cfg := broker.Config{Addr: *listen, Status: *status, DataDir: *data,
 		PasswordFile: *passwordFile, ACLFile: *aclFile, TrustedJKU: trustedJKU, ValidateCards: *validate,
 		MaxCardSize: *maxCard, CardUpdatesPerMinute: *cardRate, MaxPacketSize: uint32(*maxPacket),
-		ConnectionRate: *connRate, ConnectionBurst: *connBurst,
+		ConnectionRate: *connRate, ConnectionBurst: *connBurst, MaxConnectionsPerAddress: *connMax,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if *tlsCert != "" {
 		var err error

@@ -54,7 +54,7 @@ type Denials struct {
 	// CardRate counts card updates over the rate limit (PUBACK 0x97).
 	CardRate int64
 	// ConnectionRate counts connections closed at once for exceeding the
-	// connection rate of their source address.
+	// connection rate, or the open connections, of their source address.
 	ConnectionRate int64
 	// PacketSize counts connections closed for a packet over the maximum
 	// packet size (DISCONNECT 0x95 once the session is established).

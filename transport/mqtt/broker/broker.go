@@ -162,6 +162,13 @@ type Config struct {
 	ConnectionRate  float64
 	ConnectionBurst int
 
+	// MaxConnectionsPerAddress bounds the open connections of one source
+	// IP address; one more is closed before anything is read. (mochi
+	// allocates a connection's write queue, MaxPendingWrites slots, as
+	// soon as it is accepted.) 0 means DefaultMaxConnectionsPerAddress;
+	// negative, no bound.
+	MaxConnectionsPerAddress int
+
 	// MaxSessionExpiry bounds the Session Expiry Interval a client may ask
 	// for (the broker says so in CONNACK): how long a disconnected
 	// client's session, its subscriptions and queued messages, are kept.
@@ -272,7 +279,7 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), b.stopStore())
 	}
 	b.ln = newListener(listenerID, nl, b.disconnectClients)
-	b.ln.admit, b.ln.wrap = connGate(&cfg, opts, srv, b.counts)
+	b.ln.admit, b.ln.release, b.ln.wrap = connGate(&cfg, opts, srv, b.counts)
 	if !cfg.authenticates() {
 		opts.Logger.Warn("broker: no authentication: any client may connect with any Client ID, replace or delete any agent's card, "+
 			"and read every request (bearer tokens included); set a password file or TLS client certificates (docs/protocol.md §13)",

@@ -67,8 +67,9 @@ broker:
 client, the user and the topic, never a payload or a property value.
 
 The limits apply with or without security: [Config.MaxPacketSize] (1 MiB)
-for every packet, [Config.ConnectionRate] new connections per source
-address, [Config.MaxSessionExpiry] for disconnected sessions, and
+for every packet, [Config.ConnectionRate] new connections and
+[Config.MaxConnectionsPerAddress] open ones per source address,
+[Config.MaxSessionExpiry] for disconnected sessions, and
 [Config.MaxInflight] and [Config.MaxPendingWrites] per client (below).
 
 # Settings, and why
@@ -174,10 +175,12 @@ results without telling anyone, so [Start] sets:
     every filter of a SUBSCRIBE, refused ones included, and reads them back
     as subscriptions at the next start.
   - An accepted connection past [Config.ConnectionRate] (per source address,
-    [Config.ConnectionBurst] at once) is closed before anything is read.
-    Note that mochi allocates each connection's write queue
-    ([Config.MaxPendingWrites] slots of 8 bytes) as soon as it is accepted,
-    before CONNECT: the rate limit is what bounds that memory.
+    [Config.ConnectionBurst] at once) or past
+    [Config.MaxConnectionsPerAddress] open connections (1,000) is closed
+    before anything is read. mochi allocates each connection's write queue
+    ([Config.MaxPendingWrites] slots of 8 bytes, 256 KiB by default) as
+    soon as it is accepted, before CONNECT: these limits are what bound
+    that memory (1,000 connections of one address: 256 MiB).
 
 The listener is the package's own: it arms a 30 s deadline for the CONNECT
 packet (mochi's has none, and a connection that never sends CONNECT keeps a

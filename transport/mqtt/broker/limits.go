@@ -25,6 +25,9 @@ const (
 	DefaultConnectionBurst = 500
 	// DefaultMaxSessionExpiry is the default of Config.MaxSessionExpiry.
 	DefaultMaxSessionExpiry = 24 * time.Hour
+	// DefaultMaxConnectionsPerAddress is the default of
+	// Config.MaxConnectionsPerAddress.
+	DefaultMaxConnectionsPerAddress = 1000
 
 	// maxRateKeys bounds a rate limiter's table; past it, keys whose
 	// bucket has refilled are forgotten.
@@ -99,30 +102,71 @@ func (l *rateLimiter) prune(now time.Time) {
 }
 
 // connLimiter admits new connections: at most ConnectionRate per second
-// per source IP address, ConnectionBurst at once.
+// per source IP address, ConnectionBurst at once, and at most
+// MaxConnectionsPerAddress open.
 type connLimiter struct {
-	rate   *rateLimiter
-	counts *denials
-	log    *slog.Logger
+	rate    *rateLimiter // nil: no rate limit
+	perAddr int          // 0: no limit on open connections
+	counts  *denials
+	log     *slog.Logger
+
+	mu   sync.Mutex
+	open map[string]int // source address → open connections
+}
+
+// remoteHost returns the IP address of conn's peer.
+func remoteHost(conn net.Conn) string {
+	host := conn.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return host
 }
 
 // admit reports whether conn may go on; a refused connection is closed by
 // the caller at once, before any byte is read (the client sees the
 // connection closed; it has sent no CONNECT a CONNACK 0x9F could answer).
+// An admitted connection is released when it is served.
 func (c *connLimiter) admit(conn net.Conn) bool {
-	host := conn.RemoteAddr().String()
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	ok, first := c.rate.take(host)
-	if !ok {
-		c.counts.connectionRate.Add(1)
-		if first {
-			c.log.Warn("broker: connection rate exceeded; closing new connections from this address until it slows down",
-				"remote", host)
+	host := remoteHost(conn)
+	if c.rate != nil {
+		if ok, first := c.rate.take(host); !ok {
+			c.counts.connectionRate.Add(1)
+			if first {
+				c.log.Warn("broker: connection rate exceeded; closing new connections from this address until it slows down",
+					"remote", host)
+			}
+			return false
 		}
 	}
-	return ok
+	if c.perAddr > 0 {
+		c.mu.Lock()
+		n := c.open[host]
+		if n >= c.perAddr {
+			c.mu.Unlock()
+			c.counts.connectionRate.Add(1)
+			c.log.Warn("broker: too many open connections from this address; closing a new one", "remote", host, "open", n)
+			return false
+		}
+		c.open[host] = n + 1
+		c.mu.Unlock()
+	}
+	return true
+}
+
+// release forgets an admitted connection once it is served.
+func (c *connLimiter) release(conn net.Conn) {
+	if c.perAddr <= 0 {
+		return
+	}
+	host := remoteHost(conn)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open[host] <= 1 {
+		delete(c.open, host)
+	} else {
+		c.open[host]--
+	}
 }
 
 // errPacketTooLarge ends the read side of a connection that announced a
@@ -262,14 +306,17 @@ func (h *limitsHook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
 	}
 }
 
-// connGate returns the listener's admission check (the connection rate
-// limit; nil without one) and its wrapping of each admitted connection
-// (TLS, then limitConn).
-func connGate(cfg *Config, opts *mqtt.Options, srv *mqtt.Server, counts *denials) (admit func(net.Conn) bool, wrap func(net.Conn) net.Conn) {
+// connGate returns the listener's admission check and its release of an
+// admitted connection (the connection limits; nil without any), and its
+// wrapping of each admitted connection (TLS, then limitConn).
+func connGate(cfg *Config, opts *mqtt.Options, srv *mqtt.Server, counts *denials) (admit func(net.Conn) bool, release func(net.Conn), wrap func(net.Conn) net.Conn) {
+	l := &connLimiter{perAddr: max(0, orDefault(cfg.MaxConnectionsPerAddress, DefaultMaxConnectionsPerAddress)),
+		counts: counts, log: opts.Logger, open: make(map[string]int)}
 	if rate := orDefault(cfg.ConnectionRate, DefaultConnectionRate); rate > 0 {
-		l := &connLimiter{rate: newRateLimiter(rate, orDefault(cfg.ConnectionBurst, DefaultConnectionBurst), cfg.now),
-			counts: counts, log: opts.Logger}
-		admit = l.admit
+		l.rate = newRateLimiter(rate, orDefault(cfg.ConnectionBurst, DefaultConnectionBurst), cfg.now)
+	}
+	if l.rate != nil || l.perAddr > 0 {
+		admit, release = l.admit, l.release
 	}
 	maxSize := opts.Capabilities.MaximumPacketSize
 	disconnect := func(cl *mqtt.Client) {
@@ -285,5 +332,5 @@ func connGate(cfg *Config, opts *mqtt.Options, srv *mqtt.Server, counts *denials
 		}
 		return &limitConn{Conn: c, max: maxSize, disconnect: disconnect, counts: counts}
 	}
-	return admit, wrap
+	return admit, release, wrap
 }

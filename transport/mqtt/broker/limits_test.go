@@ -219,6 +219,33 @@ func TestConnectionRate(t *testing.T) {
 	}
 }
 
+// TestConnectionsPerAddress: past MaxConnectionsPerAddress open
+// connections, a new one from the same address is closed; once one is
+// gone, there is room again.
+func TestConnectionsPerAddress(t *testing.T) {
+	b := startBroker(t, Config{ConnectionRate: -1, MaxConnectionsPerAddress: 2})
+	a := connect(t, b.Addr(), "o/u/a")
+	connect(t, b.Addr(), "o/u/b")
+	if ca, err := tryConnect(t, b.Addr(), &paho.Connect{ClientID: "o/u/c", CleanStart: true}); err == nil || ca != nil {
+		t.Errorf("third connection: CONNACK %+v, %v; want it closed", ca, err)
+	}
+	if got := b.Denials().ConnectionRate; got != 1 {
+		t.Errorf("Denials().ConnectionRate = %d, want 1", got)
+	}
+	a.disconnect()
+	// The broker releases a's slot once it has served the connection:
+	// until then, attempts are refused.
+	ctx := testContext(t)
+	for {
+		if ca, err := tryConnect(t, b.Addr(), &paho.Connect{ClientID: "o/u/c", CleanStart: true}); err == nil && ca.ReasonCode == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no room after a connection ended")
+		}
+	}
+}
+
 // TestSessionExpiryBounded: a client asking for a session that never
 // expires is told the broker's bound in CONNACK.
 func TestSessionExpiryBounded(t *testing.T) {

@@ -21,8 +21,9 @@ type listener struct {
 	// admit, if set, decides whether an accepted connection goes on (it is
 	// closed at once if not); wrap, if set, wraps each admitted
 	// connection (TLS, limits). Both are set before Serve.
-	admit func(net.Conn) bool
-	wrap  func(net.Conn) net.Conn
+	admit   func(net.Conn) bool
+	release func(net.Conn) // undoes admit once the connection is served
+	wrap    func(net.Conn) net.Conn
 
 	mu     sync.Mutex
 	closed bool
@@ -72,6 +73,9 @@ func (l *listener) Serve(establish listeners.EstablishFn) {
 		}
 		if !l.track(conn) {
 			_ = conn.Close()
+			if l.release != nil {
+				l.release(conn)
+			}
 			return
 		}
 		// mochi replaces the deadline once the CONNECT has arrived (by one
@@ -103,6 +107,9 @@ func (l *listener) untrack(conn net.Conn) {
 	delete(l.conns, conn)
 	l.mu.Unlock()
 	_ = conn.Close()
+	if l.release != nil {
+		l.release(conn)
+	}
 	if l.onServed != nil {
 		l.onServed(conn)
 	}
