@@ -158,8 +158,8 @@ func parsePWHash(field string) (pwHash, error) {
 	return h, nil
 }
 
-// digest computes the hash of password with h's salt and method.
-func (h pwHash) digest(password string) []byte {
+// hash computes the hash of password with h's salt and method.
+func (h pwHash) hash(password string) []byte {
 	if !h.pbkdf {
 		d := sha512.New()
 		d.Write([]byte(password))
@@ -229,7 +229,7 @@ func (f *PasswordFile) Set(user, password string, iterations int) error {
 	if _, err := rand.Read(h.salt); err != nil {
 		return fmt.Errorf("broker: salt: %w", err)
 	}
-	h.sum = h.digest(password)
+	h.sum = h.hash(password)
 	entry := pwLine{user: user, text: h.String(), hash: h}
 	if i := f.index(user); i >= 0 {
 		f.lines[i] = entry
@@ -272,7 +272,7 @@ func (f *PasswordFile) Verify(user, password string) bool {
 	if i := f.index(user); i >= 0 {
 		h, known = f.lines[i].hash, true
 	}
-	sum := h.digest(password)
+	sum := h.hash(password)
 	return subtle.ConstantTimeCompare(sum, h.sum) == 1 && known
 }
 
