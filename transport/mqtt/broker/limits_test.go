@@ -330,3 +330,36 @@ func TestRefusedSubscriptionNotPersisted(t *testing.T) {
 		t.Errorf("restored subscriptions %q, want only mallory's request topic", filters)
 	}
 }
+
+// TestTopicAliasRefused: the broker offers no topic aliases, so a client
+// that hides a topic behind one (to publish where the alias's first
+// topic was allowed) is disconnected with 0x94 (topic alias invalid) and
+// nothing is forwarded.
+func TestTopicAliasRefused(t *testing.T) {
+	b := startSecure(t, Config{})
+	echo := connectAs(t, b.Addr(), userEcho)
+	echo.subscribe(requestTopic(t, "acme", "lab", "echo"), 1)
+	c := dialRaw(t, b.Addr())
+	if got := c.connect(userMallory); got != rcSuccess {
+		t.Fatalf("CONNACK %#x", got)
+	}
+	cp := packets.NewControlPacket(packets.PUBLISH)
+	p := cp.Content.(*packets.Publish)
+	alias := uint16(1)
+	p.Topic, p.QoS, p.PacketID, p.Payload = requestTopic(t, "acme", "lab", "echo"), 1, 1, []byte("aliased")
+	p.Properties.TopicAlias = &alias
+	c.write(cp)
+	got := c.read()
+	if d, ok := got.Content.(*packets.Disconnect); !ok || d.ReasonCode != 0x94 {
+		t.Fatalf("got %s %+v, want DISCONNECT 0x94", got.PacketType(), got.Content)
+	}
+	// The sentinel arrives; the aliased publish never did.
+	req := connectAs(t, b.Addr(), userReq)
+	req.publish(&paho.Publish{Topic: requestTopic(t, "acme", "lab", "echo"), QoS: 1, Payload: []byte("sentinel")})
+	echo.await("the sentinel", func(m *paho.Publish) bool {
+		if string(m.Payload) == "aliased" {
+			t.Errorf("the aliased publish was forwarded")
+		}
+		return string(m.Payload) == "sentinel"
+	})
+}
