@@ -130,8 +130,8 @@ func StartMosquitto(t testing.TB, opts ...Option) *Mosquitto {
 
 // MosquittoConfig returns the configuration StartMosquitto writes: a
 // listener on addr, anonymous access, no Nagle delay, raised queue and
-// in-flight limits, persistence in persistDir when it is not empty, the log
-// on stderr, then extra lines.
+// in-flight limits, a 1 MiB packet limit, persistence in persistDir when it
+// is not empty, the log on stderr, then extra lines.
 func MosquittoConfig(addr, persistDir string, extra ...string) string {
 	host, port, _ := net.SplitHostPort(addr)
 	lines := []string{

@@ -16,7 +16,9 @@ skips) and says how to install it (apt-get install -y mosquitto). Its
 configuration sets what docs/protocol.md §12 says changes results:
 set_tcp_nodelay (without it every QoS 1 request/reply stalls about 44 ms),
 and raised queue and in-flight limits (at the defaults a wildcard
-subscription receives 1,020 of 10,000 retained cards, silently). One limit
+subscription receives 1,020 of 10,000 retained cards, silently); it bounds
+packets to 1 MiB like the embedded broker. [WithPasswordFile] secures
+both brokers as docs/protocol.md §13 describes. One limit
 stays: mosquitto 2.0.11 never delivers a $-prefixed topic such as
 $a2a/v1/request/…/pool/… to a $share subscription, so agent pools run on the
 embedded broker only (a test of this package pins it).
