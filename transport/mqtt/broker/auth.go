@@ -272,14 +272,13 @@ func (h *securityHook) OnSubscribe(cl *mqtt.Client, pk packets.Packet) packets.P
 	var filters packets.Subscriptions
 	for i, sub := range pk.Filters {
 		f, shared := splitShared(sub.Filter)
-		if !validFilter(f) {
-			continue // mochi refuses it as invalid (0x8F)
-		}
 		o := opSubscribe
 		if shared {
 			o = opSubscribeShared
 		}
-		if ok, _ := h.policy.allows(user(cl), cl.ID, f, o); ok {
+		// A filter with + or # inside a level (which mochi lets through,
+		// MQTT v5 §4.7.1 does not) is refused too.
+		if ok, _ := h.policy.allows(user(cl), cl.ID, f, o); ok && validFilter(f) {
 			continue
 		}
 		h.counts.subscribe.Add(1)

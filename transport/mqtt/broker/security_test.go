@@ -188,6 +188,7 @@ func TestAttacksRefused(t *testing.T) {
 		{"the events of another unit", eve, "$a2a/v1/event/acme/lab/+"},
 		{"$SYS", mallory, "$SYS/#"},
 		{"outside $a2a", mallory, "acme/lab/#"},
+		{"a wildcard inside a level", mallory, "$a2a/v1/discovery/acme/lab/x#"},
 	}
 	for _, c := range subscribes {
 		t.Run(c.name, func(t *testing.T) {
