@@ -143,8 +143,10 @@ type conn struct {
 
 	// takeovers logs the session taken over by another connection with
 	// this Client ID (DISCONNECT 0x8E); disconnects, the broker's other
-	// DISCONNECTs; failures, the connections dropped because onUp failed.
-	takeovers, disconnects, failures *eventLog
+	// DISCONNECTs; lost, connections lost without DISCONNECT (mosquitto
+	// 2.0.11 closes a session taken over without one); failures, the
+	// connections dropped because onUp failed.
+	takeovers, disconnects, lost, failures *eventLog
 
 	mu       sync.Mutex
 	netc     net.Conn           // the network connection of the latest attempt
@@ -152,6 +154,7 @@ type conn struct {
 	up       bool               // connection gen is up
 	upCancel context.CancelFunc // ends connection gen's onUp
 	readyAt  time.Time          // when connection gen was confirmed (zero: not yet)
+	dropped  bool               // connection gen was dropped by confirm
 	unstable int                // connections in a row that went down before stableAfter
 	lastErr  error              // the latest onUp failure
 }
@@ -181,6 +184,8 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 			"mqtt: session taken over again", "client", c.clientID),
 		disconnects: newEventLog(c.log, slog.LevelWarn, "mqtt: disconnected by the broker; reconnecting",
 			"mqtt: disconnected by the broker again", "client", c.clientID),
+		lost: newEventLog(c.log, slog.LevelWarn, "mqtt: connection lost; reconnecting",
+			"mqtt: connection lost again", "client", c.clientID),
 		failures: newEventLog(c.log, slog.LevelError,
 			"mqtt: subscriptions or announce failed after connect; reconnecting",
 			"mqtt: subscriptions or announce failed again after connect", "client", c.clientID),
@@ -241,7 +246,7 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 			return &paho.Disconnect{ReasonCode: 0}
 		},
 		ClientConfig: paho.ClientConfig{ClientID: c.clientID, Session: newSession(),
-			OnServerDisconnect: cn.serverDisconnect},
+			OnServerDisconnect: cn.serverDisconnect, OnClientError: cn.clientError},
 	}
 	if c.username != "" {
 		cfg.ConnectUsername = c.username
@@ -307,7 +312,7 @@ func (c *conn) connectionUp(cm *autopaho.ConnectionManager) {
 	c.mu.Lock()
 	c.gen++
 	gen := c.gen
-	c.up, c.readyAt = true, time.Time{}
+	c.up, c.readyAt, c.dropped = true, time.Time{}, false
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.connectTimeout)
 	c.upCancel = cancel
 	c.mu.Unlock()
@@ -338,7 +343,7 @@ func (c *conn) confirm(ctx context.Context, cancel context.CancelFunc, gen uint6
 		c.readyOnce.Do(func() { close(c.ready) })
 		return
 	}
-	c.lastErr = err
+	c.lastErr, c.dropped = err, true
 	nc := c.netc
 	c.mu.Unlock()
 	select {
@@ -426,9 +431,25 @@ func (c *conn) serverDisconnect(d *paho.Disconnect) {
 	c.disconnects.event("reason_code", fmt.Sprintf("0x%02x", d.ReasonCode), "reason", reason)
 }
 
+// clientError logs a connection lost without DISCONNECT (autopaho reports
+// the first error of each connection), unless confirm dropped it or the
+// connection is being closed.
+func (c *conn) clientError(err error) {
+	if c.killed.Load() || c.ctx.Err() != nil {
+		return
+	}
+	c.mu.Lock()
+	dropped := c.dropped
+	c.mu.Unlock()
+	if !dropped {
+		c.lost.event("err", err)
+	}
+}
+
 func (c *conn) closeLogs() {
 	c.takeovers.close()
 	c.disconnects.close()
+	c.lost.close()
 	c.failures.close()
 }
 
