@@ -30,10 +30,19 @@ type Config struct {
 	KeepAlive                   time.Duration
 	// TLS, Username and Password are the MQTT connections' TLS
 	// configuration and credentials (optional; see a2amqtt.Connection).
-	// Both connections, the agent and {ID}-c1, use them.
+	// Both connections, the agent and {ID}-c1, use them, unless
+	// SpawnedUsername is set.
 	TLS      *tls.Config
 	Username string
 	Password []byte
+	// SpawnedUsername and SpawnedPassword, when SpawnedUsername is set,
+	// log {ID}-c1's connection in instead of Username and Password. A
+	// broker that admits a user under one Client ID only, its user name
+	// (the embedded broker with a password file, mosquitto with
+	// use_username_as_clientid: docs/protocol.md §13.1), needs a user of
+	// its own for each connection.
+	SpawnedUsername string
+	SpawnedPassword []byte
 	// Verifier, when set, checks the bearer token of every call over both
 	// transports (agent.WithVerifier), and the card states that a bearer
 	// token is required; nil accepts every call.
@@ -140,9 +149,13 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 	if c.Broker != "" {
 		ra.spawnedSrv = agent.NewServer(Handler(spawnedID, ""), opts...)
 		conn := a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive, TLS: c.TLS, Username: c.Username, Password: c.Password}
+		spawnedConn := conn
+		if c.SpawnedUsername != "" {
+			spawnedConn.Username, spawnedConn.Password = c.SpawnedUsername, c.SpawnedPassword
+		}
 		var err error
 		ra.spawned, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
-			Connection: conn,
+			Connection: spawnedConn,
 			Org:        c.Org,
 			Unit:       c.Unit,
 			ID:         spawnedID,
