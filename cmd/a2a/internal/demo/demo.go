@@ -1,8 +1,9 @@
 // Package demo runs the user stories of the A2A-over-MQTT profile (02, 03,
-// 05, 07, 08, 09) against a broker with the reference agent, and three of
-// them (H02, H03, H08) against the reference agent served over HTTP on a
-// loopback port, printing a transcript of what crosses the broker or the
-// HTTP connection and a verdict per story. It is the main job of the a2a
+// 05, 07, 08, 09) against a broker with the reference agent, three of them
+// (H02, H03, H08) against the reference agent served over HTTP on a
+// loopback port, and story S11, an intruder refused by an embedded broker
+// secured as docs/protocol.md §13 describes, printing a transcript of what
+// crosses the broker or the HTTP connection and a verdict per story. It is the main job of the a2a
 // command and feeds the golden wire transcripts.
 package demo
 
@@ -49,7 +50,15 @@ type demo struct {
 	// agent served over HTTP; wire records what it sends and receives.
 	http *a2ahttp.Client
 	wire *wire
+	// secured is story S11's broker and parties (nil unless it runs).
+	secured *secured
+	// transcript receives the transcript (io.Discard with Transcript
+	// false).
+	transcript io.Writer
 }
+
+// sniffOut is where a story writes lines of its own transcript.
+func (d *demo) sniffOut() io.Writer { return d.transcript }
 
 // agentConfig configures a reference agent on the demo's broker: agent
 // id, in pool when one is given.
@@ -69,13 +78,19 @@ type Story struct {
 	// HTTP marks a story told over HTTP: its transcript is the HTTP
 	// requests and answers (Config.RecordHTTP), not MQTT messages.
 	HTTP bool
-	run  func(ctx context.Context, d *demo) (string, error)
+	// Secured marks a story told on the demo's own secured embedded broker
+	// (a password file and authorization, docs/protocol.md §13), whatever
+	// Config.BrokerURL says: Config.Record receives what crossed that
+	// broker.
+	Secured bool
+	run     func(ctx context.Context, d *demo) (string, error)
 }
 
 // Config configures Run.
 type Config struct {
 	// BrokerURL is the broker to run on; empty starts embedded brokers (one
 	// plain, one with broker-managed status for story 09's last phase).
+	// Story S11 always runs on an embedded broker of its own, secured.
 	BrokerURL string
 	// TLS, Username and Password are the TLS configuration and the
 	// credentials of every connection to BrokerURL (optional).
@@ -91,7 +106,8 @@ type Config struct {
 	// Stories selects stories by id ("02", "03", …); nil runs them all.
 	Stories []string
 	// Record, when set, receives every message that crossed the main broker
-	// during each MQTT story (for golden transcripts).
+	// (for story S11, the secured one) during each MQTT story (for golden
+	// transcripts).
 	Record func(story string, msgs []Message)
 	// RecordHTTP, when set, receives every HTTP exchange of each HTTP
 	// story (for golden transcripts).
@@ -138,6 +154,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if !cfg.Transcript {
 		transcript = io.Discard
 	}
+	d.transcript = transcript
 	var err error
 	d.sniff, err = startSniffer(ctx, d.conn, d.org+"/"+d.unit+"/transcript", transcript)
 	if err != nil {
@@ -176,15 +193,26 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 		defer stop()
 	}
+	if slices.ContainsFunc(stories, func(s Story) bool { return s.Secured }) {
+		stop, err := d.startSecured(ctx, transcript)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
 
 	var results []Result
 	for _, s := range stories {
 		fmt.Fprintf(stdout, "\n== story %s: %s\n", s.ID, s.Title)
 		sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
 		detail, err := s.run(sctx, d)
+		sniff := d.sniff
+		if s.Secured {
+			sniff = d.secured.sniff
+		}
 		if !s.HTTP {
 			// Let the transcript catch up before the verdict.
-			if serr := d.sniff.sync(sctx); err == nil && serr != nil {
+			if serr := sniff.sync(sctx); err == nil && serr != nil {
 				err = serr
 			}
 		}
@@ -195,7 +223,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		case s.HTTP:
 			d.wire.take()
 		case cfg.Record != nil:
-			cfg.Record(s.ID, d.sniff.takeMessages())
+			cfg.Record(s.ID, sniff.takeMessages())
 		}
 		results = append(results, Result{s.ID, s.Title, detail, err})
 		if err != nil {
@@ -203,6 +231,10 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		} else {
 			fmt.Fprintf(stdout, "   pass: %s\n", detail)
 		}
+	}
+	d.sniff.mute()
+	if d.secured != nil {
+		d.secured.sniff.mute()
 	}
 	failed := 0
 	fmt.Fprintf(stdout, "\n== summary (%.1fs)\n", time.Since(started).Seconds())
@@ -221,18 +253,19 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	return results, nil
 }
 
-// Stories are the user stories the demo runs, in order: over MQTT, then
-// over HTTP.
+// Stories are the user stories the demo runs, in order: over MQTT, over
+// HTTP, then on the secured broker.
 var Stories = []Story{
-	{"02", "single request, single reply", false, story02},
-	{"03", "streaming reply", false, story03},
-	{"05", "shared pool dispatch", false, story05},
-	{"07", "task handover", false, story07},
-	{"08", "multi-turn conversation", false, story08},
-	{"09", "presence lifecycle", false, story09},
-	{"H02", "single request, single reply over HTTP", true, storyH02},
-	{"H03", "streaming reply over HTTP (Server-Sent Events)", true, storyH03},
-	{"H08", "multi-turn conversation over HTTP", true, storyH08},
+	{"02", "single request, single reply", false, false, story02},
+	{"03", "streaming reply", false, false, story03},
+	{"05", "shared pool dispatch", false, false, story05},
+	{"07", "task handover", false, false, story07},
+	{"08", "multi-turn conversation", false, false, story08},
+	{"09", "presence lifecycle", false, false, story09},
+	{"H02", "single request, single reply over HTTP", true, false, storyH02},
+	{"H03", "streaming reply over HTTP (Server-Sent Events)", true, false, storyH03},
+	{"H08", "multi-turn conversation over HTTP", true, false, storyH08},
+	{"S11", "an intruder is refused (secured broker)", false, true, storyS11},
 }
 
 // startHTTP serves the reference agent "echo" over HTTP alone on a

@@ -42,11 +42,16 @@ type sniffer struct {
 }
 
 func startSniffer(ctx context.Context, conn a2amqtt.Connection, clientID string, w io.Writer) (*sniffer, error) {
+	return startSnifferAt(ctx, conn, clientID, w, time.Now())
+}
+
+// startSnifferAt is startSniffer with the time its transcript counts from.
+func startSnifferAt(ctx context.Context, conn a2amqtt.Connection, clientID string, w io.Writer, start time.Time) (*sniffer, error) {
 	u, err := url.Parse(conn.Broker)
 	if err != nil {
 		return nil, err
 	}
-	s := &sniffer{w: w, start: time.Now(), on: true, markers: make(chan string, 16), url: u, conn: conn, clientID: clientID}
+	s := &sniffer{w: w, start: start, on: true, markers: make(chan string, 16), url: u, conn: conn, clientID: clientID}
 	org, unit, _ := strings.Cut(clientID, "/")
 	unit, _, _ = strings.Cut(unit, "/")
 	s.marker, err = mqttbind.EventTopic(org, unit, "transcript")
@@ -94,6 +99,14 @@ func startSniffer(ctx context.Context, conn a2amqtt.Connection, clientID string,
 		return nil, err
 	}
 	return s, nil
+}
+
+// mute stops printing the transcript (recording goes on): what the
+// agents publish as they stop comes after the verdicts.
+func (s *sniffer) mute() {
+	s.mu.Lock()
+	s.on = false
+	s.mu.Unlock()
 }
 
 func (s *sniffer) close() {
