@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/a2abind/a2abind/agent"
@@ -47,11 +49,22 @@ Broker credentials: --username (or $A2A_USERNAME) and --password-file FILE
 (its first line; or $A2A_PASSWORD), a flag taking precedence; for TLS an
 mqtts:// broker URL, with --ca-file for a private authority and
 --cert-file and --key-file for a client certificate. Both connections, ID
-and ID-c1, use them.
+and ID-c1, use them, unless --spawned-password-file is given.
+
+The agent is two MQTT clients, ORG/UNIT/ID and ORG/UNIT/ID-c1. A broker
+with a password file (a2a broker --password-file, mosquitto with
+use_username_as_clientid) admits a user only under its own Client ID, its
+user name: log the agent in as ORG/UNIT/ID and give ID-c1 a user of its
+own, ORG/UNIT/ID-c1, with --spawned-password-file FILE (and
+--spawned-username if its name differs). On the embedded broker an ACL file
+line "clientid ORG/UNIT/ID-c1" under the agent's user lets ID-c1 share the
+agent's credentials instead (docs/protocol.md §13.3; mosquitto has no such
+line: it would replace ID-c1's Client ID by the user name, and the two
+connections would take each other's session over).
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR] [--tokens FILE] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] [--log-level L]",
+	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR] [--tokens FILE] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--log-level L]",
 		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp) }
@@ -66,6 +79,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	data := fs.String("data", "", "keep tasks in a bbolt database in this directory (default: in memory)")
 	tokensFile := fs.String("tokens", "", "accept only the bearer tokens listed in this file (default: accept every call)")
 	cf := addConnFlags(fs)
+	spawnedUser := fs.String("spawned-username", "", "MQTT user name of the spawned instance ID-c1 (with --spawned-password-file; default ORG/UNIT/ID-c1)")
+	spawnedPasswordFile := fs.String("spawned-password-file", "", "log the spawned instance ID-c1 in as a user of its own, with the password on this file's first line (default: the agent's credentials)")
 	logLevel := addLogLevel(fs, slog.LevelWarn)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -79,8 +94,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ids := []string{"id", *id}
 	if *brokerURL != "" {
 		ids = append(ids, "org", *org, "unit", *unit)
-	} else if err := onlyWith(fs, "--broker", append(append([]string{"org", "unit", "pool", "keepalive"}, credentialFlags...), tlsFlags...)...); err != nil {
+	} else if err := onlyWith(fs, "--broker", append(append([]string{"org", "unit", "pool", "keepalive", "spawned-username", "spawned-password-file"}, credentialFlags...), tlsFlags...)...); err != nil {
 		return err
+	}
+	if *spawnedUser != "" && *spawnedPasswordFile == "" {
+		return fail(2, "--spawned-username goes with --spawned-password-file")
 	}
 	if err := checkIDs(ids...); err != nil {
 		return err
@@ -103,9 +121,18 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	var conn a2amqtt.Connection
+	var spawnedPassword []byte
 	if *brokerURL != "" {
 		if conn, err = cf.connection(*brokerURL); err != nil {
 			return err
+		}
+		if *spawnedPasswordFile != "" {
+			if spawnedPassword, err = firstLine("spawned-password-file", *spawnedPasswordFile); err != nil {
+				return err
+			}
+			if *spawnedUser == "" {
+				*spawnedUser = *org + "/" + *unit + "/" + *id + "-c1"
+			}
 		}
 	}
 	var verifier agent.Verifier
@@ -126,10 +153,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	ra, err := refagent.Start(ctx, refagent.Config{Broker: *brokerURL, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
 		KeepAlive: time.Duration(*keepalive) * time.Second, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
+		SpawnedUsername: *spawnedUser, SpawnedPassword: spawnedPassword,
 		HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log, Verifier: verifier})
 	if err != nil {
 		if *brokerURL != "" {
-			return brokerError(err, conn)
+			return agentBrokerError(err, conn, *org+"/"+*unit+"/"+*id, *spawnedUser)
 		}
 		return fail(1, "%v", err)
 	}
@@ -154,6 +182,23 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "agent %s offline\n", name)
 	return nil
+}
+
+// agentBrokerError is brokerError for the agent's two connections: the
+// agent's own, and the spawned instance's (ORG/UNIT/ID-c1), which the
+// agent's user logs in too unless spawnedUser is set. The spawned instance
+// connects first, so a refusal naming no other cause is likely its.
+func agentBrokerError(err error, conn a2amqtt.Connection, clientID, spawnedUser string) error {
+	ids := []string{clientID}
+	if spawnedUser == "" {
+		ids = append(ids, clientID+"-c1")
+	}
+	e := brokerError(err, conn, ids...)
+	var ee *exitError
+	if spawnedUser == "" && conn.Username == clientID && errors.As(e, &ee) && strings.Contains(ee.msg, "is not the user name") {
+		ee.msg += "; give the spawned instance a user of its own with --spawned-password-file (see a2a agent -h)"
+	}
+	return e
 }
 
 // cardURL is the Agent Card's URL at the root of an endpoint URL's server.

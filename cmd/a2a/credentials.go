@@ -25,6 +25,7 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 
 	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
+	"github.com/a2abind/a2abind/generated/mqttbind"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
 
@@ -61,6 +62,51 @@ func addConnFlags(fs *flag.FlagSet) *connFlags {
 	}
 }
 
+// user returns the user name: --username, else $A2A_USERNAME.
+func (c *connFlags) user() string {
+	if *c.username != "" {
+		return *c.username
+	}
+	return os.Getenv(envUsername)
+}
+
+// identityOf splits a user name that is an A2A Client ID
+// {org_id}/{unit_id}/{agent_id} (docs/protocol.md §1.1); ok is false for
+// any other user name.
+func identityOf(user string) (org, unit, id string, ok bool) {
+	org, rest, ok1 := strings.Cut(user, "/")
+	unit, id, ok2 := strings.Cut(rest, "/")
+	if !ok1 || !ok2 || !mqttbind.ValidIdentifier(org) || !mqttbind.ValidIdentifier(unit) || !mqttbind.ValidIdentifier(id) {
+		return "", "", "", false
+	}
+	return org, unit, id, true
+}
+
+// fromUsername fills in what a user name of the form {org}/{unit}/{id}
+// implies: a broker with a password file admits a user under one Client
+// ID, its user name (docs/protocol.md §13.1), so the client's org, unit and
+// own id are the user name's. Flags left empty are filled in; a flag given
+// with another value is a usage error (exit 2). names are the flags of org,
+// unit and id ("" for one the command does not derive); a user name of
+// another form changes nothing.
+func fromUsername(user string, names [3]string, values [3]*string) error {
+	org, unit, id, ok := identityOf(user)
+	if !ok {
+		return nil
+	}
+	for i, implied := range [3]string{org, unit, id} {
+		switch v := values[i]; {
+		case names[i] == "":
+		case *v == "":
+			*v = implied
+		case *v != implied:
+			return fail(2, "--%s %s conflicts with the user name %s (--username or $%s): a broker with a password file admits a user only under its own Client ID, so that user is %s %s here; leave --%s out, or log in as the user you mean",
+				names[i], *v, user, envUsername, names[i], implied, names[i])
+		}
+	}
+	return nil
+}
+
 // connection returns the connection to brokerURL with the user name
 // (--username, else $A2A_USERNAME), the password (--password-file, else
 // $A2A_PASSWORD) and TLS (--ca-file, --cert-file, --key-file) configured.
@@ -79,10 +125,7 @@ func (c *connFlags) connection(brokerURL string) (a2amqtt.Connection, error) {
 	if conn.TLS, err = c.tlsConfig(); err != nil {
 		return conn, err
 	}
-	conn.Username = *c.username
-	if conn.Username == "" {
-		conn.Username = os.Getenv(envUsername)
-	}
+	conn.Username = c.user()
 	if *c.passwordFile != "" {
 		p, err := firstLine("password-file", *c.passwordFile)
 		if err != nil {
@@ -260,8 +303,10 @@ func (t *tokenFlags) bearer() (string, error) {
 // brokerError is the message of a failed broker connection. A broker
 // that refused the credentials (CONNACK 0x86 bad user name or password,
 // 0x87 not authorized, MQTT v5 §3.2.2.2) is said so, with the flags that
-// give them; a TLS failure names the flag that may cure it.
-func brokerError(err error, conn a2amqtt.Connection) error {
+// give them, and, for 0x87, the first of the connection's Client IDs
+// (clientIDs) that is not its user name; a TLS failure names the flag that
+// may cure it.
+func brokerError(err error, conn a2amqtt.Connection, clientIDs ...string) error {
 	code := -1
 	var ce *autopaho.ConnackError
 	if errors.As(err, &ce) {
@@ -292,6 +337,14 @@ func brokerError(err error, conn a2amqtt.Connection) error {
 		hint = "user " + conn.Username + " without a password was given: give --password-file (or $" + envPassword + ")"
 	case conn.Password != nil:
 		hint = "a password without a user name was given: give --username (or $" + envUsername + ")"
+	}
+	if code == 0x87 && conn.Username != "" {
+		for _, id := range clientIDs {
+			if id != conn.Username {
+				hint += "; the Client ID " + id + " is not the user name, and a broker with a password file admits a user only under its own (docs/protocol.md §13.1)"
+				break
+			}
+		}
 	}
 	return fail(1, "the broker %s refused the connection: %s (%s)", conn.Broker, what, hint)
 }

@@ -29,6 +29,12 @@ line) or $A2A_TOKEN; --token TOKEN works too, but every user of the
 machine can read it in ps. Over MQTT the broker connection authenticates
 with --username (or $A2A_USERNAME) and --password-file FILE (its first
 line; or $A2A_PASSWORD); a flag takes precedence over the environment.
+A user name of the form ORG/UNIT/ID is the requester's Client ID: a broker
+with a password file (a2a broker --password-file, mosquitto with
+use_username_as_clientid) admits a user only under its own, so it gives
+--org, --unit and --as (ID) unless they are set, and a different value is
+a usage error. One user holds one connection at a time: a second client
+logged in as the same user (another send, a watch) takes its session over.
 For TLS give an mqtts:// broker URL (or an https:// --url), with --ca-file
 for a private authority and --cert-file and --key-file for a client
 certificate.
@@ -44,8 +50,8 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), sendHelp) }
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
 	agentURL := fs.String("url", "", "send over HTTP to the agent at this URL: its base URL (the card at /.well-known/agent-card.json names the endpoint), its card's URL, or its JSON-RPC endpoint")
-	org := fs.String("org", "", "org_id (MQTT)")
-	unit := fs.String("unit", "", "unit_id (MQTT)")
+	org := fs.String("org", "", "org_id (MQTT; default: ORG of a user name ORG/UNIT/ID)")
+	unit := fs.String("unit", "", "unit_id (MQTT; default: UNIT of a user name ORG/UNIT/ID)")
 	to := fs.String("to", "", "agent_id to send to (MQTT)")
 	pool := fs.String("pool", "", "pool_id to send to instead of an agent (MQTT)")
 	stream := fs.Bool("stream", false, "SendStreamingMessage: print each stream item as it arrives")
@@ -53,7 +59,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	taskID := fs.String("task", "", "taskId to resume after INPUT_REQUIRED (default: a new task)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
-	as := fs.String("as", "", "the requester's own agent_id (MQTT; default: send-<random>)")
+	as := fs.String("as", "", "the requester's own agent_id (MQTT; default: ID of a user name ORG/UNIT/ID, else send-<random>)")
 	tokens := addTokenFlags(fs)
 	routesFile := fs.String("routes", "", "handover routing state file (MQTT; default: $XDG_STATE_HOME/a2a/routes.json)")
 	cf := addConnFlags(fs)
@@ -104,6 +110,9 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	} else {
 		target := requester.Target{Agent: *to, Pool: *pool}
+		if err := fromUsername(cf.user(), [3]string{"org", "unit", "as"}, [3]*string{org, unit, as}); err != nil {
+			return err
+		}
 		if err := checkMQTTSend(target, org, unit, as, *taskID, contextID); err != nil {
 			return err
 		}
@@ -184,7 +193,7 @@ func mqttRequester(ctx context.Context, conn a2amqtt.Connection, org, unit, as, 
 	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: conn, Org: org, Unit: unit, ID: as,
 		Requester: requester.Config{Routes: fileRoutes{routesFile}, Logger: log}})
 	if err != nil {
-		return nil, brokerError(err, conn)
+		return nil, brokerError(err, conn, org+"/"+unit+"/"+as)
 	}
 	return c.Client, nil
 }

@@ -9,21 +9,54 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/a2abind/a2abind/statemachines/presence"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
 
+const watchHelp = `
+Broker credentials: --username (or $A2A_USERNAME) and --password-file FILE
+(its first line; or $A2A_PASSWORD), a flag taking precedence; for TLS an
+mqtts:// broker URL, with --ca-file, --cert-file and --key-file.
+
+Client ID: a broker with a password file (a2a broker --password-file,
+mosquitto with use_username_as_clientid) admits a user only under its own
+Client ID, its user name, so with a user name the watch connects as that
+user (and a user name ORG/UNIT/ID gives --org and --unit unless they are
+set); without one, as ORG/UNIT/watch-<random>. --client-id overrides
+both. One user holds one connection at a time: a watch logged in as a user
+that is also running an agent or a requester takes its session over. Give
+the watch a user of its own, or, on the embedded broker, an ACL file line
+"clientid ORG/UNIT/watch-*" under the user and --client-id ORG/UNIT/watch-1
+(docs/protocol.md §13.3).
+`
+
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("watch", "--broker URL --org O --unit U [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F]", "a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab", stderr)
+	fs := newFlags("watch", "--broker URL --org O --unit U [--client-id ID] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F]", "a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab", stderr)
+	defaultUsage := fs.Usage
+	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), watchHelp) }
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
-	org := fs.String("org", "", "org_id")
-	unit := fs.String("unit", "", "unit_id")
+	org := fs.String("org", "", "org_id (default: ORG of a user name ORG/UNIT/ID)")
+	unit := fs.String("unit", "", "unit_id (default: UNIT of a user name ORG/UNIT/ID)")
+	clientID := fs.String("client-id", "", "the watch's MQTT Client ID (default: the user name, else ORG/UNIT/watch-<random>)")
 	cf := addConnFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *brokerURL == "" {
 		return fail(2, "--broker is required")
+	}
+	// The watch may read another unit (an ACL file can grant it): the
+	// flags left empty are taken from the user name, and no other value
+	// conflicts with it.
+	if o, u, _, ok := identityOf(cf.user()); ok {
+		if *org == "" {
+			*org = o
+		}
+		if *unit == "" {
+			*unit = u
+		}
 	}
 	if err := checkIDs("org", *org, "unit", *unit); err != nil {
 		return err
@@ -32,9 +65,16 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: conn, Org: *org, Unit: *unit})
+	id := *clientID
+	if id == "" {
+		id = conn.Username
+	}
+	if id == "" {
+		id = *org + "/" + *unit + "/watch-" + uuid.NewString()
+	}
+	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: conn, Org: *org, Unit: *unit, ClientID: id})
 	if err != nil {
-		return brokerError(err, conn)
+		return brokerError(err, conn, id)
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
