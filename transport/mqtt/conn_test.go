@@ -16,9 +16,10 @@ import (
 	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
-// recordLog is a slog.Handler that keeps every record's level, message
-// and attributes.
+// recordLog is a slog.Handler that keeps the level, message and
+// attributes of every record at min or above.
 type recordLog struct {
+	min  slog.Level
 	mu   sync.Mutex
 	recs []logRecord
 }
@@ -29,7 +30,7 @@ type logRecord struct {
 	attrs map[string]any
 }
 
-func (l *recordLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *recordLog) Enabled(_ context.Context, level slog.Level) bool { return level >= l.min }
 
 func (l *recordLog) Handle(_ context.Context, r slog.Record) error {
 	rec := logRecord{level: r.Level, msg: r.Message, attrs: map[string]any{}}
@@ -79,7 +80,7 @@ func eventually(t *testing.T, what string, within time.Duration, cond func() boo
 func TestReconnectsUntilConfirmed(t *testing.T) {
 	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
 		const topic = "test/confirm"
-		logged := &recordLog{}
+		logged := &recordLog{min: slog.LevelDebug}
 		got := make(chan *paho.Publish, 10)
 		var calls atomic.Int32
 		cn, err := dial(testCtx(t), connConfig{broker: b.URL(), clientID: "acme/lab/flaky", connectTimeout: time.Second,
@@ -185,12 +186,12 @@ func TestDialFirstConnection(t *testing.T) {
 // §3.1.4): there the client sees connections lost, logged the same way.
 func TestTakeoversLoggedOncePerBurst(t *testing.T) {
 	t.Parallel()
-	forEachBrokerParallel(t, func(t *testing.T, b mqtttest.Broker) {
+	forEachBrokerParallel(t, func(t *testing.T, b mqtttest.Broker, _ *recordLog) {
 		first, again := "session taken over: another connection", "session taken over again"
 		if b.Name() == mqtttest.NameMosquitto {
 			first, again = "connection lost; reconnecting", "connection lost again"
 		}
-		logged := &recordLog{}
+		logged := &recordLog{min: slog.LevelDebug}
 		cn, err := dial(testCtx(t), connConfig{broker: b.URL(), clientID: "acme/lab/taken", log: slog.New(logged),
 			onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) error { return subscribe(ctx, cm, "t/taken") }})
 		if err != nil {
@@ -226,7 +227,7 @@ func TestTakeoversLoggedOncePerBurst(t *testing.T) {
 // are counted and logged once the burst has been quiet, or every period
 // while it goes on.
 func TestEventLog(t *testing.T) {
-	logged := &recordLog{}
+	logged := &recordLog{min: slog.LevelDebug}
 	l := newEventLog(slog.New(logged), slog.LevelWarn, "first", "again", "client", "c")
 	l.quiet, l.period = 50*time.Millisecond, time.Hour
 	for range 5 {
