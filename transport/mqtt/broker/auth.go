@@ -24,9 +24,10 @@ const securityHookID = "a2a-security"
 const deniedFilter = "$a2abind/denied"
 
 // Denials counts what a broker refused since it started (see
-// [Broker.Denials]). Every refusal is also logged, at WARN, with the
-// client, the user, the topic and the reason, never a payload or a
-// property value.
+// [Broker.Denials]). Refusals are also logged, at WARN, with the client,
+// the user, the topic and the reason, never a payload or a property value:
+// the first few of each kind and source per minute one by one, the rest as
+// a count (denylog.go).
 type Denials struct {
 	// Authentication counts CONNECTs refused for credentials: none
 	// (anonymous), an unknown user, a wrong password, an unusable
@@ -108,6 +109,7 @@ type securityHook struct {
 	policy *policy   // with auth
 	reg    *registry // nil: no validating registry
 	counts *denials
+	deny   *denialLog
 }
 
 // ID names the hook in mochi's log.
@@ -128,9 +130,11 @@ func (h *securityHook) Provides(b byte) bool {
 func user(cl *mqtt.Client) string { return string(cl.Properties.Username) }
 
 // refuse answers a CONNECT with code and returns the code as the error
-// that ends the connection.
-func (h *securityHook) refuse(cl *mqtt.Client, code packets.Code, msg string, args ...any) error {
-	h.Log.Warn("broker: connection refused: "+msg,
+// that ends the connection; kind is the refusal's for the log, which
+// counts connections by source address (the Client ID is the peer's
+// claim).
+func (h *securityHook) refuse(cl *mqtt.Client, kind string, code packets.Code, msg string, args ...any) error {
+	h.deny.warn(h.Log, kind, hostOf(cl.Net.Remote), "broker: connection refused: "+msg,
 		append([]any{"client", cl.ID, "user", user(cl), "remote", cl.Net.Remote, "reason_code", fmt.Sprintf("%#x", code.Code)}, args...)...)
 	if err := h.srv.SendConnack(cl, code, false, nil); err != nil {
 		return errors.Join(code, err)
@@ -148,7 +152,7 @@ func (h *securityHook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		if code != packets.CodeSuccess {
 			h.counts.authentication.Add(1)
 			cl.Properties.Username = nil
-			return h.refuse(cl, code, why)
+			return h.refuse(cl, denyAuthentication, code, why)
 		}
 		cl.Properties.Username = []byte(name)
 		if pk.Connect.ClientIdentifier == "" {
@@ -159,7 +163,7 @@ func (h *securityHook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		}
 		if cl.ID != name && !h.policy.file.mayUseClientID(name, cl.ID) {
 			h.counts.clientID.Add(1)
-			return h.refuse(cl, packets.Code{Code: packets.ErrNotAuthorized.Code, Reason: "the Client ID must be the user name"},
+			return h.refuse(cl, denyClientID, packets.Code{Code: packets.ErrNotAuthorized.Code, Reason: "the Client ID must be the user name"},
 				"Client ID not allowed for the user")
 		}
 	}
@@ -169,14 +173,14 @@ func (h *securityHook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 			var ok bool
 			if ok, byFile = h.policy.allows(user(cl), cl.ID, w.TopicName, opWrite); !ok {
 				h.counts.will.Add(1)
-				return h.refuse(cl, packets.Code{Code: packets.ErrNotAuthorized.Code, Reason: "will topic not authorized"},
+				return h.refuse(cl, denyWill, packets.Code{Code: packets.ErrNotAuthorized.Code, Reason: "will topic not authorized"},
 					"Will topic not authorized", "topic", w.TopicName)
 			}
 		}
 		if h.reg != nil {
 			if code := h.reg.checkWill(cl.ID, w, byFile); code != packets.CodeSuccess {
 				h.counts.will.Add(1)
-				return h.refuse(cl, code, "Will refused by the registry", "topic", w.TopicName, "why", code.Reason)
+				return h.refuse(cl, denyWill, code, "Will refused by the registry", "topic", w.TopicName, "why", code.Reason)
 			}
 		}
 	}
@@ -240,7 +244,7 @@ func (h *securityHook) OnACLCheck(cl *mqtt.Client, topic string, write bool) boo
 		ok, _ := h.policy.allows(u, cl.ID, topic, opWrite)
 		if !ok {
 			h.counts.publish.Add(1)
-			h.Log.Warn("broker: publish refused: not authorized", "client", cl.ID, "user", u, "topic", topic)
+			h.deny.warn(h.Log, denyPublish, cl.ID, "broker: publish refused: not authorized", "client", cl.ID, "user", u, "topic", topic)
 		}
 		return ok
 	}
@@ -282,7 +286,7 @@ func (h *securityHook) OnSubscribe(cl *mqtt.Client, pk packets.Packet) packets.P
 			continue
 		}
 		h.counts.subscribe.Add(1)
-		h.Log.Warn("broker: subscription refused: not authorized", "client", cl.ID, "user", user(cl), "filter", sub.Filter)
+		h.deny.warn(h.Log, denySubscribe, cl.ID, "broker: subscription refused: not authorized", "client", cl.ID, "user", user(cl), "filter", sub.Filter)
 		if filters == nil {
 			filters = slices.Clone(pk.Filters)
 		}
@@ -310,7 +314,7 @@ func (h *securityHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Pa
 	if code == packets.CodeSuccess {
 		return pk, nil
 	}
-	h.Log.Warn("broker: card refused", "client", cl.ID, "user", user(cl), "topic", pk.TopicName,
+	h.deny.warn(h.Log, denyCard, cl.ID, "broker: card refused", "client", cl.ID, "user", user(cl), "topic", pk.TopicName,
 		"reason_code", fmt.Sprintf("%#x", code.Code), "why", code.Reason)
 	switch pk.FixedHeader.Qos {
 	case 0:
@@ -360,7 +364,7 @@ func (cfg *Config) registryOn() bool {
 
 // newSecurityHook reads the password and ACL files and builds the hook
 // cfg asks for; nil when it asks for none.
-func newSecurityHook(cfg *Config, srv *mqtt.Server, counts *denials) (*securityHook, error) {
+func newSecurityHook(cfg *Config, srv *mqtt.Server, counts *denials, deny *denialLog) (*securityHook, error) {
 	if err := checkTLSConfig(cfg.TLS); err != nil {
 		return nil, err
 	}
@@ -370,7 +374,7 @@ func newSecurityHook(cfg *Config, srv *mqtt.Server, counts *denials) (*securityH
 	if !cfg.registryOn() {
 		return nil, nil
 	}
-	h := &securityHook{srv: srv, counts: counts}
+	h := &securityHook{srv: srv, counts: counts, deny: deny}
 	if cfg.authenticates() {
 		h.auth = new(authn)
 		if cfg.PasswordFile != "" {

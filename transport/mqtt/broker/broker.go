@@ -190,8 +190,10 @@ type Broker struct {
 	ln    *listener
 	store *store // nil without DataDir
 	tls   bool
-	// counts are the refusals of the security hooks and limits.
+	// counts are the refusals of the security hooks and limits; deny
+	// logs them, rate-limited.
 	counts *denials
+	deny   *denialLog
 	// takeover orders session takeovers (compat.go).
 	takeover *orderedTakeover
 
@@ -216,8 +218,8 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 		tweak(opts)
 	}
 	srv := mqtt.New(opts)
-	b := &Broker{srv: srv, tls: cfg.TLS != nil, counts: new(denials)}
-	security, err := newSecurityHook(&cfg, srv, b.counts)
+	b := &Broker{srv: srv, tls: cfg.TLS != nil, counts: new(denials), deny: newDenialLog(opts.Logger, cfg.now)}
+	security, err := newSecurityHook(&cfg, srv, b.counts, b.deny)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +281,7 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 		return nil, errors.Join(fmt.Errorf("broker: %w", err), b.stopStore())
 	}
 	b.ln = newListener(listenerID, nl, b.disconnectClients)
-	b.ln.admit, b.ln.release, b.ln.wrap = connGate(&cfg, opts, srv, b.counts)
+	b.ln.admit, b.ln.release, b.ln.wrap = connGate(&cfg, opts, srv, b.counts, b.deny)
 	if !cfg.authenticates() {
 		opts.Logger.Warn("broker: no authentication: any client may connect with any Client ID, replace or delete any agent's card, "+
 			"and read every request (bearer tokens included); set a password file or TLS client certificates (docs/protocol.md §13)",
@@ -388,6 +390,8 @@ func (b *Broker) Close() error {
 		// waits for it), waits for its clients, then stops the hooks.
 		err := b.srv.Close()
 		b.ln.wait()
+		// The refusals counted but not yet summarised in the log.
+		b.deny.flush()
 		b.closeErr = errors.Join(err, b.storeErr())
 	})
 	return b.closeErr

@@ -63,8 +63,12 @@ broker:
   - speaks MQTT v5 only (the profile's version), as it does whenever the
     registry runs.
 
-[Broker.Denials] counts every refusal; each is logged at WARN with the
-client, the user and the topic, never a payload or a property value.
+[Broker.Denials] counts every refusal. The log has them at WARN with the
+client, the user and the topic, never a payload or a property value, and
+rate-limited: per kind and source (the Client ID once authenticated, else
+the source address), the first 5 of a minute one by one, then one line
+with the count when the minute ends or at [Broker.Close], so that a
+hostile client cannot flood the log.
 
 The limits apply with or without security: [Config.MaxPacketSize] (1 MiB)
 for every packet, [Config.ConnectionRate] new connections and

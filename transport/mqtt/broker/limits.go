@@ -109,6 +109,7 @@ type connLimiter struct {
 	perAddr int          // 0: no limit on open connections
 	counts  *denials
 	log     *slog.Logger
+	deny    *denialLog
 
 	mu   sync.Mutex
 	open map[string]int // source address → open connections
@@ -145,7 +146,7 @@ func (c *connLimiter) admit(conn net.Conn) bool {
 		if n >= c.perAddr {
 			c.mu.Unlock()
 			c.counts.connectionRate.Add(1)
-			c.log.Warn("broker: too many open connections from this address; closing a new one", "remote", host, "open", n)
+			c.deny.warn(c.log, denyConnections, host, "broker: too many open connections from this address; closing a new one", "remote", host, "open", n)
 			return false
 		}
 		c.open[host] = n + 1
@@ -309,9 +310,9 @@ func (h *limitsHook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
 // connGate returns the listener's admission check and its release of an
 // admitted connection (the connection limits; nil without any), and its
 // wrapping of each admitted connection (TLS, then limitConn).
-func connGate(cfg *Config, opts *mqtt.Options, srv *mqtt.Server, counts *denials) (admit func(net.Conn) bool, release func(net.Conn), wrap func(net.Conn) net.Conn) {
+func connGate(cfg *Config, opts *mqtt.Options, srv *mqtt.Server, counts *denials, deny *denialLog) (admit func(net.Conn) bool, release func(net.Conn), wrap func(net.Conn) net.Conn) {
 	l := &connLimiter{perAddr: max(0, orDefault(cfg.MaxConnectionsPerAddress, DefaultMaxConnectionsPerAddress)),
-		counts: counts, log: opts.Logger, open: make(map[string]int)}
+		counts: counts, log: opts.Logger, deny: deny, open: make(map[string]int)}
 	if rate := orDefault(cfg.ConnectionRate, DefaultConnectionRate); rate > 0 {
 		l.rate = newRateLimiter(rate, orDefault(cfg.ConnectionBurst, DefaultConnectionBurst), cfg.now)
 	}
@@ -320,7 +321,7 @@ func connGate(cfg *Config, opts *mqtt.Options, srv *mqtt.Server, counts *denials
 	}
 	maxSize := opts.Capabilities.MaximumPacketSize
 	disconnect := func(cl *mqtt.Client) {
-		opts.Logger.Warn("broker: packet larger than the maximum packet size; disconnecting (0x95)",
+		deny.warn(opts.Logger, denyPacketSize, hostOf(cl.Net.Remote), "broker: packet larger than the maximum packet size; disconnecting (0x95)",
 			"client", cl.ID, "user", string(cl.Properties.Username), "max", maxSize)
 		// The error is the code the client is disconnected with.
 		_ = srv.DisconnectClient(cl, packets.ErrPacketTooLarge)
