@@ -10,9 +10,9 @@ import (
 // The log of refusals is rate-limited: a hostile client can send refused
 // packets as fast as the network carries them, and one WARN line each
 // would flood the log. Per kind of refusal and per source (the client's
-// Client ID once it is authenticated; the source address for what is
-// refused before that, connections, whose Client ID is only the peer's
-// claim), the first denialLogBurst refusals of an interval are logged one
+// Client ID for publishes, subscriptions and cards; the source address for
+// connections, whose Client ID is only the peer's claim, and for oversized
+// packets, each of which costs the sender a connection), the first denialLogBurst refusals of an interval are logged one
 // by one, and the rest are counted and logged as one summary line when the
 // interval ends (or the broker closes). Broker.Denials counts every
 // refusal, logged or not.

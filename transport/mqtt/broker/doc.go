@@ -65,8 +65,9 @@ broker:
 
 [Broker.Denials] counts every refusal. The log has them at WARN with the
 client, the user and the topic, never a payload or a property value, and
-rate-limited: per kind and source (the Client ID once authenticated, else
-the source address), the first 5 of a minute one by one, then one line
+rate-limited: per kind and source (the Client ID for publishes,
+subscriptions and cards, the source address for connections and oversized
+packets), the first 5 of a minute one by one, then one line
 with the count when the minute ends or at [Broker.Close], so that a
 hostile client cannot flood the log.
 
