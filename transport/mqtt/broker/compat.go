@@ -82,6 +82,10 @@ func (*noSendQuota) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
 // disconnected (0x89, server busy) and its client connects again.
 const takeoverTimeout = 10 * time.Second
 
+// takeoverWriteTimeout bounds how long the connection taken over may take
+// to accept its DISCONNECT; past it, it is closed.
+const takeoverWriteTimeout = time.Second
+
 // orderedTakeover undoes the races of a mochi v2.7.9 session takeover (a
 // client connecting with the Client ID of a connected client, which MQTT
 // v5 §3.1.4 [MQTT-3.1.4-3] answers by disconnecting the existing client
@@ -119,6 +123,14 @@ const takeoverTimeout = 10 * time.Second
 // whose predecessors are not torn down within takeoverTimeout is
 // disconnected rather than left at the mercy of their teardown.
 //
+// mochi writes the DISCONNECT to the connection it takes over under that
+// connection's write lock, which a write blocked on a client that stopped
+// reading holds until the connection's deadline, and for good with a
+// keep-alive of 0: the takeover, and every later connection with the
+// Client ID, would wait as long (someone could keep an agent off the
+// broker that way). The old connection is closed if the takeover is not
+// over within takeoverWriteTimeout, which ends the blocked write.
+//
 // (Ordering the waits by the order in which connections reach
 // OnSessionEstablished, without the turn, is not enough: that need not be
 // the order of the takeovers, and under a burst a new connection waited
@@ -133,6 +145,9 @@ type orderedTakeover struct {
 	connDone func(conn net.Conn) <-chan struct{}
 	// timeout is takeoverTimeout (shorter in tests).
 	timeout time.Duration
+	// holdServed, when set (tests only), runs before a served connection
+	// is forgotten: a test holds teardowns with it.
+	holdServed func()
 
 	mu    sync.Mutex
 	ids   map[string]*clientConns   // Client ID → its connections, while any is left
@@ -152,6 +167,9 @@ type clientConns struct {
 	live []net.Conn
 	// waiting counts the connections waiting for turn.
 	waiting int
+	// closeOld closes the connection the holder takes over, should the
+	// takeover not be over in takeoverWriteTimeout.
+	closeOld *time.Timer
 }
 
 func newOrderedTakeover(srv *mqtt.Server) *orderedTakeover {
@@ -194,6 +212,10 @@ func (h *orderedTakeover) OnSessionEstablish(cl *mqtt.Client, _ packets.Packet) 
 	e.holder = cl.Net.Conn
 	e.live = append(e.live, cl.Net.Conn)
 	h.conns[cl.Net.Conn] = e
+	if old, ok := h.srv.Clients.Get(cl.ID); ok && old != cl && old.Net.Conn != nil {
+		oc := old.Net.Conn
+		e.closeOld = time.AfterFunc(takeoverWriteTimeout, func() { _ = oc.Close() })
+	}
 	h.mu.Unlock()
 }
 
@@ -254,6 +276,10 @@ func (h *orderedTakeover) release(e *clientConns, conn net.Conn) {
 	held := e.holder == conn
 	if held {
 		e.holder = nil
+		if e.closeOld != nil {
+			e.closeOld.Stop()
+			e.closeOld = nil
+		}
 	}
 	h.mu.Unlock()
 	if held {
@@ -266,6 +292,12 @@ func (h *orderedTakeover) release(e *clientConns, conn net.Conn) {
 // its session have failed before OnSessionEstablished; a Client ID is
 // forgotten with its last connection.
 func (h *orderedTakeover) served(conn net.Conn) {
+	h.mu.Lock()
+	hold := h.holdServed
+	h.mu.Unlock()
+	if hold != nil {
+		hold()
+	}
 	h.mu.Lock()
 	e, ok := h.conns[conn]
 	if !ok {

@@ -251,6 +251,9 @@ func TestTakeoverTimeoutDisconnectsTheNewConnection(t *testing.T) {
 		}()
 		return done
 	}
+	// The teardown itself is held too: without it the first connection
+	// could be served, and forgotten, before the second looks for it.
+	h.holdServed = func() { <-hold }
 	h.mu.Unlock()
 
 	reason := make(chan byte, 1)
@@ -280,5 +283,68 @@ func TestTakeoverTimeoutDisconnectsTheNewConnection(t *testing.T) {
 	third.await("the publish", payloadIs([]byte("hello")))
 	if cl, ok := b.srv.Clients.Get(id); !ok || cl.Closed() {
 		t.Errorf("the live connection is not in the client table")
+	}
+}
+
+// TestTakeoverOfAClientThatDoesNotRead: a connection that stops reading
+// (its socket buffers full, its keep-alive 0, so no deadline ever ends a
+// write to it) is still taken over within seconds. mochi writes the
+// DISCONNECT to the old connection under the lock its blocked write holds,
+// so without a bound the new connection, and every later one with the
+// Client ID, would wait forever: an attacker could keep an agent off the
+// broker for good this way.
+func TestTakeoverOfAClientThatDoesNotRead(t *testing.T) {
+	const id = "o/u/stuck"
+	b := startBroker(t, Config{})
+	ctx := testContext(t)
+	release := make(chan struct{})
+	defer close(release)
+	conn, err := net.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	// The handler never returns while the test runs: paho stops reading.
+	stuck := paho.NewClient(paho.ClientConfig{Conn: conn, OnPublishReceived: []func(paho.PublishReceived) (bool, error){
+		func(paho.PublishReceived) (bool, error) {
+			<-release
+			return true, nil
+		}}})
+	if _, err := stuck.Connect(ctx, &paho.Connect{ClientID: id, CleanStart: true, KeepAlive: 0}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = conn.Close()
+		<-stuck.Done()
+	})
+	if _, err := stuck.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: "flood", QoS: 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	pub := connect(t, b.Addr(), "o/u/flooder")
+	payload := make([]byte, 64<<10)
+	for range 200 {
+		pub.publish(&paho.Publish{Topic: "flood", QoS: 0, Payload: payload})
+	}
+	time.Sleep(500 * time.Millisecond) // the broker's writes to the stuck client block
+
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	next, err := dialBurst(cctx, b.Addr(), id, "stuck/topic")
+	if err != nil {
+		t.Fatalf("the takeover of a client that does not read: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = next.pc.Disconnect(&paho.Disconnect{})
+		<-next.pc.Done()
+		<-next.subscribed
+	})
+	if err := <-next.subscribed; err != nil {
+		t.Fatalf("the new connection's subscribe: %v", err)
+	}
+	pub.publish(&paho.Publish{Topic: "stuck/topic", QoS: 1, Payload: []byte("hello")})
+	select {
+	case <-next.msgs:
+	case <-ctx.Done():
+		t.Fatal("the new connection is deaf")
 	}
 }
