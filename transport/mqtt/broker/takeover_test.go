@@ -336,7 +336,6 @@ func TestTakeoverOfAClientThatDoesNotRead(t *testing.T) {
 	t.Cleanup(func() {
 		_ = next.pc.Disconnect(&paho.Disconnect{})
 		<-next.pc.Done()
-		<-next.subscribed
 	})
 	if err := <-next.subscribed; err != nil {
 		t.Fatalf("the new connection's subscribe: %v", err)
