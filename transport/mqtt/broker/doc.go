@@ -149,8 +149,14 @@ results without telling anyone, so [Start] sets:
     back into the client table, with its subscriptions, if a teardown
     removed them, and only then is the next connection let in. A new
     connection whose predecessors are not torn down in 10 s is
-    disconnected (0x89, server busy) and connects again. So a Client ID
-    has exactly one live session, whatever the burst.
+    disconnected (0x89, server busy) and connects again. mochi writes the
+    DISCONNECT (0x8E) to the old connection under the lock of its writes,
+    and a write to a client that stopped reading blocks until the
+    connection's deadline (1.5 keep-alives; never with a keep-alive of 0):
+    an old connection that has not taken its DISCONNECT within 1 s is
+    closed, so a client that stops reading cannot keep a Client ID, an
+    agent's, from being taken back. So a Client ID has exactly one live
+    session, whatever the burst.
   - For clients, under [Config.Status], the broker sends no topic aliases
     (mochi would replace the topic of a repeated publish by an alias, which
     hides it from the status hook). mochi never offers aliases to clients
