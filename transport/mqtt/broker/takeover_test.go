@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,22 +100,39 @@ func TestTakeoverBurstLeavesOneLiveSession(t *testing.T) {
 			<-bc.subscribed
 		}
 	})
+	checked := 0 // rounds in which every client got its CONNACK
 	for r := range rounds {
 		conns := make([]*burstConn, burst)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
+		var gaveUp atomic.Bool
 		for i := range burst {
 			wg.Go(func() {
 				<-start
 				bc, err := dialBurst(ctx, b.Addr(), id, fmt.Sprintf("burst/%d/%d", r, i))
 				if err != nil {
 					t.Logf("round %d, connection %d: %v", r, i, err)
+					gaveUp.Store(true)
 				}
 				conns[i] = bc
 			})
 		}
 		close(start)
 		wg.Wait()
+		if gaveUp.Load() {
+			// A client that gave up waiting for its CONNACK (paho's packet
+			// timeout) may still have taken the session over, its socket
+			// closed: the round can end with no live session, which is no
+			// defect. Its connections are kept for the cleanup; the round is
+			// not checked.
+			for _, bc := range conns {
+				if bc != nil {
+					all = append(all, bc)
+				}
+			}
+			continue
+		}
+		checked++
 		for _, bc := range conns {
 			if bc != nil {
 				all = append(all, bc)
@@ -122,6 +140,9 @@ func TestTakeoverBurstLeavesOneLiveSession(t *testing.T) {
 		}
 		// Every connection but one is taken over, in whatever order the
 		// broker took them; the survivor is the one in the client table.
+		// The survivor may still be waiting for its predecessors'
+		// teardowns before it puts itself back into the table: poll,
+		// bounded, until the one live connection is the table's.
 		var live []*burstConn
 		deadline := time.Now().Add(waitLong)
 		for {
@@ -131,21 +152,21 @@ func TestTakeoverBurstLeavesOneLiveSession(t *testing.T) {
 					live = append(live, bc)
 				}
 			}
-			if len(live) <= 1 || time.Now().After(deadline) {
+			cl, ok := b.srv.Clients.Get(id)
+			if len(live) == 1 && ok && cl.Net.Conn != nil && !cl.Closed() && cl.Net.Remote == live[0].conn.LocalAddr().String() {
 				break
 			}
+			if time.Now().After(deadline) {
+				switch {
+				case len(live) != 1:
+					t.Fatalf("round %d: %d live connections with Client ID %s, want 1", r, len(live), id)
+				case !ok:
+					t.Fatalf("round %d: the live connection is not in the client table", r)
+				}
+				t.Fatalf("round %d: the client table holds %s (closed %v), the live connection is %s",
+					r, cl.Net.Remote, cl.Closed(), live[0].conn.LocalAddr())
+			}
 			time.Sleep(10 * time.Millisecond)
-		}
-		if len(live) != 1 {
-			t.Fatalf("round %d: %d live connections with Client ID %s, want 1", r, len(live), id)
-		}
-		cl, ok := b.srv.Clients.Get(id)
-		if !ok {
-			t.Fatalf("round %d: the live connection is not in the client table", r)
-		}
-		if cl.Net.Conn == nil || cl.Closed() || cl.Net.Remote != live[0].conn.LocalAddr().String() {
-			t.Fatalf("round %d: the client table holds %s (closed %v), the live connection is %s",
-				r, cl.Net.Remote, cl.Closed(), live[0].conn.LocalAddr())
 		}
 		// The survivor hears what is published to it (its SUBSCRIBE may
 		// have been in flight when it took over: subscribe again).
@@ -159,6 +180,9 @@ func TestTakeoverBurstLeavesOneLiveSession(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("round %d: the live connection is deaf", r)
 		}
+	}
+	if checked < rounds/2 {
+		t.Fatalf("only %d of %d rounds had every client connected: too few to judge", checked, rounds)
 	}
 	if n := logged.count("not torn down in time"); n > 0 {
 		t.Errorf("%d takeovers waited for a connection that was not torn down", n)
