@@ -148,6 +148,9 @@ type orderedTakeover struct {
 	// holdServed, when set (tests only), runs before a served connection
 	// is forgotten: a test holds teardowns with it.
 	holdServed func()
+	// beforeEstablished, when set (tests only), runs as a new connection's
+	// wait for its predecessors begins.
+	beforeEstablished func(cl *mqtt.Client)
 
 	mu    sync.Mutex
 	ids   map[string]*clientConns   // Client ID → its connections, while any is left
@@ -238,13 +241,14 @@ func (h *orderedTakeover) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet
 			}
 		}
 	}
+	before := h.beforeEstablished
 	h.mu.Unlock()
 	if e == nil {
 		return
 	}
 	defer h.release(e, cl.Net.Conn)
-	if len(earlier) == 0 {
-		return
+	if before != nil {
+		before(cl)
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -261,7 +265,9 @@ func (h *orderedTakeover) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet
 	}
 	// Nothing of the earlier connections can change the tables any more;
 	// their teardown may have removed the Client ID (after cl was added)
-	// and its subscriptions.
+	// and its subscriptions. That holds even when there was nothing left
+	// to wait for: the connection cl took over may have been torn down,
+	// and served, between the takeover and now.
 	if _, ok := h.srv.Clients.Get(cl.ID); !ok {
 		h.srv.Clients.Add(cl)
 	}
