@@ -73,6 +73,10 @@ func (bc *burstConn) live() bool {
 	}
 }
 
+// takeoverRounds is how many bursts TestTakeoverBurstLeavesOneLiveSession
+// runs.
+var takeoverRounds = flag.Int("takeover.rounds", 20, "bursts of TestTakeoverBurstLeavesOneLiveSession")
+
 // TestTakeoverBurstLeavesOneLiveSession: connections with one Client ID
 // arriving all at once, round after round, always end with exactly one
 // live connection, the one in the client table, which receives what is
@@ -82,14 +86,11 @@ func (bc *burstConn) live() bool {
 // that another new connection had just replaced and stay open outside the
 // client table (connected but deaf, and never taken over again), and a
 // new connection could wait for a live one ("not torn down in time").
-// takeoverRounds is how many bursts TestTakeoverBurstLeavesOneLiveSession
-// runs.
-var takeoverRounds = flag.Int("takeover.rounds", 3, "bursts of TestTakeoverBurstLeavesOneLiveSession")
-
+// Once serialised, a new connection that found the connection it took over
+// already served skipped the repair of the table (about once in 300 bursts
+// under -race; TestTakeoverRepairsAfterAFastTeardown pins it): 20 bursts
+// (about 3 s) by default, -takeover.rounds for more.
 func TestTakeoverBurstLeavesOneLiveSession(t *testing.T) {
-	// CI runs 3 rounds; -takeover.rounds 20 (or more) hunts the rare
-	// deaf session that still shows about once in 300 rounds under -race
-	// (an open defect of the takeover path under bursts).
 	rounds := *takeoverRounds
 	const (
 		burst = 8
