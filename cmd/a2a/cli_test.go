@@ -50,10 +50,17 @@ type result struct {
 // a2a runs the binary to completion.
 func runCLI(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return runWith(t, env, nil, args...)
+}
+
+// runWith runs the binary to completion with extra environment and stdin.
+func runWith(t *testing.T, env []string, stdin io.Reader, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
