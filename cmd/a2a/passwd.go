@@ -120,14 +120,12 @@ flags:
 // otherwise reads one line of stdin.
 func readPassword(stderr io.Writer) (string, error) {
 	if f, ok := stdin.(*os.File); ok && passwdTerminal(f) {
-		fmt.Fprint(stderr, "Password: ")
-		p1, err := readNoEcho(f)
+		p1, err := readNoEcho(f, stderr, "Password: ")
 		fmt.Fprintln(stderr)
 		if err != nil {
 			return "", fail(1, "reading the password: %v", err)
 		}
-		fmt.Fprint(stderr, "Reenter password: ")
-		p2, err := readNoEcho(f)
+		p2, err := readNoEcho(f, stderr, "Reenter password: ")
 		fmt.Fprintln(stderr)
 		if err != nil {
 			return "", fail(1, "reading the password: %v", err)

@@ -4,6 +4,8 @@ package main
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -16,9 +18,10 @@ func passwdTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// readNoEcho reads a line from the terminal f with echo turned off, and
-// turns it back on.
-func readNoEcho(f *os.File) (string, error) {
+// readNoEcho turns the echo of the terminal f off, writes prompt to out,
+// reads a line and turns the echo back on. The echo is off before the prompt
+// shows, so nothing typed as soon as the prompt appears is echoed.
+func readNoEcho(f *os.File, out io.Writer, prompt string) (string, error) {
 	fd := int(f.Fd())
 	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
@@ -31,6 +34,7 @@ func readNoEcho(f *os.File) (string, error) {
 		return "", err
 	}
 	defer func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, old) }()
+	fmt.Fprint(out, prompt)
 	line, err := bufio.NewReader(f).ReadString('\n')
 	if err != nil && line == "" {
 		return "", err

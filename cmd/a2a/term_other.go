@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"os"
 )
 
@@ -15,6 +16,6 @@ func passwdTerminal(f *os.File) bool {
 }
 
 // readNoEcho is not available here: this build cannot turn the echo off.
-func readNoEcho(*os.File) (string, error) {
+func readNoEcho(*os.File, io.Writer, string) (string, error) {
 	return "", errors.New("cannot turn the terminal's echo off on this system: pipe the password on stdin, or use -b")
 }
