@@ -3,6 +3,35 @@
 
 package offline
 
+// AsleepAnswer: How the agent answers a message it does not accept live over HTTP: with the offline profile's HTTP statuses and bodies (503, 507, 429), or with HTTP 200 and a JSON-RPC error (agent_asleep -32003, asleep_queue_full -32004, the ErrorInfo reason the token and its metadata queued, retryAfterSec, kind, taskId) for clients that read only JSON-RPC.
+type AsleepAnswer string
+
+const (
+	// AsleepAnswerHTTPStatus is the offline profile's HTTP statuses and bodies (the default).
+	AsleepAnswerHTTPStatus AsleepAnswer = "http_status"
+	// AsleepAnswerJSONRPC: HTTP 200 with a JSON-RPC error.
+	AsleepAnswerJSONRPC AsleepAnswer = "jsonrpc"
+)
+
+// Valid reports whether v is one of the values the schema lists.
+func (v AsleepAnswer) Valid() bool {
+	switch v {
+	case AsleepAnswerHTTPStatus, AsleepAnswerJSONRPC:
+		return true
+	}
+	return false
+}
+
+// AsleepAnswerValues lists every value of AsleepAnswer in schema order.
+func AsleepAnswerValues() []AsleepAnswer {
+	return []AsleepAnswer{AsleepAnswerHTTPStatus, AsleepAnswerJSONRPC}
+}
+
+// String returns the wire value.
+func (v AsleepAnswer) String() string {
+	return string(v)
+}
+
 // AsleepResponse: HTTP body of an agent_asleep refusal, sent with status 503: live processing was refused for reachability. queued is true only after the payload was accepted into the offline queue. Not a JSON-RPC envelope.
 type AsleepResponse struct {
 	// Error is the error token, always agent_asleep.
@@ -21,6 +50,14 @@ type AsleepResponse struct {
 	//
 	// JSON: "retryAfterSec".
 	RetryAfterSec *int32
+	// TaskID is the id of the task the queued message will run as (the agent made it): poll GetTask with it to learn the outcome. Present only when queued is true. An a2abind extension member.
+	//
+	// JSON: "taskId".
+	TaskID string
+	// ContextID is the contextId the queued message belongs to (the agent made it when the message had none). Present only when queued is true. An a2abind extension member.
+	//
+	// JSON: "contextId".
+	ContextID string
 }
 
 // OfflineErrorData: error.data of a JSON-RPC error answering for the offline profile (code -32003 for agent_asleep; a2abind uses -32004 for asleep_queue_full), for clients that read only the JSON-RPC error object.
@@ -41,6 +78,34 @@ type OfflineErrorData struct {
 	//
 	// JSON: "kind".
 	Kind QueueFullKind
+	// TaskID is the id of the task the queued message will run as (the agent made it): poll GetTask with it to learn the outcome. Present only when queued is true. An a2abind extension member.
+	//
+	// JSON: "taskId".
+	TaskID string
+	// ContextID is the contextId the queued message belongs to (the agent made it when the message had none). Present only when queued is true. An a2abind extension member.
+	//
+	// JSON: "contextId".
+	ContextID string
+}
+
+// PublishedBounds is the queue bounds the agent actually applies (docs/protocol.md §7.3: an implementation MUST publish them).
+type PublishedBounds struct {
+	// MaxMessages: Most records in the queue across all peers.
+	//
+	// JSON: "maxMessages", required.
+	MaxMessages int32
+	// MaxBytes: Most total bytes of queued records.
+	//
+	// JSON: "maxBytes", required.
+	MaxBytes int64
+	// MaxPerPeer: Most pending records of one peer (verified transport identity).
+	//
+	// JSON: "maxPerPeer", required.
+	MaxPerPeer int32
+	// RecordTtlSec: Time to live of a queue record, in seconds.
+	//
+	// JSON: "recordTtlSec", required.
+	RecordTtlSec int64
 }
 
 // QueueFullKind: Which queue bound refused an enqueue. The HTTP status of an asleep_queue_full answer follows it: 507 for the global caps, 429 for the per-peer cap.
@@ -125,4 +190,44 @@ func ReachabilityModeValues() []ReachabilityMode {
 // String returns the wire value.
 func (v ReachabilityMode) String() string {
 	return string(v)
+}
+
+// ReachabilityParams: params of the reachability extension in an Agent Card's capabilities.extensions (uri https://a2abind.dev/extensions/reachability/v1): the mode the agent exposes, its accept windows, whether it stores and forwards, the queue bounds it applies and how it answers (docs/protocol.md §7).
+type ReachabilityParams struct {
+	// Mode is generated from the schema.
+	//
+	// JSON: "mode", required.
+	Mode ReachabilityMode
+	// Schedule is generated from the schema.
+	//
+	// JSON: "schedule".
+	Schedule *Schedule
+	// StoreForward: Whether messages not accepted live are queued for delivery at the next wake.
+	//
+	// JSON: "storeForward", required.
+	StoreForward bool
+	// Queue is generated from the schema.
+	//
+	// JSON: "queue".
+	Queue *PublishedBounds
+	// AsleepAnswer is generated from the schema.
+	//
+	// JSON: "asleepAnswer", required.
+	AsleepAnswer AsleepAnswer
+}
+
+// Schedule is a published, periodic accept window: every periodSec, counted from the Unix epoch, a window opens offsetSec into the period and stays open lengthSec (docs/protocol.md §7.1).
+type Schedule struct {
+	// PeriodSec: How often a window opens, in seconds (3600 for hourly_wake).
+	//
+	// JSON: "periodSec", required.
+	PeriodSec int32
+	// OffsetSec: How far into each period the window opens, in seconds; less than periodSec.
+	//
+	// JSON: "offsetSec", required.
+	OffsetSec int32
+	// LengthSec: How long each window stays open, in seconds; less than periodSec.
+	//
+	// JSON: "lengthSec", required.
+	LengthSec int32
 }

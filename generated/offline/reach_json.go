@@ -71,6 +71,50 @@ func (x *AsleepResponse) decodeJSON(d *rtDecoder, p *rtPath) {
 				tmp := int32(val)
 				x.RetryAfterSec = &tmp
 			}
+		case "taskId":
+			if seen&uint64(0x10) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x10)
+			fp := rtPath{
+				index:  -1,
+				key:    "taskId",
+				parent: p,
+			}
+			if val, ok := d.str(&fp); ok {
+				x.TaskID = val
+				if x.TaskID == "" {
+					v := d.v
+					if len(x.TaskID) == 0 {
+						v.add(&fp, "minLength", "must not be empty")
+					}
+					if rtRuneCount(x.TaskID) > 256 {
+						v.add(&fp, "maxLength", "longer than 256 characters")
+					}
+				}
+			}
+		case "contextId":
+			if seen&uint64(0x20) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x20)
+			fp := rtPath{
+				index:  -1,
+				key:    "contextId",
+				parent: p,
+			}
+			if val, ok := d.str(&fp); ok {
+				x.ContextID = val
+				if x.ContextID == "" {
+					v := d.v
+					if len(x.ContextID) == 0 {
+						v.add(&fp, "minLength", "must not be empty")
+					}
+					if rtRuneCount(x.ContextID) > 256 {
+						v.add(&fp, "maxLength", "longer than 256 characters")
+					}
+				}
+			}
 		default:
 			d.skip()
 		}
@@ -161,6 +205,20 @@ func (x *AsleepResponse) appendJSON(b []byte) ([]byte, error) {
 		}
 		b = append(b, "\"retryAfterSec\":"...)
 		b = strconv.AppendInt(b, int64(*x.RetryAfterSec), 10)
+	}
+	if x.TaskID != "" {
+		if len(b) != open {
+			b = append(b, byte(0x2c))
+		}
+		b = append(b, "\"taskId\":"...)
+		b = rtAppendString(b, x.TaskID)
+	}
+	if x.ContextID != "" {
+		if len(b) != open {
+			b = append(b, byte(0x2c))
+		}
+		b = append(b, "\"contextId\":"...)
+		b = rtAppendString(b, x.ContextID)
 	}
 	b = append(b, byte(0x7d))
 	return b, nil
@@ -262,6 +320,50 @@ func (x *OfflineErrorData) decodeJSON(d *rtDecoder, p *rtPath) {
 					}
 				}
 			}
+		case "taskId":
+			if seen&uint64(0x10) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x10)
+			fp := rtPath{
+				index:  -1,
+				key:    "taskId",
+				parent: p,
+			}
+			if val, ok := d.str(&fp); ok {
+				x.TaskID = val
+				if x.TaskID == "" {
+					v := d.v
+					if len(x.TaskID) == 0 {
+						v.add(&fp, "minLength", "must not be empty")
+					}
+					if rtRuneCount(x.TaskID) > 256 {
+						v.add(&fp, "maxLength", "longer than 256 characters")
+					}
+				}
+			}
+		case "contextId":
+			if seen&uint64(0x20) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x20)
+			fp := rtPath{
+				index:  -1,
+				key:    "contextId",
+				parent: p,
+			}
+			if val, ok := d.str(&fp); ok {
+				x.ContextID = val
+				if x.ContextID == "" {
+					v := d.v
+					if len(x.ContextID) == 0 {
+						v.add(&fp, "minLength", "must not be empty")
+					}
+					if rtRuneCount(x.ContextID) > 256 {
+						v.add(&fp, "maxLength", "longer than 256 characters")
+					}
+				}
+			}
 		default:
 			d.skip()
 		}
@@ -352,6 +454,20 @@ func (x *OfflineErrorData) appendJSON(b []byte) ([]byte, error) {
 		b = append(b, "\"kind\":"...)
 		b = rtAppendString(b, string(x.Kind))
 	}
+	if x.TaskID != "" {
+		if len(b) != open {
+			b = append(b, byte(0x2c))
+		}
+		b = append(b, "\"taskId\":"...)
+		b = rtAppendString(b, x.TaskID)
+	}
+	if x.ContextID != "" {
+		if len(b) != open {
+			b = append(b, byte(0x2c))
+		}
+		b = append(b, "\"contextId\":"...)
+		b = rtAppendString(b, x.ContextID)
+	}
 	b = append(b, byte(0x7d))
 	return b, nil
 }
@@ -377,6 +493,190 @@ func (x *OfflineErrorData) Clone() *OfflineErrorData {
 		v := *x.RetryAfterSec
 		c.RetryAfterSec = &v
 	}
+	return &c
+}
+
+// decodeJSON reads a PublishedBounds object, recording type mismatches in d.
+func (x *PublishedBounds) decodeJSON(d *rtDecoder, p *rtPath) {
+	if !d.openObject(p) {
+		return
+	}
+	var seen uint64
+	first := true
+	for {
+		key, ok := d.nextKey(&first)
+		if !ok {
+			break
+		}
+		switch string(key) {
+		case "maxMessages":
+			if seen&uint64(0x1) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x1)
+			fp := rtPath{
+				index:  -1,
+				key:    "maxMessages",
+				parent: p,
+			}
+			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
+				x.MaxMessages = int32(val)
+			}
+		case "maxBytes":
+			if seen&uint64(0x2) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x2)
+			fp := rtPath{
+				index:  -1,
+				key:    "maxBytes",
+				parent: p,
+			}
+			if val, ok := d.integer(&fp, int64(-9223372036854775808), int64(9223372036854775807)); ok {
+				x.MaxBytes = int64(val)
+			}
+		case "maxPerPeer":
+			if seen&uint64(0x4) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x4)
+			fp := rtPath{
+				index:  -1,
+				key:    "maxPerPeer",
+				parent: p,
+			}
+			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
+				x.MaxPerPeer = int32(val)
+			}
+		case "recordTtlSec":
+			if seen&uint64(0x8) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x8)
+			fp := rtPath{
+				index:  -1,
+				key:    "recordTtlSec",
+				parent: p,
+			}
+			if val, ok := d.integer(&fp, int64(-9223372036854775808), int64(9223372036854775807)); ok {
+				x.RecordTtlSec = int64(val)
+			}
+		default:
+			d.skip()
+		}
+	}
+	if d.required && d.ok() {
+		if seen&uint64(0x1) == 0 {
+			d.v.add(p, "required", "missing property \"maxMessages\"")
+		}
+		if seen&uint64(0x2) == 0 {
+			d.v.add(p, "required", "missing property \"maxBytes\"")
+		}
+		if seen&uint64(0x4) == 0 {
+			d.v.add(p, "required", "missing property \"maxPerPeer\"")
+		}
+		if seen&uint64(0x8) == 0 {
+			d.v.add(p, "required", "missing property \"recordTtlSec\"")
+		}
+	}
+}
+
+// UnmarshalJSON decodes a PublishedBounds. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
+func (x *PublishedBounds) UnmarshalJSON(data []byte) error {
+	var v rtValidator
+	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+		*x = PublishedBounds{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return err
+	}
+	return v.err()
+}
+
+// ParsePublishedBoundsJSON decodes data into a new PublishedBounds and checks it as ValidatePublishedBoundsJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParsePublishedBoundsJSON(data []byte) (*PublishedBounds, error) {
+	x := new(PublishedBounds)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = PublishedBounds{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// ValidatePublishedBoundsJSON checks that data is a valid PublishedBounds: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
+func ValidatePublishedBoundsJSON(data []byte) error {
+	var x PublishedBounds
+	var v rtValidator
+	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+		x = PublishedBounds{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return err
+	}
+	x.validate(&v, nil)
+	return v.err()
+}
+
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
+func (x *PublishedBounds) appendJSON(b []byte) ([]byte, error) {
+	var err error
+	_ = err
+	b = append(b, byte(0x7b))
+	open := len(b)
+	if len(b) != open {
+		b = append(b, byte(0x2c))
+	}
+	b = append(b, "\"maxMessages\":"...)
+	b = strconv.AppendInt(b, int64(x.MaxMessages), 10)
+	if len(b) != open {
+		b = append(b, byte(0x2c))
+	}
+	b = append(b, "\"maxBytes\":"...)
+	b = strconv.AppendInt(b, x.MaxBytes, 10)
+	if len(b) != open {
+		b = append(b, byte(0x2c))
+	}
+	b = append(b, "\"maxPerPeer\":"...)
+	b = strconv.AppendInt(b, int64(x.MaxPerPeer), 10)
+	if len(b) != open {
+		b = append(b, byte(0x2c))
+	}
+	b = append(b, "\"recordTtlSec\":"...)
+	b = strconv.AppendInt(b, x.RecordTtlSec, 10)
+	b = append(b, byte(0x7d))
+	return b, nil
+}
+
+// MarshalJSON encodes x in its wire form.
+func (x PublishedBounds) MarshalJSON() ([]byte, error) {
+	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *PublishedBounds) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *PublishedBounds) Clone() *PublishedBounds {
+	if x == nil {
+		return nil
+	}
+	c := *x
 	return &c
 }
 
@@ -558,6 +858,390 @@ func (x *QueueFullResponse) AppendJSON(b []byte) ([]byte, error) {
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
 func (x *QueueFullResponse) Clone() *QueueFullResponse {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	return &c
+}
+
+// decodeJSON reads a ReachabilityParams object, recording type mismatches in d.
+func (x *ReachabilityParams) decodeJSON(d *rtDecoder, p *rtPath) {
+	if !d.openObject(p) {
+		return
+	}
+	var seen uint64
+	first := true
+	for {
+		key, ok := d.nextKey(&first)
+		if !ok {
+			break
+		}
+		switch string(key) {
+		case "mode":
+			if seen&uint64(0x1) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x1)
+			fp := rtPath{
+				index:  -1,
+				key:    "mode",
+				parent: p,
+			}
+			if val, ok := d.str(&fp); ok {
+				x.Mode = ReachabilityMode(val)
+			}
+		case "schedule":
+			if seen&uint64(0x2) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x2)
+			fp := rtPath{
+				index:  -1,
+				key:    "schedule",
+				parent: p,
+			}
+			if d.peek() == byte(0x7b) {
+				obj := new(Schedule)
+				obj.decodeJSON(d, &fp)
+				x.Schedule = obj
+			} else {
+				d.mismatch(&fp, "object")
+			}
+		case "storeForward":
+			if seen&uint64(0x4) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x4)
+			fp := rtPath{
+				index:  -1,
+				key:    "storeForward",
+				parent: p,
+			}
+			if val, ok := d.boolean(&fp); ok {
+				x.StoreForward = val
+			}
+		case "queue":
+			if seen&uint64(0x8) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x8)
+			fp := rtPath{
+				index:  -1,
+				key:    "queue",
+				parent: p,
+			}
+			if d.peek() == byte(0x7b) {
+				obj := new(PublishedBounds)
+				obj.decodeJSON(d, &fp)
+				x.Queue = obj
+			} else {
+				d.mismatch(&fp, "object")
+			}
+		case "asleepAnswer":
+			if seen&uint64(0x10) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x10)
+			fp := rtPath{
+				index:  -1,
+				key:    "asleepAnswer",
+				parent: p,
+			}
+			if val, ok := d.str(&fp); ok {
+				x.AsleepAnswer = AsleepAnswer(val)
+			}
+		default:
+			d.skip()
+		}
+	}
+	if d.required && d.ok() {
+		if seen&uint64(0x4) == 0 {
+			d.v.add(p, "required", "missing property \"storeForward\"")
+		}
+	}
+}
+
+// UnmarshalJSON decodes a ReachabilityParams. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
+func (x *ReachabilityParams) UnmarshalJSON(data []byte) error {
+	var v rtValidator
+	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+		*x = ReachabilityParams{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return err
+	}
+	return v.err()
+}
+
+// ParseReachabilityParamsJSON decodes data into a new ReachabilityParams and checks it as ValidateReachabilityParamsJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseReachabilityParamsJSON(data []byte) (*ReachabilityParams, error) {
+	x := new(ReachabilityParams)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = ReachabilityParams{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// ValidateReachabilityParamsJSON checks that data is a valid ReachabilityParams: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
+func ValidateReachabilityParamsJSON(data []byte) error {
+	var x ReachabilityParams
+	var v rtValidator
+	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+		x = ReachabilityParams{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return err
+	}
+	x.validate(&v, nil)
+	return v.err()
+}
+
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
+func (x *ReachabilityParams) appendJSON(b []byte) ([]byte, error) {
+	var err error
+	_ = err
+	b = append(b, byte(0x7b))
+	open := len(b)
+	if len(b) != open {
+		b = append(b, byte(0x2c))
+	}
+	b = append(b, "\"mode\":"...)
+	b = rtAppendString(b, string(x.Mode))
+	if x.Schedule != nil {
+		if len(b) != open {
+			b = append(b, byte(0x2c))
+		}
+		b = append(b, "\"schedule\":"...)
+		if x.Schedule == nil {
+			b = append(b, "null"...)
+		} else {
+			b, err = x.Schedule.appendJSON(b)
+			if err != nil {
+				return b, err
+			}
+		}
+	}
+	if len(b) != open {
+		b = append(b, byte(0x2c))
+	}
+	b = append(b, "\"storeForward\":"...)
+	b = rtAppendBool(b, x.StoreForward)
+	if x.Queue != nil {
+		if len(b) != open {
+			b = append(b, byte(0x2c))
+		}
+		b = append(b, "\"queue\":"...)
+		if x.Queue == nil {
+			b = append(b, "null"...)
+		} else {
+			b, err = x.Queue.appendJSON(b)
+			if err != nil {
+				return b, err
+			}
+		}
+	}
+	if len(b) != open {
+		b = append(b, byte(0x2c))
+	}
+	b = append(b, "\"asleepAnswer\":"...)
+	b = rtAppendString(b, string(x.AsleepAnswer))
+	b = append(b, byte(0x7d))
+	return b, nil
+}
+
+// MarshalJSON encodes x in its wire form.
+func (x ReachabilityParams) MarshalJSON() ([]byte, error) {
+	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *ReachabilityParams) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *ReachabilityParams) Clone() *ReachabilityParams {
+	if x == nil {
+		return nil
+	}
+	c := *x
+	c.Schedule = x.Schedule.Clone()
+	c.Queue = x.Queue.Clone()
+	return &c
+}
+
+// decodeJSON reads a Schedule object, recording type mismatches in d.
+func (x *Schedule) decodeJSON(d *rtDecoder, p *rtPath) {
+	if !d.openObject(p) {
+		return
+	}
+	var seen uint64
+	first := true
+	for {
+		key, ok := d.nextKey(&first)
+		if !ok {
+			break
+		}
+		switch string(key) {
+		case "periodSec":
+			if seen&uint64(0x1) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x1)
+			fp := rtPath{
+				index:  -1,
+				key:    "periodSec",
+				parent: p,
+			}
+			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
+				x.PeriodSec = int32(val)
+			}
+		case "offsetSec":
+			if seen&uint64(0x2) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x2)
+			fp := rtPath{
+				index:  -1,
+				key:    "offsetSec",
+				parent: p,
+			}
+			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
+				x.OffsetSec = int32(val)
+			}
+		case "lengthSec":
+			if seen&uint64(0x4) != 0 {
+				d.dup = true
+			}
+			seen |= uint64(0x4)
+			fp := rtPath{
+				index:  -1,
+				key:    "lengthSec",
+				parent: p,
+			}
+			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
+				x.LengthSec = int32(val)
+			}
+		default:
+			d.skip()
+		}
+	}
+	if d.required && d.ok() {
+		if seen&uint64(0x1) == 0 {
+			d.v.add(p, "required", "missing property \"periodSec\"")
+		}
+		if seen&uint64(0x2) == 0 {
+			d.v.add(p, "required", "missing property \"offsetSec\"")
+		}
+		if seen&uint64(0x4) == 0 {
+			d.v.add(p, "required", "missing property \"lengthSec\"")
+		}
+	}
+}
+
+// UnmarshalJSON decodes a Schedule. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does not
+// check the other rules of the schema: call Validate for those.
+func (x *Schedule) UnmarshalJSON(data []byte) error {
+	var v rtValidator
+	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+		*x = Schedule{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return err
+	}
+	return v.err()
+}
+
+// ParseScheduleJSON decodes data into a new Schedule and checks it as ValidateScheduleJSON does,
+// in one pass: the value is returned only when it is valid.
+func ParseScheduleJSON(data []byte) (*Schedule, error) {
+	x := new(Schedule)
+	var v rtValidator
+	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+		*x = Schedule{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return nil, err
+	}
+	x.validate(&v, nil)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// ValidateScheduleJSON checks that data is a valid Schedule: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
+func ValidateScheduleJSON(data []byte) error {
+	var x Schedule
+	var v rtValidator
+	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+		x = Schedule{}
+		x.decodeJSON(d, nil)
+	}); err != nil {
+		return err
+	}
+	x.validate(&v, nil)
+	return v.err()
+}
+
+// appendJSON appends x as JSON. Optional members at their zero value are
+// left out, as in ProtoJSON.
+func (x *Schedule) appendJSON(b []byte) ([]byte, error) {
+	var err error
+	_ = err
+	b = append(b, byte(0x7b))
+	open := len(b)
+	if len(b) != open {
+		b = append(b, byte(0x2c))
+	}
+	b = append(b, "\"periodSec\":"...)
+	b = strconv.AppendInt(b, int64(x.PeriodSec), 10)
+	if len(b) != open {
+		b = append(b, byte(0x2c))
+	}
+	b = append(b, "\"offsetSec\":"...)
+	b = strconv.AppendInt(b, int64(x.OffsetSec), 10)
+	if len(b) != open {
+		b = append(b, byte(0x2c))
+	}
+	b = append(b, "\"lengthSec\":"...)
+	b = strconv.AppendInt(b, int64(x.LengthSec), 10)
+	b = append(b, byte(0x7d))
+	return b, nil
+}
+
+// MarshalJSON encodes x in its wire form.
+func (x Schedule) MarshalJSON() ([]byte, error) {
+	return x.appendJSON(nil)
+}
+
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
+// so that an envelope around it is built in one buffer.
+func (x *Schedule) AppendJSON(b []byte) ([]byte, error) {
+	return x.appendJSON(b)
+}
+
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+func (x *Schedule) Clone() *Schedule {
 	if x == nil {
 		return nil
 	}

@@ -33,6 +33,36 @@ func (x *AsleepResponse) validate(v *rtValidator, p *rtPath) {
 			}
 		}
 	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "taskId",
+			parent: p,
+		}
+		if x.TaskID != "" {
+			if len(x.TaskID) == 0 {
+				v.add(&fp, "minLength", "must not be empty")
+			}
+			if rtRuneCount(x.TaskID) > 256 {
+				v.add(&fp, "maxLength", "longer than 256 characters")
+			}
+		}
+	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "contextId",
+			parent: p,
+		}
+		if x.ContextID != "" {
+			if len(x.ContextID) == 0 {
+				v.add(&fp, "minLength", "must not be empty")
+			}
+			if rtRuneCount(x.ContextID) > 256 {
+				v.add(&fp, "maxLength", "longer than 256 characters")
+			}
+		}
+	}
 }
 
 // Validate checks x against every rule of the AsleepResponse schema and returns a
@@ -87,6 +117,36 @@ func (x *OfflineErrorData) validate(v *rtValidator, p *rtPath) {
 			}
 		}
 	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "taskId",
+			parent: p,
+		}
+		if x.TaskID != "" {
+			if len(x.TaskID) == 0 {
+				v.add(&fp, "minLength", "must not be empty")
+			}
+			if rtRuneCount(x.TaskID) > 256 {
+				v.add(&fp, "maxLength", "longer than 256 characters")
+			}
+		}
+	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "contextId",
+			parent: p,
+		}
+		if x.ContextID != "" {
+			if len(x.ContextID) == 0 {
+				v.add(&fp, "minLength", "must not be empty")
+			}
+			if rtRuneCount(x.ContextID) > 256 {
+				v.add(&fp, "maxLength", "longer than 256 characters")
+			}
+		}
+	}
 }
 
 // Validate checks x against every rule of the OfflineErrorData schema and returns a
@@ -94,6 +154,63 @@ func (x *OfflineErrorData) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *OfflineErrorData) Validate() error {
+	var v rtValidator
+	x.validate(&v, nil)
+	return v.err()
+}
+
+// validate records every rule of the PublishedBounds schema that x breaks.
+func (x *PublishedBounds) validate(v *rtValidator, p *rtPath) {
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "maxMessages",
+			parent: p,
+		}
+		if x.MaxMessages < 1 {
+			v.add(&fp, "minimum", "below 1")
+		}
+	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "maxBytes",
+			parent: p,
+		}
+		if x.MaxBytes < 1 {
+			v.add(&fp, "minimum", "below 1")
+		}
+	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "maxPerPeer",
+			parent: p,
+		}
+		if x.MaxPerPeer < 1 {
+			v.add(&fp, "minimum", "below 1")
+		}
+	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "recordTtlSec",
+			parent: p,
+		}
+		if x.RecordTtlSec < 1 {
+			v.add(&fp, "minimum", "below 1")
+		}
+		if x.RecordTtlSec > 9223372036 {
+			v.add(&fp, "maximum", "above 9223372036")
+		}
+	}
+}
+
+// Validate checks x against every rule of the PublishedBounds schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
+func (x *PublishedBounds) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
 	return v.err()
@@ -144,6 +261,121 @@ func (x *QueueFullResponse) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *QueueFullResponse) Validate() error {
+	var v rtValidator
+	x.validate(&v, nil)
+	return v.err()
+}
+
+// validate records every rule of the ReachabilityParams schema that x breaks.
+func (x *ReachabilityParams) validate(v *rtValidator, p *rtPath) {
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "mode",
+			parent: p,
+		}
+		if !(x.Mode != "") {
+			v.add(&fp, "required", "missing property \"mode\"")
+		} else {
+			if !x.Mode.Valid() {
+				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Mode)))
+			}
+		}
+	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "schedule",
+			parent: p,
+		}
+		if x.Schedule != nil {
+			x.Schedule.validate(v, &fp)
+		}
+	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "queue",
+			parent: p,
+		}
+		if x.Queue != nil {
+			x.Queue.validate(v, &fp)
+		}
+	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "asleepAnswer",
+			parent: p,
+		}
+		if !(x.AsleepAnswer != "") {
+			v.add(&fp, "required", "missing property \"asleepAnswer\"")
+		} else {
+			if !x.AsleepAnswer.Valid() {
+				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.AsleepAnswer)))
+			}
+		}
+	}
+}
+
+// Validate checks x against every rule of the ReachabilityParams schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
+func (x *ReachabilityParams) Validate() error {
+	var v rtValidator
+	x.validate(&v, nil)
+	return v.err()
+}
+
+// validate records every rule of the Schedule schema that x breaks.
+func (x *Schedule) validate(v *rtValidator, p *rtPath) {
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "periodSec",
+			parent: p,
+		}
+		if x.PeriodSec < 2 {
+			v.add(&fp, "minimum", "below 2")
+		}
+		if x.PeriodSec > 31622400 {
+			v.add(&fp, "maximum", "above 31622400")
+		}
+	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "offsetSec",
+			parent: p,
+		}
+		if x.OffsetSec < 0 {
+			v.add(&fp, "minimum", "below 0")
+		}
+		if x.OffsetSec > 31622400 {
+			v.add(&fp, "maximum", "above 31622400")
+		}
+	}
+	{
+		fp := rtPath{
+			index:  -1,
+			key:    "lengthSec",
+			parent: p,
+		}
+		if x.LengthSec < 1 {
+			v.add(&fp, "minimum", "below 1")
+		}
+		if x.LengthSec > 31622400 {
+			v.add(&fp, "maximum", "above 31622400")
+		}
+	}
+}
+
+// Validate checks x against every rule of the Schedule schema and returns a
+// *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps, strings that may be empty)
+// count as present.
+func (x *Schedule) Validate() error {
 	var v rtValidator
 	x.validate(&v, nil)
 	return v.err()
