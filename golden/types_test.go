@@ -81,6 +81,9 @@ var goTypes = map[string]goType{
 	"AsleepResponse":                          typeOf[offline.AsleepResponse](offline.ValidateAsleepResponseJSON),
 	"OfflineErrorData":                        typeOf[offline.OfflineErrorData](offline.ValidateOfflineErrorDataJSON),
 	"QueueFullResponse":                       typeOf[offline.QueueFullResponse](offline.ValidateQueueFullResponseJSON),
+	"PublishedBounds":                         typeOf[offline.PublishedBounds](offline.ValidatePublishedBoundsJSON),
+	"ReachabilityParams":                      typeOf[offline.ReachabilityParams](offline.ValidateReachabilityParamsJSON),
+	"Schedule":                                typeOf[offline.Schedule](offline.ValidateScheduleJSON),
 }
 
 func typeOf[T any](validate func([]byte) error) goType {
