@@ -1,0 +1,16 @@
+/*
+Package inbox is the durable offline queue of an agent that is not always
+reachable (docs/protocol.md §7): messages refused live are stored here, in
+order, until the agent wakes and delivers them.
+
+A Store keeps the records, bounded by message count, total bytes and pending
+messages per peer (offline.QueueBounds), each with a time to live, and a
+replay cache of the object ids already delivered, which survives a restart
+with the queue. Bolt is the store on an embedded database (go.etcd.io/bbolt,
+one file per agent); its enqueues from concurrent senders are committed
+together (group commit), and each returns only once its record is on disk.
+
+The rules of when to queue and what to answer are in statemachines/reach;
+the agent runtime (package agent) applies them and uses a Store.
+*/
+package inbox
