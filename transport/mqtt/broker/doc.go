@@ -50,7 +50,9 @@ broker:
     with [Config.ValidateCards]): a card must be a valid Agent Card (the
     generated validator, generated/a2a), on the publisher's own topic, at
     most [Config.MaxCardSize] bytes (64 KiB), at most
-    [Config.CardUpdatesPerMinute] updates a minute (10), and, with
+    [Config.CardUpdatesPerMinute] updates a minute (10; the card last
+    accepted on the topic, republished byte for byte, as a reconnecting
+    agent does, is not an update), and, with
     [Config.TrustedJKU], carry a signature whose protected header names a
     trusted jku; a2a-status-source is the publisher's to set to agent only
     (lwt is its Will's, broker the broker's). Refusals: PUBACK 0x99 for a

@@ -1,11 +1,13 @@
 package broker
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
@@ -54,6 +56,10 @@ type registry struct {
 	rate    *rateLimiter // per discovery topic; nil: no limit
 	trusted []string     // jku prefixes; empty: signatures not required
 	counts  *denials
+
+	// accepted remembers, under the rate limit, the card last accepted
+	// on each discovery topic (see sameCard).
+	accepted acceptedCards
 }
 
 // checkPublish checks a PUBLISH on a discovery topic.
@@ -73,8 +79,9 @@ func (r *registry) checkWill(clientID string, w mqtt.Will, byFile bool) packets.
 // check applies the registry's rules in order: the topic, its owner, the
 // status properties, then (for a card, not an unregistration) its size,
 // its content and the update rate (publishes only: only cards that pass
-// everything else count as updates). byFile says that the
-// ACL file, not the identity rules, lets the client publish there: the
+// everything else count as updates, and a card byte for byte the one last
+// accepted on its topic is no update: see acceptedCards). byFile says that
+// the ACL file, not the identity rules, lets the client publish there: the
 // owner rule is then the operator's.
 func (r *registry) check(clientID, topic string, payload []byte, user []packets.UserProperty, will, byFile bool) packets.Code {
 	org, unit, agent, ok := mqttbind.ParseDiscoveryTopic(topic)
@@ -91,6 +98,10 @@ func (r *registry) check(clientID, topic string, payload []byte, user []packets.
 		return code
 	}
 	if len(payload) == 0 {
+		if !will && r.rate != nil {
+			// The next card is a registration again.
+			r.accepted.forget(topic)
+		}
 		return packets.CodeSuccess // unregistration (MQTT v5 §3.3.1.3), not rate limited
 	}
 	if len(payload) > r.maxSize {
@@ -104,11 +115,64 @@ func (r *registry) check(clientID, topic string, payload []byte, user []packets.
 		r.counts.card.Add(1)
 		return code
 	}
-	if !will && r.rate != nil && !r.rate.allow(topic) {
-		r.counts.cardRate.Add(1)
-		return codeCardRate
+	if !will && r.rate != nil {
+		sum := sha256.Sum256(payload)
+		if r.accepted.same(topic, sum) {
+			return packets.CodeSuccess // a republish, not an update
+		}
+		if !r.rate.allow(topic) {
+			r.counts.cardRate.Add(1)
+			return codeCardRate
+		}
+		r.accepted.remember(topic, sum)
 	}
 	return packets.CodeSuccess
+}
+
+// acceptedCards remembers the SHA-256 of the card last accepted on each
+// discovery topic, so that a republish of that card byte for byte (an
+// agent reconnecting announces its card again, docs/protocol.md §3.1
+// phase 3; a Close republishes it offline) takes no token of
+// CardUpdatesPerMinute: it changes nothing subscribers know but the
+// status properties. An unregistration forgets the topic. The memory is
+// bounded: topics are kept by their hash too (64 bytes an entry), at most
+// maxRateKeys of them, the bound of the rate limiter's table; past it, one
+// remembered topic is forgotten, whose next republish then counts as an
+// update, as it would without this memory.
+type acceptedCards struct {
+	mu    sync.Mutex
+	cards map[[sha256.Size]byte][sha256.Size]byte // topic's hash → card's hash
+}
+
+func (a *acceptedCards) same(topic string, card [sha256.Size]byte) bool {
+	key := sha256.Sum256([]byte(topic))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	last, ok := a.cards[key]
+	return ok && last == card
+}
+
+func (a *acceptedCards) remember(topic string, card [sha256.Size]byte) {
+	key := sha256.Sum256([]byte(topic))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cards == nil {
+		a.cards = make(map[[sha256.Size]byte][sha256.Size]byte)
+	}
+	if _, ok := a.cards[key]; !ok && len(a.cards) >= maxRateKeys {
+		for k := range a.cards {
+			delete(a.cards, k)
+			break
+		}
+	}
+	a.cards[key] = card
+}
+
+func (a *acceptedCards) forget(topic string) {
+	key := sha256.Sum256([]byte(topic))
+	a.mu.Lock()
+	delete(a.cards, key)
+	a.mu.Unlock()
 }
 
 // checkStatusProps applies the status rules (docs/protocol.md §13.5): at
