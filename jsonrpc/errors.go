@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/offline"
 )
 
 // Binding selects the error data shape of a transport binding.
@@ -35,8 +36,13 @@ type WireError struct {
 }
 
 // ToWire lays an error out for the binding. Details already set in e.Data
-// (a map) are kept: in the MQTT object form beside a2a_error, in the ErrorInfo
-// form as its metadata. A message longer than MaxErrorMessageBytes is cut.
+// (a map, or an offline.OfflineErrorData for the offline tokens) are kept:
+// in the MQTT object forms beside a2a_error or error, in the ErrorInfo form
+// as its metadata (non-string values as JSON text). The offline tokens
+// (agent_asleep, asleep_queue_full) carry the offline object over MQTT and
+// the ErrorInfo array over HTTP, like every A2A error there, so that
+// official A2A clients decode them (docs/protocol.md §6.2, §7.2). A message
+// longer than MaxErrorMessageBytes is cut.
 func ToWire(e *a2a.Error, b Binding) WireError {
 	w := WireError{Code: e.Code, Message: cut(e.Message, MaxErrorMessageBytes)}
 	info, _ := e.Token.Info()
@@ -47,13 +53,14 @@ func ToWire(e *a2a.Error, b Binding) WireError {
 		// apart by its ErrorInfo reason (docs/protocol.md §6.1).
 		w.Code = internalErrorCode
 	}
-	extra, _ := e.Data.(map[string]any)
+	extra := dataMap(e.Data)
 	switch {
-	case info.Data == a2a.DataOffline:
-		m := map[string]any{"error": string(e.Token)}
+	case b == BindingMQTT && info.Data == a2a.DataOffline:
+		m := map[string]any{}
 		for k, v := range extra {
 			m[k] = v
 		}
+		m["error"] = string(e.Token)
 		w.Data = m
 	case b == BindingMQTT && info.Data == a2a.DataA2AError:
 		m := map[string]any{"a2a_error": string(e.Token)}
@@ -63,15 +70,19 @@ func ToWire(e *a2a.Error, b Binding) WireError {
 		w.Data = m
 	default:
 		ei := map[string]any{"@type": errorInfoType, "reason": strings.ToUpper(string(e.Token)), "domain": ErrorInfoDomain}
-		if len(extra) > 0 {
-			md := map[string]any{}
-			for k, v := range extra {
-				if s, ok := v.(string); ok {
-					md[k] = s
-				} else if b, err := json.Marshal(v); err == nil {
-					md[k] = string(b)
-				}
+		md := map[string]any{}
+		for k, v := range extra {
+			if k == "error" && info.Data == a2a.DataOffline {
+				// The offline object's token: the reason already names it.
+				continue
 			}
+			if s, ok := v.(string); ok {
+				md[k] = s
+			} else if b, err := json.Marshal(v); err == nil {
+				md[k] = string(b)
+			}
+		}
+		if len(md) > 0 {
 			ei["metadata"] = md
 		}
 		w.Data = []any{ei}
@@ -79,11 +90,45 @@ func ToWire(e *a2a.Error, b Binding) WireError {
 	return w
 }
 
+// dataMap returns the details of an error's data as a map: the map itself,
+// or the members of an offline.OfflineErrorData (its token left out).
+func dataMap(data any) map[string]any {
+	switch d := data.(type) {
+	case map[string]any:
+		return d
+	case offline.OfflineErrorData:
+		return offlineMap(&d)
+	case *offline.OfflineErrorData:
+		if d != nil {
+			return offlineMap(d)
+		}
+	}
+	return nil
+}
+
+func offlineMap(d *offline.OfflineErrorData) map[string]any {
+	m := map[string]any{"queued": d.Queued}
+	if d.RetryAfterSec != nil {
+		m["retryAfterSec"] = float64(*d.RetryAfterSec)
+	}
+	if d.Kind != "" {
+		m["kind"] = string(d.Kind)
+	}
+	if d.TaskID != "" {
+		m["taskId"] = d.TaskID
+	}
+	if d.ContextID != "" {
+		m["contextId"] = d.ContextID
+	}
+	return m
+}
+
 // FromWire identifies the token of a wire error: first by its data (the
-// MQTT a2a_error object, the offline body's error, an ErrorInfo reason),
+// MQTT a2a_error object, the offline object's error, an ErrorInfo reason),
 // then by its code among the JSON-RPC and A2A core tokens (the only ones
 // that may come without data). An error it cannot identify gets
-// internal_error's token and keeps its code, message and data.
+// internal_error's token and keeps its code, message and data. The data is
+// kept as it came: read an offline token's details with OfflineDetails.
 func FromWire(w WireError, b Binding) *a2a.Error {
 	tok, ok := tokenFromData(w.Data)
 	if !ok {
@@ -92,7 +137,13 @@ func FromWire(w WireError, b Binding) *a2a.Error {
 	if !ok {
 		tok = a2a.TokenInternalError
 	}
-	return &a2a.Error{Token: tok, Code: w.Code, HTTPStatus: httpStatus(tok), Message: w.Message, Data: w.Data}
+	e := &a2a.Error{Token: tok, Code: w.Code, HTTPStatus: httpStatus(tok), Message: w.Message, Data: w.Data}
+	if d, ok := OfflineDetails(e); ok && d.Kind == offline.QueueFullKindPeer {
+		// The per-peer cap answers 429, the global caps 507
+		// (docs/protocol.md §7.4).
+		e.HTTPStatus = 429
+	}
+	return e
 }
 
 func httpStatus(t a2a.Token) int {

@@ -3,11 +3,13 @@ package jsonrpc
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/offline"
 )
 
 const okSend = `{"jsonrpc":"2.0","id":"r1","method":"SendMessage","params":{"message":{"messageId":"m1","taskId":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
@@ -116,7 +118,8 @@ func TestWireShapesPerBinding(t *testing.T) {
 		{"MQTT profile token as the profile's object", a2a.TokenRequestExpired, BindingMQTT, `{"a2a_error":"request_expired"}`},
 		{"A2A token over MQTT as ErrorInfo", a2a.TokenUnsupportedOperation, BindingMQTT, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"UNSUPPORTED_OPERATION"}]`},
 		{"A2A token over HTTP as ErrorInfo", a2a.TokenTaskNotFound, BindingHTTP, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"TASK_NOT_FOUND"}]`},
-		{"offline token as its body fields", a2a.TokenAgentAsleep, BindingHTTP, `{"error":"agent_asleep"}`},
+		{"offline token over MQTT as the offline object", a2a.TokenAgentAsleep, BindingMQTT, `{"error":"agent_asleep"}`},
+		{"offline token over HTTP as ErrorInfo", a2a.TokenAgentAsleep, BindingHTTP, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"AGENT_ASLEEP"}]`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,6 +128,125 @@ func TestWireShapesPerBinding(t *testing.T) {
 				t.Fatalf("got %s, want %s", b, tc.want)
 			}
 		})
+	}
+}
+
+// The offline tokens' details per binding: the offline object over MQTT,
+// ErrorInfo metadata in strings over HTTP (docs/protocol.md §6.2, §7.2);
+// after the trip through the wire OfflineDetails reads the same details
+// from either form, and the token and code survive.
+func TestOfflineDetailsPerBinding(t *testing.T) {
+	secs := int32(1800)
+	asleepData := map[string]any{"queued": true, "retryAfterSec": float64(1800), "taskId": "t-1", "contextId": "c-1"}
+	cases := []struct {
+		name   string
+		e      *a2a.Error
+		b      Binding
+		wire   string
+		want   offline.OfflineErrorData
+		status int
+	}{
+		{"asleep and queued over MQTT", withData(a2a.TokenAgentAsleep, asleepData), BindingMQTT,
+			`{"contextId":"c-1","error":"agent_asleep","queued":true,"retryAfterSec":1800,"taskId":"t-1"}`,
+			offline.OfflineErrorData{Error: "agent_asleep", Queued: true, RetryAfterSec: &secs, TaskID: "t-1", ContextID: "c-1"}, 503},
+		{"asleep and queued over HTTP", withData(a2a.TokenAgentAsleep, asleepData), BindingHTTP,
+			`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org",` +
+				`"metadata":{"contextId":"c-1","queued":"true","retryAfterSec":"1800","taskId":"t-1"},"reason":"AGENT_ASLEEP"}]`,
+			offline.OfflineErrorData{Error: "agent_asleep", Queued: true, RetryAfterSec: &secs, TaskID: "t-1", ContextID: "c-1"}, 503},
+		{"asleep not queued over HTTP, from OfflineErrorData", withData(a2a.TokenAgentAsleep,
+			offline.OfflineErrorData{Error: "agent_asleep", RetryAfterSec: &secs}), BindingHTTP,
+			`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org",` +
+				`"metadata":{"queued":"false","retryAfterSec":"1800"},"reason":"AGENT_ASLEEP"}]`,
+			offline.OfflineErrorData{Error: "agent_asleep", RetryAfterSec: &secs}, 503},
+		{"queue full, peer, over HTTP", withData(a2a.TokenAsleepQueueFull,
+			map[string]any{"error": "asleep_queue_full", "queued": false, "kind": "peer"}), BindingHTTP,
+			`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org",` +
+				`"metadata":{"kind":"peer","queued":"false"},"reason":"ASLEEP_QUEUE_FULL"}]`,
+			offline.OfflineErrorData{Error: "asleep_queue_full", Kind: offline.QueueFullKindPeer}, 429},
+		{"queue full, bytes, over MQTT", withData(a2a.TokenAsleepQueueFull,
+			&offline.OfflineErrorData{Kind: offline.QueueFullKindBytes}), BindingMQTT,
+			`{"error":"asleep_queue_full","kind":"bytes","queued":false}`,
+			offline.OfflineErrorData{Error: "asleep_queue_full", Kind: offline.QueueFullKindBytes}, 507},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := ToWire(tc.e, tc.b)
+			if b, _ := json.Marshal(w.Data); string(b) != tc.wire {
+				t.Fatalf("data %s, want %s", b, tc.wire)
+			}
+			if w.Code != tc.e.Code {
+				t.Fatalf("code %d, want %d", w.Code, tc.e.Code)
+			}
+			data, err := EncodeError(json.RawMessage(`1`), tc.e, tc.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := DecodeResponse(data, tc.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := OfflineDetails(resp.Err)
+			if !ok || resp.Err.Token != tc.e.Token || resp.Err.Code != tc.e.Code || resp.Err.HTTPStatus != tc.status {
+				t.Fatalf("read back %+v (offline %v), want token %s, code %d, status %d", resp.Err, ok, tc.e.Token, tc.e.Code, tc.status)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("details %s, want %s", show(got), show(tc.want))
+			}
+		})
+	}
+}
+
+func withData(tok a2a.Token, data any) *a2a.Error {
+	e := a2a.NewError(tok, "")
+	e.Data = data
+	return e
+}
+
+func show(d offline.OfflineErrorData) string {
+	b, _ := d.MarshalJSON()
+	return string(b)
+}
+
+// OfflineDetails reads what other implementations may send: numbers as
+// strings or JSON numbers, values it cannot read left out, and nothing for
+// a token outside the offline profile.
+func TestOfflineDetailsReadsEveryForm(t *testing.T) {
+	cases := []struct {
+		name string
+		tok  a2a.Token
+		data any
+		ok   bool
+		want string
+	}{
+		{"no data", a2a.TokenAgentAsleep, nil, true, `{"error":"agent_asleep","queued":false}`},
+		{"object, json.Number", a2a.TokenAgentAsleep, map[string]any{"queued": true, "retryAfterSec": json.Number("60")}, true,
+			`{"error":"agent_asleep","queued":true,"retryAfterSec":60}`},
+		{"metadata, huge wait bounded", a2a.TokenAgentAsleep, []any{map[string]any{"reason": "agent_asleep",
+			"metadata": map[string]any{"queued": "TRUE", "retryAfterSec": "99999999999"}}}, true,
+			`{"error":"agent_asleep","queued":true,"retryAfterSec":2147483647}`},
+		{"negative and fractional waits dropped", a2a.TokenAgentAsleep, map[string]any{"queued": "yes", "retryAfterSec": -1.0}, true,
+			`{"error":"agent_asleep","queued":false}`},
+		{"fractional wait dropped", a2a.TokenAgentAsleep, map[string]any{"retryAfterSec": "1.5"}, true,
+			`{"error":"agent_asleep","queued":false}`},
+		{"ErrorInfo of another reason skipped", a2a.TokenAsleepQueueFull, []any{
+			map[string]any{"reason": "SOMETHING_ELSE", "metadata": map[string]any{"kind": "bytes"}},
+			map[string]any{"reason": "ASLEEP_QUEUE_FULL", "metadata": map[string]any{"kind": "messages"}}}, true,
+			`{"error":"asleep_queue_full","queued":false,"kind":"messages"}`},
+		{"not an offline token", a2a.TokenResponderUnavailable, map[string]any{"queued": true}, false, ``},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, ok := OfflineDetails(withData(tc.tok, tc.data))
+			if ok != tc.ok {
+				t.Fatalf("ok %v, want %v", ok, tc.ok)
+			}
+			if ok && show(d) != tc.want {
+				t.Fatalf("details %s, want %s", show(d), tc.want)
+			}
+		})
+	}
+	if _, ok := OfflineDetails(nil); ok {
+		t.Fatal("nil error read as offline")
 	}
 }
 
