@@ -43,9 +43,25 @@ type Turn struct {
 	Caller Caller
 
 	run *run
+	// queued is set when the message was taken from the offline queue.
+	queued *QueuedMessage
 	// prior are the ids of the context's other tasks when the turn
 	// started, oldest first.
 	prior []string
+}
+
+// Queued reports whether the turn's message was taken from the offline
+// queue (docs/protocol.md §7), and returns how it was queued and the replay
+// key it was validated under. Such a message was validated at dequeue, but
+// it was sent while the agent slept: a handler must not take a
+// consequential step (a payment, a disclosure, an irreversible change)
+// only because it was delivered, and should be idempotent on the replay
+// key (delivery is at most once per key, docs/protocol.md §7.7).
+func (t *Turn) Queued() (QueuedMessage, bool) {
+	if t.queued == nil {
+		return QueuedMessage{}, false
+	}
+	return *t.queued, true
 }
 
 // ContextTasks returns the other tasks of the turn's context as they are

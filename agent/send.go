@@ -91,12 +91,27 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		return s.attach(ctx, rec.Task, streaming, immediately, history, sink)
 	}
 
+	// An agent that does not accept work now queues or refuses the
+	// message (docs/protocol.md §7).
+	if handled, err := s.reachGate(ctx, c, p, &msg, sink); handled {
+		return err
+	}
+
 	// A new or resumed turn needs a worker slot: without one the answer is
-	// responder_unavailable at once, and nothing is stored.
-	select {
-	case s.slots <- struct{}{}:
-	default:
-		return fail(ctx, sink, a2a.NewError(a2a.TokenResponderUnavailable, "the agent is busy; retry later"))
+	// responder_unavailable at once, and nothing is stored. A message from
+	// the offline queue waits for one.
+	if c.queued != nil {
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	} else {
+		select {
+		case s.slots <- struct{}{}:
+		default:
+			return fail(ctx, sink, a2a.NewError(a2a.TokenResponderUnavailable, "the agent is busy; retry later"))
+		}
 	}
 	started := false
 	defer func() {
@@ -149,7 +164,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	started = true
 	locked = false
 	return s.start(current, msg, resumed, c.Caller, c.IDs, prior,
-		origin{ctx: ctx, sink: sink, mode: waitModeOf(streaming, immediately), history: history}, unlock)
+		origin{ctx: ctx, sink: sink, mode: waitModeOf(streaming, immediately), history: history, queued: c.queued}, unlock)
 }
 
 // attach answers a retried message: from the running turn if there is one,

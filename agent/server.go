@@ -31,6 +31,7 @@ type Server struct {
 	verifier     Verifier
 	limits       jsonrpc.Limits
 	slots        chan struct{}
+	offline      *Offline
 	// pool runs the handlers' turns on goroutines kept for reuse.
 	pool *gopool.Pool
 
@@ -148,6 +149,9 @@ func NewServer(h Handler, opts ...Option) *Server {
 		s.store = taskstore.NewMemory(s.now, taskstore.KeepFinishedFor(DefaultFinishedRetention),
 			taskstore.ExpireInterruptedAfter(s.contextTTL))
 	}
+	if s.offline != nil {
+		s.startOffline()
+	}
 	return s
 }
 
@@ -184,6 +188,7 @@ func (s *Server) Close(ctx context.Context) error {
 		r.cancel()
 	}
 	s.mu.Unlock()
+	s.stopOffline()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); s.pool.Close(); close(done) }()
 	select {
@@ -343,6 +348,8 @@ type origin struct {
 	sink    Sink
 	mode    waitMode
 	history *int32
+	// queued is set for a message taken from the offline queue.
+	queued *QueuedMessage
 }
 
 // waitModeOf says how a SendMessage call waits.
@@ -373,7 +380,7 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 	r := &run{s: s, cancel: cancel, done: make(chan struct{}), ids: ids,
 		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, responder: rec.Owner}
 	// The handler gets a task of its own to read and change as it likes.
-	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior}
+	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior, queued: o.queued}
 	s.mu.Lock()
 	s.runs[rec.Task.ID] = r
 	if s.closed {

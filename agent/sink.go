@@ -37,6 +37,9 @@ type Call struct {
 	// request has expired (MQTT Message Expiry): a request not yet being
 	// processed by then is answered request_expired instead.
 	Deadline time.Time
+
+	// queued is set for a message taken from the offline queue.
+	queued *QueuedMessage
 }
 
 // Reply is one answer to a call: a result (the single response, or one

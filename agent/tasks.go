@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/a2abind/a2abind/agent/taskstore"
@@ -12,6 +13,12 @@ import (
 
 func (s *Server) getTask(ctx context.Context, p *a2a.GetTaskRequest, sink Sink) error {
 	rec, err := s.store.Get(ctx, p.ID)
+	if errors.Is(err, taskstore.ErrNotFound) {
+		if t, ok := s.queuedTask(ctx, p.ID); ok {
+			trimHistory(&t, p.HistoryLength)
+			return sink.Send(ctx, Reply{Result: &t, Final: true})
+		}
+	}
 	if err != nil {
 		return fail(ctx, sink, asProtocolError(err))
 	}
@@ -77,6 +84,13 @@ func (s *Server) cancelTask(ctx context.Context, p *a2a.CancelTaskRequest, sink 
 		// The turn ended meanwhile: cancel what the store holds now.
 	}
 	rec, st, err := s.loadTask(ctx, p.ID)
+	if errors.Is(err, taskstore.ErrNotFound) {
+		if t, ok := s.cancelQueued(ctx, p.ID); ok {
+			return sink.Send(ctx, Reply{Result: &t, Final: true})
+		}
+		// Delivered meanwhile: cancel what the store holds now.
+		rec, st, err = s.loadTask(ctx, p.ID)
+	}
 	if err != nil {
 		return fail(ctx, sink, asProtocolError(err))
 	}

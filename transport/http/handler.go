@@ -222,7 +222,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case x.notify:
 		w.WriteHeader(http.StatusNoContent)
-	case x.busy:
+	case x.status != 0:
 		x.writeUnary()
 	case x.replies == 0:
 		// Serve returned without a reply: the request's context ended
@@ -524,9 +524,12 @@ type exchange struct {
 	body []byte
 	// werr is the first error writing to a stream.
 	werr error
-	// busy: the only reply is the runtime's responder_unavailable (no
-	// worker slot), answered HTTP 503 with Retry-After, stream or not.
-	busy bool
+	// status, when set, is the HTTP status of the only reply, stream or
+	// not: 503 with Retry-After for the runtime's responder_unavailable (no
+	// worker slot), and the offline profile's answers (docs/protocol.md
+	// §7.2, §7.4) when the agent uses its HTTP statuses.
+	status     int
+	retryAfter []string
 }
 
 var exchangePool = sync.Pool{New: func() any { return new(exchange) }}
@@ -551,10 +554,17 @@ func (x *exchange) Send(_ context.Context, r agent.Reply) error {
 		}
 		return nil
 	}
+	if x.replies == 0 && r.Final && r.Err != nil {
+		if status, body, retry := x.h.offlineAnswer(r.Err); status != 0 {
+			x.replies++
+			x.status, x.body, x.retryAfter = status, body, retry
+			return nil
+		}
+	}
 	payload := x.encode(r)
 	if x.replies == 0 && r.Final && r.Err != nil && r.Err.Token == a2a.TokenResponderUnavailable {
 		x.replies++
-		x.busy = true
+		x.status, x.retryAfter = http.StatusServiceUnavailable, retryAfterBusy
 		x.body = payload
 		return nil
 	}
@@ -600,9 +610,11 @@ func (x *exchange) answer(ctx context.Context, e *a2a.Error) {
 func (x *exchange) writeUnary() {
 	hd := x.w.Header()
 	hd["Content-Type"] = contentJSON
-	if x.busy {
-		hd["Retry-After"] = retryAfterBusy
-		x.w.WriteHeader(http.StatusServiceUnavailable)
+	if x.status != 0 {
+		if x.retryAfter != nil {
+			hd["Retry-After"] = x.retryAfter
+		}
+		x.w.WriteHeader(x.status)
 	}
 	if _, err := x.w.Write(x.body); err != nil {
 		x.h.log.Debug("http: writing a reply", "err", err)
