@@ -12,6 +12,7 @@ import (
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/internal/uuidv4"
+	"github.com/a2abind/a2abind/jsonrpc"
 	"github.com/a2abind/a2abind/statemachines/handover"
 	"github.com/a2abind/a2abind/statemachines/retry"
 )
@@ -326,7 +327,22 @@ func (c *Client) onReply(r *call, op *retry.Operation, in *inbound, ex *exchange
 		responder = in.responders[len(in.responders)-1]
 	}
 	if e := in.resp.Err; e != nil {
-		d := op.Reply(retry.ErrorReply(e, responder), now)
+		reply := retry.ErrorReply(e, responder)
+		if od, ok := jsonrpc.OfflineDetails(e); ok {
+			// The offline details, from the offline object or from the
+			// ErrorInfo metadata of the HTTP binding alike.
+			reply.Queued = od.Queued
+			reply.RetryAfter = 0
+			if od.RetryAfterSec != nil {
+				reply.RetryAfter = time.Duration(*od.RetryAfterSec) * time.Second
+			}
+			if q := queuedFrom(e, od); q != nil {
+				// Stored by the agent: never sent again (docs/protocol.md
+				// §7.7); the caller polls GetTask.
+				return op.Reply(reply, now), true, q
+			}
+		}
+		d := op.Reply(reply, now)
 		switch {
 		case d.Action == retry.ActionFinish && d.Outcome == retry.OutcomeExhausted:
 			// The last of the attempts got a retry-eligible error: both

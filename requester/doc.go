@@ -20,7 +20,13 @@
 //     schema on the transport's goroutine, so a result that breaks it is
 //     invalid_agent_response, and errors are *a2a.Error identified by
 //     token (errors.Is(err, a2a.ErrTaskNotFound)) whatever the binding's
-//     error data shape.
+//     error data shape;
+//   - the offline profile (docs/protocol.md §7): an agent that is asleep
+//     and stored the message (agent_asleep with queued true, in any of its
+//     shapes) ends the operation at once with a *Queued error naming the
+//     task to poll with GetTask; it is never sent again. agent_asleep with
+//     queued false, and asleep_queue_full, are retried as the profile
+//     allows, waiting at least the retryAfterSec the agent gave.
 //
 // Every method takes its generated request type and call options:
 //

@@ -111,6 +111,10 @@ type inbound struct {
 // decodeReply decodes a transport's reply for the exchange.
 func (ex *exchange) decodeReply(r *Reply) *inbound {
 	in := &inbound{refused: r.Refused, failed: r.Failed, end: r.End, responders: r.Responders}
+	if r.Err != nil && r.Refused == nil && r.Failed == nil {
+		in.resp = &jsonrpc.Response{Err: r.Err}
+		return in
+	}
 	if r.Refused != nil || r.Failed != nil || (r.End && len(r.Payload) == 0) {
 		return in
 	}

@@ -105,6 +105,13 @@ type Reply struct {
 	// status such as 401 or 404, a reply that is not JSON-RPC). Payload is
 	// empty.
 	Failed error
+	// Err is an error answer that came without a JSON-RPC envelope (HTTP:
+	// the offline profile's 503, 507 and 429 bodies, docs/protocol.md §7),
+	// already identified by token. The Client treats it exactly as a
+	// JSON-RPC error reply holding it: retried or not by its token, an
+	// agent_asleep with queued true ending the operation with *Queued.
+	// Payload is empty.
+	Err *a2a.Error
 	// End reports that no more replies will come for the attempt (HTTP: the
 	// response or the event stream ended), with Payload as the last reply
 	// or alone. A stream that ends before its final item counts as
