@@ -1,9 +1,11 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/offline"
 	"github.com/a2abind/a2abind/requester"
 )
 
@@ -33,9 +36,12 @@ type ClientConfig struct {
 	HTTPClient *http.Client
 	// MaxRetries bounds how often one request is sent again after a
 	// connection failure or an HTTP 429, 502, 503 or 504 (default 4; -1 for
-	// none). Other statuses are never retried. A retried POST is safe: its
-	// JSON-RPC id and messageId stay the same, and the responder answers a
-	// repeat with the task it already has.
+	// none). Other statuses are never retried, nor is a 503 whose body says
+	// the agent is asleep and queued the message (the offline profile's
+	// agent_asleep with queued true, docs/protocol.md §7.2): the call ends
+	// with *requester.Queued. A retried POST is safe: its JSON-RPC id and
+	// messageId stay the same, and the responder answers a repeat with the
+	// task it already has.
 	MaxRetries int
 	// RetryWaitMin and RetryWaitMax bound the backoff between those retries
 	// (default 100 ms and 30 s). A Retry-After header is honoured up to
@@ -125,7 +131,11 @@ func defaultHTTPClient() *http.Client {
 
 // StatusError reports an HTTP answer that is not a JSON-RPC response: a
 // status other than 200 without a JSON-RPC body, such as 401 from a proxy,
-// 404 for a wrong endpoint, or 503 once the retries ran out.
+// 404 for a wrong endpoint, or 503 once the retries ran out. The offline
+// profile's bodies (503 agent_asleep, 507 or 429 asleep_queue_full;
+// docs/protocol.md §7) are no StatusError: they are read as the
+// *a2a.Error the agent's JSON-RPC shape gives, with the status in
+// HTTPStatus, and a queued message as *requester.Queued.
 type StatusError struct {
 	// StatusCode and Status are the response's.
 	StatusCode int
@@ -189,6 +199,11 @@ func newRetryClient(hc *http.Client, cfg ClientConfig) *retryablehttp.Client {
 		if !retryable(resp.StatusCode) {
 			return false, nil
 		}
+		if resp.StatusCode == http.StatusServiceUnavailable && queuedAsleep(peekBody(resp, maxPeekBytes)) {
+			// The agent is asleep and stored the message: sending it
+			// again would queue it twice (docs/protocol.md §7.7).
+			return false, nil
+		}
 		if d, ok := retryAfter(resp); ok && d > maxWait {
 			return false, nil
 		}
@@ -199,6 +214,36 @@ func newRetryClient(hc *http.Client, cfg ClientConfig) *retryablehttp.Client {
 	// that hides its status.
 	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
 	return rc
+}
+
+// maxPeekBytes bounds how much of a 503 body the retry policy reads to tell
+// a queued message from an overload; an offline body is far smaller.
+const maxPeekBytes = 64 << 10
+
+// peekBody reads the start of resp's body, at most limit bytes, and puts
+// it back in front of the rest, so that whoever reads the response next
+// reads all of it.
+func peekBody(resp *http.Response, limit int64) []byte {
+	if resp.Body == nil || resp.Body == http.NoBody {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, limit))
+	resp.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(b), resp.Body), Closer: resp.Body}
+	return b
+}
+
+// replayBody is a response body whose start was read already.
+type replayBody struct {
+	io.Reader
+	io.Closer
+}
+
+// queuedAsleep reports whether a 503 body is the offline profile's
+// agent_asleep body with queued true: the message was stored
+// (docs/protocol.md §7.2).
+func queuedAsleep(body []byte) bool {
+	var b offline.AsleepResponse
+	return b.UnmarshalJSON(body) == nil && b.Error == string(a2a.TokenAgentAsleep) && b.Queued
 }
 
 // retryAfter reads a Retry-After header in seconds or as an HTTP date.

@@ -12,11 +12,13 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
+	"github.com/a2abind/a2abind/generated/offline"
 	"github.com/a2abind/a2abind/jsonrpc"
 	"github.com/a2abind/a2abind/requester"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
@@ -157,16 +159,39 @@ func (t *clientTransport) answer(resp *http.Response, deliver func(*requester.Re
 			// content type, say, still says why in JSON-RPC).
 			deliver(&requester.Reply{Payload: b, End: true})
 		default:
+			if e := offlineAnswer(resp, b); e != nil {
+				deliver(&requester.Reply{Err: e, End: true})
+				return
+			}
 			t.deliverStatus(resp, b, deliver)
 		}
 		return
 	}
-	snippet, _ := readBounded(resp.Body, nil, 512)
 	if resp.StatusCode == http.StatusOK {
 		deliver(&requester.Reply{Failed: fmt.Errorf("http: the reply's Content-Type %q is neither application/json nor text/event-stream", resp.Header.Get("Content-Type"))})
 		return
 	}
+	limit := int64(512)
+	if offlineStatus(resp.StatusCode) {
+		// An offline body sent without its Content-Type is read all the
+		// same (the retry policy did not resend it either).
+		limit = maxPeekBytes
+	}
+	snippet, _ := readBounded(resp.Body, nil, limit)
+	if e := offlineAnswer(resp, snippet); e != nil {
+		deliver(&requester.Reply{Err: e, End: true})
+		return
+	}
 	t.deliverStatus(resp, snippet, deliver)
+}
+
+// offlineStatus reports the statuses of the offline profile's bodies.
+func offlineStatus(status int) bool {
+	switch status {
+	case http.StatusServiceUnavailable, http.StatusInsufficientStorage, http.StatusTooManyRequests:
+		return true
+	}
+	return false
 }
 
 // deliverStatus reports a status that carries no JSON-RPC answer: refused
@@ -180,6 +205,59 @@ func (t *clientTransport) deliverStatus(resp *http.Response, body []byte, delive
 		return
 	}
 	deliver(&requester.Reply{Failed: e})
+}
+
+/*
+offlineAnswer reads the offline profile's HTTP bodies (docs/protocol.md §7.2
+and §7.4): a 503, 507 or 429 whose JSON body (not a JSON-RPC envelope) has
+error agent_asleep or asleep_queue_full. It returns the *a2a.Error the
+agent's JSON-RPC shape of the same answer gives, so the requester sees one
+thing whichever shape the agent uses: the token and its code, the HTTP
+status, the body's message, and as Data the offline object's members
+(queued, retryAfterSec, kind, taskId, contextId), retryAfterSec taken from
+the Retry-After header when the body has none. Anything else is nil.
+*/
+func offlineAnswer(resp *http.Response, body []byte) *a2a.Error {
+	if !offlineStatus(resp.StatusCode) {
+		return nil
+	}
+	var b offline.AsleepResponse
+	if b.UnmarshalJSON(body) != nil {
+		return nil
+	}
+	tok := a2a.Token(b.Error)
+	var kind offline.QueueFullKind
+	switch tok {
+	case a2a.TokenAgentAsleep:
+	case a2a.TokenAsleepQueueFull:
+		var full offline.QueueFullResponse
+		if full.UnmarshalJSON(body) != nil {
+			return nil
+		}
+		kind = full.Kind
+	default:
+		return nil
+	}
+	e := a2a.NewError(tok, b.Message)
+	e.HTTPStatus = resp.StatusCode
+	data := map[string]any{"error": b.Error, "queued": b.Queued}
+	if b.RetryAfterSec != nil && *b.RetryAfterSec >= 0 {
+		data["retryAfterSec"] = float64(*b.RetryAfterSec)
+	} else if d, ok := retryAfter(resp); ok {
+		// Whole seconds, rounded up: never earlier than the server asked.
+		data["retryAfterSec"] = float64((d + time.Second - 1) / time.Second)
+	}
+	if kind != "" {
+		data["kind"] = string(kind)
+	}
+	if b.TaskID != "" {
+		data["taskId"] = b.TaskID
+	}
+	if b.ContextID != "" {
+		data["contextId"] = b.ContextID
+	}
+	e.Data = data
+	return e
 }
 
 // isJSONRPCResponse reports whether b looks like a JSON-RPC 2.0 response
