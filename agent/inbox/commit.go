@@ -1,0 +1,247 @@
+package inbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2abind/a2abind/generated/offline"
+	"github.com/a2abind/a2abind/statemachines/reach"
+)
+
+// The states of an enqueue request: waiting for the committer, taken into
+// a transaction (it will be answered), or abandoned by its caller (it will
+// not be stored).
+const (
+	reqWaiting int32 = iota
+	reqTaken
+	reqAbandoned
+)
+
+// appendFill is the fill percent of the records bucket: Seqs only grow,
+// so its pages are filled before they split.
+const appendFill = 0.9
+
+// errNoExpiry refuses a record without Expires.
+var errNoExpiry = errors.New("inbox: the record has no Expires")
+
+// errNothingStored rolls back a group transaction that stored nothing, so
+// that it costs no sync.
+var errNothingStored = errors.New("inbox: nothing stored")
+
+// enqueueReq is one Enqueue waiting for the committer.
+type enqueueReq struct {
+	rec    Record
+	buf    []byte // encodeRecord(&rec), sealed by the committer
+	bounds offline.QueueBounds
+	state  atomic.Int32
+	done   chan enqueueRes // buffered: the committer never waits
+}
+
+type enqueueRes struct {
+	rec  Record
+	dup  bool
+	full offline.QueueFullKind
+	err  error
+}
+
+// Enqueue stores r with a Seq it assigns and returns it once the
+// transaction holding it is synced. Enqueues from concurrent callers share
+// transactions: each is checked, in the order of arrival, against the
+// occupancy left by those before it, and one refused or failing stores
+// nothing without holding back the others.
+//
+// A record with the same Peer and MessageID as one pending (an empty
+// MessageID never matches) is a duplicate, reported before the bounds are
+// checked. Enqueued is set to the store's clock when Enqueue is called.
+//
+// If ctx ends before the record is taken into a transaction, nothing is
+// stored and ctx.Err() is returned; once it is taken, Enqueue waits for
+// that transaction (one sync) and returns its outcome.
+func (s *Bolt) Enqueue(ctx context.Context, r Record, b offline.QueueBounds) (stored Record, dup bool, full offline.QueueFullKind, err error) {
+	if err := s.begin(ctx); err != nil {
+		return Record{}, false, "", err
+	}
+	if r.Expires.IsZero() {
+		return Record{}, false, "", errNoExpiry
+	}
+	if len(r.Payload) > maxPayload {
+		return Record{}, false, "", fmt.Errorf("inbox: a payload of %d bytes is over the %d a record can hold", len(r.Payload), maxPayload)
+	}
+	r.Seq = 0
+	r.Enqueued = s.now()
+	req := &enqueueReq{rec: r, bounds: b, done: make(chan enqueueRes, 1)}
+	req.buf = encodeRecord(&req.rec)
+	select {
+	case s.reqs <- req:
+	case <-ctx.Done():
+		return Record{}, false, "", ctx.Err()
+	case <-s.quit:
+		return Record{}, false, "", ErrClosed
+	}
+	var res enqueueRes
+	select {
+	case res = <-req.done:
+	case <-ctx.Done():
+		if req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
+			return Record{}, false, "", ctx.Err()
+		}
+		res = <-req.done
+	case <-s.stopped:
+		if req.state.CompareAndSwap(reqWaiting, reqAbandoned) {
+			return Record{}, false, "", ErrClosed
+		}
+		res = <-req.done
+	}
+	return res.rec, res.dup, res.full, res.err
+}
+
+// commitLoop is the committer: it takes the first enqueue waiting, then,
+// holding the writer lock, every other one waiting, and commits them
+// together.
+func (s *Bolt) commitLoop() {
+	defer close(s.stopped)
+	group := make([]*enqueueReq, 0, maxGroup)
+	for {
+		group = group[:0]
+		select {
+		case <-s.quit:
+			return
+		case req := <-s.reqs:
+			group = append(group, req)
+		}
+		select {
+		case s.wlock <- struct{}{}:
+		case <-s.quit:
+			// The requests are still waiting: their callers see the
+			// committer stop.
+			return
+		}
+		if group = gather(s.reqs, group); len(group) > 0 {
+			s.commit(group)
+		}
+		s.unlock()
+	}
+}
+
+// gather adds the requests waiting on reqs to group and keeps those whose
+// caller still waits, marking them taken.
+func gather(reqs chan *enqueueReq, group []*enqueueReq) []*enqueueReq {
+drain:
+	for len(group) < maxGroup {
+		select {
+		case req := <-reqs:
+			group = append(group, req)
+		default:
+			break drain
+		}
+	}
+	kept := group[:0]
+	for _, req := range group {
+		if req.state.CompareAndSwap(reqWaiting, reqTaken) {
+			kept = append(kept, req)
+		}
+	}
+	clear(group[len(kept):])
+	return kept
+}
+
+// groupDelta is the occupancy a group adds before it is committed.
+type groupDelta struct {
+	messages int
+	bytes    int64
+	perPeer  map[string]int
+	// byMessage maps a message to the index of the request that stores it.
+	byMessage map[msgKey]int
+}
+
+// commit stores a group in one transaction and answers each request.
+func (s *Bolt) commit(group []*enqueueReq) {
+	s.commits.Add(1)
+	res := make([]enqueueRes, len(group))
+	stored := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		recs := tx.Bucket(bucketRecords)
+		recs.FillPercent = appendFill
+		seq := recs.Sequence()
+		d := groupDelta{perPeer: make(map[string]int), byMessage: make(map[msgKey]int)}
+		stored = 0
+		for i, req := range group {
+			r := &req.rec
+			res[i] = enqueueRes{}
+			mk := msgKey{r.Peer, r.MessageID}
+			if r.MessageID != "" {
+				if j, ok := d.byMessage[mk]; ok {
+					res[i] = enqueueRes{rec: res[j].rec, dup: true}
+					continue
+				}
+				if old, ok := s.st.byMessage[mk]; ok {
+					first, found, err := get(tx, old)
+					if err == nil && !found {
+						err = fmt.Errorf("inbox: pending record %d is missing", old)
+					}
+					res[i] = enqueueRes{rec: first, dup: err == nil, err: err}
+					continue
+				}
+			}
+			if s.st.replay >= s.maxReplay {
+				res[i].full = offline.QueueFullKindMessages
+				continue
+			}
+			occ := s.st.occupancy(r.Peer)
+			occ.Messages += d.messages
+			occ.Bytes += d.bytes
+			occ.PeerMessages += d.perPeer[r.Peer]
+			if ok, kind := reach.Fits(req.bounds, occ, r.Size()); !ok {
+				res[i].full = kind
+				continue
+			}
+			seq++
+			req.buf = sealRecord(req.buf, seq)
+			if err := recs.Put(seqKey(seq), req.buf); err != nil {
+				return err
+			}
+			r.Seq = seq
+			res[i].rec = *r
+			stored++
+			d.messages++
+			d.bytes += r.Size()
+			d.perPeer[r.Peer]++
+			if r.MessageID != "" {
+				d.byMessage[mk] = i
+			}
+		}
+		if stored == 0 {
+			return errNothingStored
+		}
+		if err := recs.SetSequence(seq); err != nil {
+			return err
+		}
+		return putCount(tx, len(s.st.entries)+stored)
+	})
+	if errors.Is(err, errNothingStored) {
+		err = nil
+	}
+	if err != nil {
+		err = dbErr(err)
+		for _, req := range group {
+			req.done <- enqueueRes{err: err}
+		}
+		return
+	}
+	if stored > 0 {
+		s.mu.Lock()
+		for i, req := range group {
+			if res[i].err == nil && !res[i].dup && res[i].full == "" {
+				s.st.add(req.rec.Seq, entryOf(&req.rec))
+			}
+		}
+		s.mu.Unlock()
+	}
+	for i, req := range group {
+		req.done <- res[i]
+	}
+}

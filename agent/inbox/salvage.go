@@ -1,0 +1,288 @@
+package inbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func nowUnix() int64 { return time.Now().Unix() }
+
+// kv is an entry salvaged: copies of its key and value.
+type kv struct{ k, v []byte }
+
+// salvaged is what could be read of a damaged file.
+type salvaged struct {
+	mu      sync.Mutex
+	records []kv // sound records, value as stored
+	replay  []kv // sound replay keys, value as stored
+	// seq is the records' bucket sequence (0 when unreadable).
+	seq uint64
+	// count is the stored record count (-1 when unreadable).
+	count int
+	// bad counts the record entries found failing their checksum.
+	bad int
+	// incomplete is true when part of the records could not be reached.
+	incomplete bool
+	err        string
+}
+
+// salvage reads what it can of the damaged file at path (moved aside),
+// opened read-only, in a guarded goroutine: every record and replay key
+// that can be reached and passes its checksum. A part of the file that
+// panics or faults is skipped; reading stops after o.RecoverTimeout, with
+// what was read by then.
+func salvage(path string, o *BoltOptions) *salvaged {
+	sv := &salvaged{count: -1}
+	var (
+		db    *bolt.DB
+		files fileCatcher
+		stop  atomic.Bool
+	)
+	closeAll := func() {
+		if db != nil {
+			try(func() { db.Close() })
+		}
+		files.close()
+	}
+	err := guarded(o.RecoverTimeout, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: o.LockTimeout, OpenFile: files.open})
+		if err != nil {
+			return err
+		}
+		tx, err := db.Begin(false)
+		if err != nil {
+			return err
+		}
+		defer func() { try(func() { tx.Rollback() }) }()
+		sv.read(tx, &stop)
+		return nil
+	}, closeAll)
+	if errors.Is(err, errTimedOut) {
+		stop.Store(true)
+	} else {
+		closeAll()
+	}
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	out := &salvaged{records: sv.records, replay: sv.replay, seq: sv.seq, count: sv.count, bad: sv.bad, incomplete: sv.incomplete, err: sv.err}
+	if err != nil {
+		out.incomplete = true
+		if out.err == "" {
+			out.err = err.Error()
+		}
+	}
+	return out
+}
+
+// read salvages the buckets of tx.
+func (sv *salvaged) read(tx *bolt.Tx, stop *atomic.Bool) {
+	var recs, rep *bolt.Bucket
+	if !try(func() { recs = tx.Bucket(bucketRecords) }) || recs == nil {
+		sv.fail("the records bucket cannot be read")
+		return
+	}
+	try(func() {
+		seq := recs.Sequence()
+		sv.mu.Lock()
+		sv.seq = seq
+		sv.mu.Unlock()
+	})
+	try(func() {
+		if m := tx.Bucket(bucketMeta); m != nil {
+			if n, ok := clampCount(m.Get(metaCount)); ok {
+				sv.mu.Lock()
+				sv.count = n
+				sv.mu.Unlock()
+			}
+		}
+	})
+	if !salvageBucket(recs, stop, func(k, v []byte) bool {
+		if _, err := decodeRecord(k, v); err != nil {
+			sv.mu.Lock()
+			sv.bad++
+			sv.mu.Unlock()
+			return false
+		}
+		sv.mu.Lock()
+		sv.records = append(sv.records, kv{bytes.Clone(k), bytes.Clone(v)})
+		sv.mu.Unlock()
+		return true
+	}) {
+		sv.mu.Lock()
+		sv.incomplete = true
+		sv.mu.Unlock()
+	}
+	if !try(func() { rep = tx.Bucket(bucketReplay) }) || rep == nil {
+		sv.fail("the replay bucket cannot be read")
+		return
+	}
+	if !salvageBucket(rep, stop, func(k, v []byte) bool {
+		if _, ok := decodeReplay(k, v); !ok {
+			return false
+		}
+		sv.mu.Lock()
+		sv.replay = append(sv.replay, kv{bytes.Clone(k), bytes.Clone(v)})
+		sv.mu.Unlock()
+		return true
+	}) {
+		sv.fail("part of the replay cache cannot be read")
+	}
+}
+
+func (sv *salvaged) fail(why string) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.err == "" {
+		sv.err = why
+	} else {
+		sv.err += "; " + why
+	}
+}
+
+// salvageBucket passes keep every entry of b it can read, in key order,
+// and reports whether it read them all. keep reports whether an entry is
+// sound. A page that panics or faults is skipped: the next pass seeks from
+// just after the last sound key, and when that makes no progress, from the
+// smallest position past it (over the first 8 bytes of the keys, searched
+// by doubling then bisection) at which a seek succeeds.
+func salvageBucket(b *bolt.Bucket, stop *atomic.Bool, keep func(k, v []byte) bool) bool {
+	seen := make(map[string]bool)
+	complete := true
+	start := []byte{}
+	for !stop.Load() {
+		var last []byte
+		done := try(func() {
+			c := b.Cursor()
+			for k, v := c.Seek(start); k != nil && !stop.Load(); k, v = c.Next() {
+				if v == nil || seen[string(k)] {
+					continue
+				}
+				seen[string(k)] = true
+				if keep(k, v) {
+					last = bytes.Clone(k)
+				}
+			}
+		})
+		if done {
+			return complete && !stop.Load()
+		}
+		complete = false
+		if last != nil {
+			// Just past the last sound key.
+			start = append(last, 0)
+			continue
+		}
+		next, ok := seekable(b, prefix8(start))
+		if !ok {
+			return false
+		}
+		start = binary.BigEndian.AppendUint64(nil, next)
+	}
+	return false
+}
+
+// touch reads every byte of k and v.
+func touch(k, v []byte) uint32 {
+	return crc32.Update(crc32.Checksum(k, castagnoli), castagnoli, v)
+}
+
+// prefix8 is the first 8 bytes of k as a big-endian number (k padded with
+// zeros).
+func prefix8(k []byte) uint64 {
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// seekable returns the smallest position p > from (as an 8-byte key) at
+// which a seek in b and reading what it finds succeed, assuming they fail
+// below some position and succeed above it.
+func seekable(b *bolt.Bucket, from uint64) (uint64, bool) {
+	ok := func(p uint64) bool {
+		return try(func() {
+			k, v := b.Cursor().Seek(binary.BigEndian.AppendUint64(nil, p))
+			touch(k, v)
+		})
+	}
+	lo, hi := from, uint64(0)
+	found := false
+	for step := uint64(1); step != 0; step <<= 1 {
+		p := from + step
+		if p < from {
+			break
+		}
+		if ok(p) {
+			hi, found = p, true
+			break
+		}
+		lo = p
+	}
+	if !found {
+		if lo == ^uint64(0) || !ok(^uint64(0)) {
+			return 0, false
+		}
+		hi = ^uint64(0)
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
+}
+
+// writeFresh creates a new file at path holding what was salvaged.
+func writeFresh(path string, o *BoltOptions, sv *salvaged) error {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout})
+	if err != nil {
+		return err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketRecords, bucketReplay, bucketReplayOrder, bucketMeta} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		recs, rep, order := tx.Bucket(bucketRecords), tx.Bucket(bucketReplay), tx.Bucket(bucketReplayOrder)
+		recs.FillPercent = appendFill
+		seq := sv.seq
+		for _, e := range sv.records {
+			if err := recs.Put(e.k, e.v); err != nil {
+				return err
+			}
+			seq = max(seq, binary.BigEndian.Uint64(e.k))
+		}
+		if err := recs.SetSequence(seq); err != nil {
+			return err
+		}
+		for _, e := range sv.replay {
+			until, _ := decodeReplay(e.k, e.v)
+			if err := rep.Put(e.k, e.v); err != nil {
+				return err
+			}
+			if err := order.Put(replayOrderKey(e.k, until), nil); err != nil {
+				return err
+			}
+		}
+		return putCount(tx, len(sv.records))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing what was salvaged: %w", err)
+	}
+	return nil
+}
