@@ -40,7 +40,11 @@ for a private authority and --cert-file and --key-file for a client
 certificate.
 
 Exit status: 0 when the task completed or asks for input, 1 on a failure
-(including a file that cannot be read), 2 when the command line is wrong.
+(including a file that cannot be read), 2 when the command line is wrong,
+3 when the agent is asleep and queued the message: it prints "queued as
+task ID, retry after N s" (with --json, an object with queued, taskId,
+contextId and retryAfterSec). The agent runs the task when it wakes, in
+about N s; sending the message again would queue it twice.
 `
 
 func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -213,16 +217,21 @@ func httpRequester(ctx context.Context, rawURL string, hc *http.Client, log *slo
 	return c.Client, c.Endpoint(), nil
 }
 
+// exitQueued is the exit status of a send the agent queued
+// (requester.Queued): asleep, it stored the message for when it wakes.
+const exitQueued = 3
+
 // converse sends one message through c, over either transport, and prints
 // the replies: exit status 0 when the task ends COMPLETED or
-// INPUT_REQUIRED (or the agent answers with a message), 1 otherwise.
-// endpoint is the HTTP endpoint posted to ("" over MQTT), for messages.
+// INPUT_REQUIRED (or the agent answers with a message), exitQueued when an
+// asleep agent queued the message, 1 otherwise. endpoint is the HTTP
+// endpoint posted to ("" over MQTT), for messages.
 func converse(ctx context.Context, c *requester.Client, req *a2a.SendMessageRequest, opts []requester.CallOption, stream bool, p *printer, endpoint string) error {
 	var final *a2a.Task
 	if stream {
 		for it, err := range c.SendStreamingMessage(ctx, req, opts...) {
 			if err != nil {
-				return sendError(err, endpoint)
+				return p.failed(err, endpoint)
 			}
 			p.item(it)
 			final = p.apply(final, it)
@@ -230,7 +239,7 @@ func converse(ctx context.Context, c *requester.Client, req *a2a.SendMessageRequ
 	} else {
 		res, err := c.SendMessage(ctx, req, opts...)
 		if err != nil {
-			return sendError(err, endpoint)
+			return p.failed(err, endpoint)
 		}
 		if res.Message != nil {
 			p.item(requester.Item{StreamResponse: a2a.StreamResponse{Payload: res.Message}, Responder: res.Responder})
@@ -262,6 +271,39 @@ func sendError(err error, endpoint string) error {
 		return fail(1, "%s answered %s, not A2A JSON-RPC (give the agent's base URL or its JSON-RPC endpoint): %v", endpoint, se.Status, err)
 	}
 	return fail(1, "%v", err)
+}
+
+// failed reports a send that got no task: a message the agent queued is
+// printed, with exit status exitQueued; anything else is sendError's.
+func (p *printer) failed(err error, endpoint string) error {
+	var q *requester.Queued
+	if !errors.As(err, &q) {
+		return sendError(err, endpoint)
+	}
+	if p.json {
+		line := struct {
+			Queued        bool   `json:"queued"`
+			TaskID        string `json:"taskId,omitempty"`
+			ContextID     string `json:"contextId,omitempty"`
+			RetryAfterSec *int64 `json:"retryAfterSec,omitempty"`
+		}{Queued: true, TaskID: q.TaskID, ContextID: q.ContextID}
+		if q.HasRetryAfter {
+			s := int64(q.RetryAfter / time.Second)
+			line.RetryAfterSec = &s
+		}
+		b, _ := json.Marshal(line)
+		fmt.Fprintln(p.w, string(b))
+	} else {
+		msg := "queued"
+		if q.TaskID != "" {
+			msg += " as task " + q.TaskID
+		}
+		if q.HasRetryAfter {
+			msg += fmt.Sprintf(", retry after %d s", int64(q.RetryAfter/time.Second))
+		}
+		fmt.Fprintln(p.w, msg)
+	}
+	return &exitError{code: exitQueued}
 }
 
 // printer writes replies for people or as JSON lines.
