@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,13 +37,23 @@ type salvaged struct {
 	err        string
 }
 
-// salvage reads what it can of the damaged file at path (moved aside),
-// opened read-only, in a guarded goroutine: every record and replay key
-// that can be reached and passes its checksum. A part of the file that
-// panics or faults is skipped; reading stops after o.RecoverTimeout, with
-// what was read by then.
+// salvage reads what it can of the damaged file at path (moved aside):
+// every record and replay key that can be reached and passes its checksum.
+// It reads a copy, opened read-only, in a guarded goroutine: a failed open
+// of the file can leave a mapping of it, which holds bbolt's lock on it
+// until the process exits. A part of the file that panics or faults is
+// skipped; reading stops after o.RecoverTimeout, with what was read by
+// then.
 func salvage(path string, o *BoltOptions) *salvaged {
 	sv := &salvaged{count: -1}
+	cp, err := copyFile(path)
+	if err != nil {
+		sv.incomplete = true
+		sv.err = err.Error()
+		return sv
+	}
+	// Unlinked even while a goroutine that timed out still reads it.
+	defer os.Remove(cp)
 	var (
 		db    *bolt.DB
 		files fileCatcher
@@ -52,9 +65,9 @@ func salvage(path string, o *BoltOptions) *salvaged {
 		}
 		files.close()
 	}
-	err := guarded(o.RecoverTimeout, func() error {
+	err = guarded(o.RecoverTimeout, func() error {
 		var err error
-		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: o.LockTimeout, OpenFile: files.open})
+		db, err = bolt.Open(cp, 0o600, &bolt.Options{ReadOnly: true, Timeout: o.LockTimeout, OpenFile: files.open})
 		if err != nil {
 			return err
 		}
@@ -83,10 +96,36 @@ func salvage(path string, o *BoltOptions) *salvaged {
 	return out
 }
 
+// copyFile copies the file at path to a new file beside it and returns
+// the copy's name.
+func copyFile(path string) (string, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".salvage-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst.Name())
+		return "", fmt.Errorf("copying the damaged file: %w", err)
+	}
+	return dst.Name(), nil
+}
+
 // read salvages the buckets of tx.
 func (sv *salvaged) read(tx *bolt.Tx, stop *atomic.Bool) {
 	var recs, rep *bolt.Bucket
 	if !try(func() { recs = tx.Bucket(bucketRecords) }) || recs == nil {
+		sv.mu.Lock()
+		sv.incomplete = true
+		sv.mu.Unlock()
 		sv.fail("the records bucket cannot be read")
 		return
 	}
@@ -105,7 +144,13 @@ func (sv *salvaged) read(tx *bolt.Tx, stop *atomic.Bool) {
 			}
 		}
 	})
-	if !salvageBucket(recs, stop, func(k, v []byte) bool {
+	sv.mu.Lock()
+	limit := sv.seq
+	sv.mu.Unlock()
+	if limit == 0 {
+		limit = ^uint64(0)
+	}
+	if !salvageBucket(recs, recordProbe(limit), stop, func(k, v []byte) bool {
 		if _, err := decodeRecord(k, v); err != nil {
 			sv.mu.Lock()
 			sv.bad++
@@ -125,7 +170,7 @@ func (sv *salvaged) read(tx *bolt.Tx, stop *atomic.Bool) {
 		sv.fail("the replay bucket cannot be read")
 		return
 	}
-	if !salvageBucket(rep, stop, func(k, v []byte) bool {
+	if !salvageBucket(rep, replayProbe, stop, func(k, v []byte) bool {
 		if _, ok := decodeReplay(k, v); !ok {
 			return false
 		}
@@ -148,13 +193,31 @@ func (sv *salvaged) fail(why string) {
 	}
 }
 
+// probe tells where salvageBucket looks for the next readable part of a
+// bucket past a part that panics or faults, over the first 8 bytes of the
+// keys as a big-endian number: first every position up to linear past the
+// failure, then doubling steps and a bisection, up to limit (no key
+// beyond it).
+type probe struct {
+	linear, limit uint64
+}
+
+// The probes of the records, whose keys are their Seqs: the parts that can
+// be read alternate with parts that cannot (a truncated file loses the
+// pages past its end, and the pages of a bucket are spread over the file),
+// so every Seq past a failure is tried, up to a budget; and of the replay
+// keys, strings, for which only the doubling search is of use.
+var (
+	recordProbe = func(seq uint64) probe { return probe{linear: 1 << 16, limit: seq} }
+	replayProbe = probe{linear: 0, limit: ^uint64(0)}
+)
+
 // salvageBucket passes keep every entry of b it can read, in key order,
 // and reports whether it read them all. keep reports whether an entry is
 // sound. A page that panics or faults is skipped: the next pass seeks from
 // just after the last sound key, and when that makes no progress, from the
-// smallest position past it (over the first 8 bytes of the keys, searched
-// by doubling then bisection) at which a seek succeeds.
-func salvageBucket(b *bolt.Bucket, stop *atomic.Bool, keep func(k, v []byte) bool) bool {
+// first position past it at which a seek succeeds (see probe).
+func salvageBucket(b *bolt.Bucket, pr probe, stop *atomic.Bool, keep func(k, v []byte) bool) bool {
 	seen := make(map[string]bool)
 	complete := true
 	start := []byte{}
@@ -181,7 +244,7 @@ func salvageBucket(b *bolt.Bucket, stop *atomic.Bool, keep func(k, v []byte) boo
 			start = append(last, 0)
 			continue
 		}
-		next, ok := seekable(b, prefix8(start))
+		next, ok := pr.seekable(b, prefix8(start), stop)
 		if !ok {
 			return false
 		}
@@ -203,36 +266,48 @@ func prefix8(k []byte) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// seekable returns the smallest position p > from (as an 8-byte key) at
-// which a seek in b and reading what it finds succeed, assuming they fail
-// below some position and succeed above it.
-func seekable(b *bolt.Bucket, from uint64) (uint64, bool) {
+// seekable returns the first position p > from, up to the limit, at which
+// a seek in b and reading what it finds succeed: one by one up to linear
+// past from, then by doubling steps and a bisection between the last
+// failure and the first success.
+func (pr probe) seekable(b *bolt.Bucket, from uint64, stop *atomic.Bool) (uint64, bool) {
 	ok := func(p uint64) bool {
 		return try(func() {
 			k, v := b.Cursor().Seek(binary.BigEndian.AppendUint64(nil, p))
 			touch(k, v)
 		})
 	}
-	lo, hi := from, uint64(0)
-	found := false
-	for step := uint64(1); step != 0; step <<= 1 {
-		p := from + step
-		if p < from {
-			break
+	if from >= pr.limit {
+		return 0, false
+	}
+	lo := from // the last position that failed
+	for p := from + 1; p <= pr.limit && p-from <= pr.linear; p++ {
+		if stop.Load() {
+			return 0, false
 		}
 		if ok(p) {
-			hi, found = p, true
-			break
+			return p, true
 		}
 		lo = p
 	}
-	if !found {
-		if lo == ^uint64(0) || !ok(^uint64(0)) {
+	hi, found := uint64(0), false
+	for step := uint64(1); !found && !stop.Load(); step <<= 1 {
+		p := lo + step
+		if p <= lo || p > pr.limit {
+			p = pr.limit
+		}
+		if p <= lo {
 			return 0, false
 		}
-		hi = ^uint64(0)
+		if ok(p) {
+			hi, found = p, true
+		} else if p == pr.limit {
+			return 0, false
+		} else {
+			lo = p
+		}
 	}
-	for hi-lo > 1 {
+	for hi-lo > 1 && !stop.Load() {
 		mid := lo + (hi-lo)/2
 		if ok(mid) {
 			hi = mid
@@ -240,7 +315,7 @@ func seekable(b *bolt.Bucket, from uint64) (uint64, bool) {
 			lo = mid
 		}
 	}
-	return hi, true
+	return hi, found
 }
 
 // writeFresh creates a new file at path holding what was salvaged.
