@@ -181,15 +181,17 @@ func (o *Offline) deliver(ctx context.Context, batch []inbox.Record, now time.Ti
 
 // hand runs a queued message as the sender would have, had the agent been
 // awake: a new task under the ids the sender was given, or the resume of
-// the task it named. It waits for a worker slot, not for the turn.
+// the task it named. It waits for a worker slot and for the turn to end (a
+// terminal or interrupted state), so that queued messages run one after
+// the other, in queue order: a queued resume finds the task its earlier
+// queued message left waiting for input.
 func (o *Offline) hand(ctx context.Context, rec inbox.Record, req *a2a.SendMessageRequest, qm QueuedMessage) error {
 	s := o.server
-	cfg := a2a.SendMessageConfiguration{}
 	if req.Configuration != nil {
-		cfg = *req.Configuration
+		cfg := *req.Configuration
+		cfg.ReturnImmediately = false
+		req.Configuration = &cfg
 	}
-	cfg.ReturnImmediately = true
-	req.Configuration = &cfg
 	c := Call{Request: &jsonrpc.Request{Method: a2a.MethodSendMessage, Params: req}, IDs: tasklife.RequesterIDs,
 		Caller: Caller{Subject: rec.Peer}, queued: &qm}
 	var sink firstReply
