@@ -2,17 +2,25 @@ package refagent
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/agent/governed"
+	"github.com/a2abind/a2abind/agent/inbox"
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/offline"
+	"github.com/a2abind/a2abind/statemachines/reach"
 	a2ahttp "github.com/a2abind/a2abind/transport/http"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
@@ -57,7 +65,30 @@ type Config struct {
 	HTTPURL string
 	// DataDir keeps tasks in a bbolt database (default: in memory).
 	DataDir string
-	Log     *slog.Logger
+	// Reachability, when set, makes the agent one that is not always
+	// reachable (docs/protocol.md §7), on every transport.
+	Reachability *Reachability
+	Log          *slog.Logger
+}
+
+// Reachability configures an agent that is not always reachable.
+type Reachability struct {
+	// Mode is the reachability mode; Window the accept windows (required
+	// for hourly_wake, optional for sleep).
+	Mode   offline.ReachabilityMode
+	Window *reach.Schedule
+	// QueueDir holds the offline queue (queue.db) of hourly_wake and sleep,
+	// which store and forward; required for them.
+	QueueDir string
+	// Bounds are the queue bounds (zero fields: the defaults).
+	Bounds offline.QueueBounds
+	// Answer is how the HTTP binding answers (default the HTTP statuses).
+	Answer offline.AsleepAnswer
+	// Keys, when set, require every queued message to carry a governed
+	// object signed by one of them (agent/governed), for one of Purposes
+	// (any when empty).
+	Keys     map[string]ed25519.PublicKey
+	Purposes []string
 }
 
 // Agent is the reference agent. Over MQTT it is two connections with their
@@ -72,6 +103,9 @@ type Agent struct {
 	httpURL             string
 	served              chan error // Serve's result
 	store               taskstore.Store
+	offline             *agent.Offline
+	queue               *inbox.Bolt
+	recovery            inbox.Recovery
 }
 
 // EndpointURL is the JSON-RPC endpoint URL for a listener address: http://
@@ -132,7 +166,16 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		RequireBearer(card)
 		opts = append(opts, agent.WithVerifier(c.Verifier))
 	}
-	ra.mainSrv = agent.NewServer(Handler(c.ID, spawnedID), opts...)
+	mainOpts := opts
+	if r := c.Reachability; r != nil {
+		o, err := ra.openOffline(r, c.Verifier != nil, c.Log)
+		if err != nil {
+			return nil, err
+		}
+		o.Publish(card)
+		mainOpts = append(slices.Clone(opts), agent.WithOffline(o))
+	}
+	ra.mainSrv = agent.NewServer(Handler(c.ID, spawnedID), mainOpts...)
 	// The card says what the agent bounds and when contexts and waiting
 	// tasks expire (docs/protocol.md §14): the store's defaults are the
 	// server's.
@@ -187,6 +230,44 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 	return ra, nil
 }
 
+// openOffline opens the queue, if the mode stores and forwards, and makes
+// the agent's offline state.
+func (ra *Agent) openOffline(r *Reachability, authenticated bool, log *slog.Logger) (*agent.Offline, error) {
+	cfg := agent.OfflineConfig{Mode: r.Mode, Schedule: r.Window, Bounds: r.Bounds, Answer: r.Answer,
+		RequireCaller: authenticated}
+	if r.Mode == offline.ReachabilityModePeriodicallyAvailable || r.Mode == offline.ReachabilityModeUnavailableStoreForward {
+		if r.QueueDir == "" {
+			return nil, fmt.Errorf("refagent: reachability %s stores and forwards: a queue directory is required", r.Mode)
+		}
+		if err := os.MkdirAll(r.QueueDir, 0o700); err != nil {
+			return nil, err
+		}
+		q, rec, err := inbox.OpenBolt(filepath.Join(r.QueueDir, "queue.db"), inbox.BoltOptions{Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		ra.queue, ra.recovery = q, rec
+		cfg.StoreForward, cfg.Queue = true, q
+	}
+	if len(r.Keys) > 0 {
+		cfg.Validator = governed.Validator{Keys: r.Keys, Purposes: r.Purposes}
+	}
+	o, err := agent.NewOffline(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ra.offline = o
+	return o, nil
+}
+
+// Offline returns the agent's offline state (nil unless Config.Reachability
+// was set): SetAwake wakes a sleeping agent.
+func (ra *Agent) Offline() *agent.Offline { return ra.offline }
+
+// Recovery says what opening the offline queue found: a damaged file
+// moved aside and what could be salvaged from it.
+func (ra *Agent) Recovery() inbox.Recovery { return ra.recovery }
+
 // abort undoes a failed Start.
 func (ra *Agent) abort(ctx context.Context, ln net.Listener) {
 	if ra.http != nil {
@@ -204,6 +285,9 @@ func (ra *Agent) abort(ctx context.Context, ln net.Listener) {
 	ra.closeServers(ctx)
 	if ra.store != nil {
 		ra.store.Close()
+	}
+	if ra.queue != nil {
+		ra.queue.Close()
 	}
 }
 
@@ -234,6 +318,11 @@ func (ra *Agent) Close(ctx context.Context) error {
 	if e := ra.store.Close(); err == nil {
 		err = e
 	}
+	if ra.queue != nil {
+		if e := ra.queue.Close(); err == nil {
+			err = e
+		}
+	}
 	return err
 }
 
@@ -261,4 +350,7 @@ func (ra *Agent) Kill() {
 	}
 	ra.closeServers(context.Background())
 	ra.store.Close()
+	if ra.queue != nil {
+		ra.queue.Close()
+	}
 }
