@@ -233,9 +233,13 @@ func (o *Offline) drain(ctx context.Context, recs []inbox.Record, why func(inbox
 // GetTask; the task of a resume is left as it stands.
 func (o *Offline) record(ctx context.Context, r inbox.Record, msg *a2a.Message, state a2a.TaskState, reason string) {
 	s := o.server
-	o.mu.Lock()
-	o.drained++
-	o.mu.Unlock()
+	// Counted once the outcome is stored, so that a reader of Stats finds
+	// it with GetTask.
+	defer func() {
+		o.mu.Lock()
+		o.drained++
+		o.mu.Unlock()
+	}()
 	s.log.Info("agent: offline queue: record not delivered", "task", r.TaskID, "peer", r.Peer, "reason", reason)
 	if _, err := s.store.Get(ctx, r.TaskID); err == nil || !errors.Is(err, taskstore.ErrNotFound) {
 		return

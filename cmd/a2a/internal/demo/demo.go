@@ -265,6 +265,7 @@ var Stories = []Story{
 	{"H02", "single request, single reply over HTTP", true, false, storyH02},
 	{"H03", "streaming reply over HTTP (Server-Sent Events)", true, false, storyH03},
 	{"H08", "multi-turn conversation over HTTP", true, false, storyH08},
+	{"O01", "offline store-and-forward over HTTP: asleep, queued, queue full, wake, delivered once, replay refused", true, false, storyO01},
 	{"S11", "an intruder is refused (secured broker)", false, true, storyS11},
 }
 

@@ -295,6 +295,28 @@ func payloadSummary(p *paho.Publish) string {
 // rpcSummary summarises a JSON-RPC request or response, whatever carried
 // it (an MQTT publish, an HTTP body, a Server-Sent Event).
 func rpcSummary(payload []byte) string {
+	var off struct {
+		Error         string `json:"error"`
+		Queued        bool   `json:"queued"`
+		TaskID        string `json:"taskId"`
+		RetryAfterSec *int   `json:"retryAfterSec"`
+		Kind          string `json:"kind"`
+	}
+	// An offline answer's body (docs/protocol.md §7.2, §7.4): not a
+	// JSON-RPC envelope.
+	if json.Unmarshal(payload, &off) == nil && (off.Error == "agent_asleep" || off.Error == "asleep_queue_full") {
+		out := fmt.Sprintf("%s queued=%v", off.Error, off.Queued)
+		if off.TaskID != "" {
+			out += " task=" + short(off.TaskID)
+		}
+		if off.RetryAfterSec != nil {
+			out += fmt.Sprintf(" retryAfterSec=%d", *off.RetryAfterSec)
+		}
+		if off.Kind != "" {
+			out += " kind=" + off.Kind
+		}
+		return out
+	}
 	var env struct {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
