@@ -64,10 +64,10 @@ connections would take each other's session over).
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR] [--tokens FILE] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--log-level L]",
+	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR] [--tokens FILE] [--reachability MODE [--window P:O:L] [--queue-dir DIR]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--log-level L]",
 		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo", stderr)
 	defaultUsage := fs.Usage
-	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp) }
+	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp+reachabilityHelp) }
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
 	httpAddr := fs.String("http", "", "serve over HTTP on this TCP address (host:port)")
 	httpURL := fs.String("http-url", "", "the JSON-RPC endpoint URL the card lists (default http://ADDR/a2a)")
@@ -78,6 +78,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keepalive := fs.Int("keepalive", 30, "MQTT keep-alive in seconds; a crashed agent's Will fires about 1.5 x this later")
 	data := fs.String("data", "", "keep tasks in a bbolt database in this directory (default: in memory)")
 	tokensFile := fs.String("tokens", "", "accept only the bearer tokens listed in this file (default: accept every call)")
+	rf := addReachFlags(fs)
 	cf := addConnFlags(fs)
 	spawnedUser := fs.String("spawned-username", "", "MQTT user name of the spawned instance ID-c1 (with --spawned-password-file; default ORG/UNIT/ID-c1)")
 	spawnedPasswordFile := fs.String("spawned-password-file", "", "log the spawned instance ID-c1 in as a user of its own, with the password on this file's first line (default: the agent's credentials)")
@@ -115,6 +116,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if u, err := url.Parse(*httpURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fail(2, "--http-url: %q is not an http:// or https:// URL", *httpURL)
 		}
+	}
+	reachability, err := rf.config(fs, *id, *data)
+	if err != nil {
+		return err
 	}
 	log, err := logger(stderr, *logLevel)
 	if err != nil {
@@ -154,7 +159,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ra, err := refagent.Start(ctx, refagent.Config{Broker: *brokerURL, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
 		KeepAlive: time.Duration(*keepalive) * time.Second, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
 		SpawnedUsername: *spawnedUser, SpawnedPassword: spawnedPassword,
-		HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log, Verifier: verifier})
+		HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log, Verifier: verifier, Reachability: reachability})
 	if err != nil {
 		if *brokerURL != "" {
 			return agentBrokerError(err, conn, *org+"/"+*unit+"/"+*id, *spawnedUser)
@@ -174,6 +179,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *brokerURL != "" {
 		fmt.Fprintf(stdout, "agent %s online (spawned instance %s-c1 serves handed-over tasks)\n", name, *id)
 	}
+	if reachability != nil {
+		reportQueue(stdout, ra, reachability)
+	}
+	stopSignals := wakeOnSignals(stdout, ra.Offline())
+	defer stopSignals()
 	<-ctx.Done()
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
