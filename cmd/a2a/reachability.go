@@ -8,13 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
 	"github.com/a2abind/a2abind/generated/offline"
 	"github.com/a2abind/a2abind/statemachines/reach"
@@ -204,26 +201,3 @@ func reportQueue(out io.Writer, ra *refagent.Agent, r *refagent.Reachability) {
 		o.Mode(), path, b.MaxMessages, b.MaxBytes, b.MaxPerPeer, b.RecordTTL)
 }
 
-// wakeOnSignals wakes the agent on SIGUSR1 and puts it to sleep on SIGUSR2
-// until stop is called.
-func wakeOnSignals(out io.Writer, o *agent.Offline) (stop func()) {
-	if o == nil {
-		return func() {}
-	}
-	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, syscall.SIGUSR1, syscall.SIGUSR2)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case sig := <-ch:
-				awake := sig == syscall.SIGUSR1
-				o.SetAwake(awake)
-				fmt.Fprintf(out, "agent %s\n", map[bool]string{true: "awake", false: "asleep"}[awake])
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() { signal.Stop(ch); close(done) }
-}
