@@ -200,4 +200,3 @@ func reportQueue(out io.Writer, ra *refagent.Agent, r *refagent.Reachability) {
 	fmt.Fprintf(out, "agent is %s: offline queue %s (at most %d messages, %d bytes, %d per caller, kept %s)\n",
 		o.Mode(), path, b.MaxMessages, b.MaxBytes, b.MaxPerPeer, b.RecordTTL)
 }
-
