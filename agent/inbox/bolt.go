@@ -93,6 +93,14 @@ type Bolt struct {
 	quit    chan struct{} // closed by Close
 	stopped chan struct{} // closed when the committer has returned
 
+	// res and delta are the committer's, reused from group to group.
+	res   []enqueueRes
+	delta groupDelta
+
+	// senders counts the callers in Enqueue; left wakes the committer
+	// when one leaves.
+	senders atomic.Int64
+	left    chan struct{}
 	// commits counts the enqueue transactions (for tests).
 	commits atomic.Int64
 }
@@ -140,6 +148,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, Recovery, error) {
 		wlock:     make(chan struct{}, 1),
 		st:        st,
 		reqs:      make(chan *enqueueReq, maxGroup),
+		left:      make(chan struct{}, 1),
 		quit:      make(chan struct{}),
 		stopped:   make(chan struct{}),
 	}

@@ -87,11 +87,14 @@ func uvarintLen(x uint64) int {
 	return n
 }
 
-// encodeRecord returns r's stored form without its Seq and checksum, with
-// room for them: sealRecord completes it once the Seq is known.
-func encodeRecord(r *Record) []byte {
-	b := make([]byte, 0, encodedLen(r))
-	b = append(b, recordVersion)
+// encodeRecord appends to b (from its start) r's stored form without its
+// Seq and checksum, with room for them: sealRecord completes it once the
+// Seq is known.
+func encodeRecord(b []byte, r *Record) []byte {
+	if n := encodedLen(r); cap(b) < n {
+		b = make([]byte, 0, n)
+	}
+	b = append(b[:0], recordVersion)
 	for _, s := range [...]string{r.Peer, r.MessageID, r.TaskID, r.ContextID} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
@@ -71,15 +72,21 @@ func (s *Bolt) Enqueue(ctx context.Context, r Record, b offline.QueueBounds) (st
 	if len(r.Payload) > maxPayload {
 		return Record{}, false, "", fmt.Errorf("inbox: a payload of %d bytes is over the %d a record can hold", len(r.Payload), maxPayload)
 	}
+	s.senders.Add(1)
+	defer s.leave()
 	r.Seq = 0
 	r.Enqueued = s.now()
-	req := &enqueueReq{rec: r, bounds: b, done: make(chan enqueueRes, 1)}
-	req.buf = encodeRecord(&req.rec)
+	req := reqPool.Get().(*enqueueReq)
+	req.rec, req.bounds = r, b
+	req.state.Store(reqWaiting)
+	req.buf = encodeRecord(getBuf(), &req.rec)
 	select {
 	case s.reqs <- req:
 	case <-ctx.Done():
+		putReq(req)
 		return Record{}, false, "", ctx.Err()
 	case <-s.quit:
+		putReq(req)
 		return Record{}, false, "", ErrClosed
 	}
 	var res enqueueRes
@@ -96,7 +103,49 @@ func (s *Bolt) Enqueue(ctx context.Context, r Record, b offline.QueueBounds) (st
 		}
 		res = <-req.done
 	}
+	// Answered: the committer is done with req. (An abandoned request is
+	// left to the collector: the committer may still hold it.)
+	putReq(req)
 	return res.rec, res.dup, res.full, res.err
+}
+
+// leave counts a caller out of Enqueue and wakes the committer if it
+// waits for callers.
+func (s *Bolt) leave() {
+	s.senders.Add(-1)
+	select {
+	case s.left <- struct{}{}:
+	default:
+	}
+}
+
+// reqPool recycles the enqueue requests, and bufPool the buffers of their
+// encoded records, which bbolt holds only until the commit returns.
+var (
+	reqPool = sync.Pool{New: func() any { return &enqueueReq{done: make(chan enqueueRes, 1)} }}
+	bufPool sync.Pool
+)
+
+func getBuf() []byte {
+	if p, ok := bufPool.Get().(*[]byte); ok {
+		return *p
+	}
+	return nil
+}
+
+func putBuf(b []byte) {
+	if cap(b) > 0 && cap(b) <= 64<<10 {
+		b = b[:0]
+		bufPool.Put(&b)
+	}
+}
+
+// putReq recycles an answered request, or one never sent.
+func putReq(req *enqueueReq) {
+	putBuf(req.buf)
+	req.buf = nil
+	req.rec = Record{}
+	reqPool.Put(req)
 }
 
 // commitLoop is the committer: it takes the first enqueue waiting, then,
@@ -120,25 +169,45 @@ func (s *Bolt) commitLoop() {
 			// committer stop.
 			return
 		}
-		if group = gather(s.reqs, group); len(group) > 0 {
+		if group = s.gather(group); len(group) > 0 {
 			s.commit(group)
 		}
 		s.unlock()
 	}
 }
 
-// gather adds the requests waiting on reqs to group and keeps those whose
-// caller still waits, marking them taken.
-func gather(reqs chan *enqueueReq, group []*enqueueReq) []*enqueueReq {
-drain:
+// gather adds the requests waiting to group and keeps those whose caller
+// still waits, marking them taken. While fewer requests have arrived than
+// callers are in Enqueue, it waits for the others to send theirs or to
+// leave. Those callers are running, not waiting for anything the committer
+// holds, so this wait is short and bounded; it lets the callers just
+// answered (still returning) enqueue again into this group rather than the
+// next. A lone sender never waits.
+func (s *Bolt) gather(group []*enqueueReq) []*enqueueReq {
 	for len(group) < maxGroup {
 		select {
-		case req := <-reqs:
+		case req := <-s.reqs:
 			group = append(group, req)
+			continue
 		default:
-			break drain
+		}
+		if int64(len(group)) >= s.senders.Load() {
+			break
+		}
+		select {
+		case req := <-s.reqs:
+			group = append(group, req)
+		case <-s.left:
+		case <-s.quit:
+			return s.keepWaiting(group)
 		}
 	}
+	return s.keepWaiting(group)
+}
+
+// keepWaiting keeps the requests of group whose caller still waits,
+// marking them taken.
+func (s *Bolt) keepWaiting(group []*enqueueReq) []*enqueueReq {
 	kept := group[:0]
 	for _, req := range group {
 		if req.state.CompareAndSwap(reqWaiting, reqTaken) {
@@ -158,16 +227,29 @@ type groupDelta struct {
 	byMessage map[msgKey]int
 }
 
+func (d *groupDelta) reset() {
+	d.messages, d.bytes = 0, 0
+	if d.perPeer == nil {
+		d.perPeer, d.byMessage = make(map[string]int), make(map[msgKey]int)
+	}
+	clear(d.perPeer)
+	clear(d.byMessage)
+}
+
 // commit stores a group in one transaction and answers each request.
 func (s *Bolt) commit(group []*enqueueReq) {
 	s.commits.Add(1)
-	res := make([]enqueueRes, len(group))
+	if cap(s.res) < len(group) {
+		s.res = make([]enqueueRes, len(group))
+	}
+	res := s.res[:len(group)]
+	d := &s.delta
 	stored := 0
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		recs := tx.Bucket(bucketRecords)
 		recs.FillPercent = appendFill
 		seq := recs.Sequence()
-		d := groupDelta{perPeer: make(map[string]int), byMessage: make(map[msgKey]int)}
+		d.reset()
 		stored = 0
 		for i, req := range group {
 			r := &req.rec
@@ -243,5 +325,6 @@ func (s *Bolt) commit(group []*enqueueReq) {
 	}
 	for i, req := range group {
 		req.done <- res[i]
+		res[i] = enqueueRes{}
 	}
 }

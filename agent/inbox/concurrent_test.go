@@ -190,3 +190,13 @@ func TestCloseWhileSendersEnqueueAnswersEveryoneAndKeepsWhatWasStored(t *testing
 		t.Fatalf("%d enqueues succeeded, %d records after reopen", ok.Load(), got)
 	}
 }
+
+func TestALoneSenderCommitsEachRecordAtOnce(t *testing.T) {
+	s, _ := openNew(t)
+	for i := range 20 {
+		mustEnqueue(t, s, msg("p1", fmt.Sprint(i)))
+	}
+	if n := s.commits.Load(); n != 20 {
+		t.Fatalf("20 records in %d transactions", n)
+	}
+}

@@ -22,7 +22,7 @@ type msgKey struct{ peer, messageID string }
 // state is the in-memory view of the pending records and the replay
 // cache, rebuilt from the file at open and changed only after a commit.
 type state struct {
-	entries map[uint64]*entry
+	entries map[uint64]entry
 	// order lists the Seqs in increasing order; it may still hold Seqs
 	// removed since (not in entries), dropped when they are half of it.
 	order     []uint64
@@ -37,19 +37,19 @@ type state struct {
 
 func newState() *state {
 	return &state{
-		entries:   make(map[uint64]*entry),
+		entries:   make(map[uint64]entry),
 		byMessage: make(map[msgKey]uint64),
 		byTask:    make(map[string][]uint64),
 		perPeer:   make(map[string]int),
 	}
 }
 
-func entryOf(r *Record) *entry {
-	return &entry{peer: r.Peer, messageID: r.MessageID, taskID: r.TaskID, size: r.Size(), expires: r.Expires}
+func entryOf(r *Record) entry {
+	return entry{peer: r.Peer, messageID: r.MessageID, taskID: r.TaskID, size: r.Size(), expires: r.Expires}
 }
 
 // add enters a record; Seqs are added in increasing order.
-func (s *state) add(seq uint64, e *entry) {
+func (s *state) add(seq uint64, e entry) {
 	s.entries[seq] = e
 	s.order = append(s.order, seq)
 	if e.messageID != "" {
