@@ -201,6 +201,7 @@ func (o *Offline) hand(ctx context.Context, rec inbox.Record, req *a2a.SendMessa
 	o.mu.Lock()
 	o.delivered++
 	o.mu.Unlock()
+	s.log.Info("agent: offline queue: delivered", "task", rec.TaskID, "peer", rec.Peer, "message", rec.MessageID, "replay_key", qm.ReplayKey)
 	if sink.err != nil {
 		o.record(ctx, rec, req.Message, a2a.TaskStateRejected, "refused at delivery: "+sink.err.Error())
 	}
