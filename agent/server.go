@@ -110,8 +110,14 @@ func WithIDs(newID func() string) Option { return func(s *Server) { s.newID = ne
 // WithLogger sets the logger for what cannot be answered on any reply path
 // (a handler that panics, a failed store write after the reply) and for
 // calls the verifier refuses (at info, method and error only; tokens are
-// never logged). Default: discard.
-func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+// never logged). Default, and for nil: discard.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Server) {
+		if l != nil {
+			s.log = l
+		}
+	}
+}
 
 // WithExtendedCard serves GetExtendedAgentCard with card; without it the
 // method answers extended_agent_card_not_configured.

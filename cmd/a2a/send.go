@@ -48,7 +48,7 @@ about N s; sending the message again would queue it twice.
 `
 
 func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token-file F] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] TEXT",
+	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token-file F] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] (TEXT | --get TASK)",
 		"a2a send --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello\n  A2A_TOKEN=... a2a send --url http://127.0.0.1:8080 hello", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), sendHelp) }
@@ -61,6 +61,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	stream := fs.Bool("stream", false, "SendStreamingMessage: print each stream item as it arrives")
 	contextID := fs.String("context", "", "contextId of the conversation to continue (default: a new one)")
 	taskID := fs.String("task", "", "taskId to resume after INPUT_REQUIRED (default: a new task)")
+	get := fs.String("get", "", "send no message: read task ID with GetTask and print it (e.g. a task an asleep agent queued)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
 	as := fs.String("as", "", "the requester's own agent_id (MQTT; default: ID of a user name ORG/UNIT/ID, else send-<random>)")
@@ -79,7 +80,9 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fail(2, "--broker is required (or --url for HTTP)")
 	case *brokerURL != "" && (*to == "") == (*pool == ""):
 		return fail(2, "give exactly one of --to and --pool")
-	case text == "":
+	case *get != "" && (text != "" || *taskID != "" || *stream):
+		return fail(2, "--get reads a task: it takes no TEXT, --task or --stream")
+	case text == "" && *get == "":
 		return fail(2, "the message TEXT is missing")
 	}
 	log, err := logger(stderr, *logLevel)
@@ -139,6 +142,9 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}()
 	if bearer != "" {
 		opts = append(opts, requester.WithBearer(bearer))
+	}
+	if *get != "" {
+		return getTask(ctx, c, *get, opts, &printer{w: stdout, json: *asJSON}, endpoint)
 	}
 	// Over HTTP a new task carries no taskId: the server makes it (A2A
 	// v1.0, core); over MQTT the requester makes it (docs/protocol.md).
@@ -257,6 +263,25 @@ func converse(ctx context.Context, c *requester.Client, req *a2a.SendMessageRequ
 		return nil
 	}
 	return fail(1, "task %s ended %s", final.ID, final.Status.State)
+}
+
+// getTask prints a task read with GetTask and exits as a send that got it
+// would: 0 when it is COMPLETED or INPUT_REQUIRED, exitQueued while it is
+// still SUBMITTED (queued), 1 otherwise.
+func getTask(ctx context.Context, c *requester.Client, id string, opts []requester.CallOption, p *printer, endpoint string) error {
+	t, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id}, opts...)
+	if err != nil {
+		return sendError(err, endpoint)
+	}
+	p.item(requester.Item{StreamResponse: a2a.StreamResponse{Payload: t}})
+	p.summary(t)
+	switch t.Status.State {
+	case a2a.TaskStateCompleted, a2a.TaskStateInputRequired:
+		return nil
+	case a2a.TaskStateSubmitted:
+		return &exitError{code: exitQueued}
+	}
+	return fail(1, "task %s is %s", t.ID, t.Status.State)
 }
 
 // sendError is the one-line message of a failed send; endpoint is the HTTP
