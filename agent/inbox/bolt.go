@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -118,6 +119,14 @@ type Bolt struct {
 // otherwise sound file are dropped. Either is logged at Warn and described
 // by the Recovery; the store returned works in both cases.
 //
+// The salvage follows the file's own structure: a record whose page is
+// readable but which cannot be reached any more (its branch page or the
+// root lost) is not found, and no free page is read (it may hold records
+// already taken). When one of the file's two meta pages is damaged, bbolt
+// reads the file as it was before the last commit: records taken by that
+// commit come back. When bbolt panics while opening a damaged file, the
+// file stays mapped (and locked) in the process until it exits.
+//
 // An error is returned, and the file left alone, when the file cannot be
 // opened at all (permissions, a directory) or is locked by another
 // process for longer than LockTimeout.
@@ -221,7 +230,7 @@ func (s *Bolt) Next(ctx context.Context, after uint64, n int) ([]Record, error) 
 		for k, v := c.Seek(seqKey(after + 1)); k != nil && len(out) < n; k, v = c.Next() {
 			r, err := decodeRecord(k, v)
 			if err != nil {
-				return err
+				return fmt.Errorf("%w (seq %d)", err, binary.BigEndian.Uint64(k))
 			}
 			out = append(out, r)
 		}
@@ -347,7 +356,9 @@ func (s *Bolt) Take(ctx context.Context, takes []Taken) (replayed, missing []boo
 
 // Remove removes pending records without delivering them, in one synced
 // transaction, and returns the ones that were still pending, in the order
-// of seqs.
+// of seqs. A record that can no longer be read from the file (damaged since
+// it was opened; Next and Lookup return an error naming its Seq) is
+// removed too, and returned without its payload, ContextID and Enqueued.
 func (s *Bolt) Remove(ctx context.Context, seqs []uint64) ([]Record, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -384,7 +395,10 @@ func removeIn(tx *bolt.Tx, st *state, seqs []uint64) ([]Record, error) {
 		gone[seq] = true
 		r, ok, err := get(tx, seq)
 		if err != nil {
-			return nil, err
+			// Damaged since the file was opened: removed all the same
+			// (it would block the queue), described from memory.
+			e := st.entries[seq]
+			r, ok = Record{Seq: seq, Peer: e.peer, MessageID: e.messageID, TaskID: e.taskID, Expires: e.expires}, true
 		}
 		if !ok {
 			continue

@@ -38,9 +38,8 @@ const (
 	replayLen  = stampLen + crcLen
 )
 
-// maxPayload bounds a payload so that its record stays under bbolt's
-// largest value (bolt.MaxValueSize, 2^31-2 bytes).
-const maxPayload = 1<<31 - 2 - 1<<16
+// maxRecord is the largest stored record: bbolt's largest value.
+const maxRecord = 1<<31 - 2
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

@@ -69,8 +69,8 @@ func (s *Bolt) Enqueue(ctx context.Context, r Record, b offline.QueueBounds) (st
 	if r.Expires.IsZero() {
 		return Record{}, false, "", errNoExpiry
 	}
-	if len(r.Payload) > maxPayload {
-		return Record{}, false, "", fmt.Errorf("inbox: a payload of %d bytes is over the %d a record can hold", len(r.Payload), maxPayload)
+	if n := encodedLen(&r); n > maxRecord {
+		return Record{}, false, "", fmt.Errorf("inbox: a record of %d bytes is over the %d the file can hold", n, maxRecord)
 	}
 	s.senders.Add(1)
 	defer s.leave()

@@ -431,3 +431,33 @@ func TestAPanicOrAFaultWhileReadingIsAnError(t *testing.T) {
 		})
 	}
 }
+
+func TestARecordDamagedWhileOpenIsReportedAndCanBeRemoved(t *testing.T) {
+	s, path := openNew(t)
+	for _, id := range []string{"a", "b", "c"} {
+		mustEnqueue(t, s, msg("p1", id))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(`"id":"b"`))
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("X"), int64(i)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := s.Next(bg, 0, 10); err == nil || !strings.Contains(err.Error(), "seq 2") {
+		t.Fatalf("Next over the damaged record = %v", err)
+	}
+	got, err := s.Remove(bg, []uint64{2})
+	if err != nil || len(got) != 1 || got[0].Seq != 2 || got[0].MessageID != "b" || got[0].Payload != nil {
+		t.Fatalf("Remove = %+v, %v", got, err)
+	}
+	if rs, err := s.Next(bg, 0, 10); err != nil || len(rs) != 2 {
+		t.Fatalf("Next after the removal = %v, %v", seqsOf(rs), err)
+	}
+}
