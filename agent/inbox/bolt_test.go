@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -322,17 +323,30 @@ func TestEveryCallAfterCloseReturnsErrClosed(t *testing.T) {
 
 func TestAFileLockedByAnotherOpenFailsAfterTheLockTimeout(t *testing.T) {
 	s, path := openNew(t)
-	_ = s
-	start := time.Now()
-	_, _, err := OpenBolt(path, BoltOptions{LockTimeout: 100 * time.Millisecond})
-	if err == nil || !strings.Contains(err.Error(), "locked") {
-		t.Fatalf("second OpenBolt = %v", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("took %v", d)
-	}
-	// The locked file was left alone.
-	if got := all(t, s); got != nil {
-		t.Fatalf("pending %v", seqsOf(got))
+	mustEnqueue(t, s, msg("p1", "a"))
+	for _, tc := range []struct {
+		name string
+		opts BoltOptions
+	}{
+		{"a short lock timeout", BoltOptions{LockTimeout: 100 * time.Millisecond}},
+		{"a lock timeout longer than the recover timeout", BoltOptions{LockTimeout: 300 * time.Millisecond, RecoverTimeout: 50 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			_, rec, err := OpenBolt(path, tc.opts)
+			if err == nil || !strings.Contains(err.Error(), "locked") || rec.Damaged {
+				t.Fatalf("second OpenBolt = %+v, %v", rec, err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("took %v", d)
+			}
+			// The locked file was left alone.
+			if got := all(t, s); len(got) != 1 {
+				t.Fatalf("pending %v", seqsOf(got))
+			}
+			if m, _ := filepath.Glob(path + ".corrupt-*"); len(m) != 0 {
+				t.Fatalf("moved aside: %v", m)
+			}
+		})
 	}
 }

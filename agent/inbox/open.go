@@ -157,7 +157,9 @@ func openSound(path string, o *BoltOptions) (*bolt.DB, *loaded, error) {
 		}
 		files.close()
 	}
-	err := guarded(o.RecoverTimeout, func() error {
+	// The wait for the lock is bbolt's to end (LockTimeout): a file
+	// locked elsewhere must not look damaged.
+	err := guarded(o.LockTimeout+o.RecoverTimeout, func() error {
 		var err error
 		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout, OpenFile: files.open})
 		if err != nil {
