@@ -73,8 +73,9 @@ type Agent struct {
 // *SubscribeError or *PublishError when the broker refuses a subscription
 // or the card, and with an *mqttbind.IdentifierError for an identifier
 // that cannot stand in a topic. After every reconnect the agent subscribes
-// and announces again, and reconnects until both succeed (see the package
-// documentation).
+// and announces again, and reconnects until both succeed, unless the
+// broker refuses them for good: then the agent stops (see Done and the
+// package documentation, "Reconnects").
 func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	if cfg.Server == nil {
 		return nil, errors.New("mqtt: AgentConfig.Server is required")
@@ -176,7 +177,8 @@ func (a *Agent) publishCard(ctx context.Context, cm *autopaho.ConnectionManager,
 }
 
 // UpdateCard replaces the card and republishes it, in full, online. The Will
-// carries the new card from the next connection on.
+// carries the new card from the next connection on. Once Done is closed it
+// fails with an error wrapping ErrStopped.
 func (a *Agent) UpdateCard(ctx context.Context, card *a2a.AgentCard) error {
 	if err := card.Validate(); err != nil {
 		return fmt.Errorf("mqtt: agent card: %w", err)
@@ -185,8 +187,30 @@ func (a *Agent) UpdateCard(ctx context.Context, card *a2a.AgentCard) error {
 	a.card = card
 	a.unregistered = false
 	a.mu.Unlock()
+	if err := a.conn.stoppedError(); err != nil {
+		return err
+	}
 	return a.publishCard(ctx, a.conn.cm, mqttbind.StatusOnline)
 }
+
+// Done returns a channel that is closed when the agent's connection has
+// stopped for good on its own: after a reconnect, the broker refused the
+// agent's subscriptions or its card in a way that retrying cannot change
+// (not authorized, an invalid topic or card: see the package
+// documentation, "Reconnects"), typically because the broker's ACL or
+// registry changed. The agent then reconnects no more: it receives no
+// requests and publishes nothing, and the broker has published its Will
+// (the card offline, a2a-status-source=lwt). The refusal is logged once,
+// at ERROR, on AgentConfig.Logger, and Err returns it. Close does not
+// close the channel. A program that runs an agent until it is told to stop
+// should also stop, with Err, when Done is closed.
+func (a *Agent) Done() <-chan struct{} { return a.conn.done }
+
+// Err returns why the agent stopped once Done is closed: the
+// *SubscribeError or *PublishError the broker refused with (errors.As
+// reads its reason code). It returns nil before Done is closed, and for an
+// agent that Close stopped.
+func (a *Agent) Err() error { return a.conn.err() }
 
 // Unregister clears the retained card (an empty retained message on the
 // discovery topic): subscribers forget the agent. The agent stays connected
@@ -205,7 +229,11 @@ func (a *Agent) Unregister(ctx context.Context) error {
 // connection is down at that moment (the agent is reconnecting), there is
 // nothing to republish on: the broker publishes, or has published, the
 // Will, the card offline with a2a-status-source=lwt, and Close does not
-// report it as an error. The runtime (agent.Server) is not closed.
+// report it as an error. After Done is closed (the connection stopped for
+// good) Close returns promptly: the requests in progress are cancelled at
+// once (their replies could not be sent), nothing is published, and it
+// returns nil; Err still says why the agent stopped. The runtime
+// (agent.Server) is not closed.
 func (a *Agent) Close(ctx context.Context) error {
 	a.mu.Lock()
 	if a.closing {
@@ -214,6 +242,10 @@ func (a *Agent) Close(ctx context.Context) error {
 	}
 	a.closing = true
 	a.mu.Unlock()
+	stopped := a.conn.stoppedError() != nil
+	if stopped {
+		a.cancelAll()
+	}
 	done := make(chan struct{})
 	go func() { a.inflight.Wait(); close(done) }()
 	select {
@@ -224,8 +256,12 @@ func (a *Agent) Close(ctx context.Context) error {
 	}
 	a.cancelAll()
 	a.workers.Close()
-	err := a.publishCard(ctx, a.conn.cm, mqttbind.StatusOffline)
-	if isConnectionDown(err) {
+	var err error
+	if !stopped {
+		err = a.publishCard(ctx, a.conn.cm, mqttbind.StatusOffline)
+	}
+	if isConnectionDown(err) || a.conn.stoppedError() != nil {
+		// Down, or stopped for good meanwhile: the Will says offline.
 		err = nil
 	}
 	if cerr := a.conn.close(ctx); err == nil {

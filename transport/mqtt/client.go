@@ -42,8 +42,9 @@ type Client struct {
 
 // NewClient connects a requester and subscribes its reply topic before it
 // returns, so no reply can be missed. After every reconnect it subscribes
-// again, and reconnects until the subscription is granted (see the package
-// documentation).
+// again, and reconnects until the subscription is granted, unless the
+// broker refuses it for good: then the client stops (see Done and the
+// package documentation, "Reconnects").
 func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	log := cfg.Requester.Logger
 	if log == nil {
@@ -70,6 +71,23 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 
 // ReplyTopic returns the client's reply topic.
 func (c *Client) ReplyTopic() string { return c.tr.replyTopic }
+
+// Done returns a channel that is closed when the client's connection has
+// stopped for good on its own: after a reconnect, the broker refused the
+// subscription of its reply topic in a way that retrying cannot change
+// (not authorized, an invalid filter: see the package documentation,
+// "Reconnects"), typically because the broker's ACL changed. The client
+// then reconnects no more, and every request fails: its attempts are not
+// sent (their errors wrap ErrStopped). The refusal is logged once, at
+// ERROR, on Requester.Logger, and Err returns it. Close does not close the
+// channel; after Done is closed, Close returns nil at once.
+func (c *Client) Done() <-chan struct{} { return c.tr.conn.done }
+
+// Err returns why the client stopped once Done is closed: the
+// *SubscribeError the broker refused with (errors.As reads its reason
+// code). It returns nil before Done is closed, and for a client that Close
+// stopped.
+func (c *Client) Err() error { return c.tr.conn.err() }
 
 // IgnoredReplies counts replies dropped as protocol errors: unknown or
 // missing Correlation Data, a reply that is not JSON-RPC, a pooled reply

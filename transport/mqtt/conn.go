@@ -23,6 +23,12 @@ import (
 // cannot be made within the connect timeout.
 var ErrBrokerUnreachable = errors.New("mqtt: broker unreachable")
 
+// ErrStopped is wrapped, together with the refusal that stopped it, by the
+// error of every publish an Agent or a Client attempts once its connection
+// has stopped for good (see Agent.Done and the package documentation,
+// "Reconnects").
+var ErrStopped = errors.New("mqtt: connection stopped for good")
+
 // ParseBrokerURL accepts mqtt://host:port and tcp://host:port, and
 // mqtts://, ssl:// or tls:// for TLS. A missing port is 1883 (8883 with
 // TLS).
@@ -101,7 +107,8 @@ type connConfig struct {
 	// context that ends after connectTimeout or with the connection: it
 	// subscribes and announces, and returns an error unless every
 	// subscription was granted and the announce acknowledged. A connection
-	// whose onUp fails is dropped and made again (see conn.confirm).
+	// whose onUp fails is dropped and made again, or, refused for good,
+	// stopped (see conn.confirm).
 	onUp func(ctx context.Context, cm *autopaho.ConnectionManager) error
 	// onPublish receives every publish; it must not block.
 	onPublish func(paho.PublishReceived)
@@ -140,6 +147,10 @@ type conn struct {
 	// refusal (a SUBACK or PUBACK reason code of 0x80 or more), which dial
 	// returns at once.
 	refused chan error
+	// done is closed once the connection has stopped for good on its own:
+	// a later connection's onUp was refused for good (see confirm and
+	// stop). stopErr says why.
+	done chan struct{}
 
 	// takeovers logs the session taken over by another connection with
 	// this Client ID (DISCONNECT 0x8E); disconnects, the broker's other
@@ -157,6 +168,8 @@ type conn struct {
 	dropped  bool               // connection gen was dropped by confirm
 	unstable int                // connections in a row that went down before stableAfter
 	lastErr  error              // the latest onUp failure
+	stopErr  error              // the permanent refusal that stops the connection (nil: none)
+	closing  bool               // close has begun
 }
 
 // dial starts a managed connection and waits until it is up and confirmed:
@@ -179,6 +192,7 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	cn := &conn{cancel: cancel, ctx: runCtx, cfg: c, ready: make(chan struct{}), refused: make(chan error, 1),
+		done: make(chan struct{}),
 		takeovers: newEventLog(c.log, slog.LevelWarn,
 			"mqtt: session taken over: another connection uses this client id (DISCONNECT 0x8E); reconnecting",
 			"mqtt: session taken over again", "client", c.clientID),
@@ -323,7 +337,9 @@ func (c *conn) connectionUp(cm *autopaho.ConnectionManager) {
 // is still up (a subscription or the announce refused, or not acknowledged
 // in time), the connection is no use: it is dropped (the network
 // connection closed, so the broker publishes the Will, as for any
-// connection lost) and autopaho makes it again, after a backoff. A failure
+// connection lost) and autopaho makes it again, after a backoff; but a
+// refusal that retrying cannot change (isPermanentRefusal), once the
+// connection was ready before, stops it for good (see stop). A failure
 // because the connection went down needs nothing: the next connection
 // confirms itself.
 func (c *conn) confirm(ctx context.Context, cancel context.CancelFunc, gen uint64, cm *autopaho.ConnectionManager) {
@@ -333,7 +349,7 @@ func (c *conn) confirm(ctx context.Context, cancel context.CancelFunc, gen uint6
 		err = c.cfg.onUp(ctx, cm)
 	}
 	c.mu.Lock()
-	if gen != c.gen || !c.up || c.ctx.Err() != nil {
+	if gen != c.gen || !c.up || c.ctx.Err() != nil || c.closing || c.stopErr != nil {
 		c.mu.Unlock()
 		return
 	}
@@ -345,9 +361,24 @@ func (c *conn) confirm(ctx context.Context, cancel context.CancelFunc, gen uint6
 	}
 	c.lastErr, c.dropped = err, true
 	nc := c.netc
-	c.mu.Unlock()
+	wasReady := false
 	select {
 	case <-c.ready:
+		wasReady = true
+	default:
+	}
+	if wasReady && isPermanentRefusal(err) {
+		// Under c.mu, so that connectionDown, which reports whether to
+		// reconnect, sees killed set once it sees this connection up.
+		c.stopErr = err
+		c.killed.Store(true)
+		c.mu.Unlock()
+		c.stop(cm, nc, err)
+		return
+	}
+	c.mu.Unlock()
+	switch {
+	case wasReady:
 		c.failures.event("err", err)
 	default:
 		// dial is waiting: it returns a refusal, and the last error if the
@@ -372,12 +403,87 @@ func isConnectionDown(err error) bool {
 		errors.Is(err, paho.ErrConnectionLost)
 }
 
+// stop ends a connection refused for good: its network connection is
+// closed without DISCONNECT (killed is set), so the broker publishes the
+// Will as for any connection lost, autopaho stops reconnecting, the
+// refusal is logged once, and done is closed.
+func (c *conn) stop(cm *autopaho.ConnectionManager, nc net.Conn, err error) {
+	if nc != nil {
+		nc.Close()
+	}
+	c.cancel()
+	<-cm.Done()
+	c.closeLogs()
+	code, _ := refusalCode(err)
+	c.cfg.log.Error("mqtt: refused by the broker for good after a reconnect; stopped, no more reconnects",
+		"client", c.cfg.clientID, "broker", c.cfg.broker, "reason_code", fmt.Sprintf("0x%02x", code), "err", err)
+	close(c.done)
+}
+
+// err returns why the connection stopped for good once done is closed,
+// else nil.
+func (c *conn) err() error {
+	select {
+	case <-c.done:
+	default:
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopErr
+}
+
+// stoppedError returns, once the connection is stopping or has stopped for
+// good, an error wrapping ErrStopped and the refusal; else nil.
+func (c *conn) stoppedError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopErr == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrStopped, c.stopErr)
+}
+
 // isRefusal reports whether err is the broker refusing a subscription or
 // a publish.
 func isRefusal(err error) bool {
+	_, ok := refusalCode(err)
+	return ok
+}
+
+// refusalCode returns the reason code of a refusal: a *SubscribeError's or
+// a *PublishError's.
+func refusalCode(err error) (byte, bool) {
 	var se *SubscribeError
 	var pe *PublishError
-	return errors.As(err, &se) || errors.As(err, &pe)
+	switch {
+	case errors.As(err, &se):
+		return se.ReasonCode, true
+	case errors.As(err, &pe):
+		return pe.ReasonCode, true
+	}
+	return 0, false
+}
+
+// isPermanentRefusal reports whether err is a refusal that retrying will
+// not change: a SUBACK or PUBACK reason code (MQTT v5 §3.4.2.1, §3.9.3)
+// saying the client may not do it (0x87 not authorized), that the topic
+// filter or name is invalid (0x8F, 0x90), that the payload is (0x99, the
+// embedded registry's verdict on a card: docs/protocol.md §13.5), or that
+// the broker does not support what was asked (0x9E shared subscriptions,
+// 0xA1 subscription identifiers, 0xA2 wildcard subscriptions). Any other
+// refusal (0x80 unspecified, 0x83 implementation specific, 0x97 quota
+// exceeded, ...) may pass later: the connection is made again.
+func isPermanentRefusal(err error) bool {
+	code, ok := refusalCode(err)
+	if !ok {
+		return false
+	}
+	switch code {
+	case 0x87, 0x8F, 0x90, 0x99, 0x9E, 0xA1, 0xA2:
+		return true
+	}
+	return false
 }
 
 // connectionDown ends the confirmation of the connection gone and counts
@@ -453,8 +559,27 @@ func (c *conn) closeLogs() {
 	c.failures.close()
 }
 
-// close disconnects normally (no Will) and stops reconnecting.
+// close disconnects normally (no Will) and stops reconnecting. After the
+// connection stopped for good (or while it stops) there is nothing to
+// disconnect: close waits for the stop to end and returns nil.
 func (c *conn) close(ctx context.Context) error {
+	c.mu.Lock()
+	c.closing = true
+	stopping := c.stopErr != nil
+	c.mu.Unlock()
+	if stopping {
+		select {
+		case <-c.done:
+			return nil
+		default:
+		}
+		select {
+		case <-c.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	err := c.cm.Disconnect(ctx)
 	c.cancel()
 	select {
@@ -484,8 +609,12 @@ func (c *conn) kill() {
 }
 
 // publish sends one QoS 1 message and reports a refused publish (a PUBACK
-// reason code of 0x80 or more) as an error.
+// reason code of 0x80 or more) as an error, as it does a connection
+// stopped for good (see stoppedError).
 func (c *conn) publish(ctx context.Context, p *paho.Publish) error {
+	if err := c.stoppedError(); err != nil {
+		return err
+	}
 	return publishVia(ctx, c.cm, p)
 }
 

@@ -46,9 +46,10 @@ type Watcher struct {
 // Watch subscribes the discovery topics of an org/unit and feeds every
 // message to a presence tracker (statemachines/presence): retained cards
 // arrive first, then changes as they happen. After every reconnect it
-// subscribes again, and reconnects until the subscription is granted (see
-// the package documentation). Status is advisory: never a reason to skip
-// the retry profile.
+// subscribes again, and reconnects until the subscription is granted,
+// unless the broker refuses it for good: then the watch stops (see
+// Watcher.Done and the package documentation, "Reconnects"). Status is
+// advisory: never a reason to skip the retry profile.
 func Watch(ctx context.Context, cfg WatchConfig) (*Watcher, error) {
 	filter, err := mqttbind.DiscoveryFilterTopic(cfg.Org, cfg.Unit)
 	if err != nil {
@@ -122,7 +123,7 @@ func (w *Watcher) deliver() {
 }
 
 // Changes delivers every change the tracker applied, in order; it is
-// closed by Close.
+// closed by Close (not when Done is closed: select on both).
 func (w *Watcher) Changes() <-chan presence.Change { return w.changes }
 
 // Lookup returns the current entry of an agent of the watched org/unit.
@@ -151,7 +152,25 @@ func (w *Watcher) Len() int {
 	return w.tracker.Len()
 }
 
-// Close stops watching and disconnects.
+// Done returns a channel that is closed when the watch's connection has
+// stopped for good on its own: after a reconnect, the broker refused the
+// subscription of the discovery filter in a way that retrying cannot
+// change (not authorized, an invalid filter: see the package
+// documentation, "Reconnects"), typically because the broker's ACL
+// changed. The watch then reconnects no more and receives nothing: its
+// table keeps what it knew, and goes stale. The refusal is logged once, at
+// ERROR, on WatchConfig.Logger, and Err returns it. Close does not close
+// the channel.
+func (w *Watcher) Done() <-chan struct{} { return w.conn.done }
+
+// Err returns why the watch stopped once Done is closed: the
+// *SubscribeError the broker refused with (errors.As reads its reason
+// code). It returns nil before Done is closed, and for a watch that Close
+// stopped.
+func (w *Watcher) Err() error { return w.conn.err() }
+
+// Close stops watching and disconnects; after Done is closed it has
+// nothing to disconnect and returns nil at once.
 func (w *Watcher) Close(ctx context.Context) error {
 	select {
 	case <-w.done:

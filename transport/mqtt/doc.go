@@ -40,6 +40,22 @@
 // refusal fails NewAgent, NewClient or Watch (the caller learns why);
 // later failures are logged, once per burst.
 //
+// After the connection was once ready, a refusal that retrying cannot
+// change (a SUBACK or PUBACK 0x87 not authorized, 0x8F topic filter
+// invalid, 0x90 topic name invalid, 0x99 payload format invalid, 0x9E,
+// 0xA1 or 0xA2 not supported: MQTT v5 §3.4.2.1, §3.9.3), such as a broker
+// restarted with an ACL that no longer lets an agent publish its card or
+// subscribe its request topic, stops the connection for good: it is
+// dropped without DISCONNECT (the broker publishes the Will: watchers see
+// the agent offline), never made again, and the refusal is logged once at
+// ERROR on the caller's logger. Agent.Done, Client.Done and Watcher.Done
+// are then closed, and Err returns the *SubscribeError or *PublishError;
+// publishes fail with ErrStopped, and Close returns nil at once. A program
+// should stop (or alert) on Done, as a2a agent and a2a watch do. Other
+// refusals (0x80, 0x83, 0x97 quota exceeded, such as the embedded
+// broker's card rate limit) may pass later, and keep the connection
+// being made again with the backoff below.
+//
 // The first reconnect after a connection that stayed up 10 s once ready
 // goes at once. After a connection that went down sooner, above all a
 // session taken over again and again (another connection with the same
