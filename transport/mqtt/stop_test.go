@@ -62,7 +62,6 @@ func TestIsPermanentRefusal(t *testing.T) {
 // ones go to the new broker. It counts the connections it accepted: every
 // connection attempt of a client behind it.
 type switchProxy struct {
-	t  *testing.T
 	ln net.Listener
 	wg sync.WaitGroup
 
@@ -78,7 +77,7 @@ func startProxy(t *testing.T, target string) *switchProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &switchProxy{t: t, ln: ln, target: target, open: map[net.Conn]struct{}{}}
+	p := &switchProxy{ln: ln, target: target, open: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.serve()
 	t.Cleanup(func() {
