@@ -90,6 +90,18 @@ type Offline struct {
 	// delivered and drained count the records handed to the handler and
 	// those removed undelivered, for Stats.
 	delivered, drained int64
+	// taken are the records taken from the queue whose turn has not
+	// started yet, by task id: GetTask still finds them (SUBMITTED) and
+	// CancelTask can still stop them.
+	taken map[string]*takenRecord
+}
+
+// takenRecord is a record between Take and the start of its turn.
+type takenRecord struct {
+	rec      inbox.Record
+	msg      *a2a.Message
+	handing  bool // its turn is being started: too late to cancel
+	canceled bool // CancelTask stopped it: never handed
 }
 
 // NewOffline checks cfg and returns the agent's offline state. An agent in
@@ -155,7 +167,7 @@ func NewOffline(cfg OfflineConfig) (*Offline, error) {
 		b.RecordTTL = def.RecordTTL
 	}
 	return &Offline{cfg: cfg, bounds: b, awake: cfg.Mode != offline.ReachabilityModeUnavailableStoreForward,
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}), taken: map[string]*takenRecord{},
 		rnd: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}, nil
 }
 

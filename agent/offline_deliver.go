@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2abind/a2abind/agent/inbox"
@@ -87,7 +90,8 @@ func (o *Offline) loop() {
 }
 
 // round purges expired records and, when the agent accepts work, delivers
-// one batch. It reports whether there may be more to do at once.
+// the queue until it is empty, the agent sleeps again or the loop stops. It
+// reports whether there may be more to do at once.
 func (o *Offline) round(ctx context.Context) (bool, error) {
 	s := o.server
 	now := s.now()
@@ -103,80 +107,242 @@ func (o *Offline) round(ctx context.Context) (bool, error) {
 	if !o.accepting(now) {
 		return len(expired) == o.cfg.DeliveryBatch, nil
 	}
-	batch, err := o.cfg.Queue.Next(ctx, 0, o.cfg.DeliveryBatch)
-	if err != nil || len(batch) == 0 {
-		return len(expired) == o.cfg.DeliveryBatch, err
-	}
-	return true, o.deliver(ctx, batch, now)
+	return len(expired) == o.cfg.DeliveryBatch, o.deliverAll(ctx)
 }
 
-// deliver validates a batch at now, removes the records that fail and
-// takes the others, with their replay keys, in one transaction; then it
-// hands each record taken that is not a replay to the handler, in order.
-func (o *Offline) deliver(ctx context.Context, batch []inbox.Record, now time.Time) error {
+// ready is a record taken for delivery, its request decoded and validated.
+type ready struct {
+	rec      inbox.Record
+	req      *a2a.SendMessageRequest
+	qm       QueuedMessage
+	until    time.Time // how long the replay cache keeps qm.ReplayKey
+	replayed bool
+}
+
+// deliverAll delivers the queue in two stages: one takes the next batch
+// (read, validated in parallel, taken with its replay keys in one
+// transaction) while the other hands the batch before it to the handler,
+// one turn after the other, in order. When the loop stops, what was taken
+// but not handed goes back to the queue (Store.Untake).
+func (o *Offline) deliverAll(ctx context.Context) error {
 	s := o.server
-	type ready struct {
-		rec inbox.Record
-		req *a2a.SendMessageRequest
-		qm  QueuedMessage
+	batches := make(chan []ready, 1)
+	prepCtx, stopPrep := context.WithCancel(ctx)
+	defer stopPrep()
+	var prepErr error
+	go func() {
+		defer close(batches)
+		for prepCtx.Err() == nil && o.accepting(s.now()) {
+			b, more, err := o.prepare(prepCtx, s.now())
+			if err != nil {
+				prepErr = err
+				return
+			}
+			if len(b) > 0 {
+				select {
+				case batches <- b:
+				case <-prepCtx.Done():
+					o.untake(b)
+					return
+				}
+			}
+			if !more {
+				return
+			}
+		}
+	}()
+	var err error
+	for b := range batches {
+		for i := range b {
+			if err == nil && ctx.Err() == nil {
+				var handed bool
+				handed, err = o.handReady(ctx, &b[i])
+				if handed {
+					continue
+				}
+			}
+			// Stopping, or the handler could not be reached: the rest goes
+			// back to the queue.
+			stopPrep()
+			o.untake(b[i:])
+			break
+		}
 	}
+	if err == nil {
+		err = prepErr
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// handReady hands one taken record to the handler (a replay is recorded
+// REJECTED instead). It reports whether the record was dealt with; false
+// means its turn never started and the record must go back.
+func (o *Offline) handReady(ctx context.Context, r *ready) (bool, error) {
+	if r.replayed {
+		o.record(ctx, r.rec, r.req.Message, a2a.TaskStateRejected, "refused at delivery: a replay of an object already delivered")
+		return true, nil
+	}
+	o.mu.Lock()
+	t := o.taken[r.rec.TaskID]
+	canceled := t != nil && t.canceled
+	if t != nil {
+		t.handing = true
+	}
+	o.mu.Unlock()
+	if canceled {
+		o.forget(r.rec.TaskID)
+		return true, nil
+	}
+	err := o.hand(ctx, r.rec, r.req, r.qm)
+	o.forget(r.rec.TaskID)
+	if err == nil {
+		return true, nil
+	}
+	// The turn started if its task exists: it is delivered, whatever
+	// happened to the wait for its end.
+	if _, gerr := o.server.store.Get(context.WithoutCancel(ctx), r.rec.TaskID); gerr == nil {
+		return true, nil
+	}
+	return false, err
+}
+
+// forget drops a taken record whose turn started (or never will).
+func (o *Offline) forget(taskID string) {
+	o.mu.Lock()
+	delete(o.taken, taskID)
+	o.mu.Unlock()
+}
+
+// untake puts records taken but never handed back in the queue (those
+// CancelTask stopped excepted).
+func (o *Offline) untake(b []ready) {
+	recs := make([]inbox.Record, 0, len(b))
+	keys := make([]string, 0, len(b))
+	o.mu.Lock()
+	for _, r := range b {
+		t := o.taken[r.rec.TaskID]
+		delete(o.taken, r.rec.TaskID)
+		if r.replayed || (t != nil && t.canceled) {
+			continue
+		}
+		recs = append(recs, r.rec)
+		keys = append(keys, r.qm.ReplayKey)
+	}
+	o.mu.Unlock()
+	if len(recs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := o.cfg.Queue.Untake(ctx, recs, keys); err != nil {
+		o.server.log.Error("agent: offline queue: putting back records taken but not delivered", "records", len(recs), "err", err)
+	}
+}
+
+// prepare reads the next batch, validates it at now (in parallel), removes
+// the records that fail and takes the others with their replay keys in one
+// transaction. more reports whether the queue may hold more.
+func (o *Offline) prepare(ctx context.Context, now time.Time) (b []ready, more bool, err error) {
+	batch, err := o.cfg.Queue.Next(ctx, 0, o.cfg.DeliveryBatch)
+	if err != nil || len(batch) == 0 {
+		return nil, false, err
+	}
+	more = len(batch) == o.cfg.DeliveryBatch
+	checked := make([]ready, len(batch))
+	reasons := make([]string, len(batch))
+	o.validate(ctx, batch, now, checked, reasons)
 	var ok []ready
 	var takes []inbox.Taken
 	var bad []inbox.Record
-	reasons := map[uint64]string{}
-	for _, rec := range batch {
-		if !rec.Expires.After(now) {
+	why := map[uint64]string{}
+	for i, rec := range batch {
+		if reasons[i] != "" {
 			bad = append(bad, rec)
-			reasons[rec.Seq] = "expired in the offline queue before delivery"
+			why[rec.Seq] = reasons[i]
 			continue
 		}
-		req, err := decodeQueued(s.limits, rec.Payload)
+		ok = append(ok, checked[i])
+		takes = append(takes, inbox.Taken{Seq: rec.Seq, ReplayKey: checked[i].qm.ReplayKey, Until: checked[i].until})
+	}
+	if len(bad) > 0 {
+		if err := o.drain(ctx, bad, func(r inbox.Record) string { return why[r.Seq] }, a2a.TaskStateRejected); err != nil {
+			return nil, false, err
+		}
+	}
+	if len(takes) == 0 {
+		return nil, more || len(bad) > 0, nil
+	}
+	replayed, missing, err := o.cfg.Queue.Take(ctx, takes)
+	if err != nil {
+		return nil, false, err
+	}
+	out := ok[:0]
+	o.mu.Lock()
+	for i, r := range ok {
+		if missing[i] {
+			continue // canceled meanwhile: CancelTask removed it
+		}
+		r.replayed = replayed[i]
+		out = append(out, r)
+		if !r.replayed {
+			o.taken[r.rec.TaskID] = &takenRecord{rec: r.rec, msg: r.req.Message}
+		}
+	}
+	o.mu.Unlock()
+	return out, true, nil
+}
+
+// validate decodes and checks each record of a batch at now, on up to
+// GOMAXPROCS goroutines: checked[i] is the record ready to take, or
+// reasons[i] says why it is refused. A Validator's replay key is kept until
+// the object's expiry, at most the record's.
+func (o *Offline) validate(ctx context.Context, batch []inbox.Record, now time.Time, checked []ready, reasons []string) {
+	one := func(i int) {
+		rec := batch[i]
+		if !rec.Expires.After(now) {
+			reasons[i] = "expired in the offline queue before delivery"
+			return
+		}
+		req, err := decodeQueued(o.server.limits, rec.Payload)
 		if err != nil {
-			bad = append(bad, rec)
-			reasons[rec.Seq] = "the queued record cannot be read: " + err.Error()
-			continue
+			reasons[i] = "the queued record cannot be read: " + err.Error()
+			return
 		}
 		qm := QueuedMessage{Peer: rec.Peer, TaskID: rec.TaskID, ContextID: rec.ContextID, Message: req.Message,
 			Enqueued: rec.Enqueued, Expires: rec.Expires}
 		key, until, err := o.cfg.Validator.Validate(ctx, qm, now)
 		if err != nil {
-			bad = append(bad, rec)
-			reasons[rec.Seq] = "refused at delivery: " + err.Error()
-			continue
+			reasons[i] = "refused at delivery: " + err.Error()
+			return
 		}
 		if until.IsZero() || until.After(rec.Expires) {
 			until = rec.Expires
 		}
 		qm.ReplayKey = key
-		ok = append(ok, ready{rec: rec, req: req, qm: qm})
-		takes = append(takes, inbox.Taken{Seq: rec.Seq, ReplayKey: key, Until: until})
+		checked[i] = ready{rec: rec, req: req, qm: qm, until: until}
 	}
-	if len(bad) > 0 {
-		if err := o.drain(ctx, bad, func(r inbox.Record) string { return reasons[r.Seq] }, a2a.TaskStateRejected); err != nil {
-			return err
+	workers := min(runtime.GOMAXPROCS(0), len(batch))
+	if workers <= 1 {
+		for i := range batch {
+			one(i)
 		}
+		return
 	}
-	if len(takes) == 0 {
-		return nil
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(batch); i = int(next.Add(1) - 1) {
+				one(i)
+			}
+		}()
 	}
-	replayed, missing, err := o.cfg.Queue.Take(ctx, takes)
-	if err != nil {
-		return err
-	}
-	for i, r := range ok {
-		switch {
-		case missing[i]:
-			// Canceled meanwhile: CancelTask removed it.
-			continue
-		case replayed[i]:
-			o.record(ctx, r.rec, r.req.Message, a2a.TaskStateRejected, "refused at delivery: a replay of an object already delivered")
-			continue
-		}
-		if err := o.hand(ctx, r.rec, r.req, r.qm); err != nil {
-			return err
-		}
-	}
-	return nil
+	wg.Wait()
 }
 
 // hand runs a queued message as the sender would have, had the agent been
@@ -299,16 +465,36 @@ func (s *Server) queuedTask(ctx context.Context, id string) (a2a.Task, bool) {
 	if o == nil || o.cfg.Queue == nil {
 		return a2a.Task{}, false
 	}
+	o.mu.Lock()
+	tr := o.taken[id]
+	var taken inbox.Record
+	var msg *a2a.Message
+	if tr != nil && !tr.canceled {
+		taken, msg = tr.rec, tr.msg
+	}
+	o.mu.Unlock()
+	if msg != nil {
+		return submitted(taken, msg), true
+	}
 	rec, ok, err := o.cfg.Queue.Lookup(ctx, id)
 	if err != nil || !ok {
 		return a2a.Task{}, false
 	}
+	if req, err := decodeQueued(s.limits, rec.Payload); err == nil {
+		msg = req.Message
+	}
+	return submitted(rec, msg), true
+}
+
+// submitted is a queued record's task as GetTask shows it: SUBMITTED since
+// it was queued, with its message.
+func submitted(rec inbox.Record, msg *a2a.Message) a2a.Task {
 	t := a2a.Task{ID: rec.TaskID, ContextID: rec.ContextID,
 		Status: &a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: rec.Enqueued.UTC().Format(time.RFC3339Nano)}}
-	if req, err := decodeQueued(s.limits, rec.Payload); err == nil {
-		t.History = []a2a.Message{*req.Message}
+	if msg != nil {
+		t.History = []a2a.Message{*msg}
 	}
-	return t, true
+	return t
 }
 
 // cancelQueued cancels a task still in the offline queue: its record is
@@ -317,6 +503,19 @@ func (s *Server) cancelQueued(ctx context.Context, id string) (a2a.Task, bool) {
 	o := s.offline
 	if o == nil || o.cfg.Queue == nil {
 		return a2a.Task{}, false
+	}
+	o.mu.Lock()
+	tr := o.taken[id]
+	stop := tr != nil && !tr.handing && !tr.canceled
+	if stop {
+		tr.canceled = true
+	}
+	o.mu.Unlock()
+	if stop {
+		// Taken from the queue, its turn not started: it never will be.
+		o.record(ctx, tr.rec, tr.msg, a2a.TaskStateCanceled, "canceled while queued")
+		got, err := s.store.Get(ctx, id)
+		return got.Task, err == nil
 	}
 	rec, ok, err := o.cfg.Queue.Lookup(ctx, id)
 	if err != nil || !ok {

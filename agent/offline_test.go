@@ -406,3 +406,76 @@ func agentText(t a2a.Task) string {
 	}
 	return TextOf(t.Status.Message)
 }
+
+// blockingLog is a turnLog whose turns wait for release.
+type blockingLog struct {
+	turnLog
+	started chan string
+	release chan struct{}
+}
+
+func (b *blockingLog) ServeTurn(ctx context.Context, t *Turn) error {
+	b.started <- t.Text()
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return b.turnLog.ServeTurn(ctx, t)
+}
+
+// TestTakenButNotStartedIsStillSubmittedAndCancelable: during a wake the
+// records behind a running turn are out of the queue but not yet turns:
+// GetTask still answers SUBMITTED, CancelTask still stops them, and a
+// stop puts them back in the queue.
+func TestTakenButNotStartedIsStillSubmittedAndCancelable(t *testing.T) {
+	q, _, err := inbox.OpenBolt(filepath.Join(t.TempDir(), "queue.db"), inbox.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	o, err := NewOffline(OfflineConfig{Mode: offline.ReachabilityModeUnavailableStoreForward, StoreForward: true, Queue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &blockingLog{started: make(chan string, 8), release: make(chan struct{})}
+	srv := NewServer(h, WithOffline(o))
+	f := &offlineFixture{fixture: &fixture{t: t, srv: srv, ids: tasklife.ResponderIDs}, o: o}
+	var ids []string
+	for i := range 4 {
+		ids = append(ids, queuedTaskID(t, f.sendAs("peer-a", msg("", "", fmt.Sprint("job ", i)))))
+	}
+	o.SetAwake(true)
+	if got := <-h.started; got != "job 0" {
+		t.Fatalf("first turn %q", got)
+	}
+	// job 0 runs; jobs 1 to 3 were taken with it.
+	if st, _ := o.Stats(context.Background()); st.Messages != 0 {
+		t.Fatalf("%d records still in the queue, want the batch taken", st.Messages)
+	}
+	if task, err := f.getTask(ids[2]); err != nil || task.Status.State != a2a.TaskStateSubmitted {
+		t.Fatalf("GetTask of a taken record: %v %v, want SUBMITTED", task.Status, err)
+	}
+	rs := f.call(a2a.MethodCancelTask, &a2a.CancelTaskRequest{ID: ids[1]})
+	if got := taskOf(t, rs[0]); got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel of a taken record: %s", got.Status.State)
+	}
+	// Stop while job 0 runs: jobs 2 and 3 go back to the queue.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := o.Stats(context.Background())
+	pending, err := q.Next(context.Background(), 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []string
+	for _, r := range pending {
+		back = append(back, r.TaskID)
+	}
+	if strings.Join(back, ",") != ids[2]+","+ids[3] {
+		t.Errorf("back in the queue: %v, want jobs 2 and 3 (%v); stats %+v", back, ids[2:], st)
+	}
+}

@@ -188,13 +188,15 @@ var ErrClosed = errors.New("agent: server closed")
 // Close stops every running turn (their contexts end) and waits for the
 // handlers to return, or for ctx to end. The store is not closed.
 func (s *Server) Close(ctx context.Context) error {
+	// The offline queue first: records taken but not yet handed to the
+	// handler go back to the queue rather than into turns about to end.
+	s.stopOffline()
 	s.mu.Lock()
 	s.closed = true
 	for _, r := range s.runs {
 		r.cancel()
 	}
 	s.mu.Unlock()
-	s.stopOffline()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); s.pool.Close(); close(done) }()
 	select {

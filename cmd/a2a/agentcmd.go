@@ -166,6 +166,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return fail(1, "%v", err)
 	}
+	// The wake signals are heard before anything is printed: a script
+	// that signals once it reads the start lines is not ignored.
+	stopSignals := wakeOnSignals(stdout, ra.Offline())
+	defer stopSignals()
 	name := *id
 	if *brokerURL != "" {
 		name = *org + "/" + *unit + "/" + *id
@@ -182,13 +186,19 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if reachability != nil {
 		reportQueue(stdout, ra, reachability)
 	}
-	stopSignals := wakeOnSignals(stdout, ra.Offline())
-	defer stopSignals()
-	<-ctx.Done()
+	var stopped error
+	select {
+	case <-ctx.Done():
+	case <-ra.Stopped():
+		stopped = refusedForGood("agent", ra.StopErr())
+	}
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := ra.Close(closeCtx); err != nil {
+	if err := ra.Close(closeCtx); err != nil && stopped == nil {
 		return fail(1, "stopping: %v", err)
+	}
+	if stopped != nil {
+		return stopped
 	}
 	fmt.Fprintf(stdout, "agent %s offline\n", name)
 	return nil

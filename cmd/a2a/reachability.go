@@ -191,8 +191,12 @@ func reportQueue(out io.Writer, ra *refagent.Agent, r *refagent.Reachability) {
 	}
 	path := filepath.Join(r.QueueDir, "queue.db")
 	if rec := ra.Recovery(); rec.Damaged {
-		fmt.Fprintf(out, "offline queue %s was damaged (%s): moved to %s; %d records and %d replay keys salvaged, %d unreadable dropped\n",
-			path, rec.Error, rec.MovedTo, rec.Records, rec.Replay, rec.Unreadable)
+		dropped := fmt.Sprintf("%d unreadable dropped", rec.Unreadable)
+		if rec.Uncounted {
+			dropped = fmt.Sprintf("%d unreadable dropped and an unknown number more (part of the file could not be read, its record count with it)", rec.Unreadable)
+		}
+		fmt.Fprintf(out, "offline queue %s was damaged (%s): moved to %s; %d records and %d replay keys salvaged, %s\n",
+			path, rec.Error, rec.MovedTo, rec.Records, rec.Replay, dropped)
 	} else if rec.Unreadable > 0 {
 		fmt.Fprintf(out, "offline queue %s: %d unreadable records dropped\n", path, rec.Unreadable)
 	}

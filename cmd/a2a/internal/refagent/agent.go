@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/a2abind/a2abind/agent"
@@ -106,6 +107,8 @@ type Agent struct {
 	offline             *agent.Offline
 	queue               *inbox.Bolt
 	recovery            inbox.Recovery
+	stopOnce            sync.Once
+	stopped             chan struct{}
 }
 
 // EndpointURL is the JSON-RPC endpoint URL for a listener address: http://
@@ -258,6 +261,39 @@ func (ra *Agent) openOffline(r *Reachability, authenticated bool, log *slog.Logg
 	}
 	ra.offline = o
 	return o, nil
+}
+
+// Stopped returns a channel closed when one of the agent's MQTT
+// connections (the agent's, or its spawned instance's) stopped for good on
+// its own: the broker refused it permanently after a reconnect (see
+// a2amqtt.Agent.Done); nil (never closed) without a broker.
+func (ra *Agent) Stopped() <-chan struct{} {
+	if ra.main == nil {
+		return nil
+	}
+	ra.stopOnce.Do(func() {
+		ra.stopped = make(chan struct{})
+		go func() {
+			select {
+			case <-ra.main.Done():
+			case <-ra.spawned.Done():
+			}
+			close(ra.stopped)
+		}()
+	})
+	return ra.stopped
+}
+
+// StopErr says why Stopped was closed: the refusal of the connection that
+// stopped.
+func (ra *Agent) StopErr() error {
+	if ra.main == nil {
+		return nil
+	}
+	if err := ra.main.Err(); err != nil {
+		return err
+	}
+	return ra.spawned.Err()
 }
 
 // Offline returns the agent's offline state (nil unless Config.Reachability
