@@ -368,6 +368,9 @@ func storyS11(ctx context.Context, d *demo) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := s.sniff.sawPayload(ctx, marker, []byte(intruderID+" listens")); err != nil {
+		return "", err
+	}
 	for _, p := range got {
 		if p.Topic != marker {
 			return "", fmt.Errorf("(b) the intruder received a message on %s", p.Topic)

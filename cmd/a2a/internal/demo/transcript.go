@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -195,6 +196,28 @@ func (s *sniffer) seen(ctx context.Context, discoveryTopic, status, source strin
 		case <-time.After(10 * time.Millisecond):
 		case <-ctx.Done():
 			return fmt.Errorf("the transcript never saw %s %s: %w", discoveryTopic, status, ctx.Err())
+		}
+	}
+}
+
+// sawPayload waits until the transcript holds a publish on topic with
+// payload: a barrier for a story whose next step must come after it in
+// the transcript (the broker orders one publisher's messages, not two
+// publishers').
+func (s *sniffer) sawPayload(ctx context.Context, topic string, payload []byte) error {
+	for {
+		s.mu.Lock()
+		for _, m := range s.msgs {
+			if m.Topic == topic && bytes.Equal(m.Payload, payload) {
+				s.mu.Unlock()
+				return nil
+			}
+		}
+		s.mu.Unlock()
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return fmt.Errorf("the transcript never saw %q on %s: %w", payload, topic, ctx.Err())
 		}
 	}
 }
