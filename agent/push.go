@@ -1,0 +1,65 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+// Notifier delivers a task's push notifications (A2A v1.0 §4.3) to the
+// webhooks its push-notification configs name. The runtime calls Notify for
+// every status and artifact update of a task that has configs, in the
+// order of the task's events, and Forget when a config is deleted or its
+// task is gone. Notify must not block on the network: a Notifier queues,
+// delivers in order per config, and reports what became of each binding
+// through the PushReporter it was given (agent/webhook is the HTTP one).
+type Notifier interface {
+	// Notify queues ev for the webhook of cfg (cfg.TaskID is the task's).
+	Notify(cfg a2a.TaskPushNotificationConfig, ev *a2a.StreamResponse)
+	// Forget drops what is queued for a config and stops delivering to it.
+	Forget(taskID, configID string)
+}
+
+// PushState is the delivery state of one push-notification config, as the
+// Notifier reports it.
+type PushState string
+
+// The push states a Notifier reports.
+const (
+	// PushDelivered: the webhook acknowledged a notification (2xx).
+	PushDelivered PushState = "delivered"
+	// PushFailing: deliveries fail (5xx, timeouts, connection refused)
+	// and are retried; the binding is suspect.
+	PushFailing PushState = "failing"
+	// PushDead: the webhook answered 404, 410 or another 4xx, or retries
+	// ran out: nothing more is sent to it. The task stays readable with
+	// GetTask.
+	PushDead PushState = "dead"
+	// PushRefused: the agent refuses to deliver to this URL (an address
+	// its policy forbids: loopback, private, link-local, multicast).
+	PushRefused PushState = "refused"
+	// PushOverflow: the config's queue was full and notifications were
+	// dropped (Dropped says how many); later ones are still delivered.
+	PushOverflow PushState = "overflow"
+)
+
+// PushReport is what a Notifier reports about one config.
+type PushReport struct {
+	TaskID, ConfigID string
+	State            PushState
+	// Status is the webhook's last HTTP status (0 when it gave none).
+	Status int
+	// Reason says why, in a few words, for a failing, dead, refused or
+	// overflowing config.
+	Reason string
+	// Dropped counts the notifications dropped by overflow so far.
+	Dropped int
+	// At is when it happened.
+	At time.Time
+}
+
+// PushReporter receives a Notifier's reports (the Server is one: it records
+// them on the task, where the requester reads them with GetTask).
+type PushReporter interface {
+	PushReport(r PushReport)
+}
