@@ -14,6 +14,9 @@ type wire struct {
 	Owner      string    `json:"owner,omitempty"`
 	Created    time.Time `json:"created"`
 	Updated    time.Time `json:"updated"`
+	// The push-notification configs and their delivery reports.
+	PushConfigs    []a2a.TaskPushNotificationConfig `json:"pushConfigs,omitempty"`
+	PushDeliveries []PushDelivery                   `json:"pushDeliveries,omitempty"`
 }
 
 func encode(r Record) ([]byte, error) {

@@ -348,7 +348,8 @@ func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
 			return packed{}, errors.New("taskstore: ReplaceTask may not change the context id")
 		}
 		p, err := pack(Record{Task: task, Owner: old.owner, Created: old.created, Updated: now})
-		p.messageIDs = old.messageIDs // never changed in place
+		// Neither is ever changed in place.
+		p.messageIDs, p.push = old.messageIDs, old.push
 		return p, err
 	})
 }

@@ -2,6 +2,7 @@ package taskstore
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -22,6 +23,16 @@ type packed struct {
 	owner      string
 	created    time.Time
 	updated    time.Time
+	// push holds the push-notification configs and their delivery
+	// reports in their wire form (pushWire); nil when there are none.
+	push []byte
+}
+
+// pushWire is the stored form of a record's push-notification configs
+// and delivery reports.
+type pushWire struct {
+	Configs    []a2a.TaskPushNotificationConfig `json:"configs,omitempty"`
+	Deliveries []PushDelivery                   `json:"deliveries,omitempty"`
 }
 
 // scratch holds encoding buffers between packs: a task is encoded into one,
@@ -42,6 +53,11 @@ func pack(r Record) (packed, error) {
 	if r.Task.Status != nil {
 		p.state = r.Task.Status.State
 	}
+	if len(r.PushConfigs) > 0 || len(r.PushDeliveries) > 0 {
+		if p.push, err = json.Marshal(pushWire{Configs: r.PushConfigs, Deliveries: r.PushDeliveries}); err != nil {
+			return packed{}, fmt.Errorf("taskstore: push configs: %w", err)
+		}
+	}
 	return p, nil
 }
 
@@ -50,6 +66,13 @@ func (p *packed) unpack() (Record, error) {
 	r := Record{MessageIDs: append([]string(nil), p.messageIDs...), Owner: p.owner, Created: p.created, Updated: p.updated}
 	if err := r.Task.UnmarshalJSON(p.task); err != nil {
 		return Record{}, err
+	}
+	if len(p.push) > 0 {
+		var w pushWire
+		if err := json.Unmarshal(p.push, &w); err != nil {
+			return Record{}, fmt.Errorf("taskstore: push configs: %w", err)
+		}
+		r.PushConfigs, r.PushDeliveries = w.Configs, w.Deliveries
 	}
 	return r, nil
 }
@@ -61,9 +84,10 @@ func (p *packed) head() Record {
 		Owner: p.owner, Created: p.created, Updated: p.updated}
 }
 
-// size is what the task counts against MaxBytes: its encoding and its ids.
+// size is what the task counts against MaxBytes: its encoding, its ids,
+// and the encoding of its push-notification configs and reports.
 func (p *packed) size() int64 {
-	n := len(p.task) + len(p.id) + len(p.contextID) + len(p.owner)
+	n := len(p.task) + len(p.id) + len(p.contextID) + len(p.owner) + len(p.push)
 	for _, m := range p.messageIDs {
 		n += len(m)
 	}

@@ -45,6 +45,47 @@ type Record struct {
 	Owner string
 	// Created and Updated are set by the store.
 	Created, Updated time.Time
+	// PushConfigs are the task's push-notification configs (A2A v1.0
+	// §4.3), oldest first, each with its id and taskId set. They live in
+	// the record so that a config sent with the message that creates the
+	// task is stored with it, in one Create. A store keeps them as they
+	// are; the agent runtime bounds how many a task has
+	// (agent.PushConfig.MaxConfigsPerTask). They count against MaxBytes.
+	PushConfigs []a2a.TaskPushNotificationConfig
+	// PushDeliveries are the latest delivery reports of the configs, at
+	// most one per config id (docs/protocol.md §8.8). They count against
+	// MaxBytes.
+	PushDeliveries []PushDelivery
+}
+
+// PushDelivery is what became of the notifications sent to one
+// push-notification config of a task, as the sender last reported it
+// (agent.PushReport).
+type PushDelivery struct {
+	// ConfigID is the config's id.
+	ConfigID string `json:"configId"`
+	// State is the delivery state: delivered, failing, dead, refused or
+	// overflow (agent.PushState).
+	State string `json:"state"`
+	// Status is the webhook's last HTTP status (0 when it gave none).
+	Status int `json:"status,omitempty"`
+	// Reason says why, in a few words, for a config not delivered to.
+	Reason string `json:"reason,omitempty"`
+	// Dropped counts the notifications dropped by overflow so far.
+	Dropped int `json:"dropped,omitempty"`
+	// At is when the delivery came to this state.
+	At time.Time `json:"at"`
+}
+
+// PushConfig returns the index of the config with id in r.PushConfigs, or
+// -1.
+func (r *Record) PushConfig(id string) int {
+	for i := range r.PushConfigs {
+		if r.PushConfigs[i].ID == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // HasMessage reports whether id was already accepted for the task.
@@ -101,7 +142,8 @@ type Store interface {
 // Replacer is implemented by stores that can replace a task's body
 // without reading the stored one first. The runtime uses it for the events
 // of a turn, which rewrite the whole task and keep its bookkeeping (message
-// ids, owner, creation time); a Store without it is written with Update.
+// ids, owner, creation time, push-notification configs and their
+// reports); a Store without it is written with Update.
 type Replacer interface {
 	// ReplaceTask stores t as the task of the record with t's id, setting
 	// Updated. It returns ErrNotFound for an unknown id and refuses a
