@@ -22,18 +22,27 @@ var (
 	// assigned, so that Seqs are never reused, even once the queue is
 	// empty.
 	bucketRecords = []byte("records")
-	// bucketReplay is the replay cache: key a replay key, value its Until
-	// (codec.go).
-	bucketReplay = []byte("replay")
-	// bucketReplayOrder indexes the replay cache by time: key
-	// replayOrderKey, empty value.
-	bucketReplayOrder = []byte("replayOrder")
+	// bucketReplayLog is the replay cache, as a log (replay.go): key a
+	// counter, value the key's hash and Until (codec.go). Its bucket
+	// sequence is the last counter used.
+	bucketReplayLog = []byte("replayLog")
 	// bucketMeta holds metaCount, the number of records (8 bytes,
 	// big-endian), written with them: it tells how many records a damaged
-	// file lost.
+	// file lost; and metaFormat, the file's layout (fileFormat, 8 bytes,
+	// big-endian).
 	bucketMeta = []byte("meta")
 	metaCount  = []byte("count")
+	metaFormat = []byte("format")
+	// buckets are the buckets of a queue file.
+	buckets = [][]byte{bucketRecords, bucketReplayLog, bucketMeta}
+	// bucketsFormat1 are the buckets of format 1's replay cache.
+	bucketsFormat1 = [][]byte{[]byte("replay"), []byte("replayOrder")}
 )
+
+// ErrFormat is returned by OpenBolt for a file that is not a queue file
+// of the layout this version reads (fileFormat): one of an earlier layout,
+// a later one, or another bbolt database. The file is left alone.
+var ErrFormat = errors.New("inbox: not a queue file of the format this version reads")
 
 // DefaultLockTimeout is how long OpenBolt waits by default for a file
 // locked by another process.
@@ -44,17 +53,15 @@ const DefaultLockTimeout = time.Second
 // reading it loop).
 const DefaultRecoverTimeout = 30 * time.Second
 
-// maxReplayKey is the longest replay key: its index key (replayOrderKey)
-// must stay within bbolt's largest key.
-const maxReplayKey = bolt.MaxKeySize - stampLen
-
 // maxGroup is the most enqueues committed in one transaction.
 const maxGroup = 1024
 
 // BoltOptions configures OpenBolt. The zero value is the defaults.
 type BoltOptions struct {
 	// MaxReplay is the most keys the replay cache holds before enqueues
-	// are refused (0: DefaultMaxReplay).
+	// are refused (0: DefaultMaxReplay). The cache is kept in memory, at
+	// about 120 bytes a key whatever its length (12 MB for the default),
+	// and takes 32 bytes a key in the file.
 	MaxReplay int
 	// Logger receives a Warn when a damaged file is recovered or records
 	// are dropped at open (nil: nothing is logged).
@@ -74,15 +81,17 @@ type BoltOptions struct {
 // concurrent callers are committed together: each enqueue waiting when a
 // transaction starts joins it, so that many senders share one sync, and a
 // lone sender does not wait for company. The indexes (duplicates by peer
-// and message id, records by task id) and the occupancy are kept in memory
-// and rebuilt when the file is opened.
+// and message id, records by task id), the occupancy and the replay cache
+// are kept in memory and rebuilt when the file is opened. The replay cache
+// is stored as a log, to which Take appends its keys together, and from
+// which Expired and Untake delete them.
 type Bolt struct {
 	db        *bolt.DB
 	now       func() time.Time
 	maxReplay int
 
 	// wlock is held by the one writer at a time (a group commit, Take,
-	// Remove, Expired), over its transaction and the update of st.
+	// Untake, Remove, Expired), over its transaction and the update of st.
 	wlock chan struct{}
 	// mu guards st against the readers; writers hold wlock and take mu
 	// only to change st.
@@ -128,8 +137,11 @@ type Bolt struct {
 // file stays mapped (and locked) in the process until it exits.
 //
 // An error is returned, and the file left alone, when the file cannot be
-// opened at all (permissions, a directory) or is locked by another
-// process for longer than LockTimeout.
+// opened at all (permissions, a directory), is locked by another process
+// for longer than LockTimeout, or is a sound bbolt file that is not a
+// queue file of the layout this version reads (ErrFormat): one written in
+// an earlier layout of the replay cache, or by a later version, or another
+// application's database.
 func OpenBolt(path string, opts BoltOptions) (*Bolt, Recovery, error) {
 	if opts.MaxReplay <= 0 {
 		opts.MaxReplay = DefaultMaxReplay
@@ -227,12 +239,19 @@ func (s *Bolt) Next(ctx context.Context, after uint64, n int) ([]Record, error) 
 	var out []Record
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecords).Cursor()
-		for k, v := c.Seek(seqKey(after + 1)); k != nil && len(out) < n; k, v = c.Next() {
+		// Each record is decoded once, into the answer: the cursor stops
+		// at the n-th.
+		for k, v := c.Seek(seqKey(after + 1)); k != nil; k, v = c.Next() {
 			r, err := decodeRecord(k, v)
 			if err != nil {
 				return fmt.Errorf("%w (seq %d)", err, binary.BigEndian.Uint64(k))
 			}
-			out = append(out, r)
+			if out == nil {
+				out = make([]Record, 0, min(n, 256))
+			}
+			if out = append(out, r); len(out) == n {
+				break
+			}
 		}
 		return nil
 	})
@@ -287,9 +306,10 @@ func (s *Bolt) Take(ctx context.Context, takes []Taken) (replayed, missing []boo
 	if err := s.begin(ctx); err != nil {
 		return nil, nil, err
 	}
-	for _, t := range takes {
-		if len(t.ReplayKey) > maxReplayKey {
-			return nil, nil, fmt.Errorf("inbox: a replay key of %d bytes is over the %d the cache holds", len(t.ReplayKey), maxReplayKey)
+	hashes := make([]replayHash, len(takes))
+	for i, t := range takes {
+		if t.ReplayKey != "" {
+			hashes[i] = replayHashOf(t.ReplayKey)
 		}
 	}
 	if err := s.lock(ctx); err != nil {
@@ -297,11 +317,21 @@ func (s *Bolt) Take(ctx context.Context, takes []Taken) (replayed, missing []boo
 	}
 	defer s.unlock()
 	replayed, missing = make([]bool, len(takes)), make([]bool, len(takes))
-	var removed []uint64
-	added := 0
+	removed := make([]uint64, 0, len(takes))
+	// entered are the keys entered or extended, in the order of their
+	// log entries; at, the index of each in entered.
+	type keyEntry struct {
+		h replayHash
+		e replayEntry
+	}
+	var entered []keyEntry
+	at := make(map[replayHash]int, len(takes))
+	gone := make(map[uint64]bool, len(takes))
+	c := s.st.cache
+	next := c.next
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		recs, rep, order := tx.Bucket(bucketRecords), tx.Bucket(bucketReplay), tx.Bucket(bucketReplayOrder)
-		gone := make(map[uint64]bool, len(takes))
+		recs, lg := tx.Bucket(bucketRecords), tx.Bucket(bucketReplayLog)
+		lg.FillPercent = appendFill
 		for i, t := range takes {
 			if _, ok := s.st.entries[t.Seq]; !ok || gone[t.Seq] {
 				missing[i] = true
@@ -315,43 +345,159 @@ func (s *Bolt) Take(ctx context.Context, takes []Taken) (replayed, missing []boo
 			if t.ReplayKey == "" {
 				continue
 			}
-			key := []byte(t.ReplayKey)
-			if v := rep.Get(key); v != nil {
+			h, until := hashes[i], momentOf(t.Until)
+			j, inTake := at[h]
+			var old replayEntry
+			var known bool
+			if inTake {
+				old, known = entered[j].e, true
+			} else {
+				old, known = c.lookup(h)
+			}
+			if known {
 				replayed[i] = true
-				old, ok := decodeReplay(key, v)
-				if ok && !t.Until.After(old) {
+				if !until.after(old.until) {
 					continue
 				}
-				if ok {
-					if err := order.Delete(replayOrderKey(key, old)); err != nil {
-						return err
-					}
+				// The later Until supersedes the entry.
+				if err := lg.Delete(seqKey(old.ctr)); err != nil {
+					return err
 				}
-			} else {
-				added++
 			}
-			if err := rep.Put(key, encodeReplay(key, t.Until)); err != nil {
+			e := replayEntry{until: until, ctr: next}
+			next++
+			if err := lg.Put(seqKey(e.ctr), encodeLogEntry(e.ctr, h, until)); err != nil {
 				return err
 			}
-			if err := order.Put(replayOrderKey(key, t.Until), nil); err != nil {
+			if inTake {
+				entered[j].e = e
+			} else {
+				at[h] = len(entered)
+				entered = append(entered, keyEntry{h, e})
+			}
+		}
+		if len(entered) > 0 {
+			if err := lg.SetSequence(next - 1); err != nil {
 				return err
 			}
 		}
-		if len(removed) == 0 && added == 0 {
-			return nil
+		if len(removed) == 0 {
+			return errNothingStored // no sync
 		}
 		return putCount(tx, len(s.st.entries)-len(removed))
 	})
+	if errors.Is(err, errNothingStored) {
+		return replayed, missing, nil
+	}
 	if err != nil {
 		return nil, nil, dbErr(err)
 	}
+	for _, k := range entered {
+		c.put(k.h, k.e)
+	}
+	c.next = next
 	s.mu.Lock()
 	for _, seq := range removed {
 		s.st.remove(seq)
 	}
-	s.st.replay += added
+	s.st.syncReplay()
 	s.mu.Unlock()
 	return replayed, missing, nil
+}
+
+// Untake puts records taken for delivery back in the queue, under their
+// own Seq, and removes the replay keys given, in one synced transaction.
+// The bounds are not checked: the records were admitted once. A record
+// whose Seq is pending already is left as it is. A key is removed whatever
+// entered it; an empty key, or one not in the cache, is skipped. A record
+// without a Seq or an Expires, or of a Seq the store never assigned, is an
+// error, and nothing is changed.
+func (s *Bolt) Untake(ctx context.Context, recs []Record, keys []string) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	for i := range recs {
+		r := &recs[i]
+		switch {
+		case r.Seq == 0:
+			return errors.New("inbox: Untake of a record without a Seq")
+		case r.Expires.IsZero():
+			return errNoExpiry
+		case encodedLen(r) > maxRecord:
+			return fmt.Errorf("inbox: a record of %d bytes is over the %d the file can hold", encodedLen(r), maxRecord)
+		}
+	}
+	hashes := make([]replayHash, 0, len(keys))
+	for _, k := range keys {
+		if k != "" {
+			hashes = append(hashes, replayHashOf(k))
+		}
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.unlock()
+	var back []*Record
+	var forgot []replayHash
+	seen := make(map[uint64]bool, len(recs))
+	dropped := make(map[replayHash]bool, len(hashes))
+	c := s.st.cache
+	var refused error
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		rb, lg := tx.Bucket(bucketRecords), tx.Bucket(bucketReplayLog)
+		last := rb.Sequence()
+		for i := range recs {
+			r := &recs[i]
+			if r.Seq > last {
+				refused = fmt.Errorf("inbox: Untake of record %d, a Seq never assigned (the last is %d)", r.Seq, last)
+				return refused
+			}
+			if _, ok := s.st.entries[r.Seq]; ok || seen[r.Seq] {
+				continue
+			}
+			seen[r.Seq] = true
+			if err := rb.Put(seqKey(r.Seq), sealRecord(encodeRecord(nil, r), r.Seq)); err != nil {
+				return err
+			}
+			back = append(back, r)
+		}
+		for _, h := range hashes {
+			e, ok := c.lookup(h)
+			if !ok || dropped[h] {
+				continue
+			}
+			dropped[h] = true
+			if err := lg.Delete(seqKey(e.ctr)); err != nil {
+				return err
+			}
+			forgot = append(forgot, h)
+		}
+		if len(back) == 0 && len(forgot) == 0 {
+			return errNothingStored
+		}
+		if len(back) == 0 {
+			return nil
+		}
+		return putCount(tx, len(s.st.entries)+len(back))
+	})
+	switch {
+	case errors.Is(err, errNothingStored):
+		return nil
+	case err != nil && err == refused:
+		return refused
+	case err != nil:
+		return dbErr(err)
+	}
+	for _, h := range forgot {
+		c.drop(h)
+	}
+	s.mu.Lock()
+	for _, r := range back {
+		s.st.insert(r.Seq, entryOf(r))
+	}
+	s.st.syncReplay()
+	s.mu.Unlock()
+	return nil
 }
 
 // Remove removes pending records without delivering them, in one synced
@@ -415,21 +561,17 @@ func removeIn(tx *bolt.Tx, st *state, seqs []uint64) ([]Record, error) {
 }
 
 // Expired returns up to n pending records whose Expires is not after now,
-// oldest first, and forgets the replay keys whose Until is not after now
-// (in one synced transaction, when there are any).
+// oldest first, and forgets the replay keys whose Until is not after now:
+// their log entries are deleted together, in one synced transaction, when
+// there are any.
 func (s *Bolt) Expired(ctx context.Context, now time.Time, n int) ([]Record, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
-	cut := sortStamp(now)
-	stale := false
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		k, _ := tx.Bucket(bucketReplayOrder).Cursor().First()
-		stale = len(k) > 0 && string(k[:min(len(k), stampLen)]) <= string(cut)
-		return nil
-	}); err != nil {
-		return nil, dbErr(err)
-	}
+	at := momentOf(now)
+	s.mu.RLock()
+	stale := s.st.replayAny && !s.st.replayFirst.after(at)
+	s.mu.RUnlock()
 	var out []Record
 	read := func(tx *bolt.Tx) error {
 		s.mu.RLock()
@@ -447,45 +589,41 @@ func (s *Bolt) Expired(ctx context.Context, now time.Time, n int) ([]Record, err
 		}
 		return nil
 	}
-	if !stale {
-		if err := s.db.View(read); err != nil {
-			return nil, dbErr(err)
+	if stale {
+		if err := s.lock(ctx); err != nil {
+			return nil, err
 		}
-		return out, nil
-	}
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.unlock()
-	forgot := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		forgot = 0
-		rep, order := tx.Bucket(bucketReplay), tx.Bucket(bucketReplayOrder)
-		c := order.Cursor()
-		for k, _ := c.First(); k != nil && string(k[:min(len(k), stampLen)]) <= string(cut); k, _ = c.First() {
-			if len(k) >= stampLen {
-				key := k[stampLen:]
-				if v := rep.Get(key); v != nil {
-					if until, ok := decodeReplay(key, v); !ok || !until.After(now) {
-						if err := rep.Delete(append([]byte(nil), key...)); err != nil {
-							return err
-						}
-						forgot++
+		defer s.unlock()
+		c := s.st.cache
+		if due := c.due(at); len(due) > 0 {
+			err := s.db.Update(func(tx *bolt.Tx) error {
+				lg := tx.Bucket(bucketReplayLog)
+				for _, it := range due {
+					if err := lg.Delete(seqKey(it.ctr)); err != nil {
+						return err
 					}
 				}
+				return read(tx)
+			})
+			if err != nil {
+				return nil, dbErr(err)
 			}
-			if err := c.Delete(); err != nil {
-				return err
+			for _, it := range due {
+				c.drop(it.h)
 			}
+			s.mu.Lock()
+			s.st.syncReplay()
+			s.mu.Unlock()
+			return out, nil
 		}
-		return read(tx)
-	})
-	if err != nil {
+		// Only stale items were due.
+		s.mu.Lock()
+		s.st.syncReplay()
+		s.mu.Unlock()
+	}
+	if err := s.db.View(read); err != nil {
 		return nil, dbErr(err)
 	}
-	s.mu.Lock()
-	s.st.replay -= forgot
-	s.mu.Unlock()
 	return out, nil
 }
 

@@ -27,16 +27,30 @@ import (
 // nanosecond. The checksum and the repeated Seq let a record read from a
 // damaged file be trusted or dropped: bbolt does not checksum its pages.
 //
-// The value of a replay key is its Until stamp (12 bytes) then the CRC-32C
-// of the key followed by the stamp (4 bytes).
+// The replay cache is stored as a log (bucketReplayLog): key the entry's
+// counter, increasing from entry to entry (8 bytes, big-endian), value
+//
+//	16 bytes  the replay key's hash (replayHashOf)
+//	12 bytes  Until (stamp)
+//	4 bytes   CRC-32C of the counter's 8 bytes then everything before it,
+//	          big-endian
+//
+// The file's layout is versioned by fileFormat, in the meta bucket.
 const recordVersion = 1
 
 const (
-	stampLen   = 12
-	crcLen     = 4
-	recordTail = 2*stampLen + 8 + crcLen
-	replayLen  = stampLen + crcLen
+	stampLen    = 12
+	crcLen      = 4
+	recordTail  = 2*stampLen + 8 + crcLen
+	logEntryLen = replayHashLen + stampLen + crcLen
 )
+
+// fileFormat is the layout of a queue file, stored under metaFormat:
+// format 2 has the buckets records, replayLog and meta. Format 1, an
+// earlier layout that kept the replay cache under the keys themselves
+// (buckets replay and replayOrder) and stored no format, is not read:
+// OpenBolt reports it (ErrFormat) and leaves the file alone.
+const fileFormat = 2
 
 // maxRecord is the largest stored record: bbolt's largest value.
 const maxRecord = 1<<31 - 2
@@ -61,12 +75,17 @@ func parseStamp(b []byte) (time.Time, bool) {
 	return time.Unix(sec, int64(nsec)), true
 }
 
-// sortStamp is t as a key that sorts in time order: the seconds with the
-// sign bit flipped, then the nanoseconds.
-func sortStamp(t time.Time) []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, stampLen), uint64(t.Unix())^(1<<63))
-	return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
+// moment is a time as the replay cache keeps it: a stamp's Unix seconds
+// and nanoseconds.
+type moment struct {
+	sec  int64
+	nsec uint32
 }
+
+func momentOf(t time.Time) moment { return moment{t.Unix(), uint32(t.Nanosecond())} }
+
+// after reports whether m is later than o.
+func (m moment) after(o moment) bool { return m.sec > o.sec || m.sec == o.sec && m.nsec > o.nsec }
 
 // encodedLen is the length of r's stored form.
 func encodedLen(r *Record) int {
@@ -154,29 +173,40 @@ func decodeRecord(key, b []byte) (Record, error) {
 	return r, nil
 }
 
-// encodeReplay is the stored value of a replay key.
-func encodeReplay(key []byte, until time.Time) []byte {
-	b := appendStamp(make([]byte, 0, replayLen), until)
-	sum := crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, b)
-	return binary.BigEndian.AppendUint32(b, sum)
+// encodeLogEntry is the stored value of the replay log entry of counter
+// ctr: the key of hash h, kept until until.
+func encodeLogEntry(ctr uint64, h replayHash, until moment) []byte {
+	b := make([]byte, 0, logEntryLen)
+	b = append(b, h[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(until.sec))
+	b = binary.BigEndian.AppendUint32(b, until.nsec)
+	return binary.BigEndian.AppendUint32(b, logSum(ctr, b))
 }
 
-// decodeReplay reads the stored value of a replay key.
-func decodeReplay(key, v []byte) (time.Time, bool) {
-	if len(v) != replayLen {
-		return time.Time{}, false
-	}
-	sum := crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, v[:stampLen])
-	if sum != binary.BigEndian.Uint32(v[stampLen:]) {
-		return time.Time{}, false
-	}
-	return parseStamp(v)
+// logSum is the checksum of the log entry of counter ctr whose value,
+// without its checksum, is b.
+func logSum(ctr uint64, b []byte) uint32 {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], ctr)
+	return crc32.Update(crc32.Checksum(k[:], castagnoli), castagnoli, b)
 }
 
-// replayOrderKey is the key of a replay key in the index by time: the
-// sortable Until, then the key.
-func replayOrderKey(key []byte, until time.Time) []byte {
-	return append(sortStamp(until), key...)
+// decodeLogEntry reads a replay log entry, checking its checksum.
+func decodeLogEntry(key, v []byte) (ctr uint64, h replayHash, until moment, ok bool) {
+	if len(key) != 8 || len(v) != logEntryLen {
+		return 0, h, until, false
+	}
+	ctr = binary.BigEndian.Uint64(key)
+	body := v[:logEntryLen-crcLen]
+	if logSum(ctr, body) != binary.BigEndian.Uint32(v[logEntryLen-crcLen:]) {
+		return 0, h, until, false
+	}
+	copy(h[:], body)
+	until = moment{int64(binary.BigEndian.Uint64(body[replayHashLen:])), binary.BigEndian.Uint32(body[replayHashLen+8:])}
+	if until.nsec >= 1e9 {
+		return 0, h, until, false
+	}
+	return ctr, h, until, true
 }
 
 // clampCount converts a stored counter, which may be damaged, to an int.

@@ -29,7 +29,7 @@ const appendFill = 0.9
 // errNoExpiry refuses a record without Expires.
 var errNoExpiry = errors.New("inbox: the record has no Expires")
 
-// errNothingStored rolls back a group transaction that stored nothing, so
+// errNothingStored rolls back a transaction that changed nothing, so
 // that it costs no sync.
 var errNothingStored = errors.New("inbox: nothing stored")
 

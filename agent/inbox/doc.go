@@ -9,6 +9,8 @@ replay cache of the object ids already delivered, which survives a restart
 with the queue. Bolt is the store on an embedded database (go.etcd.io/bbolt,
 one file per agent); its enqueues from concurrent senders are committed
 together (group commit), and each returns only once its record is on disk.
+It keeps the replay cache in memory, each key as a hash of fixed size, and
+stores it as a log to which each delivery appends its keys together.
 
 The rules of when to queue and what to answer are in statemachines/reach;
 the agent runtime (package agent) applies them and uses a Store.

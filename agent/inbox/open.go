@@ -2,11 +2,13 @@ package inbox
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -66,12 +68,19 @@ type loaded struct {
 	// badRecords and badReplay are the keys of the entries failing their
 	// checksum, to be deleted.
 	badRecords, badReplay [][]byte
-	// seq is the bucket sequence of the records, maxSeq their largest key.
-	seq, maxSeq uint64
+	// extraReplay are the keys of replay log entries superseded by
+	// another of the same key (never left by Bolt), to be deleted.
+	extraReplay [][]byte
+	// seq is the bucket sequence of the records, maxSeq their largest key;
+	// logSeq and maxLog, of the replay log.
+	seq, maxSeq, logSeq, maxLog uint64
 	// count is the stored record count (-1 when absent).
 	count int
-	// missing is true when a bucket is to be created.
+	// missing is true when a bucket or the format is to be created (a
+	// new file).
 	missing bool
+	// txid is the id of the last transaction committed to the file read.
+	txid int
 }
 
 // open opens the file at path, recovering it when it is damaged.
@@ -142,7 +151,11 @@ func moveAside(path string) (string, error) {
 // goroutine; an error for which isDamage holds means the file is damaged
 // (it is closed).
 func openSound(path string, o *BoltOptions) (*bolt.DB, *loaded, error) {
-	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+	fi, statErr := os.Stat(path)
+	switch {
+	case statErr == nil && !fi.Mode().IsRegular():
+		return nil, nil, fmt.Errorf("inbox: open %s: not a regular file (%s)", path, fi.Mode().Type())
+	case statErr == nil && fi.Size() == 0:
 		// bbolt would silently start a new database in it.
 		return nil, nil, damaged("the file is empty")
 	}
@@ -157,14 +170,35 @@ func openSound(path string, o *BoltOptions) (*bolt.DB, *loaded, error) {
 		}
 		files.close()
 	}
+	fresh := errors.Is(statErr, os.ErrNotExist)
 	// The wait for the lock is bbolt's to end (LockTimeout): a file
 	// locked elsewhere must not look damaged.
-	err := guarded(o.LockTimeout+o.RecoverTimeout, func() error {
+	err := guarded(2*o.LockTimeout+o.RecoverTimeout, func() error {
 		var err error
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout, OpenFile: files.open})
-		if err != nil {
+		if !fresh {
+			// Read-only first: bbolt opening a file for writing walks its
+			// pages to find the free ones (the free list is not stored),
+			// in a goroutine of its own where a page that faults would
+			// crash the process; load reads them here first, where a
+			// fault is caught.
+			if db, err = openDB(path, o, &files, true); err != nil {
+				return err
+			}
+			if l, err = load(db); err != nil {
+				return err
+			}
+			err, db = db.Close(), nil
+			if err != nil {
+				return err
+			}
+		}
+		if db, err = openDB(path, o, &files, false); err != nil {
 			return err
 		}
+		if l != nil && l.txid == lastTx(db) {
+			return nil
+		}
+		// New, or written in between by another process.
 		l, err = load(db)
 		return err
 	}, closeAll)
@@ -190,6 +224,25 @@ func openSound(path string, o *BoltOptions) (*bolt.DB, *loaded, error) {
 	return db, l, nil
 }
 
+// openDB opens the bbolt file at path. The free list is not stored: it
+// would be rewritten whole by every commit, and is as large as the part
+// of the file left free by the records taken (a queue that held 100,000
+// records of 1 KiB and was emptied frees some 32,000 pages: 256 KB of
+// free list a commit). bbolt finds the free pages when it opens the file
+// for writing.
+func openDB(path string, o *BoltOptions, files *fileCatcher, readOnly bool) (*bolt.DB, error) {
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout, OpenFile: files.open, ReadOnly: readOnly,
+		NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+}
+
+// lastTx is the id of the last transaction committed to db (0 when it
+// cannot be read).
+func lastTx(db *bolt.DB) int {
+	id := 0
+	_ = db.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
+	return id
+}
+
 // load reads every page of a freshly opened file, the records and the
 // replay cache into a state, and runs bbolt's consistency check; an error
 // for which isDamage holds means the file is damaged. Run guarded.
@@ -200,6 +253,7 @@ func load(db *bolt.DB) (*loaded, error) {
 	}
 	l := &loaded{st: newState(), count: -1}
 	err = db.View(func(tx *bolt.Tx) error {
+		l.txid = tx.ID()
 		if tx.Size() > fi.Size() {
 			return damaged("the file (%d bytes) is shorter than its pages (%d bytes)", fi.Size(), tx.Size())
 		}
@@ -265,7 +319,10 @@ func checkTx(tx *bolt.Tx) error {
 
 // read reads the buckets of a sound file.
 func (l *loaded) read(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketRecords, bucketReplay, bucketReplayOrder, bucketMeta} {
+	if err := checkFormat(tx); err != nil {
+		return err
+	}
+	for _, name := range buckets {
 		if tx.Bucket(name) == nil {
 			l.missing = true
 		}
@@ -273,6 +330,9 @@ func (l *loaded) read(tx *bolt.Tx) error {
 	if m := tx.Bucket(bucketMeta); m != nil {
 		if n, ok := clampCount(m.Get(metaCount)); ok {
 			l.count = n
+		}
+		if m.Get(metaFormat) == nil {
+			l.missing = true
 		}
 	}
 	if b := tx.Bucket(bucketRecords); b != nil {
@@ -293,42 +353,94 @@ func (l *loaded) read(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	if b := tx.Bucket(bucketReplay); b != nil {
+	if b := tx.Bucket(bucketReplayLog); b != nil {
+		l.logSeq = b.Sequence()
+		c := l.st.cache
 		if err := b.ForEach(func(k, v []byte) error {
-			if _, ok := decodeReplay(k, v); !ok {
+			if v == nil {
+				return damaged("a bucket in the replay log")
+			}
+			ctr, h, until, ok := decodeLogEntry(k, v)
+			if !ok {
 				l.badReplay = append(l.badReplay, bytes.Clone(k))
 				return nil
 			}
-			l.st.replay++
+			l.maxLog = ctr
+			e := replayEntry{until: until, ctr: ctr}
+			if old, ok := c.keys[h]; ok {
+				// Two entries of one key: the later Until is kept.
+				if !until.after(old.until) {
+					l.extraReplay = append(l.extraReplay, bytes.Clone(k))
+					return nil
+				}
+				l.extraReplay = append(l.extraReplay, seqKey(old.ctr))
+			}
+			c.keys[h] = e
 			return nil
 		}); err != nil {
 			return err
 		}
+		c.next = max(l.logSeq, l.maxLog) + 1
+		c.reorder()
+	}
+	l.st.syncReplay()
+	return nil
+}
+
+// checkFormat returns an error wrapping ErrFormat unless tx is a queue
+// file of fileFormat or a new file (no bucket at all).
+func checkFormat(tx *bolt.Tx) error {
+	if m := tx.Bucket(bucketMeta); m != nil {
+		if v := m.Get(metaFormat); v != nil {
+			if len(v) != 8 {
+				return fmt.Errorf("%w: its format is unreadable (%d bytes)", ErrFormat, len(v))
+			}
+			if f := binary.BigEndian.Uint64(v); f != fileFormat {
+				return fmt.Errorf("%w: it is of format %d, this version reads format %d", ErrFormat, f, fileFormat)
+			}
+			return nil
+		}
+	}
+	for _, name := range bucketsFormat1 {
+		if tx.Bucket(name) != nil {
+			return fmt.Errorf("%w: it is of format 1, an earlier layout of the replay cache, which this version does not read (format %d); move it aside", ErrFormat, fileFormat)
+		}
+	}
+	var names []string
+	if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		if !slices.ContainsFunc(buckets, func(b []byte) bool { return bytes.Equal(b, name) }) {
+			names = append(names, fmt.Sprintf("%q", name))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("%w: it has buckets of its own (%s)", ErrFormat, strings.Join(names, ", "))
 	}
 	return nil
 }
 
-// repair creates the missing buckets, deletes the entries failing their
-// checksum and brings the counters in line, in one transaction, when
-// anything needs it.
+// repair creates the missing buckets and the format, deletes the entries
+// failing their checksum and the superseded log entries, and brings the
+// counters in line, in one transaction, when anything needs it.
 func repair(db *bolt.DB, l *loaded) error {
-	if !l.missing && len(l.badRecords) == 0 && len(l.badReplay) == 0 && l.seq >= l.maxSeq && l.count == len(l.st.entries) {
+	if !l.missing && len(l.badRecords) == 0 && len(l.badReplay) == 0 && len(l.extraReplay) == 0 &&
+		l.seq >= l.maxSeq && l.logSeq >= l.maxLog && l.count == len(l.st.entries) {
 		return nil
 	}
 	return db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketRecords, bucketReplay, bucketReplayOrder, bucketMeta} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
+		if err := createBuckets(tx); err != nil {
+			return err
 		}
-		recs, rep := tx.Bucket(bucketRecords), tx.Bucket(bucketReplay)
+		recs, lg := tx.Bucket(bucketRecords), tx.Bucket(bucketReplayLog)
 		for _, k := range l.badRecords {
 			if err := recs.Delete(k); err != nil {
 				return err
 			}
 		}
-		for _, k := range l.badReplay {
-			if err := rep.Delete(k); err != nil {
+		for _, k := range slices.Concat(l.badReplay, l.extraReplay) {
+			if err := lg.Delete(k); err != nil {
 				return err
 			}
 		}
@@ -337,6 +449,22 @@ func repair(db *bolt.DB, l *loaded) error {
 				return err
 			}
 		}
+		if l.logSeq < l.maxLog {
+			if err := lg.SetSequence(l.maxLog); err != nil {
+				return err
+			}
+		}
 		return putCount(tx, len(l.st.entries))
 	})
+}
+
+// createBuckets creates the buckets of a queue file that are missing and
+// stores its format.
+func createBuckets(tx *bolt.Tx) error {
+	for _, name := range buckets {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	return tx.Bucket(bucketMeta).Put(metaFormat, seqKey(fileFormat))
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,7 @@ var serialRE = regexp.MustCompile(`rec-(\d{5})-`)
 
 // fill writes n records (payloads of about 230 bytes, each naming its
 // serial number) from concurrent senders, takes the first 20 with replay
-// keys, and closes the file.
+// keys, puts the 20th back, and closes the file.
 func fill(t *testing.T, n int) *filled {
 	t.Helper()
 	path := dbPath(t)
@@ -62,7 +63,12 @@ func fill(t *testing.T, n int) *filled {
 	if _, _, err := s.Take(bg, takes); err != nil {
 		t.Fatal(err)
 	}
-	f := &filled{path: path, records: map[uint64]Record{}, written: written, replay: 20, bySerial: map[int]uint64{}}
+	// The last one goes back: a commit that rewrites the root on pages
+	// the Take freed, as in a file in use, rather than at its end.
+	if err := s.Untake(bg, []Record{written[20]}, []string{"object-020"}); err != nil {
+		t.Fatal(err)
+	}
+	f := &filled{path: path, records: map[uint64]Record{}, written: written, replay: 19, bySerial: map[int]uint64{}}
 	for _, r := range written {
 		var serial int
 		fmt.Sscanf(serialRE.FindString(string(r.Payload)), "rec-%05d-", &serial)
@@ -77,8 +83,14 @@ func fill(t *testing.T, n int) *filled {
 	return f
 }
 
+// asBolt opens a bbolt file for writing as Bolt does: without storing a
+// free list (bbolt would add one to the file).
+var asBolt = &bolt.Options{NoFreelistSync: true, FreelistType: bolt.FreelistMapType}
+
 // pageInfo describes a page of a sound file.
 type pageInfo struct {
+	// typ is bbolt's type of the page, or "replay log" for the leaf
+	// holding the replay log.
 	typ string
 	// seqs are the records whose payload the page holds.
 	seqs []uint64
@@ -87,7 +99,7 @@ type pageInfo struct {
 // pages maps the pages of f's file below its high water mark.
 func (f *filled) pages(t *testing.T) (pageSize int, hwm int64, out []pageInfo) {
 	t.Helper()
-	db, err := bolt.Open(f.path, 0o600, nil)
+	db, err := bolt.Open(f.path, 0o600, asBolt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +115,16 @@ func (f *filled) pages(t *testing.T) (pageSize int, hwm int64, out []pageInfo) {
 	}
 	defer tx.Rollback()
 	hwm = tx.Size()
+	logRoot := int(tx.Bucket(bucketReplayLog).Root()) // 0: inline
 	for id := 0; int64(id*pageSize) < hwm; id++ {
 		info, err := tx.Page(id)
 		if err != nil || info == nil {
 			t.Fatalf("page %d: %v %v", id, info, err)
 		}
 		p := pageInfo{typ: info.Type}
+		if id == logRoot && p.typ == "leaf" {
+			p.typ = "replay log"
+		}
 		if p.typ == "leaf" {
 			for _, m := range serialRE.FindAllSubmatch(data[id*pageSize:(id+1)*pageSize], -1) {
 				var serial int
@@ -185,6 +201,14 @@ func (f *filled) checkRecovered(t *testing.T, path string) (map[uint64]bool, Rec
 	}
 	if _, _, err := s.Take(bg, []Taken{{Seq: r.Seq, ReplayKey: "after", Until: t0.Add(time.Hour)}}); err != nil {
 		t.Fatal(err)
+	}
+	// The replay keys kept are known: all of them, or none.
+	if all, none := !rec.Damaged || rec.Replay == f.replay, rec.Replay == 0; all || none {
+		r := mustEnqueue(t, s, msg("after", "replay"))
+		replayed, _, err := s.Take(bg, []Taken{{Seq: r.Seq, ReplayKey: "object-007", Until: t0.Add(time.Hour)}})
+		if err != nil || replayed[0] != all {
+			t.Fatalf("Take of a key entered before the damage: replayed %v, %v (%+v)", replayed, err, rec)
+		}
 	}
 	return kept, rec
 }
@@ -313,8 +337,13 @@ func TestOpenSurvivesAnyPageOverwrittenWithRandomBytes(t *testing.T) {
 						t.Fatalf("record %d of the overwritten page kept", seq)
 					}
 				}
-				if !rec.Damaged || lost != len(p.seqs) || rec.Unreadable != lost || rec.Uncounted {
+				if !rec.Damaged || lost != len(p.seqs) || rec.Unreadable != lost || rec.Uncounted || rec.Replay != f.replay {
 					t.Fatalf("%+v: %d lost, the page held %d", rec, lost, len(p.seqs))
+				}
+			case p.typ == "replay log":
+				// The replay keys are lost, not the records.
+				if !rec.Damaged || lost != 0 || rec.Unreadable != 0 || rec.Uncounted || rec.Replay != 0 {
+					t.Fatalf("the replay log: %+v, %d lost", rec, lost)
 				}
 			case p.typ == "leaf":
 				// The root of the file: no bucket can be found.
@@ -323,7 +352,7 @@ func TestOpenSurvivesAnyPageOverwrittenWithRandomBytes(t *testing.T) {
 				}
 			case p.typ == "branch":
 				// The records under it are lost, and counted.
-				if !rec.Damaged || rec.Records+rec.Unreadable != len(f.records) || rec.Uncounted {
+				if !rec.Damaged || rec.Records+rec.Unreadable != len(f.records) || rec.Uncounted || rec.Replay != f.replay {
 					t.Fatalf("a branch page: %+v", rec)
 				}
 			case p.typ != "meta":
@@ -441,13 +470,18 @@ func TestARecordDamagedWhileOpenIsReportedAndCanBeRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := bytes.Index(data, []byte(`"id":"b"`))
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte("X"), int64(i)); err != nil {
-		t.Fatal(err)
+	// Every copy, the live one and those on free pages.
+	for i, n := 0, 0; ; i += n + 1 {
+		if n = bytes.Index(data[i:], []byte(`"id":"b"`)); n < 0 {
+			break
+		}
+		if _, err := f.WriteAt([]byte("X"), int64(i+n)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.Close()
 	if _, err := s.Next(bg, 0, 10); err == nil || !strings.Contains(err.Error(), "seq 2") {
@@ -459,5 +493,82 @@ func TestARecordDamagedWhileOpenIsReportedAndCanBeRemoved(t *testing.T) {
 	}
 	if rs, err := s.Next(bg, 0, 10); err != nil || len(rs) != 2 {
 		t.Fatalf("Next after the removal = %v, %v", seqsOf(rs), err)
+	}
+}
+
+func TestADamagedLeafOfTheReplayLogLosesOnlyItsKeys(t *testing.T) {
+	path := dbPath(t)
+	s, _ := openAt(t, path, BoltOptions{})
+	const n = 640
+	sendAll(t, s, 64, n/64, roomy, func(g, i int) Record { return msg("p1", fmt.Sprint(g*n/64+i)) })
+	rs := all(t, s)
+	for i := 0; i < len(rs); i += 64 {
+		var takes []Taken
+		for _, r := range rs[i : i+64] {
+			takes = append(takes, Taken{Seq: r.Seq, ReplayKey: "obj-" + r.MessageID, Until: t0.Add(time.Hour)})
+		}
+		if _, _, err := s.Take(bg, takes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	// The live leaves of the log, and the keys on each.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, asBolt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageSize := db.Info().PageSize
+	onPage := map[int][]string{}
+	var leaves []int
+	tx, err := db.Begin(true) // tx.Page wants a writable transaction
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer tx.Rollback()
+		for id := 2; int64(id*pageSize) < tx.Size(); id++ {
+			if info, err := tx.Page(id); err != nil || info == nil || info.Type != "leaf" {
+				continue
+			}
+			for _, r := range rs {
+				h := replayHashOf("obj-" + r.MessageID)
+				if bytes.Contains(data[id*pageSize:(id+1)*pageSize], h[:]) {
+					onPage[id] = append(onPage[id], "obj-"+r.MessageID)
+				}
+			}
+			if len(onPage[id]) > 0 {
+				leaves = append(leaves, id)
+			}
+		}
+	}()
+	db.Close()
+	if len(leaves) < 3 {
+		t.Fatalf("the log is on %d leaves", len(leaves))
+	}
+	id := leaves[len(leaves)/2]
+	lost := onPage[id]
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := id * pageSize; i < (id+1)*pageSize; i++ {
+		data[i] = byte(r.Uint32())
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s2, rec := openAt(t, path, BoltOptions{RecoverTimeout: 10 * time.Second})
+	if !rec.Damaged || rec.Replay != n-len(lost) || rec.Records != 0 || rec.Unreadable != 0 {
+		t.Fatalf("Recovery %+v; the page held %d keys of %d", rec, len(lost), n)
+	}
+	kept := "obj-" + rs[0].MessageID
+	if slices.Contains(lost, kept) {
+		kept = "obj-" + rs[n-1].MessageID
+	}
+	a, b := mustEnqueue(t, s2, msg("p2", "a")), mustEnqueue(t, s2, msg("p2", "b"))
+	replayed, _, err := s2.Take(bg, []Taken{{Seq: a.Seq, ReplayKey: lost[0], Until: t0.Add(time.Hour)}, {Seq: b.Seq, ReplayKey: kept, Until: t0.Add(time.Hour)}})
+	if err != nil || !slices.Equal(replayed, []bool{false, true}) {
+		t.Fatalf("Take = %v, %v", replayed, err)
 	}
 }

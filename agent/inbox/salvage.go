@@ -25,9 +25,10 @@ type kv struct{ k, v []byte }
 type salvaged struct {
 	mu      sync.Mutex
 	records []kv // sound records, value as stored
-	replay  []kv // sound replay keys, value as stored
-	// seq is the records' bucket sequence (0 when unreadable).
-	seq uint64
+	replay  []kv // sound replay log entries, value as stored
+	// seq is the records' bucket sequence, logSeq the replay log's (0 when
+	// unreadable).
+	seq, logSeq uint64
 	// count is the stored record count (-1 when unreadable).
 	count int
 	// bad counts the record entries found failing their checksum.
@@ -38,7 +39,9 @@ type salvaged struct {
 }
 
 // salvage reads what it can of the damaged file at path (moved aside):
-// every record and replay key that can be reached and passes its checksum.
+// every record and replay log entry that can be reached and passes its
+// checksum. Its format is not checked: the records of format 1 are stored
+// as in format 2, and its replay cache, elsewhere, is not read.
 // It reads a copy, opened read-only, in a guarded goroutine: a failed open
 // of the file can leave a mapping of it, which holds bbolt's lock on it
 // until the process exits. A part of the file that panics or faults is
@@ -86,7 +89,7 @@ func salvage(path string, o *BoltOptions) *salvaged {
 	}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	out := &salvaged{records: sv.records, replay: sv.replay, seq: sv.seq, count: sv.count, bad: sv.bad, incomplete: sv.incomplete, err: sv.err}
+	out := &salvaged{records: sv.records, replay: sv.replay, seq: sv.seq, logSeq: sv.logSeq, count: sv.count, bad: sv.bad, incomplete: sv.incomplete, err: sv.err}
 	if err != nil {
 		out.incomplete = true
 		if out.err == "" {
@@ -150,7 +153,7 @@ func (sv *salvaged) read(tx *bolt.Tx, stop *atomic.Bool) {
 	if limit == 0 {
 		limit = ^uint64(0)
 	}
-	if !salvageBucket(recs, recordProbe(limit), stop, func(k, v []byte) bool {
+	if !salvageBucket(recs, seqProbe(limit), stop, func(k, v []byte) bool {
 		if _, err := decodeRecord(k, v); err != nil {
 			sv.mu.Lock()
 			sv.bad++
@@ -166,12 +169,21 @@ func (sv *salvaged) read(tx *bolt.Tx, stop *atomic.Bool) {
 		sv.incomplete = true
 		sv.mu.Unlock()
 	}
-	if !try(func() { rep = tx.Bucket(bucketReplay) }) || rep == nil {
-		sv.fail("the replay bucket cannot be read")
+	if !try(func() { rep = tx.Bucket(bucketReplayLog) }) || rep == nil {
+		sv.fail("the replay log cannot be read")
 		return
 	}
-	if !salvageBucket(rep, replayProbe, stop, func(k, v []byte) bool {
-		if _, ok := decodeReplay(k, v); !ok {
+	logLimit := ^uint64(0)
+	try(func() {
+		if n := rep.Sequence(); n > 0 {
+			logLimit = n
+		}
+		sv.mu.Lock()
+		sv.logSeq = rep.Sequence()
+		sv.mu.Unlock()
+	})
+	if !salvageBucket(rep, seqProbe(logLimit), stop, func(k, v []byte) bool {
+		if _, _, _, ok := decodeLogEntry(k, v); !ok {
 			return false
 		}
 		sv.mu.Lock()
@@ -179,7 +191,7 @@ func (sv *salvaged) read(tx *bolt.Tx, stop *atomic.Bool) {
 		sv.mu.Unlock()
 		return true
 	}) {
-		sv.fail("part of the replay cache cannot be read")
+		sv.fail("part of the replay log cannot be read")
 	}
 }
 
@@ -202,15 +214,13 @@ type probe struct {
 	linear, limit uint64
 }
 
-// The probes of the records, whose keys are their Seqs: the parts that can
+// seqProbe is the probe of the records, whose keys are their Seqs, and of
+// the replay log, whose keys are counters, up to last: the parts that can
 // be read alternate with parts that cannot (a truncated file loses the
 // pages past its end, and the pages of a bucket are spread over the file),
-// so every Seq past a failure is tried, up to a budget; and of the replay
-// keys, strings, for which only the doubling search is of use.
-var (
-	recordProbe = func(seq uint64) probe { return probe{linear: 1 << 16, limit: seq} }
-	replayProbe = probe{linear: 0, limit: ^uint64(0)}
-)
+// so every key past a failure is tried, up to a budget, then the doubling
+// search.
+func seqProbe(last uint64) probe { return probe{linear: 1 << 16, limit: last} }
 
 // salvageBucket passes keep every entry of b it can read, in key order,
 // and reports whether it read them all. keep reports whether an entry is
@@ -320,18 +330,17 @@ func (pr probe) seekable(b *bolt.Bucket, from uint64, stop *atomic.Bool) (uint64
 
 // writeFresh creates a new file at path holding what was salvaged.
 func writeFresh(path string, o *BoltOptions, sv *salvaged) error {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout})
+	var files fileCatcher
+	db, err := openDB(path, o, &files, false)
 	if err != nil {
 		return err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketRecords, bucketReplay, bucketReplayOrder, bucketMeta} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
+		if err := createBuckets(tx); err != nil {
+			return err
 		}
-		recs, rep, order := tx.Bucket(bucketRecords), tx.Bucket(bucketReplay), tx.Bucket(bucketReplayOrder)
-		recs.FillPercent = appendFill
+		recs, lg := tx.Bucket(bucketRecords), tx.Bucket(bucketReplayLog)
+		recs.FillPercent, lg.FillPercent = appendFill, appendFill
 		seq := sv.seq
 		for _, e := range sv.records {
 			if err := recs.Put(e.k, e.v); err != nil {
@@ -342,14 +351,15 @@ func writeFresh(path string, o *BoltOptions, sv *salvaged) error {
 		if err := recs.SetSequence(seq); err != nil {
 			return err
 		}
+		ctr := sv.logSeq
 		for _, e := range sv.replay {
-			until, _ := decodeReplay(e.k, e.v)
-			if err := rep.Put(e.k, e.v); err != nil {
+			if err := lg.Put(e.k, e.v); err != nil {
 				return err
 			}
-			if err := order.Put(replayOrderKey(e.k, until), nil); err != nil {
-				return err
-			}
+			ctr = max(ctr, binary.BigEndian.Uint64(e.k))
+		}
+		if err := lg.SetSequence(ctr); err != nil {
+			return err
 		}
 		return putCount(tx, len(sv.records))
 	})

@@ -32,7 +32,13 @@ type state struct {
 	byTask  map[string][]uint64
 	perPeer map[string]int
 	bytes   int64
-	replay  int
+	// cache is the replay cache, the writers' only; replay is its number
+	// of keys and replayFirst (when replayAny) its earliest Until, for the
+	// readers.
+	cache       *replayCache
+	replay      int
+	replayFirst moment
+	replayAny   bool
 }
 
 func newState() *state {
@@ -41,7 +47,15 @@ func newState() *state {
 		byMessage: make(map[msgKey]uint64),
 		byTask:    make(map[string][]uint64),
 		perPeer:   make(map[string]int),
+		cache:     newReplayCache(),
 	}
+}
+
+// syncReplay copies the replay cache's size and earliest Until for the
+// readers; called with the writer lock and mu held.
+func (s *state) syncReplay() {
+	s.replay = len(s.cache.keys)
+	s.replayFirst, s.replayAny = s.cache.first()
 }
 
 func entryOf(r *Record) entry {
@@ -57,6 +71,35 @@ func (s *state) add(seq uint64, e entry) {
 	}
 	if e.taskID != "" {
 		s.byTask[e.taskID] = append(s.byTask[e.taskID], seq)
+	}
+	s.perPeer[e.peer]++
+	s.bytes += e.size
+}
+
+// insert enters a record at its place among the pending ones (a record
+// put back after it was taken); the record must not be pending.
+func (s *state) insert(seq uint64, e entry) {
+	if n := len(s.order); n == 0 || s.order[n-1] < seq {
+		s.add(seq, e)
+		return
+	}
+	s.entries[seq] = e
+	if i, found := slices.BinarySearch(s.order, seq); found {
+		s.dead-- // its place was kept
+	} else {
+		s.order = slices.Insert(s.order, i, seq)
+	}
+	if e.messageID != "" {
+		// As at open, where records are added in order, the latest of
+		// two pending records of a message is the one indexed.
+		if k := (msgKey{e.peer, e.messageID}); s.byMessage[k] < seq {
+			s.byMessage[k] = seq
+		}
+	}
+	if e.taskID != "" {
+		seqs := s.byTask[e.taskID]
+		i, _ := slices.BinarySearch(seqs, seq)
+		s.byTask[e.taskID] = slices.Insert(seqs, i, seq)
 	}
 	s.perPeer[e.peer]++
 	s.bytes += e.size

@@ -75,6 +75,13 @@ type Store interface {
 	// delivered. A Seq no longer pending is skipped (replayed false,
 	// missing true).
 	Take(ctx context.Context, takes []Taken) (replayed, missing []bool, err error)
+	// Untake puts records taken for delivery but never handed to the
+	// handler back in the queue, under their own Seq (so in their place),
+	// and removes their replay keys, in one synced transaction: an agent
+	// that stops gracefully in the middle of a batch loses nothing. Only a
+	// crash between Take and the handler loses a record (delivery is at
+	// most once, docs/protocol.md §7.7).
+	Untake(ctx context.Context, recs []Record, keys []string) error
 	// Remove removes pending records without delivering them (validation
 	// failed, expired, canceled), in one synced transaction, and returns
 	// the ones that were still pending.
