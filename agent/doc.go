@@ -25,4 +25,10 @@
 // artifacts, asks for input, hands the task over to another agent and
 // finishes it; returning nil completes a task left working, returning an
 // error fails it.
+//
+// With WithPush the Server serves push notifications (A2A v1.0 §4.3,
+// docs/protocol.md §8.8): it keeps each task's push-notification configs in
+// the task's record, hands every status and artifact update to a Notifier
+// (agent/webhook sends them over HTTP), and shows the Notifier's reports
+// (PushReport) to requesters in the task's metadata.
 package agent

@@ -63,3 +63,17 @@ type PushReport struct {
 type PushReporter interface {
 	PushReport(r PushReport)
 }
+
+// PushReporterFunc adapts a function to PushReporter. It lets a Notifier
+// be made before the Server that records its reports:
+//
+//	var srv *agent.Server
+//	n := newNotifier(agent.PushReporterFunc(func(r agent.PushReport) { srv.PushReport(r) }))
+//	srv = agent.NewServer(h, agent.WithPush(agent.PushConfig{Notifier: n}))
+//
+// (newNotifier stands for the Notifier's constructor: it reports only
+// about notifications, which the server hands it once it serves.)
+type PushReporterFunc func(r PushReport)
+
+// PushReport calls f.
+func (f PushReporterFunc) PushReport(r PushReport) { f(r) }

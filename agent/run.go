@@ -41,6 +41,10 @@ type run struct {
 	responder string
 	over      bool // the turn ended (terminal or interrupted)
 	subs      []*subscriber
+	// push are the task's push-notification configs (never changed in
+	// place): every event is notified to them. The config methods change
+	// them under the event order (Server.changePush).
+	push []a2a.TaskPushNotificationConfig
 }
 
 // freeSlot gives the turn's worker slot back, once: when the turn ends
@@ -173,11 +177,14 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	r.task, r.life = next, life
 	r.over = final
 	subs := slices.Clone(r.subs)
-	responder := r.responder
+	responder, push := r.responder, r.push
 	r.mu.Unlock()
 	if final {
 		r.freeSlot()
 	}
+	// The Notifier queues without blocking: the push goes out in event
+	// order, before a slow stream can hold it back.
+	r.s.notify(push, item)
 	deliver(subs, item, final, next, responder)
 	return nil
 }
@@ -335,11 +342,13 @@ func (r *run) cancelTurn(mark func() (taskstore.Record, error)) (taskstore.Recor
 	r.over = true
 	r.task = rec.Task
 	subs := slices.Clone(r.subs)
-	responder := r.responder
+	responder, push := r.responder, r.push
 	r.mu.Unlock()
 	r.freeSlot()
 	ev := &a2a.TaskStatusUpdateEvent{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID, Status: rec.Task.Status}
-	deliver(subs, &a2a.StreamResponse{Payload: ev}, true, rec.Task, responder)
+	item := &a2a.StreamResponse{Payload: ev}
+	r.s.notify(push, item)
+	deliver(subs, item, true, rec.Task, responder)
 	r.cancel()
 	return rec, true, nil
 }

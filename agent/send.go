@@ -33,6 +33,13 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	if msg.ContextID != "" && c.IDs == tasklife.RequesterIDs && !uuidv4.WellFormed(msg.ContextID) {
 		return fail(ctx, sink, a2a.NewError(a2a.TokenInvalidParams, "message.contextId must be a UUID"))
 	}
+	// A push-notification config is stored with the task the message
+	// creates or resumes, in the same write (docs/protocol.md §8.2, §8.8);
+	// one this agent cannot serve is refused, never ignored.
+	pushCfg, perr := s.pushForMessage(c, p)
+	if perr != nil {
+		return fail(ctx, sink, perr)
+	}
 
 	unlock := s.lockTask(msg.TaskID)
 	locked := true
@@ -128,14 +135,31 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			return fail(ctx, sink, asProtocolError(err))
 		}
 		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
+		replaced := false
 		current, err = s.store.Update(ctx, rec.Task.ID, func(r *taskstore.Record) error {
+			if pushCfg != nil {
+				cfg := *pushCfg
+				cfg.TaskID = r.Task.ID
+				var err error
+				if replaced, err = s.putPushConfig(r, cfg); err != nil {
+					return err
+				}
+			}
 			r.MessageIDs = append(r.MessageIDs, msg.MessageID)
 			r.Task.History = append(r.Task.History, msg)
 			r.Task.Status = &a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: s.timestamp()}
 			return nil
 		})
 		if err != nil {
+			var e *a2a.Error
+			if !errors.Is(err, taskstore.ErrExpired) && errors.As(err, &e) {
+				return fail(ctx, sink, e)
+			}
 			return fail(ctx, sink, storeError(err))
+		}
+		if replaced {
+			// Nothing queued for the old webhook goes out.
+			s.push.Notifier.Forget(current.Task.ID, pushCfg.ID)
 		}
 	} else {
 		if msg.TaskID == "" {
@@ -147,7 +171,13 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		task := a2a.Task{ID: msg.TaskID, ContextID: msg.ContextID,
 			Status:  &a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: s.timestamp()},
 			History: []a2a.Message{msg}}
-		current, err = s.store.Create(ctx, taskstore.Record{Task: task, MessageIDs: []string{msg.MessageID}})
+		created := taskstore.Record{Task: task, MessageIDs: []string{msg.MessageID}}
+		if pushCfg != nil {
+			cfg := *pushCfg
+			cfg.TaskID = task.ID
+			created.PushConfigs = []a2a.TaskPushNotificationConfig{cfg}
+		}
+		current, err = s.store.Create(ctx, created)
 		if errors.Is(err, taskstore.ErrExists) {
 			// Created meanwhile by another responder sharing the store: a
 			// retry of the same task.
@@ -177,7 +207,7 @@ func (s *Server) attach(ctx context.Context, task a2a.Task, streaming, immediate
 	if err != nil {
 		return fail(ctx, sink, asProtocolError(err))
 	}
-	snap := rec.Task
+	snap := shown(rec)
 	trimHistory(&snap, history)
 	if streaming {
 		return sink.Send(ctx, Reply{Result: &a2a.StreamResponse{Payload: &snap}, Final: true, Responder: rec.Owner})

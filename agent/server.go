@@ -32,6 +32,8 @@ type Server struct {
 	limits       jsonrpc.Limits
 	slots        chan struct{}
 	offline      *Offline
+	// push is set by WithPush.
+	push *PushConfig
 	// pool runs the handlers' turns on goroutines kept for reuse.
 	pool *gopool.Pool
 
@@ -264,9 +266,26 @@ func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
 			return fail(ctx, sink, a2a.NewError(a2a.TokenExtendedAgentCardNotConfigured, ""))
 		}
 		return sink.Send(ctx, Reply{Result: s.extendedCard, Final: true})
-	case *a2a.TaskPushNotificationConfig, *a2a.GetTaskPushNotificationConfigRequest,
-		*a2a.ListTaskPushNotificationConfigsRequest, *a2a.DeleteTaskPushNotificationConfigRequest:
-		return fail(ctx, sink, a2a.NewError(a2a.TokenPushNotificationNotSupported, ""))
+	case *a2a.TaskPushNotificationConfig:
+		if e := s.pushRefusal(c); e != nil {
+			return fail(ctx, sink, e)
+		}
+		return s.createPushConfig(ctx, p, sink)
+	case *a2a.GetTaskPushNotificationConfigRequest:
+		if e := s.pushRefusal(c); e != nil {
+			return fail(ctx, sink, e)
+		}
+		return s.getPushConfig(ctx, p, sink)
+	case *a2a.ListTaskPushNotificationConfigsRequest:
+		if e := s.pushRefusal(c); e != nil {
+			return fail(ctx, sink, e)
+		}
+		return s.listPushConfigs(ctx, p, sink)
+	case *a2a.DeleteTaskPushNotificationConfigRequest:
+		if e := s.pushRefusal(c); e != nil {
+			return fail(ctx, sink, e)
+		}
+		return s.deletePushConfig(ctx, p, sink)
 	}
 	return fail(ctx, sink, a2a.NewError(a2a.TokenMethodNotFound, fmt.Sprintf("no method for params %T", c.Request.Params)))
 }
@@ -386,7 +405,7 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 	// every turn would contend on): Close cancels the registered runs.
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{s: s, cancel: cancel, done: make(chan struct{}), ids: ids,
-		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, responder: rec.Owner}
+		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, responder: rec.Owner, push: rec.PushConfigs}
 	// The handler gets a task of its own to read and change as it likes.
 	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior, queued: o.queued}
 	s.mu.Lock()

@@ -31,7 +31,9 @@ type Call struct {
 	// offer (A2A v1.0 §3.3.4), whatever the transport: SendStreamingMessage
 	// and SubscribeToTask without capabilities.streaming, and
 	// GetExtendedAgentCard without capabilities.extendedAgentCard, are
-	// answered unsupported_operation.
+	// answered unsupported_operation; without capabilities.pushNotifications
+	// the four push-notification config methods, and a message carrying a
+	// push-notification config, are answered push_notification_not_supported.
 	Capabilities *a2a.AgentCapabilities
 	// Deadline, when set, is the wall-clock time (time.Now) after which the
 	// request has expired (MQTT Message Expiry): a request not yet being

@@ -22,7 +22,7 @@ func (s *Server) getTask(ctx context.Context, p *a2a.GetTaskRequest, sink Sink) 
 	if err != nil {
 		return fail(ctx, sink, asProtocolError(err))
 	}
-	t := rec.Task
+	t := shown(rec)
 	trimHistory(&t, p.HistoryLength)
 	return sink.Send(ctx, Reply{Result: &t, Final: true, Responder: rec.Owner})
 }
@@ -49,7 +49,7 @@ func (s *Server) listTasks(ctx context.Context, p *a2a.ListTasksRequest, sink Si
 	}
 	resp := &a2a.ListTasksResponse{Tasks: []a2a.Task{}, NextPageToken: page.NextPageToken, PageSize: int32(size), TotalSize: int32(page.Total)}
 	for _, r := range page.Records {
-		t := r.Task
+		t := shown(r)
 		if p.IncludeArtifacts == nil || !*p.IncludeArtifacts {
 			t.Artifacts = nil
 		}
@@ -78,7 +78,7 @@ func (s *Server) cancelTask(ctx context.Context, p *a2a.CancelTaskRequest, sink 
 			return fail(ctx, sink, asProtocolError(err))
 		}
 		if ok {
-			t := rec.Task
+			t := shown(rec)
 			return sink.Send(ctx, Reply{Result: &t, Final: true, Responder: rec.Owner})
 		}
 		// The turn ended meanwhile: cancel what the store holds now.
@@ -103,8 +103,12 @@ func (s *Server) cancelTask(ctx context.Context, p *a2a.CancelTaskRequest, sink 
 		if rec, err = markCanceled(); err != nil {
 			return fail(ctx, sink, asProtocolError(err))
 		}
+		// No turn runs to emit it: the webhooks get the final status
+		// here, as a stream would have.
+		ev := &a2a.TaskStatusUpdateEvent{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID, Status: rec.Task.Status}
+		s.notify(rec.PushConfigs, &a2a.StreamResponse{Payload: ev})
 	}
-	t := rec.Task
+	t := shown(rec)
 	return sink.Send(ctx, Reply{Result: &t, Final: true, Responder: rec.Owner})
 }
 
@@ -121,7 +125,7 @@ func (s *Server) subscribeToTask(ctx context.Context, p *a2a.SubscribeToTaskRequ
 	if r := s.activeRun(p.ID); r != nil {
 		return s.respond(ctx, r, modeStream, nil, sink)
 	}
-	t := rec.Task
+	t := shown(rec)
 	return sink.Send(ctx, Reply{Result: &a2a.StreamResponse{Payload: &t}, Final: true, Responder: rec.Owner})
 }
 
