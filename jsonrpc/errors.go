@@ -71,9 +71,16 @@ func ToWire(e *a2a.Error, b Binding) WireError {
 	default:
 		ei := map[string]any{"@type": errorInfoType, "reason": strings.ToUpper(string(e.Token)), "domain": ErrorInfoDomain}
 		md := map[string]any{}
+		if info.Data == a2a.DataOffline {
+			// The offline object's error member, in the metadata too:
+			// a2a-go's client keeps the ErrorInfo metadata but replaces
+			// the reason by the one its code means (-32003 is
+			// PUSH_NOTIFICATION_NOT_SUPPORTED there), so the token must
+			// survive elsewhere (docs/conformance.md).
+			md["error"] = string(e.Token)
+		}
 		for k, v := range extra {
 			if k == "error" && info.Data == a2a.DataOffline {
-				// The offline object's token: the reason already names it.
 				continue
 			}
 			if s, ok := v.(string); ok {

@@ -119,7 +119,7 @@ func TestWireShapesPerBinding(t *testing.T) {
 		{"A2A token over MQTT as ErrorInfo", a2a.TokenUnsupportedOperation, BindingMQTT, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"UNSUPPORTED_OPERATION"}]`},
 		{"A2A token over HTTP as ErrorInfo", a2a.TokenTaskNotFound, BindingHTTP, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"TASK_NOT_FOUND"}]`},
 		{"offline token over MQTT as the offline object", a2a.TokenAgentAsleep, BindingMQTT, `{"error":"agent_asleep"}`},
-		{"offline token over HTTP as ErrorInfo", a2a.TokenAgentAsleep, BindingHTTP, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"AGENT_ASLEEP"}]`},
+		{"offline token over HTTP as ErrorInfo", a2a.TokenAgentAsleep, BindingHTTP, `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","metadata":{"error":"agent_asleep"},"reason":"AGENT_ASLEEP"}]`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,17 +151,17 @@ func TestOfflineDetailsPerBinding(t *testing.T) {
 			offline.OfflineErrorData{Error: "agent_asleep", Queued: true, RetryAfterSec: &secs, TaskID: "t-1", ContextID: "c-1"}, 503},
 		{"asleep and queued over HTTP", withData(a2a.TokenAgentAsleep, asleepData), BindingHTTP,
 			`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org",` +
-				`"metadata":{"contextId":"c-1","queued":"true","retryAfterSec":"1800","taskId":"t-1"},"reason":"AGENT_ASLEEP"}]`,
+				`"metadata":{"contextId":"c-1","error":"agent_asleep","queued":"true","retryAfterSec":"1800","taskId":"t-1"},"reason":"AGENT_ASLEEP"}]`,
 			offline.OfflineErrorData{Error: "agent_asleep", Queued: true, RetryAfterSec: &secs, TaskID: "t-1", ContextID: "c-1"}, 503},
 		{"asleep not queued over HTTP, from OfflineErrorData", withData(a2a.TokenAgentAsleep,
 			offline.OfflineErrorData{Error: "agent_asleep", RetryAfterSec: &secs}), BindingHTTP,
 			`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org",` +
-				`"metadata":{"queued":"false","retryAfterSec":"1800"},"reason":"AGENT_ASLEEP"}]`,
+				`"metadata":{"error":"agent_asleep","queued":"false","retryAfterSec":"1800"},"reason":"AGENT_ASLEEP"}]`,
 			offline.OfflineErrorData{Error: "agent_asleep", RetryAfterSec: &secs}, 503},
 		{"queue full, peer, over HTTP", withData(a2a.TokenAsleepQueueFull,
 			map[string]any{"error": "asleep_queue_full", "queued": false, "kind": "peer"}), BindingHTTP,
 			`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org",` +
-				`"metadata":{"kind":"peer","queued":"false"},"reason":"ASLEEP_QUEUE_FULL"}]`,
+				`"metadata":{"error":"asleep_queue_full","kind":"peer","queued":"false"},"reason":"ASLEEP_QUEUE_FULL"}]`,
 			offline.OfflineErrorData{Error: "asleep_queue_full", Kind: offline.QueueFullKindPeer}, 429},
 		{"queue full, bytes, over MQTT", withData(a2a.TokenAsleepQueueFull,
 			&offline.OfflineErrorData{Kind: offline.QueueFullKindBytes}), BindingMQTT,
