@@ -72,8 +72,8 @@ func (h *Handler) UpdateCard(c *a2a.AgentCard) error {
 		return errors.New("http: agent card: supportedInterfaces lists no JSONRPC interface (add JSONRPCInterface(url))")
 	}
 	caps := c.Capabilities
-	if caps.PushNotifications != nil && *caps.PushNotifications {
-		return errors.New("http: agent card: capabilities.pushNotifications is declared, but the runtime serves no push notifications")
+	if caps.PushNotifications != nil && *caps.PushNotifications && !h.srv.PushEnabled() {
+		return errors.New("http: agent card: capabilities.pushNotifications is declared, but the server sends no push notifications (give it agent.WithPush, or leave the capability out)")
 	}
 	b, err := c.MarshalJSON()
 	if err != nil {

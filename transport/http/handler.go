@@ -45,12 +45,15 @@ type HandlerConfig struct {
 	// close it.
 	Server *agent.Server
 	// Card is the public Agent Card, served at WellKnownCardPath
-	// (required). It must be valid, list a JSONRPC interface (see
-	// JSONRPCInterface) and must not declare capabilities.pushNotifications,
-	// which the runtime does not serve. Its capabilities are enforced
-	// (A2A v1.0 §3.3.4): without capabilities.streaming, SendStreamingMessage
-	// and SubscribeToTask are answered unsupported_operation; without
-	// capabilities.extendedAgentCard, so is GetExtendedAgentCard.
+	// (required). It must be valid and list a JSONRPC interface (see
+	// JSONRPCInterface); it may declare capabilities.pushNotifications only
+	// when Server serves push notifications (agent.WithPush). Its
+	// capabilities are enforced (A2A v1.0 §3.3.4): without
+	// capabilities.streaming, SendStreamingMessage and SubscribeToTask are
+	// answered unsupported_operation; without capabilities.extendedAgentCard,
+	// so is GetExtendedAgentCard; without capabilities.pushNotifications, the
+	// four push-notification config methods and a message carrying a config
+	// are answered push_notification_not_supported.
 	Card *a2a.AgentCard
 	// MaxBodyBytes bounds the size of a request body (default
 	// DefaultMaxBodyBytes, 4 MiB). A larger body is answered
