@@ -275,21 +275,33 @@ func (o *Offline) prepare(ctx context.Context, now time.Time) (b []ready, more b
 	if len(takes) == 0 {
 		return nil, more || len(bad) > 0, nil
 	}
+	// Known as taken before they leave the queue, so that GetTask never
+	// finds them in neither place.
+	o.mu.Lock()
+	for _, r := range ok {
+		o.taken[r.rec.TaskID] = &takenRecord{rec: r.rec, msg: r.req.Message}
+	}
+	o.mu.Unlock()
 	replayed, missing, err := o.cfg.Queue.Take(ctx, takes)
 	if err != nil {
+		o.mu.Lock()
+		for _, r := range ok {
+			delete(o.taken, r.rec.TaskID)
+		}
+		o.mu.Unlock()
 		return nil, false, err
 	}
 	out := ok[:0]
 	o.mu.Lock()
 	for i, r := range ok {
+		if missing[i] || replayed[i] {
+			delete(o.taken, r.rec.TaskID)
+		}
 		if missing[i] {
 			continue // canceled meanwhile: CancelTask removed it
 		}
 		r.replayed = replayed[i]
 		out = append(out, r)
-		if !r.replayed {
-			o.taken[r.rec.TaskID] = &takenRecord{rec: r.rec, msg: r.req.Message}
-		}
 	}
 	o.mu.Unlock()
 	return out, true, nil
