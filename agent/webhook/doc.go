@@ -1,0 +1,74 @@
+// Package webhook is the HTTP sender of A2A push notifications: an
+// agent.Notifier that POSTs each status and artifact update of a task to the
+// webhooks its push-notification configs name (A2A v1.0 §4.3, "push
+// notification objects and delivery"; docs/protocol.md §8.7), and reports
+// what became of each config through an agent.PushReporter.
+//
+// # Requests
+//
+// Every notification is one POST of the StreamResponse, encoded by the
+// generated encoder of package generated/a2a, with
+//
+//	Content-Type: application/json
+//	A2A-Notification-Token: <config token>        (when the config has one)
+//	Authorization: <scheme> <credentials>          (when the config's authentication has credentials)
+//
+// (docs/protocol.md §11, "push token header"). A 2xx answer acknowledges it
+// (A2A v1.0 §4.3.3). 5xx (but 501), 429, timeouts and connection errors are
+// retried, up to Config.MaxRetries times, with exponential backoff between
+// Config.RetryWaitMin and Config.RetryWaitMax; a Retry-After header (RFC 9110
+// §10.2.3, seconds or an HTTP date) sets the wait instead, cut to
+// RetryWaitMax so that no receiver parks a worker for longer. Any other
+// answer (404, 410, every other 4xx, 501, a 3xx) makes the config dead, and
+// so do exhausted retries: nothing more is sent to it until it is forgotten
+// or notified with a different URL, token or authentication.
+//
+// # Address policy (A2A v1.0 §13.2)
+//
+// The webhook URL comes from the requester, so the Sender refuses to be
+// turned against the agent's own network (server-side request forgery). It
+// never delivers to a loopback address unless Config.AllowLoopback, to a
+// private one (RFC 1918, RFC 4193 fc00::/7, carrier-grade NAT 100.64.0.0/10
+// of RFC 6598) unless Config.AllowPrivate, nor ever to a link-local,
+// multicast, broadcast or unspecified address. The check is made on the
+// address actually dialled, after name resolution (in the dialer), so a
+// name that resolves, or later re-resolves, to a forbidden address is
+// refused too; a literal address in the URL is refused before any dial.
+// Redirects are not followed: a 3xx answer makes the config dead. No proxy
+// is used. A refused config is reported agent.PushRefused, with the reason,
+// and never retried.
+//
+// # Order and isolation
+//
+// Notify only encodes the update and queues it: it never waits for the
+// network, a receiver or a full queue. Each config has its own queue, and
+// at most one delivery of a config is under way at a time, so a config's
+// notifications arrive in the order Notify was called (retries included: a
+// notification is retried before the next one is sent). A pool of
+// Config.Workers goroutines serves the queues in turn, one notification
+// each, so a slow or dead receiver holds at most one worker while the other
+// configs are delivered by the others.
+//
+// # Overflow
+//
+// A config's queue holds Config.QueueSize notifications. When a new one
+// finds it full, the OLDEST queued update that is not a terminal status
+// (COMPLETED, FAILED, CANCELED or REJECTED) is dropped: a receiver that
+// falls behind gets the latest state of the task, and the terminal status
+// update is never dropped (the queue may grow past its bound by terminal
+// updates only). Dropping is reported agent.PushOverflow with the running
+// Dropped count at the first drop, then each time the count has doubled;
+// when the queue has drained, an agent.PushDelivered report carries the
+// final count.
+//
+// # Reports
+//
+// Reports are made on changes only: the first acknowledged delivery
+// (PushDelivered), the first failed attempt that will be retried
+// (PushFailing), the first success after that, and PushDead, PushRefused and
+// PushOverflow as above. They are made in order, from one goroutine of the
+// Sender, never while Notify or Forget waits, so a PushReporter may call
+// Notify and Forget. Nothing is reported for a config after Forget. The
+// Logger gets the same reports; tokens, credentials and URLs are never
+// logged or reported.
+package webhook

@@ -1,0 +1,610 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
+)
+
+// The defaults of Config.
+const (
+	defaultMaxRetries   = 4
+	defaultRetryWaitMin = 500 * time.Millisecond
+	defaultRetryWaitMax = 30 * time.Second
+	defaultQueueSize    = 256
+	defaultWorkers      = 32
+	defaultTimeout      = 10 * time.Second
+)
+
+// Config configures a Sender. Every field but Reporter has a default.
+type Config struct {
+	// Reporter receives the reports on each config (agent.PushReport);
+	// nil: they are only logged.
+	Reporter agent.PushReporter
+	// HTTPClient, when set, is the client the POSTs go through (for
+	// tests, or for TLS settings). It is copied: its redirect policy is
+	// replaced (redirects are not followed), its cookie jar dropped and its
+	// Timeout set to Config.Timeout. When its Transport is an
+	// *http.Transport (or nil), a clone of it is used with the address
+	// policy in its dialer and no proxy; any other RoundTripper is trusted
+	// to enforce the policy itself: only literal addresses in URLs are
+	// checked then.
+	HTTPClient *http.Client
+	// AllowLoopback allows webhooks on loopback addresses (127.0.0.0/8,
+	// ::1); AllowPrivate on private ones (RFC 1918, RFC 4193 fc00::/7,
+	// RFC 6598 100.64.0.0/10). Both are off by default. Link-local,
+	// multicast, broadcast and unspecified addresses are always refused.
+	AllowLoopback, AllowPrivate bool
+	// MaxRetries is how many times a notification is retried after a
+	// retryable failure (5xx but 501, 429, timeout, connection error)
+	// before its config is declared dead: 0 means 4, a negative value
+	// none.
+	MaxRetries int
+	// RetryWaitMin and RetryWaitMax bound the exponential backoff between
+	// attempts (defaults 500 ms and 30 s); RetryWaitMax also caps a
+	// receiver's Retry-After.
+	RetryWaitMin, RetryWaitMax time.Duration
+	// QueueSize bounds each config's queue (default 256); see the package
+	// documentation for what overflows.
+	QueueSize int
+	// Workers is how many deliveries may be under way at once, each to a
+	// different config (default 32).
+	Workers int
+	// Timeout bounds each POST, from dialling to the end of the answer
+	// (default 10 s).
+	Timeout time.Duration
+	// Logger receives the reports and the updates that could not be
+	// encoded (default: nothing is logged).
+	Logger *slog.Logger
+	// Now is the clock of the reports and of Retry-After dates (default
+	// time.Now).
+	Now func() time.Time
+}
+
+// Stats is a snapshot of a Sender's counters.
+type Stats struct {
+	// Configs is how many configs the Sender knows: notified, and neither
+	// forgotten nor abandoned by Close.
+	Configs int
+	// Queued is how many notifications wait in queues; InFlight how many
+	// deliveries are under way.
+	Queued, InFlight int
+	// Delivered counts the notifications acknowledged with a 2xx.
+	Delivered uint64
+	// Attempts counts the POSTs made, retries included; Retries the
+	// retries alone.
+	Attempts, Retries uint64
+	// Dropped counts the notifications dropped by queue overflow.
+	Dropped uint64
+	// Discarded counts the notifications never sent for another reason:
+	// their config was dead, refused or forgotten, the Sender was closing,
+	// or the update could not be encoded.
+	Discarded uint64
+	// Dead and Refused count the times a config became dead or refused.
+	Dead, Refused uint64
+}
+
+// Sender is the HTTP push-notification sender: an agent.Notifier. Its
+// methods are safe for concurrent use. Make one with New and stop it with
+// Close.
+type Sender struct {
+	reporter   agent.PushReporter
+	log        *slog.Logger
+	now        func() time.Time
+	pol        policy
+	maxRetries int
+	waitMax    time.Duration
+	queueSize  int
+	overflow   string // the Reason of overflow reports
+	client     *retryablehttp.Client
+	transport  *http.Transport // nil when the caller's RoundTripper is not one
+	base       context.Context
+	abort      context.CancelFunc
+	attempts   atomic.Uint64
+
+	mu       sync.Mutex
+	work     *sync.Cond // signalled when a binding is ready or the workers stop
+	bindings map[key]*binding
+	ready    ring[*binding]
+	inflight int
+	closing  bool // Close was called: Notify discards
+	stopping bool // the workers exit once nothing is ready
+	isIdle   bool // drained is closed
+	drained  chan struct{}
+	st       Stats
+	reports  []agent.PushReport // waiting for the reporting goroutine
+	spare    []agent.PushReport
+
+	wake       chan struct{} // a report is waiting
+	stopReport chan struct{}
+	reportDone chan struct{}
+	stopOnce   sync.Once
+	workers    sync.WaitGroup
+}
+
+var _ agent.Notifier = (*Sender)(nil)
+
+type key struct{ task, config string }
+
+// binding is the Sender's state for one config.
+type binding struct {
+	key       key
+	target    *target
+	q         ring[*item]
+	state     agent.PushState // the last state reported, overflow aside ("" before any)
+	scheduled bool            // in Sender.ready
+	running   *worker         // the worker delivering it, if any
+	gone      bool            // forgotten or abandoned: nothing more is sent or reported
+
+	dropped      int  // notifications dropped by overflow, in all
+	overflowing  bool // dropped some since the queue was last empty
+	lastOverflow int  // Dropped of the last overflow report
+	reported     int  // Dropped of the last report
+}
+
+// stopped reports whether nothing more is sent to b (until its config
+// changes).
+func (b *binding) stopped() bool {
+	return b.state == agent.PushDead || b.state == agent.PushRefused
+}
+
+// target is where and how a config's notifications are sent.
+type target struct {
+	url, token, scheme, credentials string
+	header                          http.Header // read-only once made: shared by the requests
+	refusal                         string      // not "": refused before any dial
+}
+
+func (t *target) same(cfg *a2a.TaskPushNotificationConfig) bool {
+	scheme, credentials := "", ""
+	if a := cfg.Authentication; a != nil {
+		scheme, credentials = a.Scheme, a.Credentials
+	}
+	return t.url == cfg.URL && t.token == cfg.Token && t.scheme == scheme && t.credentials == credentials
+}
+
+// New returns a Sender whose workers are running.
+func New(cfg Config) (*Sender, error) {
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = defaultMaxRetries
+	}
+	cfg.MaxRetries = max(cfg.MaxRetries, 0)
+	if cfg.RetryWaitMin <= 0 {
+		cfg.RetryWaitMin = defaultRetryWaitMin
+	}
+	if cfg.RetryWaitMax <= 0 {
+		cfg.RetryWaitMax = max(defaultRetryWaitMax, cfg.RetryWaitMin)
+	}
+	if cfg.RetryWaitMax < cfg.RetryWaitMin {
+		return nil, errors.New("webhook: RetryWaitMax is less than RetryWaitMin")
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = defaultQueueSize
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = defaultWorkers
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = defaultTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Sender{
+		reporter:   cfg.Reporter,
+		log:        cfg.Logger,
+		now:        cfg.Now,
+		pol:        policy{loopback: cfg.AllowLoopback, private: cfg.AllowPrivate},
+		maxRetries: cfg.MaxRetries,
+		waitMax:    cfg.RetryWaitMax,
+		queueSize:  cfg.QueueSize,
+		overflow:   "queue full (" + strconv.Itoa(cfg.QueueSize) + "): oldest update dropped",
+		bindings:   make(map[key]*binding),
+		drained:    make(chan struct{}),
+		wake:       make(chan struct{}, 1),
+		stopReport: make(chan struct{}),
+		reportDone: make(chan struct{}),
+	}
+	s.work = sync.NewCond(&s.mu)
+	hc := s.httpClient(cfg)
+	s.client = &retryablehttp.Client{
+		HTTPClient:   hc,
+		RetryWaitMin: cfg.RetryWaitMin,
+		RetryWaitMax: cfg.RetryWaitMax,
+		RetryMax:     cfg.MaxRetries,
+		CheckRetry:   s.checkRetry,
+		Backoff:      s.backoff,
+		PrepareRetry: s.prepareRetry,
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+	}
+	s.base, s.abort = context.WithCancel(context.Background())
+	s.workers.Add(cfg.Workers)
+	for range cfg.Workers {
+		w := &worker{s: s}
+		w.renew()
+		go w.run()
+	}
+	go s.reportLoop()
+	return s, nil
+}
+
+// httpClient returns the http.Client of the POSTs (see Config.HTTPClient).
+func (s *Sender) httpClient(cfg Config) *http.Client {
+	var hc http.Client
+	if cfg.HTTPClient != nil {
+		hc = *cfg.HTTPClient
+	}
+	rt := hc.Transport
+	switch t := rt.(type) {
+	case nil:
+		s.transport = http.DefaultTransport.(*http.Transport).Clone()
+	case *http.Transport:
+		s.transport = t.Clone()
+	}
+	if tr := s.transport; tr != nil {
+		d := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second, Control: s.pol.control}
+		tr.DialContext = d.DialContext
+		tr.DialTLSContext = nil // TLS runs over DialContext, so over the policy
+		tr.Proxy = nil          // the policy is on the webhook's address, not a proxy's
+		// One kept-alive connection per worker to the same receiver.
+		tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, cfg.Workers)
+		if tr.MaxIdleConns != 0 {
+			tr.MaxIdleConns = max(tr.MaxIdleConns, 4*cfg.Workers)
+		}
+		rt = tr
+	}
+	// A transport without CloseIdleConnections: retryablehttp calls it on
+	// the client after every failed delivery, which would close the
+	// kept-alive connections of every other worker.
+	hc.Transport = roundTripper{rt}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	hc.Jar = nil
+	hc.Timeout = cfg.Timeout
+	return &hc
+}
+
+type roundTripper struct{ rt http.RoundTripper }
+
+func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	return r.rt.RoundTrip(req)
+}
+
+// Notify queues ev for the webhook of cfg and returns: it encodes ev, and
+// never waits for the network or a receiver. An update for a dead or
+// refused config, or sent once Close has begun, is discarded. A config
+// notified with a different URL, token or authentication than before is
+// taken as a new registration: a dead or refused config lives again, and
+// the notifications queued before go where the config pointed then.
+func (s *Sender) Notify(cfg a2a.TaskPushNotificationConfig, ev *a2a.StreamResponse) {
+	if ev == nil {
+		return
+	}
+	it := newItem()
+	var err error
+	it.buf, err = ev.AppendJSON(it.buf[:0]) // the encoder of (*a2a.StreamResponse).MarshalJSON, into a reused buffer
+	if err != nil {
+		it.release()
+		s.mu.Lock()
+		s.st.Discarded++
+		s.mu.Unlock()
+		s.log.Warn("push notification not encodable: discarded", "task", cfg.TaskID, "config", cfg.ID, "error", err)
+		return
+	}
+	it.terminal = terminal(ev)
+
+	k := key{cfg.TaskID, cfg.ID}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		s.st.Discarded++
+		it.release()
+		return
+	}
+	b := s.bindings[k]
+	if b == nil {
+		b = &binding{key: k}
+		s.bindings[k] = b
+	}
+	if b.target == nil || !b.target.same(&cfg) {
+		b.target = s.newTarget(&cfg)
+		if b.stopped() {
+			b.state = "" // a new registration
+		}
+		if b.target.refusal != "" {
+			s.stopLocked(b, agent.PushRefused, 0, b.target.refusal)
+		}
+	}
+	if b.stopped() {
+		s.st.Discarded++
+		it.release()
+		return
+	}
+	it.target = b.target
+	if b.q.len() >= s.queueSize && !s.makeRoomLocked(b, it) {
+		it.release()
+		return
+	}
+	b.q.push(it)
+	s.st.Queued++
+	if !b.scheduled && b.running == nil {
+		b.scheduled = true
+		s.ready.push(b)
+		s.work.Signal()
+	}
+}
+
+// makeRoomLocked drops the oldest queued update of b that is not terminal,
+// and reports whether it did; when every queued update is terminal, it
+// drops the new one unless that is terminal too (then it returns true and
+// the queue grows past its bound).
+func (s *Sender) makeRoomLocked(b *binding, it *item) bool {
+	for i := range b.q.len() {
+		if !b.q.at(i).terminal {
+			b.q.removeAt(i).release()
+			s.st.Queued--
+			s.droppedLocked(b)
+			return true
+		}
+	}
+	if it.terminal {
+		return true
+	}
+	s.droppedLocked(b)
+	return false
+}
+
+// droppedLocked counts a dropped notification of b and reports the overflow
+// at the first drop since the queue was last empty, then each time the
+// count has doubled.
+func (s *Sender) droppedLocked(b *binding) {
+	b.dropped++
+	s.st.Dropped++
+	if !b.overflowing || b.dropped >= 2*b.lastOverflow {
+		b.overflowing = true
+		b.lastOverflow = b.dropped
+		s.reportLocked(b, agent.PushOverflow, 0, s.overflow)
+	}
+}
+
+// terminal reports whether ev carries a terminal task status.
+func terminal(ev *a2a.StreamResponse) bool {
+	var st *a2a.TaskStatus
+	switch p := ev.Payload.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		if p != nil {
+			st = p.Status
+		}
+	case *a2a.Task:
+		if p != nil {
+			st = p.Status
+		}
+	}
+	if st == nil {
+		return false
+	}
+	c, err := tasklife.Classify(st.State)
+	return err == nil && c == tasklife.ClassTerminal
+}
+
+// newTarget checks and prepares the webhook of cfg.
+func (s *Sender) newTarget(cfg *a2a.TaskPushNotificationConfig) *target {
+	t := &target{url: cfg.URL, token: cfg.Token}
+	if a := cfg.Authentication; a != nil {
+		t.scheme, t.credentials = a.Scheme, a.Credentials
+	}
+	u, err := url.Parse(cfg.URL)
+	switch {
+	case err != nil:
+		t.refusal = "URL does not parse"
+		return t
+	case u.Scheme != "http" && u.Scheme != "https":
+		t.refusal = "URL scheme is not http or https"
+		return t
+	case u.Hostname() == "":
+		t.refusal = "URL has no host"
+		return t
+	}
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
+		if err := s.pol.check(ip); err != nil {
+			t.refusal = err.Error()
+			return t
+		}
+	}
+	if !headerValue(t.token) || !headerValue(t.scheme) || !headerValue(t.credentials) {
+		t.refusal = "token or authentication is not a valid header value"
+		return t
+	}
+	h := make(http.Header, 3)
+	h.Set("Content-Type", "application/json")
+	if t.token != "" {
+		h.Set("A2A-Notification-Token", t.token)
+	}
+	if t.scheme != "" && t.credentials != "" {
+		h.Set("Authorization", t.scheme+" "+t.credentials)
+	}
+	t.header = h
+	return t
+}
+
+// headerValue reports whether v can be sent as a header field value
+// (RFC 9110 §5.5: no control characters but horizontal tab).
+func headerValue(v string) bool {
+	for i := range len(v) {
+		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// Forget drops what is queued for a config and stops delivering to it. A
+// POST already on the wire may finish, but is not retried; a wait before a
+// retry is cut short. Nothing more is reported for the config.
+func (s *Sender) Forget(taskID, configID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key{taskID, configID}
+	b := s.bindings[k]
+	if b == nil {
+		return
+	}
+	delete(s.bindings, k)
+	b.gone = true
+	s.discardLocked(b)
+	if w := b.running; w != nil && w.waiting {
+		w.cancel()
+		w.canceled = true
+	}
+}
+
+// discardLocked empties the queue of b.
+func (s *Sender) discardLocked(b *binding) {
+	for b.q.len() > 0 {
+		b.q.pop().release()
+		s.st.Queued--
+		s.st.Discarded++
+	}
+}
+
+// stopLocked marks b dead or refused, empties its queue and reports it.
+func (s *Sender) stopLocked(b *binding, state agent.PushState, status int, reason string) {
+	if state == agent.PushDead {
+		s.st.Dead++
+	} else {
+		s.st.Refused++
+	}
+	s.discardLocked(b)
+	s.reportLocked(b, state, status, reason)
+}
+
+// reportLocked queues a report on b for the reporting goroutine.
+func (s *Sender) reportLocked(b *binding, state agent.PushState, status int, reason string) {
+	if b.gone {
+		return
+	}
+	if state != agent.PushOverflow {
+		b.state = state
+	}
+	b.reported = b.dropped
+	s.reports = append(s.reports, agent.PushReport{
+		TaskID: b.key.task, ConfigID: b.key.config, State: state,
+		Status: status, Reason: reason, Dropped: b.dropped, At: s.now(),
+	})
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// reportLoop hands the reports to the Reporter and the Logger, in order,
+// outside the Sender's lock.
+func (s *Sender) reportLoop() {
+	defer close(s.reportDone)
+	for {
+		select {
+		case <-s.wake:
+			s.flushReports()
+		case <-s.stopReport:
+			s.flushReports()
+			return
+		}
+	}
+}
+
+func (s *Sender) flushReports() {
+	s.mu.Lock()
+	batch := s.reports
+	s.reports = s.spare[:0]
+	s.mu.Unlock()
+	for _, r := range batch {
+		lvl := slog.LevelWarn
+		if r.State == agent.PushDelivered {
+			lvl = slog.LevelInfo
+		}
+		s.log.LogAttrs(context.Background(), lvl, "push notification "+string(r.State),
+			slog.String("task", r.TaskID), slog.String("config", r.ConfigID),
+			slog.Int("status", r.Status), slog.String("reason", r.Reason), slog.Int("dropped", r.Dropped))
+		if s.reporter != nil {
+			s.reporter.PushReport(r)
+		}
+	}
+	clear(batch)
+	s.mu.Lock()
+	s.spare = batch[:0]
+	s.mu.Unlock()
+}
+
+// Stats returns a snapshot of the Sender's counters.
+func (s *Sender) Stats() Stats {
+	s.mu.Lock()
+	st := s.st
+	st.Configs = len(s.bindings)
+	st.InFlight = s.inflight
+	s.mu.Unlock()
+	st.Attempts = s.attempts.Load()
+	return st
+}
+
+// Close stops the Sender. Notify discards from the moment it is called;
+// what is queued is delivered (retries included) until ctx is done, and
+// then abandoned: the deliveries under way are cut short and the queues
+// dropped, and Close returns ctx's error. Close returns once every
+// goroutine of the Sender has exited and the last report was made.
+func (s *Sender) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	s.idleLocked()
+	s.mu.Unlock()
+	var err error
+	select {
+	case <-s.drained:
+	case <-ctx.Done():
+		err = ctx.Err()
+		s.mu.Lock()
+		for k, b := range s.bindings {
+			delete(s.bindings, k)
+			b.gone = true
+			s.discardLocked(b)
+		}
+		s.mu.Unlock()
+		s.abort()
+	}
+	s.mu.Lock()
+	s.stopping = true
+	s.work.Broadcast()
+	s.mu.Unlock()
+	s.workers.Wait()
+	s.stopOnce.Do(func() { close(s.stopReport) })
+	<-s.reportDone
+	s.abort()
+	if s.transport != nil {
+		s.transport.CloseIdleConnections()
+	}
+	return err
+}
+
+// idleLocked closes drained once Close was called and nothing is queued or
+// under way.
+func (s *Sender) idleLocked() {
+	if s.closing && !s.isIdle && s.st.Queued == 0 && s.inflight == 0 {
+		s.isIdle = true
+		close(s.drained)
+	}
+}
