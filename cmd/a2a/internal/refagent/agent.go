@@ -13,12 +13,14 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/agent/governed"
 	"github.com/a2abind/a2abind/agent/inbox"
 	"github.com/a2abind/a2abind/agent/taskstore"
+	"github.com/a2abind/a2abind/agent/webhook"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/offline"
 	"github.com/a2abind/a2abind/statemachines/reach"
@@ -69,7 +71,20 @@ type Config struct {
 	// Reachability, when set, makes the agent one that is not always
 	// reachable (docs/protocol.md §7), on every transport.
 	Reachability *Reachability
-	Log          *slog.Logger
+	// Push serves push notifications (agent.WithPush, docs/protocol.md
+	// §8.8) on the agent, over every transport, through an HTTP sender
+	// (agent/webhook), and the card declares
+	// capabilities.pushNotifications. The spawned instance {ID}-c1 sends
+	// none. Webhooks must be https URLs to public addresses, unless
+	// AllowLoopbackWebhooks: then http and https webhooks on loopback
+	// addresses are taken and delivered too (tests, local development).
+	// Private addresses are always refused.
+	Push, AllowLoopbackWebhooks bool
+	// Webhook tunes the push sender: retries and their waits, queues,
+	// workers, timeout (zero fields: agent/webhook's defaults). Start sets
+	// its Reporter, AllowLoopback and Logger.
+	Webhook webhook.Config
+	Log     *slog.Logger
 }
 
 // Reachability configures an agent that is not always reachable.
@@ -107,6 +122,8 @@ type Agent struct {
 	offline             *agent.Offline
 	queue               *inbox.Bolt
 	recovery            inbox.Recovery
+	sender              *webhook.Sender // nil without Config.Push
+	log                 *slog.Logger
 	stopOnce            sync.Once
 	stopped             chan struct{}
 }
@@ -132,7 +149,10 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 	if c.Broker == "" && c.HTTP == nil {
 		return nil, errors.New("refagent: a broker or an HTTP listener is required")
 	}
-	ra := &Agent{}
+	ra := &Agent{log: c.Log}
+	if ra.log == nil {
+		ra.log = slog.New(slog.DiscardHandler)
+	}
 	started := false
 	defer func() {
 		if !started {
@@ -178,7 +198,29 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		o.Publish(card)
 		mainOpts = append(slices.Clone(opts), agent.WithOffline(o))
 	}
+	// The push sender reports to the main server, made after it (reports
+	// come only once the server notifies).
+	var reportTo atomic.Pointer[agent.Server]
+	if c.Push {
+		wc := c.Webhook
+		wc.AllowLoopback = c.AllowLoopbackWebhooks
+		wc.Logger = c.Log
+		wc.Reporter = agent.PushReporterFunc(func(r agent.PushReport) {
+			if s := reportTo.Load(); s != nil {
+				s.PushReport(r)
+			}
+		})
+		s, err := webhook.New(wc)
+		if err != nil {
+			return nil, err
+		}
+		ra.sender = s
+		mainOpts = append(slices.Clone(mainOpts), agent.WithPush(agent.PushConfig{Notifier: s, AllowLoopbackHTTP: c.AllowLoopbackWebhooks}))
+		yes := true
+		card.Capabilities.PushNotifications = &yes
+	}
 	ra.mainSrv = agent.NewServer(Handler(c.ID, spawnedID), mainOpts...)
+	reportTo.Store(ra.mainSrv)
 	// The card says what the agent bounds and when contexts and waiting
 	// tasks expire (docs/protocol.md §14): the store's defaults are the
 	// server's.
@@ -319,6 +361,7 @@ func (ra *Agent) abort(ctx context.Context, ln net.Listener) {
 		ra.spawned.Close(ctx)
 	}
 	ra.closeServers(ctx)
+	ra.closeSender(nil)
 	if ra.store != nil {
 		ra.store.Close()
 	}
@@ -333,7 +376,9 @@ func (ra *Agent) HTTPURL() string { return ra.httpURL }
 
 // Close stops gracefully: the HTTP endpoint first (open event streams end
 // cleanly, requests in progress finish), then over MQTT the card goes
-// offline and the connections DISCONNECT; then the runtimes and the store.
+// offline and the connections DISCONNECT; then the runtimes, the push
+// sender (what it holds is delivered for up to PushDrain, within ctx, then
+// abandoned) and the store.
 func (ra *Agent) Close(ctx context.Context) error {
 	var err error
 	if ra.http != nil {
@@ -351,6 +396,7 @@ func (ra *Agent) Close(ctx context.Context) error {
 		}
 	}
 	ra.closeServers(ctx)
+	ra.closeSender(ctx)
 	if e := ra.store.Close(); err == nil {
 		err = e
 	}
@@ -360,6 +406,29 @@ func (ra *Agent) Close(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// PushDrain bounds how long Close lets the push sender deliver what it
+// still holds.
+const PushDrain = 2 * time.Second
+
+// closeSender stops the push sender: after delivering what it holds for
+// up to PushDrain within ctx, or at once, abandoning it, when ctx is nil.
+func (ra *Agent) closeSender(ctx context.Context) {
+	if ra.sender == nil {
+		return
+	}
+	if ctx == nil {
+		now, cancel := context.WithCancel(context.Background())
+		cancel()
+		ra.sender.Close(now)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, PushDrain)
+	defer cancel()
+	if err := ra.sender.Close(ctx); err != nil {
+		ra.log.Warn("refagent: push notifications still queued were abandoned at shutdown", "discarded", ra.sender.Stats().Discarded)
+	}
 }
 
 func (ra *Agent) closeServers(ctx context.Context) {
@@ -385,6 +454,7 @@ func (ra *Agent) Kill() {
 		ra.spawned.Kill()
 	}
 	ra.closeServers(context.Background())
+	ra.closeSender(nil)
 	ra.store.Close()
 	if ra.queue != nil {
 		ra.queue.Close()
