@@ -37,6 +37,20 @@ ID-c1, and follow-ups go there. HTTP has no handover (no reply can name a
 new responder), so a "handover" sent over HTTP is kept: the agent asks the
 same question itself, and the follow-up to the same URL completes it.
 
+Push notifications (A2A v1.0 §4.3; docs/protocol.md §8.8): with --http
+the agent serves them and its card declares capabilities.pushNotifications;
+--push=false turns them off. Over MQTT alone they are off unless --push is
+given (the webhooks are HTTP all the same). A requester registers a webhook
+with its message (a2a send --webhook URL) or with the push-notification
+config methods; the agent POSTs each status and artifact update of the task
+to it, retries 5xx answers and failed connections, and shows what became of
+the webhook in the task's metadata (GetTask): delivered, failing, dead or
+refused. Webhooks must be https URLs on public addresses. Webhooks on
+loopback addresses (http or https) are taken only when the agent's HTTP
+listener is itself on a loopback address (--http 127.0.0.1:PORT), or with
+--allow-loopback-webhooks; private addresses are always refused (A2A v1.0
+§13.2). a2a webhook --listen ADDR receives and prints pushes.
+
 Bearer tokens: without --tokens the agent accepts every call. With
 --tokens FILE it accepts only the tokens the file lists, over both
 transports, and its card requires a bearer token. The file has one token
@@ -64,7 +78,7 @@ connections would take each other's session over).
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR] [--tokens FILE] [--reachability MODE [--window P:O:L] [--queue-dir DIR]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--log-level L]",
+	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--log-level L]",
 		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp+reachabilityHelp) }
@@ -78,6 +92,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keepalive := fs.Int("keepalive", 30, "MQTT keep-alive in seconds; a crashed agent's Will fires about 1.5 x this later")
 	data := fs.String("data", "", "keep tasks in a bbolt database in this directory (default: in memory)")
 	tokensFile := fs.String("tokens", "", "accept only the bearer tokens listed in this file (default: accept every call)")
+	push := fs.Bool("push", false, "serve push notifications to webhooks (default: on with --http, off over MQTT alone)")
+	allowLoopback := fs.Bool("allow-loopback-webhooks", false, "deliver push notifications to webhooks on loopback addresses (default: only when the --http address is a loopback one)")
 	rf := addReachFlags(fs)
 	cf := addConnFlags(fs)
 	spawnedUser := fs.String("spawned-username", "", "MQTT user name of the spawned instance ID-c1 (with --spawned-password-file; default ORG/UNIT/ID-c1)")
@@ -117,6 +133,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fail(2, "--http-url: %q is not an http:// or https:// URL", *httpURL)
 		}
 	}
+	pushOn, err := pushFlag(fs, *push, *allowLoopback, *httpAddr)
+	if err != nil {
+		return err
+	}
+	*push = pushOn
 	reachability, err := rf.config(fs, *id, *data)
 	if err != nil {
 		return err
@@ -155,11 +176,15 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if ln, err = net.Listen("tcp", *httpAddr); err != nil {
 			return fail(1, "--http: %v", err)
 		}
+		// Webhooks on loopback are this machine's: fine for an agent
+		// that only this machine reaches.
+		*allowLoopback = *allowLoopback || onLoopback(ln.Addr())
 	}
 	ra, err := refagent.Start(ctx, refagent.Config{Broker: *brokerURL, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
 		KeepAlive: time.Duration(*keepalive) * time.Second, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
 		SpawnedUsername: *spawnedUser, SpawnedPassword: spawnedPassword,
-		HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log, Verifier: verifier, Reachability: reachability})
+		HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log, Verifier: verifier, Reachability: reachability,
+		Push: *push, AllowLoopbackWebhooks: *push && *allowLoopback})
 	if err != nil {
 		if *brokerURL != "" {
 			return agentBrokerError(err, conn, *org+"/"+*unit+"/"+*id, *spawnedUser)
@@ -179,6 +204,13 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if ln != nil {
 		fmt.Fprintf(stdout, "agent %s listening on %s: JSON-RPC at %s, card at %s\n", *id, ln.Addr(), ra.HTTPURL(), cardURL(ra.HTTPURL()))
+	}
+	if *push {
+		to := "https webhooks"
+		if *allowLoopback {
+			to += " and webhooks on loopback addresses"
+		}
+		fmt.Fprintf(stdout, "agent %s sends push notifications to %s\n", *id, to)
 	}
 	if *brokerURL != "" {
 		fmt.Fprintf(stdout, "agent %s online (spawned instance %s-c1 serves handed-over tasks)\n", name, *id)

@@ -9,6 +9,8 @@
 //	a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab
 //	a2a send  --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello
 //	a2a send  --url http://127.0.0.1:8080 hello
+//	a2a webhook --listen 127.0.0.1:9090
+//	a2a send  --url http://127.0.0.1:8080 --webhook http://127.0.0.1:9090/ hello
 //
 // Run "a2a <command> -h" for the flags of each command.
 package main
@@ -48,6 +50,7 @@ var commands = []struct {
 	{"passwd", "manage the broker's password file (mosquitto_passwd's format)", runPasswd},
 	{"agent", "run the reference agent over MQTT, HTTP or both", runAgent},
 	{"send", "send a message to an agent and print the replies", runSend},
+	{"webhook", "receive push notifications on an HTTP address and print them", runWebhook},
 	{"watch", "show the live presence table of an org/unit", runWatch},
 	{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 		fmt.Fprintln(stdout, "a2a", refagent.Version, "(A2A v1.0, A2A-over-MQTT profile 0.1)")

@@ -39,6 +39,21 @@ For TLS give an mqtts:// broker URL (or an https:// --url), with --ca-file
 for a private authority and --cert-file and --key-file for a client
 certificate.
 
+Push notifications: --webhook URL puts a push-notification config in the
+message (configuration.taskPushNotificationConfig, A2A v1.0 §3.1.7), so
+the agent POSTs the task's status and artifact updates to URL (a2a webhook
+--listen ADDR receives and prints them). Each POST carries the notification
+token in A2A-Notification-Token: --webhook-token T, or a random one. After
+the answer the agent's delivery report on the webhook is printed, read from
+the task's metadata (docs/protocol.md §8.8) with GetTask for up to 3 s:
+"push URL: delivered", "failing (...)", "dead (HTTP 410 Gone)", "refused
+(...)", or "no delivery report yet"; it does not change the exit status.
+Over --url and --broker alike: an agent that does not serve push
+notifications (a2a agent --push=false, or over MQTT alone without --push)
+answers push_notification_not_supported, and nothing is sent. An agent
+takes webhooks on public addresses over https, and on loopback ones only
+when it allows them (a2a agent -h).
+
 Exit status: 0 when the task completed or asks for input, 1 on a failure
 (including a file that cannot be read), 2 when the command line is wrong,
 3 when the agent is asleep and queued the message: it prints "queued as
@@ -48,7 +63,7 @@ about N s; sending the message again would queue it twice.
 `
 
 func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token-file F] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] (TEXT | --get TASK)",
+	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token-file F] [--webhook URL [--webhook-token T]] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] (TEXT | --get TASK)",
 		"a2a send --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello\n  A2A_TOKEN=... a2a send --url http://127.0.0.1:8080 hello", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), sendHelp) }
@@ -64,6 +79,8 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	get := fs.String("get", "", "send no message: read task ID with GetTask and print it (e.g. a task an asleep agent queued)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	asJSON := fs.Bool("json", false, "print one JSON object per line")
+	webhookURL := fs.String("webhook", "", "push the task's updates to this webhook URL (push notifications; see below)")
+	webhookToken := fs.String("webhook-token", "", "the notification token the webhook gets with each push (default: a random one)")
 	as := fs.String("as", "", "the requester's own agent_id (MQTT; default: ID of a user name ORG/UNIT/ID, else send-<random>)")
 	tokens := addTokenFlags(fs)
 	routesFile := fs.String("routes", "", "handover routing state file (MQTT; default: $XDG_STATE_HOME/a2a/routes.json)")
@@ -84,6 +101,17 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fail(2, "--get reads a task: it takes no TEXT, --task or --stream")
 	case text == "" && *get == "":
 		return fail(2, "the message TEXT is missing")
+	case *get != "" && *webhookURL != "":
+		return fail(2, "--get reads a task: it takes no --webhook")
+	case *webhookToken != "" && *webhookURL == "":
+		return fail(2, "--webhook-token goes with --webhook")
+	}
+	var hook *a2a.TaskPushNotificationConfig
+	if *webhookURL != "" {
+		var err error
+		if hook, err = webhookConfig(*webhookURL, *webhookToken); err != nil {
+			return err
+		}
 	}
 	log, err := logger(stderr, *logLevel)
 	if err != nil {
@@ -149,7 +177,12 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// Over HTTP a new task carries no taskId: the server makes it (A2A
 	// v1.0, core); over MQTT the requester makes it (docs/protocol.md).
 	req := requester.TextMessage(text, *taskID, *contextID)
-	err = converse(ctx, c, req, opts, *stream, &printer{w: stdout, json: *asJSON}, endpoint)
+	p := &printer{w: stdout, json: *asJSON}
+	if hook != nil {
+		req.Configuration = &a2a.SendMessageConfiguration{TaskPushNotificationConfig: hook}
+		p.report = pushReporter(c, opts, hook)
+	}
+	err = converse(ctx, c, req, opts, *stream, p, endpoint)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		switch {
@@ -257,6 +290,9 @@ func converse(ctx context.Context, c *requester.Client, req *a2a.SendMessageRequ
 	if final == nil || final.Status == nil {
 		return fail(1, "no task state received")
 	}
+	if p.report != nil {
+		p.report(ctx, p, final)
+	}
 	p.summary(final)
 	switch final.Status.State {
 	case a2a.TaskStateCompleted, a2a.TaskStateInputRequired:
@@ -335,6 +371,9 @@ func (p *printer) failed(err error, endpoint string) error {
 type printer struct {
 	w    io.Writer
 	json bool
+	// report, when set, prints what became of the send's push
+	// notifications before the summary (pushReporter).
+	report func(ctx context.Context, p *printer, task *a2a.Task)
 }
 
 func (p *printer) item(it requester.Item) {
