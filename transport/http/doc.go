@@ -69,10 +69,18 @@
 // The card's capabilities are enforced (A2A v1.0 §3.3.4): without
 // capabilities.streaming the streaming methods, and without
 // capabilities.extendedAgentCard GetExtendedAgentCard, are answered
-// unsupported_operation (-32004). The runtime serves no push
-// notifications: the four push-notification methods are answered
-// push_notification_not_supported (-32003), and a card that declares
-// capabilities.pushNotifications is refused. Nothing in A2A carries a
+// unsupported_operation (-32004). Push notifications (A2A v1.0 §4.3) are
+// served when the runtime serves them (agent.WithPush, with a Notifier
+// such as agent/webhook's Sender, which POSTs each update to the webhook)
+// and the card declares capabilities.pushNotifications: the four
+// push-notification config methods, and a config carried in a SendMessage
+// or SendStreamingMessage, stored with its task in the same write
+// (docs/protocol.md §8.8). Through a card without the capability they,
+// and a message carrying a config, are answered
+// push_notification_not_supported (-32003); a card that declares it for a
+// runtime without agent.WithPush is refused by NewHandler and UpdateCard.
+// The requester's side, a webhook receiver and a monitor that polls, is
+// requester/pushmon (docs/protocol.md §8.9). Nothing in A2A carries a
 // request deadline over HTTP: a request lives as long as its HTTP request
 // (its context). A handover (agent.Turn.Handover) is not visible either:
 // the binding has no member for the new responder's id.

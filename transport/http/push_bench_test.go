@@ -1,0 +1,224 @@
+package http_test
+
+// The cost of a push-notification binding to SendMessage (figures in
+// docs/benchmarks.md, section "Push: SendMessage with a binding
+// (transport/http)"): one agent served with push notifications
+// (agent.WithPush, agent/webhook's Sender) behind this package's Handler,
+// and this package's Client sending SendMessage round trips with a
+// push-notification config in the message (bound: the config is stored
+// with the task, and the task's COMPLETED status is POSTed to a loopback
+// receiver that acknowledges it) and without one (plain), on the same agent
+// in the same run. The approach is bench_test.go's: paired blocks, the
+// median of each, and their ratio. Nothing asserts on time.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/agent/webhook"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/requester"
+	a2ahttp "github.com/a2abind/a2abind/transport/http"
+)
+
+// pushBenchToken is the notification token of the bound sends.
+const pushBenchToken = "bench-token"
+
+// pushBench is one agent with push notifications, a client for it, and the
+// webhook its bound sends name.
+type pushBench struct {
+	client  *a2ahttp.Client
+	sender  *webhook.Sender
+	hookURL string
+	// bound counts the bound sends answered, acked the pushes the
+	// receiver acknowledged.
+	bound, acked atomic.Int64
+	// perSend is how many pushes a bound send makes (measured at start).
+	perSend int64
+}
+
+// startPushBench starts the receiver, the agent and the client.
+func startPushBench(tb testing.TB) *pushBench {
+	tb.Helper()
+	ctx := benchContext(tb)
+	p := &pushBench{}
+
+	// The webhook: reads the push, checks the token, answers 204. As
+	// cheap as a receiver can be, so that what is measured is the agent.
+	ln, base := benchListen(tb)
+	serveBench(tb, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Header.Get("A2A-Notification-Token") != pushBenchToken {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		p.acked.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	p.hookURL = base + "/a2a/push"
+
+	// The agent: completes every task at once; push notifications through
+	// the webhook Sender, with the defaults but loopback allowed.
+	var srv *agent.Server
+	var err error
+	p.sender, err = webhook.New(webhook.Config{
+		Reporter:      agent.PushReporterFunc(func(r agent.PushReport) { srv.PushReport(r) }),
+		AllowLoopback: true,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv = agent.NewServer(agent.HandlerFunc(func(context.Context, *agent.Turn) error { return nil }),
+		agent.WithPush(agent.PushConfig{Notifier: p.sender, AllowLoopbackHTTP: true}))
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = srv.Close(ctx)
+		_ = p.sender.Close(ctx)
+	})
+	ln, base = benchListen(tb)
+	yes := true
+	card := &a2a.AgentCard{Name: "bench", Description: "completes every task at once", Version: "1.0.0",
+		SupportedInterfaces: []a2a.AgentInterface{a2ahttp.JSONRPCInterface(base + "/a2a")},
+		Capabilities:        &a2a.AgentCapabilities{Streaming: &yes, PushNotifications: &yes},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "completes", Tags: []string{"echo"}}}}
+	h, err := a2ahttp.NewHandler(a2ahttp.HandlerConfig{Server: srv, Card: card})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	go func() { _ = h.Serve(ln, "/a2a") }()
+	tb.Cleanup(func() { _ = h.Close(context.Background()) })
+	if p.client, err = a2ahttp.NewClient(ctx, a2ahttp.ClientConfig{URL: base}); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.client.Close(context.Background()) })
+
+	// How many pushes one bound send makes: every status and artifact
+	// update of the task (A2A v1.0 §4.3), here its COMPLETED status.
+	warm(tb, ctx, 100, p.boundCall)
+	p.waitIdle(tb)
+	if p.perSend = p.acked.Load() / p.bound.Load(); p.perSend < 1 || p.acked.Load() != p.perSend*p.bound.Load() {
+		tb.Fatalf("%d pushes acknowledged for %d bound sends", p.acked.Load(), p.bound.Load())
+	}
+	return p
+}
+
+// plainCall is one SendMessage round trip without a push config.
+func (p *pushBench) plainCall(ctx context.Context) error {
+	return pushCompleted(p.client.SendMessage(ctx, requester.TextMessage("ping", "", "")))
+}
+
+// boundCall is one SendMessage round trip whose message carries a push
+// config: the agent stores it with the task and pushes the task's updates
+// to the webhook.
+func (p *pushBench) boundCall(ctx context.Context) error {
+	req := requester.TextMessage("ping", "", "")
+	req.Configuration = &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{URL: p.hookURL, Token: pushBenchToken}}
+	if err := pushCompleted(p.client.SendMessage(ctx, req)); err != nil {
+		return err
+	}
+	p.bound.Add(1)
+	return nil
+}
+
+func pushCompleted(res *requester.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if res.Task == nil || res.Task.Status == nil || res.Task.Status.State != a2a.TaskStateCompleted {
+		return fmt.Errorf("SendMessage: want a completed task, got %+v", res)
+	}
+	return nil
+}
+
+// waitIdle waits (untimed) until the webhook acknowledged the pushes of
+// every bound send so far and the Sender has nothing queued or under way,
+// so that no block pays for the deliveries of the one before. A Sender
+// that lost a push fails the benchmark.
+func (p *pushBench) waitIdle(tb testing.TB) {
+	tb.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st := p.sender.Stats()
+		if st.Dead+st.Refused+st.Dropped+st.Discarded > 0 {
+			tb.Fatalf("the sender lost pushes: %+v", st)
+		}
+		if st.Queued == 0 && st.InFlight == 0 && (p.perSend == 0 || p.acked.Load() >= p.perSend*p.bound.Load()) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("pushes not delivered: %d acknowledged for %d bound sends; %+v", p.acked.Load(), p.bound.Load(), st)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// BenchmarkHTTPSendMessagePush times one SendMessage round trip (to a
+// completed task), one at a time, on an agent that serves push
+// notifications: plain (no config) and bound (a config in the message,
+// the COMPLETED status pushed to a loopback webhook that answers 204);
+// paired alternates blocks of 500 round trips of the two, waiting
+// (untimed) after each bound block until its pushes were acknowledged,
+// and reports both medians and the ratio bound/plain (target: at most
+// 1.2). Allocations are the whole process's: client, server, Sender and
+// receiver.
+func BenchmarkHTTPSendMessagePush(b *testing.B) {
+	p := startPushBench(b)
+	calls := []stack{{"plain", p.plainCall}, {"bound", p.boundCall}}
+	for _, st := range calls {
+		b.Run(st.name, func(b *testing.B) {
+			ctx := benchContext(b)
+			warm(b, ctx, 100, st.call)
+			p.waitIdle(b)
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				if err := st.call(ctx); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			p.waitIdle(b)
+			reportPercentiles(b, "", lat)
+		})
+	}
+	b.Run("paired", func(b *testing.B) {
+		ctx := benchContext(b)
+		for _, st := range calls {
+			warm(b, ctx, 100, st.call)
+		}
+		p.waitIdle(b)
+		lat := [][]time.Duration{make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)}
+		b.ResetTimer()
+		for round := 0; len(lat[0]) < b.N; round++ {
+			n := min(httpBenchBlock, b.N-len(lat[0]))
+			for k := range calls {
+				i := (round + k) % len(calls)
+				for range n {
+					t0 := time.Now()
+					if err := calls[i].call(ctx); err != nil {
+						b.Fatal(err)
+					}
+					lat[i] = append(lat[i], time.Since(t0))
+				}
+				b.StopTimer()
+				p.waitIdle(b)
+				b.StartTimer()
+			}
+		}
+		b.StopTimer()
+		plain := reportPercentiles(b, "plain-", lat[0])
+		bound := reportPercentiles(b, "bound-", lat[1])
+		b.ReportMetric(bound/plain, "bound/plain-p50")
+	})
+}
