@@ -364,7 +364,7 @@ func TestCrashedAgentsWill(t *testing.T) {
 
 func TestDemoPasses(t *testing.T) {
 	r := runCLI(t, nil, "demo", "--quiet")
-	if r.code != 0 || !strings.Contains(r.stdout, "all 11 stories passed") {
+	if r.code != 0 || !strings.Contains(r.stdout, "all 12 stories passed") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -1,7 +1,8 @@
 // Package demo runs the user stories of the A2A-over-MQTT profile (02, 03,
 // 05, 07, 08, 09) against a broker with the reference agent, three of them
 // (H02, H03, H08) against the reference agent served over HTTP on a
-// loopback port, and story S11, an intruder refused by an embedded broker
+// loopback port, an agent that sleeps (O01) and push notifications (P01)
+// over HTTP too, and story S11, an intruder refused by an embedded broker
 // secured as docs/protocol.md §13 describes, printing a transcript of what
 // crosses the broker or the HTTP connection and a verdict per story. It is the main job of the a2a
 // command and feeds the golden wire transcripts.
@@ -266,6 +267,7 @@ var Stories = []Story{
 	{"H03", "streaming reply over HTTP (Server-Sent Events)", true, false, storyH03},
 	{"H08", "multi-turn conversation over HTTP", true, false, storyH08},
 	{"O01", "offline store-and-forward over HTTP: asleep, queued, queue full, wake, delivered once, replay refused", true, false, storyO01},
+	{"P01", "push notifications over HTTP: bind, deliver, receiver killed, the poll settles it", true, false, storyP01},
 	{"S11", "an intruder is refused (secured broker)", false, true, storyS11},
 }
 

@@ -140,14 +140,16 @@ func renderHTTP(xs []demo.Exchange) string {
 			fmt.Fprintf(&b, "\nno answer: %s\n", n.text(x.Err.Error()))
 			continue
 		}
-		fmt.Fprintf(&b, "\n%d %s\n", x.Status, x.ContentType)
+		fmt.Fprintf(&b, "\n%s\n", strings.TrimSpace(fmt.Sprintf("%d %s", x.Status, x.ContentType)))
 		if x.Events != nil {
 			for _, e := range x.Events {
 				fmt.Fprintf(&b, "  data: %s\n", n.text(string(e)))
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "  %s\n", n.text(string(x.Reply)))
+		if len(x.Reply) > 0 { // a push's 204 has none
+			fmt.Fprintf(&b, "  %s\n", n.text(string(x.Reply)))
+		}
 	}
 	return b.String()
 }

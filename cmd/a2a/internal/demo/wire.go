@@ -85,6 +85,8 @@ func (wr *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = req.Clone(req.Context())
 		req.Body = io.NopCloser(bytes.NewReader(b))
 	}
+	// A push config's token is a secret: never in the transcript.
+	x.Body = redactSecrets(x.Body)
 	wr.mu.Lock()
 	wr.xs = append(wr.xs, x)
 	wr.mu.Unlock()
