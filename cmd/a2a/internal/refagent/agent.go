@@ -361,7 +361,7 @@ func (ra *Agent) abort(ctx context.Context, ln net.Listener) {
 		ra.spawned.Close(ctx)
 	}
 	ra.closeServers(ctx)
-	ra.closeSender(nil)
+	ra.abandonPushes()
 	if ra.store != nil {
 		ra.store.Close()
 	}
@@ -396,7 +396,7 @@ func (ra *Agent) Close(ctx context.Context) error {
 		}
 	}
 	ra.closeServers(ctx)
-	ra.closeSender(ctx)
+	ra.drainPushes(ctx)
 	if e := ra.store.Close(); err == nil {
 		err = e
 	}
@@ -412,16 +412,20 @@ func (ra *Agent) Close(ctx context.Context) error {
 // still holds.
 const PushDrain = 2 * time.Second
 
-// closeSender stops the push sender: after delivering what it holds for
-// up to PushDrain within ctx, or at once, abandoning it, when ctx is nil.
-func (ra *Agent) closeSender(ctx context.Context) {
+// abandonPushes stops the push sender at once: what it holds is dropped.
+func (ra *Agent) abandonPushes() {
 	if ra.sender == nil {
 		return
 	}
-	if ctx == nil {
-		now, cancel := context.WithCancel(context.Background())
-		cancel()
-		ra.sender.Close(now)
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	ra.sender.Close(now)
+}
+
+// drainPushes stops the push sender once it delivered what it holds, for
+// up to PushDrain within ctx; what is left then is dropped.
+func (ra *Agent) drainPushes(ctx context.Context) {
+	if ra.sender == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, PushDrain)
@@ -454,7 +458,7 @@ func (ra *Agent) Kill() {
 		ra.spawned.Kill()
 	}
 	ra.closeServers(context.Background())
-	ra.closeSender(nil)
+	ra.abandonPushes()
 	ra.store.Close()
 	if ra.queue != nil {
 		ra.queue.Close()
