@@ -96,14 +96,16 @@ type Reply struct {
 	// Responders are the a2a-responder-agent-id values the reply carried,
 	// in order (MQTT), none otherwise.
 	Responders []string
-	// Refused reports an attempt that was not accepted (MQTT: a PUBACK
-	// refusal or no connection; HTTP: the server could not be reached or
-	// stayed overloaded after the transport's own retries). The retry
-	// profile may send another attempt. Payload is empty.
+	// Refused reports an attempt that was not accepted (MQTT: no
+	// connection, or a PUBACK saying "not now", 0x97 quota exceeded; HTTP:
+	// the server could not be reached or stayed overloaded after the
+	// transport's own retries). The retry profile may send another
+	// attempt. Payload is empty.
 	Refused error
 	// Failed ends the operation with this error, not retried (HTTP: a
-	// status such as 401 or 404, a reply that is not JSON-RPC). Payload is
-	// empty.
+	// status such as 401 or 404, a reply that is not JSON-RPC; MQTT: a
+	// publish the broker refused, such as PUBACK 0x87 not authorized, or
+	// one too large for it). Payload is empty.
 	Failed error
 	// Err is an error answer that came without a JSON-RPC envelope (HTTP:
 	// the offline profile's 503, 507 and 429 bodies, docs/protocol.md §7),

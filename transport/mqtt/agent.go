@@ -69,13 +69,17 @@ type Agent struct {
 
 // NewAgent connects an agent and returns once it is connected, subscribed
 // and its card is published online. It fails with ErrBrokerUnreachable when
-// the broker cannot be reached within the connect timeout, with a
-// *SubscribeError or *PublishError when the broker refuses a subscription
-// or the card, and with an *mqttbind.IdentifierError for an identifier
-// that cannot stand in a topic. After every reconnect the agent subscribes
-// and announces again, and reconnects until both succeed, unless the
-// broker refuses them for good: then the agent stops (see Done and the
-// package documentation, "Reconnects").
+// the broker cannot be reached within the connect timeout; at once with a
+// *ConnectError when the broker refuses the connection, a *SubscribeError
+// or *PublishError when it refuses a subscription or the card, a
+// *CapabilityError when its CONNACK does not offer what the agent needs
+// (QoS 1; shared subscriptions for a Pool; retained messages for a card),
+// a *PacketTooLargeError for a card over its maximum packet size; and
+// with an *mqttbind.IdentifierError for an identifier that cannot stand in
+// a topic. After every reconnect the agent subscribes and announces again,
+// and reconnects until both succeed, unless the broker refuses them for
+// good: then the agent stops (see Done and the package documentation,
+// "Reconnects").
 func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 	if cfg.Server == nil {
 		return nil, errors.New("mqtt: AgentConfig.Server is required")
@@ -131,6 +135,10 @@ func (a *Agent) ClientID() string { return a.clientID }
 // RequestTopic returns the agent's direct request topic.
 func (a *Agent) RequestTopic() string { return a.requestTopic }
 
+// BrokerCapabilities returns what the broker's CONNACK offered the
+// agent's latest connection (MQTT v5 §3.2.2.3).
+func (a *Agent) BrokerCapabilities() BrokerCapabilities { return a.conn.capabilities() }
+
 // will is the Last Will of each CONNECT: the card as it is then.
 func (a *Agent) will() (*paho.WillMessage, *paho.WillProperties) {
 	a.mu.Lock()
@@ -147,41 +155,69 @@ func (a *Agent) will() (*paho.WillMessage, *paho.WillProperties) {
 		&paho.WillProperties{User: statusProps(mqttbind.StatusOffline, mqttbind.StatusSourceLWT)}
 }
 
-// announce subscribes the request topics, then publishes the card online:
-// after every (re)connect, so that nobody sees the agent online before it
-// listens.
-func (a *Agent) announce(ctx context.Context, cm *autopaho.ConnectionManager) error {
+// announce checks that the broker offers what the agent needs (shared
+// subscriptions for a pool, retained messages for a card), subscribes the
+// request topics, then publishes the card online: after every
+// (re)connect, so that nobody sees the agent online before it listens.
+func (a *Agent) announce(ctx context.Context, cm *autopaho.ConnectionManager, caps BrokerCapabilities) error {
 	filters := []string{a.requestTopic}
 	if a.poolFilter != "" {
+		if err := caps.needShared(); err != nil {
+			return err
+		}
 		filters = append(filters, a.poolFilter)
+	}
+	a.mu.Lock()
+	hasCard := a.card != nil
+	a.mu.Unlock()
+	if hasCard {
+		if err := caps.needRetain(); err != nil {
+			return err
+		}
 	}
 	if err := subscribe(ctx, cm, filters...); err != nil {
 		return err
 	}
-	return a.publishCard(ctx, cm, mqttbind.StatusOnline)
+	return a.publishCard(ctx, cm, caps, mqttbind.StatusOnline)
 }
 
-func (a *Agent) publishCard(ctx context.Context, cm *autopaho.ConnectionManager, status string) error {
+func (a *Agent) publishCard(ctx context.Context, cm *autopaho.ConnectionManager, caps BrokerCapabilities, status string) error {
 	a.mu.Lock()
 	card, unregistered := a.card, a.unregistered
 	a.mu.Unlock()
 	if card == nil || unregistered {
 		return nil
 	}
-	payload, err := card.MarshalJSON()
+	p, err := a.cardPublish(card, status)
 	if err != nil {
 		return err
 	}
-	return publishVia(ctx, cm, &paho.Publish{Topic: a.discovery, QoS: 1, Retain: true, Payload: payload,
-		Properties: &paho.PublishProperties{ContentType: "application/json", User: statusProps(status, mqttbind.StatusSourceAgent)}})
+	return publishVia(ctx, cm, caps, p)
+}
+
+// cardPublish is the retained publish of a card.
+func (a *Agent) cardPublish(card *a2a.AgentCard, status string) (*paho.Publish, error) {
+	payload, err := card.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return &paho.Publish{Topic: a.discovery, QoS: 1, Retain: true, Payload: payload,
+		Properties: &paho.PublishProperties{ContentType: "application/json", User: statusProps(status, mqttbind.StatusSourceAgent)}}, nil
 }
 
 // UpdateCard replaces the card and republishes it, in full, online. The Will
 // carries the new card from the next connection on. Once Done is closed it
-// fails with an error wrapping ErrStopped.
+// fails with an error wrapping ErrStopped. A card over the broker's
+// maximum packet size (CONNACK) is refused with a *PacketTooLargeError
+// before anything is sent, and the agent keeps its card.
 func (a *Agent) UpdateCard(ctx context.Context, card *a2a.AgentCard) error {
 	if err := card.Validate(); err != nil {
 		return fmt.Errorf("mqtt: agent card: %w", err)
+	}
+	if p, err := a.cardPublish(card, mqttbind.StatusOnline); err != nil {
+		return err
+	} else if err := a.conn.capabilities().checkSize(p); err != nil {
+		return err
 	}
 	a.mu.Lock()
 	a.card = card
@@ -190,7 +226,7 @@ func (a *Agent) UpdateCard(ctx context.Context, card *a2a.AgentCard) error {
 	if err := a.conn.stoppedError(); err != nil {
 		return err
 	}
-	return a.publishCard(ctx, a.conn.cm, mqttbind.StatusOnline)
+	return a.publishCard(ctx, a.conn.cm, a.conn.capabilities(), mqttbind.StatusOnline)
 }
 
 // Done returns a channel that is closed when the agent's connection has
@@ -207,9 +243,10 @@ func (a *Agent) UpdateCard(ctx context.Context, card *a2a.AgentCard) error {
 func (a *Agent) Done() <-chan struct{} { return a.conn.done }
 
 // Err returns why the agent stopped once Done is closed: the
-// *SubscribeError or *PublishError the broker refused with (errors.As
-// reads its reason code). It returns nil before Done is closed, and for an
-// agent that Close stopped.
+// *SubscribeError, *PublishError or *ConnectError the broker refused with
+// (errors.As reads its reason code), or the *CapabilityError or
+// *PacketTooLargeError the broker's CONNACK now causes. It returns nil
+// before Done is closed, and for an agent that Close stopped.
 func (a *Agent) Err() error { return a.conn.err() }
 
 // Unregister clears the retained card (an empty retained message on the
@@ -258,7 +295,7 @@ func (a *Agent) Close(ctx context.Context) error {
 	a.workers.Close()
 	var err error
 	if !stopped {
-		err = a.publishCard(ctx, a.conn.cm, mqttbind.StatusOffline)
+		err = a.publishCard(ctx, a.conn.cm, a.conn.capabilities(), mqttbind.StatusOffline)
 	}
 	if isConnectionDown(err) || a.conn.stoppedError() != nil {
 		// Down, or stopped for good meanwhile: the Will says offline.

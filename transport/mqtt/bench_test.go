@@ -548,7 +548,7 @@ func publishCards(tb testing.TB, brokerURL string, n int) int {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				topic, err := mqttbind.DiscoveryTopic(benchOrg, benchUnit, fmt.Sprintf("agent-%05d", i))
 				if err == nil {
-					err = publishVia(ctx, cm, &paho.Publish{Topic: topic, QoS: 1, Retain: true, Payload: payloads[i],
+					err = publishVia(ctx, cm, BrokerCapabilities{}, &paho.Publish{Topic: topic, QoS: 1, Retain: true, Payload: payloads[i],
 						Properties: &paho.PublishProperties{ContentType: "application/json",
 							User: statusProps(mqttbind.StatusOnline, mqttbind.StatusSourceAgent)}})
 				}

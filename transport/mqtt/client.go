@@ -41,10 +41,12 @@ type Client struct {
 }
 
 // NewClient connects a requester and subscribes its reply topic before it
-// returns, so no reply can be missed. After every reconnect it subscribes
-// again, and reconnects until the subscription is granted, unless the
-// broker refuses it for good: then the client stops (see Done and the
-// package documentation, "Reconnects").
+// returns, so no reply can be missed. It fails as NewAgent does: with
+// ErrBrokerUnreachable, or at once with a *ConnectError, *SubscribeError
+// or *CapabilityError. After every reconnect it subscribes again, and
+// reconnects until the subscription is granted, unless the broker refuses
+// it for good: then the client stops (see Done and the package
+// documentation, "Reconnects").
 func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	log := cfg.Requester.Logger
 	if log == nil {
@@ -60,7 +62,7 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		return nil, err
 	}
 	tr.conn, err = dial(ctx, cfg.Connection.dialConfig(cfg.Org+"/"+cfg.Unit+"/"+cfg.ID, log, tr.onPublish,
-		func(ctx context.Context, cm *autopaho.ConnectionManager) error {
+		func(ctx context.Context, cm *autopaho.ConnectionManager, _ BrokerCapabilities) error {
 			return subscribe(ctx, cm, tr.replyTopic)
 		}))
 	if err != nil {
@@ -71,6 +73,10 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 
 // ReplyTopic returns the client's reply topic.
 func (c *Client) ReplyTopic() string { return c.tr.replyTopic }
+
+// BrokerCapabilities returns what the broker's CONNACK offered the
+// client's latest connection (MQTT v5 §3.2.2.3).
+func (c *Client) BrokerCapabilities() BrokerCapabilities { return c.tr.conn.capabilities() }
 
 // Done returns a channel that is closed when the client's connection has
 // stopped for good on its own: after a reconnect, the broker refused the
@@ -84,8 +90,9 @@ func (c *Client) ReplyTopic() string { return c.tr.replyTopic }
 func (c *Client) Done() <-chan struct{} { return c.tr.conn.done }
 
 // Err returns why the client stopped once Done is closed: the
-// *SubscribeError the broker refused with (errors.As reads its reason
-// code). It returns nil before Done is closed, and for a client that Close
+// *SubscribeError or *ConnectError the broker refused with (errors.As
+// reads its reason code), or the *CapabilityError its CONNACK now causes.
+// It returns nil before Done is closed, and for a client that Close
 // stopped.
 func (c *Client) Err() error { return c.tr.conn.err() }
 
@@ -165,6 +172,13 @@ func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deli
 		t.mu.Unlock()
 	}
 	if err := t.conn.publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: payload, Properties: props}); err != nil {
+		if endsRequest(err) {
+			// Refused by the broker, or too large for it: sending it again
+			// would get the same answer. The operation ends with the
+			// refusal (requester.Reply.Failed), not retried.
+			deliver(&requester.Reply{Failed: err})
+			return stop, nil
+		}
 		stop()
 		return nil, err
 	}

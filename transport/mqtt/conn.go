@@ -20,7 +20,9 @@ import (
 )
 
 // ErrBrokerUnreachable is returned when the first connection to the broker
-// cannot be made within the connect timeout.
+// cannot be made within the connect timeout. A broker that answers with a
+// refusal was reached: NewAgent, NewClient and Watch then fail at once with
+// a *ConnectError instead.
 var ErrBrokerUnreachable = errors.New("mqtt: broker unreachable")
 
 // ErrStopped is wrapped, together with the refusal that stopped it, by the
@@ -85,7 +87,7 @@ type Connection struct {
 
 // dialConfig is the connection's part of a connConfig.
 func (c Connection) dialConfig(clientID string, log *slog.Logger, onPublish func(paho.PublishReceived),
-	onUp func(context.Context, *autopaho.ConnectionManager) error) connConfig {
+	onUp func(context.Context, *autopaho.ConnectionManager, BrokerCapabilities) error) connConfig {
 	return connConfig{broker: c.Broker, tls: c.TLS, clientID: clientID, keepAlive: c.KeepAlive,
 		connectTimeout: c.ConnectTimeout, username: c.Username, password: c.Password, log: log,
 		onPublish: onPublish, onUp: onUp}
@@ -104,12 +106,13 @@ type connConfig struct {
 	// will returns the Last Will for each CONNECT (nil for none).
 	will func() (*paho.WillMessage, *paho.WillProperties)
 	// onUp runs, in its own goroutine, after every connection up, with a
-	// context that ends after connectTimeout or with the connection: it
-	// subscribes and announces, and returns an error unless every
-	// subscription was granted and the announce acknowledged. A connection
-	// whose onUp fails is dropped and made again, or, refused for good,
-	// stopped (see conn.confirm).
-	onUp func(ctx context.Context, cm *autopaho.ConnectionManager) error
+	// context that ends after connectTimeout or with the connection, and
+	// the capabilities of its CONNACK: it checks those it needs, subscribes
+	// and announces, and returns an error unless every subscription was
+	// granted and the announce acknowledged. A connection whose onUp fails
+	// is dropped and made again, or, refused for good, stopped (see
+	// conn.confirm).
+	onUp func(ctx context.Context, cm *autopaho.ConnectionManager, caps BrokerCapabilities) error
 	// onPublish receives every publish; it must not block.
 	onPublish func(paho.PublishReceived)
 }
@@ -144,8 +147,8 @@ type conn struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 	// refused receives the first connection's onUp error when it is a
-	// refusal (a SUBACK or PUBACK reason code of 0x80 or more), which dial
-	// returns at once.
+	// refusal (a SUBACK or PUBACK reason code of 0x80 or more, a
+	// capability the CONNACK does not offer), which dial returns at once.
 	refused chan error
 	// done is closed once the connection has stopped for good on its own:
 	// a later connection's onUp was refused for good (see confirm and
@@ -156,26 +159,31 @@ type conn struct {
 	// this Client ID (DISCONNECT 0x8E); disconnects, the broker's other
 	// DISCONNECTs; lost, connections lost without DISCONNECT (mosquitto
 	// 2.0.11 closes a session taken over without one); failures, the
-	// connections dropped because onUp failed.
-	takeovers, disconnects, lost, failures *eventLog
+	// connections dropped because onUp failed; refusedConnects, the
+	// reconnects the broker refused (CONNACK).
+	takeovers, disconnects, lost, failures, refusedConnects *eventLog
 
 	mu       sync.Mutex
-	netc     net.Conn           // the network connection of the latest attempt
-	gen      uint64             // connections up so far
-	up       bool               // connection gen is up
-	upCancel context.CancelFunc // ends connection gen's onUp
-	readyAt  time.Time          // when connection gen was confirmed (zero: not yet)
-	dropped  bool               // connection gen was dropped by confirm
-	unstable int                // connections in a row that went down before stableAfter
-	lastErr  error              // the latest onUp failure
-	stopErr  error              // the permanent refusal that stops the connection (nil: none)
-	closing  bool               // close has begun
+	mgr      *autopaho.ConnectionManager // cm, for autopaho's callbacks
+	netc     net.Conn                    // the network connection of the latest attempt
+	gen      uint64                      // connections up so far
+	up       bool                        // connection gen is up
+	upCancel context.CancelFunc          // ends connection gen's onUp
+	readyAt  time.Time                   // when connection gen was confirmed (zero: not yet)
+	dropped  bool                        // connection gen was dropped by confirm
+	unstable int                         // connections in a row that went down before stableAfter
+	lastErr  error                       // the latest onUp failure
+	stopErr  error                       // the permanent refusal that stops the connection (nil: none)
+	closing  bool                        // close has begun
+	caps     BrokerCapabilities          // of connection gen's CONNACK
+	capsSeen bool                        // caps were logged
 }
 
 // dial starts a managed connection and waits until it is up and confirmed:
 // the first CONNACK, then onUp (subscriptions and announce) succeeded.
-// Within the connect timeout a connection whose onUp fails is made again
-// (an onUp refused by the broker fails dial at once).
+// Within the connect timeout a connection whose onUp fails is made again;
+// a CONNECT refused by the broker (*ConnectError) and an onUp refused
+// (isRefusal) fail dial at once.
 func dial(ctx context.Context, c connConfig) (*conn, error) {
 	u, err := ParseBrokerURL(c.broker)
 	if err != nil {
@@ -203,8 +211,16 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 		failures: newEventLog(c.log, slog.LevelError,
 			"mqtt: subscriptions or announce failed after connect; reconnecting",
 			"mqtt: subscriptions or announce failed again after connect", "client", c.clientID),
+		refusedConnects: newEventLog(c.log, slog.LevelError, "mqtt: the broker refused a reconnect (CONNACK); reconnecting",
+			"mqtt: the broker refused reconnects again", "client", c.clientID),
 	}
 	connectErr := make(chan error, 1)
+	// The first connection waits for waitCtx; a CONNACK refusal ends the
+	// wait at once, with the *ConnectError as its cause.
+	waitCtx, waitCancel := context.WithTimeout(ctx, c.connectTimeout)
+	defer waitCancel()
+	awaitCtx, refuse := context.WithCancelCause(waitCtx)
+	defer refuse(nil)
 	cfg := autopaho.ClientConfig{
 		ServerUrls:                    []*url.URL{u},
 		TlsCfg:                        c.tls,
@@ -222,10 +238,15 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 		ConnectTimeout:  c.connectTimeout,
 		ConnectUsername: c.username,
 		ConnectPassword: c.password,
-		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
-			cn.connectionUp(cm)
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
+			cn.connectionUp(cm, ca)
 		},
 		OnConnectError: func(err error) {
+			var ca *autopaho.ConnackError
+			if errors.As(err, &ca) {
+				cn.connectRefused(&ConnectError{Broker: c.broker, ReasonCode: ca.ReasonCode, Reason: ca.Reason}, refuse)
+				return
+			}
 			c.log.Debug("mqtt: connect attempt failed", "broker", c.broker, "err", err)
 			select {
 			case connectErr <- err:
@@ -286,12 +307,17 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 		return nil, fmt.Errorf("mqtt: %w", err)
 	}
 	cn.cm = cm
-	waitCtx, waitCancel := context.WithTimeout(ctx, c.connectTimeout)
-	defer waitCancel()
-	if err := cm.AwaitConnection(waitCtx); err != nil {
+	cn.mu.Lock()
+	cn.mgr = cm
+	cn.mu.Unlock()
+	if err := cm.AwaitConnection(awaitCtx); err != nil {
 		cancel()
 		<-cm.Done()
 		cn.closeLogs()
+		var refused *ConnectError
+		if errors.As(context.Cause(awaitCtx), &refused) {
+			return nil, refused
+		}
 		var last error
 		select {
 		case last = <-connectErr:
@@ -321,32 +347,84 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 	return nil, err
 }
 
-// connectionUp starts confirming a connection that has just come up.
-func (c *conn) connectionUp(cm *autopaho.ConnectionManager) {
+// connectionUp starts confirming a connection that has just come up, and
+// keeps the capabilities of its CONNACK, logged at Info the first time and
+// whenever they change.
+func (c *conn) connectionUp(cm *autopaho.ConnectionManager, ca *paho.Connack) {
+	caps := capabilitiesOf(ca)
 	c.mu.Lock()
 	c.gen++
 	gen := c.gen
 	c.up, c.readyAt, c.dropped = true, time.Time{}, false
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.connectTimeout)
 	c.upCancel = cancel
+	changed := !c.capsSeen || caps != c.caps
+	c.caps, c.capsSeen = caps, true
 	c.mu.Unlock()
-	go c.confirm(ctx, cancel, gen, cm)
+	if changed {
+		logCapabilities(c.cfg.log, c.cfg.clientID, c.cfg.broker, caps)
+	}
+	go c.confirm(ctx, cancel, gen, cm, caps)
 }
 
-// confirm runs onUp for connection gen. If it fails while the connection
-// is still up (a subscription or the announce refused, or not acknowledged
-// in time), the connection is no use: it is dropped (the network
+// connectRefused handles a CONNACK refusal (MQTT v5 §3.2.2.2). Until the
+// first connection is ready, dial is waiting: the refusal ends its wait
+// (refuse before any connection came up, the refused channel after). Once
+// the connection was ready, a refusal that retrying cannot change
+// (isPermanentRefusal) stops the connection for good; any other is
+// logged, once per burst, and autopaho tries again with its backoff. It
+// runs on autopaho's connecting goroutine, so the stop runs on its own.
+func (c *conn) connectRefused(err *ConnectError, refuse context.CancelCauseFunc) {
+	c.mu.Lock()
+	first := c.gen == 0
+	c.lastErr = err
+	if first {
+		c.mu.Unlock()
+		refuse(err)
+		return
+	}
+	wasReady := false
+	select {
+	case <-c.ready:
+		wasReady = true
+	default:
+	}
+	if wasReady && isPermanentRefusal(err) && c.stopErr == nil && !c.closing && c.ctx.Err() == nil {
+		c.stopErr = err
+		c.killed.Store(true)
+		cm := c.mgr
+		c.mu.Unlock()
+		go c.stop(cm, nil, err)
+		return
+	}
+	c.mu.Unlock()
+	if !wasReady {
+		// dial is still waiting (its first connection failed to
+		// confirm): it returns the refusal.
+		select {
+		case c.refused <- err:
+		default:
+		}
+		return
+	}
+	c.refusedConnects.event("reason_code", fmt.Sprintf("0x%02x", err.ReasonCode), "reason_name", ReasonName(err.ReasonCode), "err", err)
+}
+
+// confirm checks that connection gen's broker offers QoS 1, then runs onUp
+// for it. If either fails while the connection is still up (a capability
+// missing, a subscription or the announce refused, or not acknowledged in
+// time), the connection is no use: it is dropped (the network
 // connection closed, so the broker publishes the Will, as for any
 // connection lost) and autopaho makes it again, after a backoff; but a
 // refusal that retrying cannot change (isPermanentRefusal), once the
 // connection was ready before, stops it for good (see stop). A failure
 // because the connection went down needs nothing: the next connection
 // confirms itself.
-func (c *conn) confirm(ctx context.Context, cancel context.CancelFunc, gen uint64, cm *autopaho.ConnectionManager) {
+func (c *conn) confirm(ctx context.Context, cancel context.CancelFunc, gen uint64, cm *autopaho.ConnectionManager, caps BrokerCapabilities) {
 	defer cancel()
-	var err error
-	if c.cfg.onUp != nil {
-		err = c.cfg.onUp(ctx, cm)
+	err := caps.checkQoS()
+	if err == nil && c.cfg.onUp != nil {
+		err = c.cfg.onUp(ctx, cm, caps)
 	}
 	c.mu.Lock()
 	if gen != c.gen || !c.up || c.ctx.Err() != nil || c.closing || c.stopErr != nil {
@@ -414,9 +492,11 @@ func (c *conn) stop(cm *autopaho.ConnectionManager, nc net.Conn, err error) {
 	c.cancel()
 	<-cm.Done()
 	c.closeLogs()
-	code, _ := refusalCode(err)
-	c.cfg.log.Error("mqtt: refused by the broker for good after a reconnect; stopped, no more reconnects",
-		"client", c.cfg.clientID, "broker", c.cfg.broker, "reason_code", fmt.Sprintf("0x%02x", code), "err", err)
+	attrs := []any{"client", c.cfg.clientID, "broker", c.cfg.broker}
+	if code, ok := reasonCode(err); ok {
+		attrs = append(attrs, "reason_code", fmt.Sprintf("0x%02x", code), "reason_name", ReasonName(code))
+	}
+	c.cfg.log.Error("mqtt: refused by the broker for good after a reconnect; stopped, no more reconnects", append(attrs, "err", err)...)
 	close(c.done)
 }
 
@@ -442,48 +522,6 @@ func (c *conn) stoppedError() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrStopped, c.stopErr)
-}
-
-// isRefusal reports whether err is the broker refusing a subscription or
-// a publish.
-func isRefusal(err error) bool {
-	_, ok := refusalCode(err)
-	return ok
-}
-
-// refusalCode returns the reason code of a refusal: a *SubscribeError's or
-// a *PublishError's.
-func refusalCode(err error) (byte, bool) {
-	var se *SubscribeError
-	var pe *PublishError
-	switch {
-	case errors.As(err, &se):
-		return se.ReasonCode, true
-	case errors.As(err, &pe):
-		return pe.ReasonCode, true
-	}
-	return 0, false
-}
-
-// isPermanentRefusal reports whether err is a refusal that retrying will
-// not change: a SUBACK or PUBACK reason code (MQTT v5 §3.4.2.1, §3.9.3)
-// saying the client may not do it (0x87 not authorized), that the topic
-// filter or name is invalid (0x8F, 0x90), that the payload is (0x99, the
-// embedded registry's verdict on a card: docs/protocol.md §13.5), or that
-// the broker does not support what was asked (0x9E shared subscriptions,
-// 0xA1 subscription identifiers, 0xA2 wildcard subscriptions). Any other
-// refusal (0x80 unspecified, 0x83 implementation specific, 0x97 quota
-// exceeded, ...) may pass later: the connection is made again.
-func isPermanentRefusal(err error) bool {
-	code, ok := refusalCode(err)
-	if !ok {
-		return false
-	}
-	switch code {
-	case 0x87, 0x8F, 0x90, 0x99, 0x9E, 0xA1, 0xA2:
-		return true
-	}
-	return false
 }
 
 // connectionDown ends the confirmation of the connection gone and counts
@@ -524,17 +562,28 @@ func (c *conn) reconnectDelay() time.Duration {
 }
 
 // serverDisconnect logs a DISCONNECT from the broker: a session taken over
-// (0x8E, MQTT v5 §3.1.4) once per burst, any other reason likewise.
+// (0x8E, MQTT v5 §3.1.4) once per burst, any other reason likewise, with
+// its name (§3.14.2.1). Before the first connection is ready it is also
+// the failure dial reports if the connect timeout passes.
 func (c *conn) serverDisconnect(d *paho.Disconnect) {
-	if d.ReasonCode == 0x8E {
-		c.takeovers.event()
-		return
-	}
 	var reason string
 	if d.Properties != nil {
 		reason = d.Properties.ReasonString
 	}
-	c.disconnects.event("reason_code", fmt.Sprintf("0x%02x", d.ReasonCode), "reason", reason)
+	de := &DisconnectError{ReasonCode: d.ReasonCode, Reason: reason}
+	select {
+	case <-c.ready:
+	default:
+		c.mu.Lock()
+		c.lastErr = de
+		c.mu.Unlock()
+	}
+	if d.ReasonCode == 0x8E {
+		c.takeovers.event()
+		return
+	}
+	c.disconnects.event("reason_code", fmt.Sprintf("0x%02x", d.ReasonCode), "reason_name", ReasonName(d.ReasonCode),
+		"reason", reason, "err", de)
 }
 
 // clientError logs a connection lost without DISCONNECT (autopaho reports
@@ -557,6 +606,7 @@ func (c *conn) closeLogs() {
 	c.disconnects.close()
 	c.lost.close()
 	c.failures.close()
+	c.refusedConnects.close()
 }
 
 // close disconnects normally (no Will) and stops reconnecting. After the
@@ -608,17 +658,33 @@ func (c *conn) kill() {
 	c.closeLogs()
 }
 
-// publish sends one QoS 1 message and reports a refused publish (a PUBACK
-// reason code of 0x80 or more) as an error, as it does a connection
-// stopped for good (see stoppedError).
-func (c *conn) publish(ctx context.Context, p *paho.Publish) error {
-	if err := c.stoppedError(); err != nil {
-		return err
-	}
-	return publishVia(ctx, c.cm, p)
+// capabilities returns the capabilities of the latest connection's
+// CONNACK.
+func (c *conn) capabilities() BrokerCapabilities {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.caps
 }
 
-func publishVia(ctx context.Context, cm *autopaho.ConnectionManager, p *paho.Publish) error {
+// publish sends one QoS 1 message and reports a refused publish (a PUBACK
+// reason code of 0x80 or more) as a *PublishError, as it does a
+// connection stopped for good (see stoppedError) and, without sending it,
+// a packet over the broker's maximum size (*PacketTooLargeError).
+func (c *conn) publish(ctx context.Context, p *paho.Publish) error {
+	c.mu.Lock()
+	stopErr, caps := c.stopErr, c.caps
+	c.mu.Unlock()
+	if stopErr != nil {
+		return fmt.Errorf("%w: %w", ErrStopped, stopErr)
+	}
+	return publishVia(ctx, c.cm, caps, p)
+}
+
+// publishVia publishes on cm, whose CONNACK said caps.
+func publishVia(ctx context.Context, cm *autopaho.ConnectionManager, caps BrokerCapabilities, p *paho.Publish) error {
+	if err := caps.checkSize(p); err != nil {
+		return err
+	}
 	resp, err := cm.Publish(ctx, p)
 	// paho also returns an error for a refused publish: the PUBACK says why.
 	if resp != nil && resp.ReasonCode >= 0x80 {
@@ -629,28 +695,6 @@ func publishVia(ctx context.Context, cm *autopaho.ConnectionManager, p *paho.Pub
 		return &PublishError{Topic: p.Topic, ReasonCode: resp.ReasonCode, Reason: reason}
 	}
 	return err
-}
-
-// PublishError reports a publish the broker refused.
-type PublishError struct {
-	Topic      string
-	ReasonCode byte
-	Reason     string
-}
-
-func (e *PublishError) Error() string {
-	return fmt.Sprintf("mqtt: publish to %s refused: reason code 0x%02x %s", e.Topic, e.ReasonCode, e.Reason)
-}
-
-// SubscribeError reports a subscription the broker refused: a SUBACK
-// reason code of 0x80 or more (MQTT v5 §3.9.3).
-type SubscribeError struct {
-	Filter     string
-	ReasonCode byte
-}
-
-func (e *SubscribeError) Error() string {
-	return fmt.Sprintf("mqtt: subscribe %s refused: reason code 0x%02x", e.Filter, e.ReasonCode)
 }
 
 // subscribe makes QoS 1 subscriptions and reports a refused one as a
@@ -683,7 +727,11 @@ func subscribe(ctx context.Context, cm *autopaho.ConnectionManager, filters ...s
 			case rc == 0x91 && attempt < 4:
 				inUse = true
 			case rc >= 0x80:
-				return &SubscribeError{Filter: filters[i], ReasonCode: rc}
+				var reason string
+				if sa.Properties != nil {
+					reason = sa.Properties.ReasonString
+				}
+				return &SubscribeError{Filter: filters[i], ReasonCode: rc, Reason: reason}
 			}
 		}
 		if !inUse {

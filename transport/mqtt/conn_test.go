@@ -92,7 +92,7 @@ func TestReconnectsUntilConfirmed(t *testing.T) {
 				default:
 				}
 			},
-			onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) error {
+			onUp: func(ctx context.Context, cm *autopaho.ConnectionManager, _ BrokerCapabilities) error {
 				switch calls.Add(1) {
 				case 2: // no SUBACK in time
 					<-ctx.Done()
@@ -140,7 +140,7 @@ func TestDialFirstConnection(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
 		start := time.Now()
 		_, err := dial(testCtx(t), connConfig{broker: b.URL(), clientID: "acme/lab/refused", connectTimeout: 20 * time.Second,
-			onUp: func(context.Context, *autopaho.ConnectionManager) error {
+			onUp: func(context.Context, *autopaho.ConnectionManager, BrokerCapabilities) error {
 				return &PublishError{Topic: "t", ReasonCode: 0x87}
 			}})
 		var pe *PublishError
@@ -154,7 +154,7 @@ func TestDialFirstConnection(t *testing.T) {
 	t.Run("lost", func(t *testing.T) {
 		var calls atomic.Int32
 		cn, err := dial(testCtx(t), connConfig{broker: b.URL(), clientID: "acme/lab/lost", connectTimeout: 20 * time.Second,
-			onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) error {
+			onUp: func(ctx context.Context, cm *autopaho.ConnectionManager, _ BrokerCapabilities) error {
 				if calls.Add(1) == 1 {
 					return paho.ErrConnectionLost
 				}
@@ -170,7 +170,7 @@ func TestDialFirstConnection(t *testing.T) {
 	})
 	t.Run("never", func(t *testing.T) {
 		_, err := dial(testCtx(t), connConfig{broker: b.URL(), clientID: "acme/lab/never", connectTimeout: time.Second,
-			onUp: func(ctx context.Context, _ *autopaho.ConnectionManager) error {
+			onUp: func(ctx context.Context, _ *autopaho.ConnectionManager, _ BrokerCapabilities) error {
 				<-ctx.Done()
 				return ctx.Err()
 			}})
@@ -194,7 +194,9 @@ func TestTakeoversLoggedOncePerBurst(t *testing.T) {
 		}
 		logged := &recordLog{min: slog.LevelDebug}
 		cn, err := dial(testCtx(t), connConfig{broker: b.URL(), clientID: "acme/lab/taken", log: slog.New(logged),
-			onUp: func(ctx context.Context, cm *autopaho.ConnectionManager) error { return subscribe(ctx, cm, "t/taken") }})
+			onUp: func(ctx context.Context, cm *autopaho.ConnectionManager, _ BrokerCapabilities) error {
+				return subscribe(ctx, cm, "t/taken")
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,8 +215,11 @@ func TestTakeoversLoggedOncePerBurst(t *testing.T) {
 		if more, ok := logged.matching(again)[0].attrs["more"].(int64); !ok || more < 1 {
 			t.Errorf("the count says %v more", logged.matching(again)[0].attrs["more"])
 		}
-		if all := logged.matching(""); len(all) != 2 {
-			t.Errorf("%d lines logged for the burst, want 2: %+v", len(all), all)
+		// Beside the capabilities of the first CONNACK, logged at connect
+		// (a reconnect logs them only if they change).
+		caps := logged.matching("broker capabilities (CONNACK)")
+		if all := logged.matching(""); len(all) != 2+len(caps) || len(caps) != 1 {
+			t.Errorf("%d lines logged for the burst, want 2 and the capabilities once: %+v", len(all), all)
 		}
 		eventually(t, "reconnected and confirmed", 10*time.Second, func() bool {
 			cn.mu.Lock()

@@ -64,7 +64,12 @@ func Watch(ctx context.Context, cfg WatchConfig) (*Watcher, error) {
 		w.log = slog.New(slog.DiscardHandler)
 	}
 	w.conn, err = dial(ctx, cfg.Connection.dialConfig(cfg.ClientID, w.log, w.onPublish,
-		func(ctx context.Context, cm *autopaho.ConnectionManager) error { return subscribe(ctx, cm, filter) }))
+		func(ctx context.Context, cm *autopaho.ConnectionManager, caps BrokerCapabilities) error {
+			if err := caps.needWildcard(); err != nil {
+				return err
+			}
+			return subscribe(ctx, cm, filter)
+		}))
 	if err != nil {
 		return nil, err
 	}
@@ -164,10 +169,14 @@ func (w *Watcher) Len() int {
 func (w *Watcher) Done() <-chan struct{} { return w.conn.done }
 
 // Err returns why the watch stopped once Done is closed: the
-// *SubscribeError the broker refused with (errors.As reads its reason
-// code). It returns nil before Done is closed, and for a watch that Close
+// *SubscribeError or *ConnectError the broker refused with (errors.As
+// reads its reason code), or the *CapabilityError its CONNACK now causes. It returns nil before Done is closed, and for a watch that Close
 // stopped.
 func (w *Watcher) Err() error { return w.conn.err() }
+
+// BrokerCapabilities returns what the broker's CONNACK offered the
+// watch's latest connection (MQTT v5 §3.2.2.3).
+func (w *Watcher) BrokerCapabilities() BrokerCapabilities { return w.conn.capabilities() }
 
 // Close stops watching and disconnects; after Done is closed it has
 // nothing to disconnect and returns nil at once.

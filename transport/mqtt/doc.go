@@ -37,19 +37,25 @@
 // fails (refused, not acknowledged in time) would stay connected but deaf,
 // so it is dropped (its network connection closed: the broker publishes
 // the Will) and made again, until it succeeds. On the first connection a
-// refusal fails NewAgent, NewClient or Watch (the caller learns why);
-// later failures are logged, once per burst.
+// refusal (the CONNECT's, a subscription's, the card's, a capability
+// missing: see "Refusals and capabilities") fails NewAgent, NewClient or
+// Watch at once (the caller learns why); later failures are logged, once
+// per burst.
 //
 // After the connection was once ready, a refusal that retrying cannot
 // change (a SUBACK or PUBACK 0x87 not authorized, 0x8F topic filter
 // invalid, 0x90 topic name invalid, 0x99 payload format invalid, 0x9E,
 // 0xA1 or 0xA2 not supported: MQTT v5 §3.4.2.1, §3.9.3), such as a broker
 // restarted with an ACL that no longer lets an agent publish its card or
-// subscribe its request topic, stops the connection for good: it is
+// subscribe its request topic, a CONNACK refusing the client's
+// credentials, identity or Will (0x84-0x87, 0x8A, 0x8C, 0x95, 0x99, 0x9A,
+// 0x9B: §3.2.2.2), or a capability the binding needs no longer offered,
+// stops the connection for good: it is
 // dropped without DISCONNECT (the broker publishes the Will: watchers see
 // the agent offline), never made again, and the refusal is logged once at
 // ERROR on the caller's logger. Agent.Done, Client.Done and Watcher.Done
-// are then closed, and Err returns the *SubscribeError or *PublishError;
+// are then closed, and Err returns the *SubscribeError, *PublishError,
+// *ConnectError or *CapabilityError;
 // publishes fail with ErrStopped, and Close returns nil at once. A program
 // should stop (or alert) on Done, as a2a agent and a2a watch do. Other
 // refusals (0x80, 0x83, 0x97 quota exceeded, such as the embedded
@@ -82,4 +88,28 @@
 // connection's goroutine before it wakes the operation waiting for it:
 // what runs between one reply and the next request is what a back-to-back
 // caller pays for most (docs/benchmarks.md, "Third round").
+//
+// # Refusals and capabilities
+//
+// A refusal is an error naming its reason code, the code's MQTT v5 name
+// (ReasonName) and what was refused: *ConnectError (CONNACK; the broker
+// was reached, so it is not ErrBrokerUnreachable), *PublishError with the
+// topic, *SubscribeError with the filter, *DisconnectError. A request
+// whose publish the broker refuses ends its operation at once with the
+// *PublishError, unless the refusal says "not now" (0x97 quota exceeded,
+// 0x91 packet identifier in use): those, like a publish with no
+// connection, count as attempts the retry profile repeats. IsRefusal
+// tells a refusal from a failure that waiting may cure.
+//
+// Every CONNACK's capabilities (MQTT v5 §3.2.2.3) are kept
+// (Agent.BrokerCapabilities, Client.BrokerCapabilities,
+// Watcher.BrokerCapabilities) and logged at Info on the caller's logger,
+// on the first connection and whenever a reconnect's differ. They are
+// checked before anything is sent: a maximum QoS of 0, an Agent with a
+// Pool on a broker without shared subscriptions, a Watch without wildcard
+// subscriptions, a card without retained messages are a *CapabilityError;
+// a publish over the broker's Maximum Packet Size is not sent
+// (*PacketTooLargeError). paho applies the Receive Maximum itself; the
+// binding uses no topic aliases. docs/protocol.md §12.1 says what the
+// embedded broker and mosquitto announce.
 package mqtt
