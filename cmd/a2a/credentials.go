@@ -18,11 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
-
-	"github.com/eclipse/paho.golang/autopaho"
 
 	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
 	"github.com/a2abind/a2abind/generated/mqttbind"
@@ -308,11 +304,9 @@ func (t *tokenFlags) bearer() (string, error) {
 // may cure it.
 func brokerError(err error, conn a2amqtt.Connection, clientIDs ...string) error {
 	code := -1
-	var ce *autopaho.ConnackError
+	var ce *a2amqtt.ConnectError
 	if errors.As(err, &ce) {
 		code = int(ce.ReasonCode)
-	} else if m := connackRE.FindStringSubmatch(err.Error()); m != nil {
-		code, _ = strconv.Atoi(m[1])
 	}
 	if code != 0x86 && code != 0x87 {
 		msg := err.Error()
@@ -325,10 +319,7 @@ func brokerError(err error, conn a2amqtt.Connection, clientIDs ...string) error 
 		}
 		return fail(1, "%s", msg)
 	}
-	what := "not authorized"
-	if code == 0x86 {
-		what = "bad user name or password"
-	}
+	what := a2amqtt.ReasonName(byte(code))
 	hint := "no credentials were given: give --username (or $" + envUsername + ") and --password-file (or $" + envPassword + ")"
 	switch {
 	case conn.Username != "" && conn.Password != nil:
@@ -348,10 +339,6 @@ func brokerError(err error, conn a2amqtt.Connection, clientIDs ...string) error 
 	}
 	return fail(1, "the broker %s refused the connection: %s (%s)", conn.Broker, what, hint)
 }
-
-// connackRE finds the CONNACK reason code in autopaho's message for a
-// refused connection, which the transport reports as text.
-var connackRE = regexp.MustCompile(`server denied connect \(reason: (\d+)\)`)
 
 // addLogLevel adds --log-level with a default level.
 func addLogLevel(fs *flag.FlagSet, def slog.Level) *string {

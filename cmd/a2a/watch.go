@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -109,44 +108,11 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // refusedForGood is the exit of a command whose connection stopped for
 // good (a2amqtt's Done): the broker refused, after a reconnect, what it had
-// allowed until then.
+// allowed until then. The refusal names its reason code
+// (a2amqtt.ReasonName).
 func refusedForGood(what string, err error) error {
-	var name string
-	var se *a2amqtt.SubscribeError
-	var pe *a2amqtt.PublishError
-	switch {
-	case errors.As(err, &se):
-		name = reasonName(se.ReasonCode)
-	case errors.As(err, &pe):
-		name = reasonName(pe.ReasonCode)
-	}
-	if name != "" {
-		name = " (" + name + ")"
-	}
-	return fail(1, "stopped: after a reconnect the broker refused the %s for good: %v%s; "+
-		"check what the broker now allows (its ACL, its card registry)", what, err, name)
-}
-
-// reasonName names the SUBACK and PUBACK reason codes that stop a
-// connection for good (MQTT v5 §3.4.2.1, §3.9.3).
-func reasonName(code byte) string {
-	switch code {
-	case 0x87:
-		return "not authorized"
-	case 0x8F:
-		return "topic filter invalid"
-	case 0x90:
-		return "topic name invalid"
-	case 0x99:
-		return "payload format invalid"
-	case 0x9E:
-		return "shared subscriptions not supported"
-	case 0xA1:
-		return "subscription identifiers not supported"
-	case 0xA2:
-		return "wildcard subscriptions not supported"
-	}
-	return ""
+	return fail(1, "stopped: after a reconnect the broker refused the %s for good: %v; "+
+		"check what the broker now allows (its ACL, its card registry, its password file, its capabilities)", what, err)
 }
 
 func isTerminal(w io.Writer) bool {

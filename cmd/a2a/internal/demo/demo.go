@@ -121,7 +121,10 @@ type Result struct {
 	Err               error
 }
 
-// ErrFailed is returned by Run when a story failed.
+// ErrFailed is returned by Run when a story failed. A story that failed
+// on a refusal by the broker (a2amqtt.IsRefusal: a publish or a
+// subscription refused, a capability its CONNACK does not offer) stops the
+// run: the error wraps the refusal too.
 var ErrFailed = errors.New("demo: a story failed")
 
 // Run runs the user stories and reports each verdict on cfg.Out.
@@ -203,6 +206,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 
 	var results []Result
+	var refused error // the broker's refusal that stopped the stories
 	for _, s := range stories {
 		fmt.Fprintf(stdout, "\n== story %s: %s\n", s.ID, s.Title)
 		sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
@@ -232,6 +236,14 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		} else {
 			fmt.Fprintf(stdout, "   pass: %s\n", detail)
 		}
+		if a2amqtt.IsRefusal(err) {
+			// The broker refuses what the stories need (an ACL, a
+			// capability, a size): the next stories would meet the same
+			// refusal, or wait for their timeouts.
+			refused = fmt.Errorf("story %s: %w", s.ID, err)
+			fmt.Fprintf(stdout, "   stopped: the broker refused; %d more stories not run\n", len(stories)-len(results))
+			break
+		}
 	}
 	d.sniff.mute()
 	if d.secured != nil {
@@ -246,6 +258,9 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			failed++
 		}
 		fmt.Fprintf(stdout, "  %s  %-3s  %s\n", verdict, r.ID, r.Title)
+	}
+	if refused != nil {
+		return results, fmt.Errorf("%w: stopped at the broker's refusal: %w", ErrFailed, refused)
 	}
 	if failed > 0 {
 		return results, fmt.Errorf("%w: %d of %d", ErrFailed, failed, len(results))
@@ -469,7 +484,7 @@ func story07(ctx context.Context, d *demo) (string, error) {
 	}
 	got, err := d.client.GetTask(ctx, &a2a.GetTaskRequest{ID: res.Task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateCompleted {
-		return "", fmt.Errorf("GetTask from echo-c1: %v", err)
+		return "", fmt.Errorf("GetTask from echo-c1: %w", err)
 	}
 	return "echo handed task " + short(res.Task.ID) + " to echo-c1, which answered the follow-up and GetTask", nil
 }

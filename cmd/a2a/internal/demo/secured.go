@@ -229,15 +229,8 @@ func (in *intruder) close() {
 
 // reason names an MQTT v5 reason code as the checks print it.
 func reason(code byte) string {
-	switch code {
-	case 0x00:
-		return "0x00 (success)"
-	case 0x01:
-		return "0x01 (granted QoS 1)"
-	case 0x86:
-		return "0x86 (bad user name or password)"
-	case 0x87:
-		return "0x87 (not authorized)"
+	if name := a2amqtt.ReasonName(code); name != "" {
+		return fmt.Sprintf("0x%02x (%s)", code, name)
 	}
 	return fmt.Sprintf("%#02x", code)
 }

@@ -66,12 +66,13 @@ func startSnifferAt(ctx context.Context, conn a2amqtt.Connection, clientID strin
 	cm, err := autopaho.NewConnection(runCtx, autopaho.ClientConfig{ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
 		TlsCfg: conn.TLS, ConnectUsername: conn.Username, ConnectPassword: conn.Password,
 		// A broker that refuses the CONNECT (credentials) will not change
-		// its mind: fail at once rather than at the demo's deadline.
+		// its mind: fail at once rather than at the demo's deadline, with
+		// the refusal as the SDK's connections report it.
 		OnConnectError: func(err error) {
 			var ce *autopaho.ConnackError
 			if errors.As(err, &ce) {
 				select {
-				case refused <- err:
+				case refused <- &a2amqtt.ConnectError{Broker: conn.Broker, ReasonCode: ce.ReasonCode, Reason: ce.Reason}:
 				default:
 				}
 			}
