@@ -9,12 +9,18 @@ import (
 // Notifier delivers a task's push notifications (A2A v1.0 §4.3) to the
 // webhooks its push-notification configs name. The runtime calls Notify for
 // every status and artifact update of a task that has configs, in the
-// order of the task's events, and Forget when a config is deleted or its
-// task is gone. Notify must not block on the network: a Notifier queues,
-// delivers in order per config, and reports what became of each binding
-// through the PushReporter it was given (agent/webhook is the HTTP one).
+// order of the task's events, and Forget when a config is deleted or
+// replaced. It does not call Forget when a task ends, nor when the task
+// store drops a task: a Notifier bounds what it keeps itself (agent/webhook
+// drops a config once its terminal update is delivered, among others).
+// Notify must not block on the network: a Notifier queues, delivers in
+// order per config, and reports what became of each binding through the
+// PushReporter it was given (agent/webhook is the HTTP one).
 type Notifier interface {
 	// Notify queues ev for the webhook of cfg (cfg.TaskID is the task's).
+	// Both are shared with the runtime, which never changes them
+	// afterwards (cfg.Authentication included): a Notifier may keep ev
+	// and encode it later, and must not change either.
 	Notify(cfg a2a.TaskPushNotificationConfig, ev *a2a.StreamResponse)
 	// Forget drops what is queued for a config and stops delivering to it.
 	Forget(taskID, configID string)

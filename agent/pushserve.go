@@ -324,13 +324,15 @@ func (s *Server) pushForMessage(c Call, p *a2a.SendMessageRequest) (*a2a.TaskPus
 }
 
 // notify hands an event of a task to the Notifier, once per config, in the
-// configs' order. The caller holds the task's event order.
+// configs' order. The caller holds the task's event order. Neither the
+// configs (never changed in place: run.push, the record's) nor the event
+// is copied: the Notifier only reads them (Notifier).
 func (s *Server) notify(cfgs []a2a.TaskPushNotificationConfig, item *a2a.StreamResponse) {
 	if s.push == nil || item == nil {
 		return
 	}
 	for i := range cfgs {
-		s.push.Notifier.Notify(*cfgs[i].Clone(), item)
+		s.push.Notifier.Notify(cfgs[i], item)
 	}
 }
 

@@ -18,7 +18,9 @@
 // retried, up to Config.MaxRetries times, with exponential backoff between
 // Config.RetryWaitMin and Config.RetryWaitMax; a Retry-After header (RFC 9110
 // §10.2.3, seconds or an HTTP date) sets the wait instead, cut to
-// RetryWaitMax so that no receiver parks a worker for longer. Any other
+// RetryWaitMax so that no receiver parks a worker for longer. Each attempt,
+// from dialling to the end of the answer, is bounded by Config.Timeout (an
+// attempt cut by it is retried like a timeout). Any other
 // answer (404, 410, every other 4xx, 501, a 3xx) makes the config dead, and
 // so do exhausted retries: nothing more is sent to it until it is forgotten
 // or notified with a different URL, token or authentication.
@@ -40,8 +42,10 @@
 //
 // # Order and isolation
 //
-// Notify only encodes the update and queues it: it never waits for the
-// network, a receiver or a full queue. Each config has its own queue, and
+// Notify only queues the update: it never waits for the network, a
+// receiver, a full queue or the encoding, which the worker that delivers
+// the update makes (the runtime never changes an update it handed over:
+// agent.Notifier). Each config has its own queue, and
 // at most one delivery of a config is under way at a time, so a config's
 // notifications arrive in the order Notify was called (retries included: a
 // notification is retried before the next one is sent). A pool of
@@ -60,6 +64,35 @@
 // Dropped count at the first drop, then each time the count has doubled;
 // when the queue has drained, an agent.PushDelivered report carries the
 // final count.
+//
+// # Memory
+//
+// The Sender keeps state for a config from its first notification until
+// the config settles, and then drops it:
+//
+//   - once its queue is empty and the last update it delivered, or gave up
+//     on, was a terminal status (COMPLETED, FAILED, CANCELED or REJECTED:
+//     the task ended and its webhook was told, or could not be);
+//   - once it is dead or refused, after its report;
+//   - when it is forgotten (Forget) or abandoned by Close.
+//
+// A later notification of a dropped config makes it anew (a task's update
+// after its terminal one is delivered), except for a dead or refused one:
+// the Sender remembers up to Config.MaxDeadConfigs (10,000) of those, by a
+// hash of their URL, token and authentication (never the secrets
+// themselves), and discards their notifications as before, without a
+// request or a report, until the config is forgotten or notified with a
+// different URL, token or authentication. Past that bound the oldest is
+// forgotten: an update for it is sent again, and the receiver's answer (or
+// the address policy) makes it dead or refused again.
+//
+// At most Config.MaxConfigs (100,000) configs are kept at once. A config
+// whose task waits (input or authentication required) stays idle, nothing
+// queued or under way; past the bound, a new config evicts the config idle
+// for longest, which is made anew, and reported on anew, if its task goes
+// on. When none is idle, the new config's update is discarded and the
+// config reported agent.PushRefused, with the reason, without being
+// remembered: its next update is tried again. Stats shows the counts.
 //
 // # Reports
 //

@@ -1,11 +1,6 @@
 package webhook
 
-import (
-	"bytes"
-	"io"
-	"sync"
-	"sync/atomic"
-)
+import "github.com/a2abind/a2abind/generated/a2a"
 
 // ring is a FIFO queue in a circular buffer that grows by doubling.
 type ring[T any] struct {
@@ -57,63 +52,15 @@ func (r *ring[T]) removeAt(i int) T {
 	return v
 }
 
-// item is one encoded notification. Its buffer is recycled when the last of
-// its holders lets it go: the queue or the worker delivering it, and every
-// request body made from it, which net/http may still be reading after the
-// response came back (http.RoundTripper: the body is closed, possibly
-// later, by the transport).
+// item is one queued notification: the update as the runtime handed it
+// (never changed after Notify, agent.Notifier), encoded by the worker that
+// delivers it, and the webhook it goes to. Queues hold items by value.
 type item struct {
-	buf      []byte
-	terminal bool
+	ev       *a2a.StreamResponse
 	target   *target
-	refs     atomic.Int32
+	terminal bool
 }
 
-var items = sync.Pool{New: func() any { return new(item) }}
-
-// maxPooled bounds the buffers kept for reuse: a rare huge update does not
-// pin its memory.
-const maxPooled = 64 << 10
-
-func newItem() *item {
-	it := items.Get().(*item)
-	it.refs.Store(1)
-	return it
-}
-
-// release lets go of one hold on it.
-func (it *item) release() {
-	if it.refs.Add(-1) != 0 {
-		return
-	}
-	it.target, it.terminal = nil, false
-	if cap(it.buf) > maxPooled {
-		it.buf = nil
-	}
-	it.buf = it.buf[:0]
-	items.Put(it)
-}
-
-// open is the retryablehttp.ReaderFunc of the item: a new hold on it, let
-// go when the transport closes the body.
-func (it *item) open() (io.Reader, error) {
-	it.refs.Add(1)
-	b := &body{it: it}
-	b.Reset(it.buf)
-	return b, nil
-}
-
-// body is one request body over an item's buffer; Len gives retryablehttp
-// the Content-Length.
-type body struct {
-	bytes.Reader
-	it     *item
-	closed atomic.Bool
-}
-
-func (b *body) Close() error {
-	if b.closed.CompareAndSwap(false, true) {
-		b.it.release()
-	}
-	return nil
-}
+// maxScratch bounds the encoding buffer a worker keeps between deliveries:
+// a rare huge update does not pin its memory.
+const maxScratch = 64 << 10

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,8 @@ const (
 	defaultQueueSize    = 256
 	defaultWorkers      = 32
 	defaultTimeout      = 10 * time.Second
+	defaultMaxConfigs   = 100_000
+	defaultMaxDead      = 10_000
 )
 
 // Config configures a Sender. Every field but Reporter has a default.
@@ -38,11 +41,11 @@ type Config struct {
 	// HTTPClient, when set, is the client the POSTs go through (for
 	// tests, or for TLS settings). It is copied: its redirect policy is
 	// replaced (redirects are not followed), its cookie jar dropped and its
-	// Timeout set to Config.Timeout. When its Transport is an
-	// *http.Transport (or nil), a clone of it is used with the address
-	// policy in its dialer and no proxy; any other RoundTripper is trusted
-	// to enforce the policy itself: only literal addresses in URLs are
-	// checked then.
+	// Timeout cleared (Config.Timeout bounds each attempt instead). When
+	// its Transport is an *http.Transport (or nil), a clone of it is used
+	// with the address policy in its dialer, no proxy and no compression;
+	// any other RoundTripper is trusted to enforce the policy itself: only
+	// literal addresses in URLs are checked then.
 	HTTPClient *http.Client
 	// AllowLoopback allows webhooks on loopback addresses (127.0.0.0/8,
 	// ::1); AllowPrivate on private ones (RFC 1918, RFC 4193 fc00::/7,
@@ -67,6 +70,15 @@ type Config struct {
 	// Timeout bounds each POST, from dialling to the end of the answer
 	// (default 10 s).
 	Timeout time.Duration
+	// MaxConfigs bounds the configs the Sender keeps state for at once
+	// (default 100,000). A config is kept from a notification until it
+	// settles: see the package documentation ("Memory") for when it is
+	// dropped, and for what happens to a new config past the bound.
+	MaxConfigs int
+	// MaxDeadConfigs bounds the dead and refused configs the Sender
+	// remembers once dropped, so that notifications to them are still
+	// discarded (default 10,000; past it, the oldest is forgotten).
+	MaxDeadConfigs int
 	// Logger receives the reports and the updates that could not be
 	// encoded (default: nothing is logged).
 	Logger *slog.Logger
@@ -77,9 +89,13 @@ type Config struct {
 
 // Stats is a snapshot of a Sender's counters.
 type Stats struct {
-	// Configs is how many configs the Sender knows: notified, and neither
-	// forgotten nor abandoned by Close.
+	// Configs is how many configs the Sender keeps state for: notified,
+	// and not yet settled, forgotten, evicted or abandoned by Close (at
+	// most Config.MaxConfigs).
 	Configs int
+	// DeadConfigs is how many dead or refused configs the Sender
+	// remembers after dropping them (at most Config.MaxDeadConfigs).
+	DeadConfigs int
 	// Queued is how many notifications wait in queues; InFlight how many
 	// deliveries are under way.
 	Queued, InFlight int
@@ -94,8 +110,12 @@ type Stats struct {
 	// their config was dead, refused or forgotten, the Sender was closing,
 	// or the update could not be encoded.
 	Discarded uint64
-	// Dead and Refused count the times a config became dead or refused.
+	// Dead and Refused count the times a config became dead or refused
+	// (Refused includes the configs refused for Config.MaxConfigs).
 	Dead, Refused uint64
+	// Evicted counts the idle configs dropped to make room for new ones
+	// past Config.MaxConfigs.
+	Evicted uint64
 }
 
 // Sender is the HTTP push-notification sender: an agent.Notifier. Its
@@ -108,8 +128,12 @@ type Sender struct {
 	pol        policy
 	maxRetries int
 	waitMax    time.Duration
+	timeout    time.Duration
 	queueSize  int
+	maxConfigs int
+	maxDead    int
 	overflow   string // the Reason of overflow reports
+	full       string // the Reason of the refusals past maxConfigs
 	client     *retryablehttp.Client
 	transport  *http.Transport // nil when the caller's RoundTripper is not one
 	base       context.Context
@@ -120,6 +144,10 @@ type Sender struct {
 	work     *sync.Cond // signalled when a binding is ready or the workers stop
 	bindings map[key]*binding
 	ready    ring[*binding]
+	idle     binding // sentinel of the list of idle bindings, least recently idle first
+	dead     map[key]tombstone
+	deadList ring[deadEntry] // the tombstones in dead, oldest first, and stale entries
+	deadSeq  uint64
 	inflight int
 	closing  bool // Close was called: Notify discards
 	stopping bool // the workers exit once nothing is ready
@@ -144,11 +172,15 @@ type key struct{ task, config string }
 type binding struct {
 	key       key
 	target    *target
-	q         ring[*item]
+	q         ring[item]
 	state     agent.PushState // the last state reported, overflow aside ("" before any)
 	scheduled bool            // in Sender.ready
 	running   *worker         // the worker delivering it, if any
-	gone      bool            // forgotten or abandoned: nothing more is sent or reported
+	gone      bool            // dropped: nothing more is sent or reported
+
+	// Links in Sender.idle while the binding is idle: nothing queued,
+	// scheduled or under way.
+	prev, next *binding
 
 	dropped      int  // notifications dropped by overflow, in all
 	overflowing  bool // dropped some since the queue was last empty
@@ -156,25 +188,56 @@ type binding struct {
 	reported     int  // Dropped of the last report
 }
 
-// stopped reports whether nothing more is sent to b (until its config
-// changes).
-func (b *binding) stopped() bool {
-	return b.state == agent.PushDead || b.state == agent.PushRefused
+// tombstone is what the Sender remembers of a dead or refused config it
+// dropped: which webhook it was (a hash, not the token or credentials), and
+// its place in Sender.deadList.
+type tombstone struct {
+	fp, seq uint64
+}
+
+// deadEntry is a tombstone's place in Sender.deadList: stale once the
+// tombstone of its key has another seq, or none.
+type deadEntry struct {
+	key key
+	seq uint64
 }
 
 // target is where and how a config's notifications are sent.
 type target struct {
 	url, token, scheme, credentials string
+	fp                              uint64      // fingerprint of the four
+	u                               *url.URL    // parsed url: shared, read-only
+	host                            string      // the Host of the requests
 	header                          http.Header // read-only once made: shared by the requests
 	refusal                         string      // not "": refused before any dial
 }
 
 func (t *target) same(cfg *a2a.TaskPushNotificationConfig) bool {
-	scheme, credentials := "", ""
-	if a := cfg.Authentication; a != nil {
-		scheme, credentials = a.Scheme, a.Credentials
-	}
+	scheme, credentials := authOf(cfg)
 	return t.url == cfg.URL && t.token == cfg.Token && t.scheme == scheme && t.credentials == credentials
+}
+
+func authOf(cfg *a2a.TaskPushNotificationConfig) (scheme, credentials string) {
+	if a := cfg.Authentication; a != nil {
+		return a.Scheme, a.Credentials
+	}
+	return "", ""
+}
+
+// fingerprint is the 64-bit FNV-1a hash of a config's webhook: its URL,
+// token and authentication, each followed by a 0xff byte. Tombstones keep
+// it instead of the secrets.
+func fingerprint(cfg *a2a.TaskPushNotificationConfig) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	scheme, credentials := authOf(cfg)
+	h := uint64(offset)
+	for _, s := range [...]string{cfg.URL, cfg.Token, scheme, credentials} {
+		for i := range len(s) {
+			h = (h ^ uint64(s[i])) * prime
+		}
+		h = (h ^ 0xff) * prime
+	}
+	return h
 }
 
 // New returns a Sender whose workers are running.
@@ -201,6 +264,12 @@ func New(cfg Config) (*Sender, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = defaultTimeout
 	}
+	if cfg.MaxConfigs <= 0 {
+		cfg.MaxConfigs = defaultMaxConfigs
+	}
+	if cfg.MaxDeadConfigs <= 0 {
+		cfg.MaxDeadConfigs = defaultMaxDead
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -214,32 +283,37 @@ func New(cfg Config) (*Sender, error) {
 		pol:        policy{loopback: cfg.AllowLoopback, private: cfg.AllowPrivate},
 		maxRetries: cfg.MaxRetries,
 		waitMax:    cfg.RetryWaitMax,
+		timeout:    cfg.Timeout,
 		queueSize:  cfg.QueueSize,
+		maxConfigs: cfg.MaxConfigs,
+		maxDead:    cfg.MaxDeadConfigs,
 		overflow:   "queue full (" + strconv.Itoa(cfg.QueueSize) + "): oldest update dropped",
+		full:       "the sender is delivering to " + strconv.Itoa(cfg.MaxConfigs) + " configs already (MaxConfigs), none idle: update discarded",
 		bindings:   make(map[key]*binding),
+		dead:       make(map[key]tombstone),
 		drained:    make(chan struct{}),
 		wake:       make(chan struct{}, 1),
 		stopReport: make(chan struct{}),
 		reportDone: make(chan struct{}),
 	}
+	s.idle.prev, s.idle.next = &s.idle, &s.idle
 	s.work = sync.NewCond(&s.mu)
 	hc := s.httpClient(cfg)
 	s.client = &retryablehttp.Client{
-		HTTPClient:   hc,
-		RetryWaitMin: cfg.RetryWaitMin,
-		RetryWaitMax: cfg.RetryWaitMax,
-		RetryMax:     cfg.MaxRetries,
-		CheckRetry:   s.checkRetry,
-		Backoff:      s.backoff,
-		PrepareRetry: s.prepareRetry,
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+		HTTPClient:     hc,
+		RetryWaitMin:   cfg.RetryWaitMin,
+		RetryWaitMax:   cfg.RetryWaitMax,
+		RetryMax:       cfg.MaxRetries,
+		CheckRetry:     s.checkRetry,
+		Backoff:        s.backoff,
+		PrepareRetry:   s.prepareRetry,
+		RequestLogHook: s.startAttempt,
+		ErrorHandler:   retryablehttp.PassthroughErrorHandler,
 	}
 	s.base, s.abort = context.WithCancel(context.Background())
 	s.workers.Add(cfg.Workers)
 	for range cfg.Workers {
-		w := &worker{s: s}
-		w.renew()
-		go w.run()
+		go newWorker(s).run()
 	}
 	go s.reportLoop()
 	return s, nil
@@ -263,6 +337,9 @@ func (s *Sender) httpClient(cfg Config) *http.Client {
 		tr.DialContext = d.DialContext
 		tr.DialTLSContext = nil // TLS runs over DialContext, so over the policy
 		tr.Proxy = nil          // the policy is on the webhook's address, not a proxy's
+		// The answer's body is read only to keep the connection: no
+		// Accept-Encoding, no gzip reader.
+		tr.DisableCompression = true
 		// One kept-alive connection per worker to the same receiver.
 		tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, cfg.Workers)
 		if tr.MaxIdleConns != 0 {
@@ -276,7 +353,11 @@ func (s *Sender) httpClient(cfg Config) *http.Client {
 	hc.Transport = roundTripper{rt}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	hc.Jar = nil
-	hc.Timeout = cfg.Timeout
+	// No client Timeout: with one, net/http arms a timer and a context per
+	// request, and for a RoundTripper it does not know (roundTripper) also
+	// starts a goroutine per request. Each worker arms its own reused timer
+	// instead (worker.arm).
+	hc.Timeout = 0
 	return &hc
 }
 
@@ -286,61 +367,57 @@ func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	return r.rt.RoundTrip(req)
 }
 
-// Notify queues ev for the webhook of cfg and returns: it encodes ev, and
-// never waits for the network or a receiver. An update for a dead or
-// refused config, or sent once Close has begun, is discarded. A config
-// notified with a different URL, token or authentication than before is
-// taken as a new registration: a dead or refused config lives again, and
-// the notifications queued before go where the config pointed then.
+// Notify queues ev for the webhook of cfg and returns: it never waits for
+// the network, a receiver or the encoding of ev, which the worker that
+// delivers it does (ev must not change afterwards: agent.Notifier). An
+// update for a config that is dead or refused, or sent once Close has
+// begun, is discarded. A config notified with a different URL, token or
+// authentication than before is taken as a new registration: a dead or
+// refused config lives again, and the notifications queued before go where
+// the config pointed then.
 func (s *Sender) Notify(cfg a2a.TaskPushNotificationConfig, ev *a2a.StreamResponse) {
 	if ev == nil {
 		return
 	}
-	it := newItem()
-	var err error
-	it.buf, err = ev.AppendJSON(it.buf[:0]) // the encoder of (*a2a.StreamResponse).MarshalJSON, into a reused buffer
-	if err != nil {
-		it.release()
-		s.mu.Lock()
-		s.st.Discarded++
-		s.mu.Unlock()
-		s.log.Warn("push notification not encodable: discarded", "task", cfg.TaskID, "config", cfg.ID, "error", err)
-		return
-	}
-	it.terminal = terminal(ev)
-
+	it := item{ev: ev, terminal: terminal(ev)}
 	k := key{cfg.TaskID, cfg.ID}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		s.st.Discarded++
-		it.release()
 		return
 	}
 	b := s.bindings[k]
 	if b == nil {
+		if d, ok := s.dead[k]; ok {
+			if d.fp == fingerprint(&cfg) {
+				s.st.Discarded++
+				return
+			}
+			delete(s.dead, k) // a new registration
+		}
+		if len(s.bindings) >= s.maxConfigs && !s.evictLocked() {
+			s.st.Refused++
+			s.st.Discarded++
+			s.queueReportLocked(agent.PushReport{TaskID: k.task, ConfigID: k.config, State: agent.PushRefused, Reason: s.full, At: s.now()})
+			return
+		}
 		b = &binding{key: k}
 		s.bindings[k] = b
 	}
 	if b.target == nil || !b.target.same(&cfg) {
 		b.target = s.newTarget(&cfg)
-		if b.stopped() {
-			b.state = "" // a new registration
-		}
 		if b.target.refusal != "" {
+			s.st.Discarded++
 			s.stopLocked(b, agent.PushRefused, 0, b.target.refusal)
+			return
 		}
-	}
-	if b.stopped() {
-		s.st.Discarded++
-		it.release()
-		return
 	}
 	it.target = b.target
-	if b.q.len() >= s.queueSize && !s.makeRoomLocked(b, it) {
-		it.release()
+	if b.q.len() >= s.queueSize && !s.makeRoomLocked(b, &it) {
 		return
 	}
+	s.unlinkLocked(b)
 	b.q.push(it)
 	s.st.Queued++
 	if !b.scheduled && b.running == nil {
@@ -357,7 +434,7 @@ func (s *Sender) Notify(cfg a2a.TaskPushNotificationConfig, ev *a2a.StreamRespon
 func (s *Sender) makeRoomLocked(b *binding, it *item) bool {
 	for i := range b.q.len() {
 		if !b.q.at(i).terminal {
-			b.q.removeAt(i).release()
+			b.q.removeAt(i)
 			s.st.Queued--
 			s.droppedLocked(b)
 			return true
@@ -403,12 +480,15 @@ func terminal(ev *a2a.StreamResponse) bool {
 	return err == nil && c == tasklife.ClassTerminal
 }
 
-// newTarget checks and prepares the webhook of cfg.
+// contentTypeJSON is the Content-Type of every notification (shared,
+// read-only).
+var contentTypeJSON = []string{"application/json"}
+
+// newTarget checks and prepares the webhook of cfg: its URL parsed and its
+// header made once, for all its requests.
 func (s *Sender) newTarget(cfg *a2a.TaskPushNotificationConfig) *target {
-	t := &target{url: cfg.URL, token: cfg.Token}
-	if a := cfg.Authentication; a != nil {
-		t.scheme, t.credentials = a.Scheme, a.Credentials
-	}
+	t := &target{url: cfg.URL, token: cfg.Token, fp: fingerprint(cfg)}
+	t.scheme, t.credentials = authOf(cfg)
 	u, err := url.Parse(cfg.URL)
 	switch {
 	case err != nil:
@@ -431,13 +511,18 @@ func (s *Sender) newTarget(cfg *a2a.TaskPushNotificationConfig) *target {
 		t.refusal = "token or authentication is not a valid header value"
 		return t
 	}
+	// As http.NewRequest makes a request's URL and Host: an empty port
+	// dropped.
+	u.Host = strings.TrimSuffix(u.Host, ":")
+	t.u, t.host = u, u.Host
+	// The keys in their canonical form (net/textproto).
 	h := make(http.Header, 3)
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = contentTypeJSON
 	if t.token != "" {
-		h.Set("A2A-Notification-Token", t.token)
+		h["A2a-Notification-Token"] = []string{t.token}
 	}
 	if t.scheme != "" && t.credentials != "" {
-		h.Set("Authorization", t.scheme+" "+t.credentials)
+		h["Authorization"] = []string{t.scheme + " " + t.credentials}
 	}
 	t.header = h
 	return t
@@ -456,18 +541,20 @@ func headerValue(v string) bool {
 
 // Forget drops what is queued for a config and stops delivering to it. A
 // POST already on the wire may finish, but is not retried; a wait before a
-// retry is cut short. Nothing more is reported for the config.
+// retry is cut short. Nothing more is reported for the config, and a dead
+// or refused config is no longer remembered: a later notification starts
+// anew.
 func (s *Sender) Forget(taskID, configID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := key{taskID, configID}
+	delete(s.dead, k)
 	b := s.bindings[k]
 	if b == nil {
 		return
 	}
-	delete(s.bindings, k)
-	b.gone = true
 	s.discardLocked(b)
+	s.dropLocked(b)
 	if w := b.running; w != nil && w.waiting {
 		w.cancel()
 		w.canceled = true
@@ -477,13 +564,55 @@ func (s *Sender) Forget(taskID, configID string) {
 // discardLocked empties the queue of b.
 func (s *Sender) discardLocked(b *binding) {
 	for b.q.len() > 0 {
-		b.q.pop().release()
+		b.q.pop()
 		s.st.Queued--
 		s.st.Discarded++
 	}
 }
 
-// stopLocked marks b dead or refused, empties its queue and reports it.
+// dropLocked forgets b: nothing more is sent or reported for it, and a
+// later notification of its config makes a new binding.
+func (s *Sender) dropLocked(b *binding) {
+	if s.bindings[b.key] == b {
+		delete(s.bindings, b.key)
+	}
+	s.unlinkLocked(b)
+	b.gone = true
+}
+
+// parkLocked puts b, idle, at the end of the idle list.
+func (s *Sender) parkLocked(b *binding) {
+	if b.next != nil || b.gone {
+		return
+	}
+	b.prev, b.next = s.idle.prev, &s.idle
+	b.prev.next, s.idle.prev = b, b
+}
+
+// unlinkLocked takes b off the idle list, if it is on it.
+func (s *Sender) unlinkLocked(b *binding) {
+	if b.next == nil {
+		return
+	}
+	b.prev.next, b.next.prev = b.next, b.prev
+	b.prev, b.next = nil, nil
+}
+
+// evictLocked drops the binding idle for longest, to make room for a new
+// one; it reports false when none is idle.
+func (s *Sender) evictLocked() bool {
+	b := s.idle.next
+	if b == &s.idle {
+		return false
+	}
+	s.dropLocked(b)
+	s.st.Evicted++
+	return true
+}
+
+// stopLocked marks b dead or refused, empties its queue, reports it and
+// drops it, remembering it (Config.MaxDeadConfigs) so that later
+// notifications to the same webhook are discarded.
 func (s *Sender) stopLocked(b *binding, state agent.PushState, status int, reason string) {
 	if state == agent.PushDead {
 		s.st.Dead++
@@ -492,6 +621,35 @@ func (s *Sender) stopLocked(b *binding, state agent.PushState, status int, reaso
 	}
 	s.discardLocked(b)
 	s.reportLocked(b, state, status, reason)
+	if b.gone {
+		return
+	}
+	s.dropLocked(b)
+	s.rememberLocked(b.key, b.target.fp)
+}
+
+// rememberLocked keeps a tombstone for a dead or refused config, forgetting
+// the oldest past Config.MaxDeadConfigs.
+func (s *Sender) rememberLocked(k key, fp uint64) {
+	s.deadSeq++
+	s.dead[k] = tombstone{fp: fp, seq: s.deadSeq}
+	s.deadList.push(deadEntry{k, s.deadSeq})
+	for len(s.dead) > s.maxDead {
+		e := s.deadList.pop()
+		if d, ok := s.dead[e.key]; ok && d.seq == e.seq {
+			delete(s.dead, e.key)
+		}
+	}
+	// A tombstone removed by a new registration or Forget leaves its entry
+	// in deadList: compact it when half of it is such.
+	if n := s.deadList.len(); n > 64 && n > 2*len(s.dead) {
+		for range n {
+			e := s.deadList.pop()
+			if d, ok := s.dead[e.key]; ok && d.seq == e.seq {
+				s.deadList.push(e)
+			}
+		}
+	}
 }
 
 // reportLocked queues a report on b for the reporting goroutine.
@@ -503,10 +661,14 @@ func (s *Sender) reportLocked(b *binding, state agent.PushState, status int, rea
 		b.state = state
 	}
 	b.reported = b.dropped
-	s.reports = append(s.reports, agent.PushReport{
+	s.queueReportLocked(agent.PushReport{
 		TaskID: b.key.task, ConfigID: b.key.config, State: state,
 		Status: status, Reason: reason, Dropped: b.dropped, At: s.now(),
 	})
+}
+
+func (s *Sender) queueReportLocked(r agent.PushReport) {
+	s.reports = append(s.reports, r)
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -533,14 +695,17 @@ func (s *Sender) flushReports() {
 	batch := s.reports
 	s.reports = s.spare[:0]
 	s.mu.Unlock()
+	ctx := context.Background()
 	for _, r := range batch {
 		lvl := slog.LevelWarn
 		if r.State == agent.PushDelivered {
 			lvl = slog.LevelInfo
 		}
-		s.log.LogAttrs(context.Background(), lvl, "push notification "+string(r.State),
-			slog.String("task", r.TaskID), slog.String("config", r.ConfigID),
-			slog.Int("status", r.Status), slog.String("reason", r.Reason), slog.Int("dropped", r.Dropped))
+		if s.log.Enabled(ctx, lvl) {
+			s.log.LogAttrs(ctx, lvl, "push notification "+string(r.State),
+				slog.String("task", r.TaskID), slog.String("config", r.ConfigID),
+				slog.Int("status", r.Status), slog.String("reason", r.Reason), slog.Int("dropped", r.Dropped))
+		}
 		if s.reporter != nil {
 			s.reporter.PushReport(r)
 		}
@@ -556,6 +721,7 @@ func (s *Sender) Stats() Stats {
 	s.mu.Lock()
 	st := s.st
 	st.Configs = len(s.bindings)
+	st.DeadConfigs = len(s.dead)
 	st.InFlight = s.inflight
 	s.mu.Unlock()
 	st.Attempts = s.attempts.Load()
@@ -578,10 +744,9 @@ func (s *Sender) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 		s.mu.Lock()
-		for k, b := range s.bindings {
-			delete(s.bindings, k)
-			b.gone = true
+		for _, b := range s.bindings {
 			s.discardLocked(b)
+			s.dropLocked(b)
 		}
 		s.mu.Unlock()
 		s.abort()

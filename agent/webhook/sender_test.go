@@ -667,7 +667,8 @@ func TestReporterMayCallBack(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := s.Stats(); st.Dead != 2 || st.Configs != 1 {
+	// Both dropped once dead; t2 remembered, t1 forgotten.
+	if st := s.Stats(); st.Dead != 2 || st.Configs != 0 || st.DeadConfigs != 1 {
 		t.Errorf("stats = %+v", st)
 	}
 }

@@ -140,8 +140,10 @@ func pushCompleted(res *requester.Result, err error) error {
 
 // waitIdle waits (untimed) until the webhook acknowledged the pushes of
 // every bound send so far and the Sender has nothing queued or under way,
-// so that no block pays for the deliveries of the one before. A Sender
-// that lost a push fails the benchmark.
+// so that no block pays for the deliveries of the one before, and keeps no
+// config (each task's COMPLETED push settles its config: agent/webhook,
+// "Memory"). A Sender that lost a push fails the benchmark, and so does
+// one that keeps configs.
 func (p *pushBench) waitIdle(tb testing.TB) {
 	tb.Helper()
 	deadline := time.Now().Add(time.Minute)
@@ -150,7 +152,7 @@ func (p *pushBench) waitIdle(tb testing.TB) {
 		if st.Dead+st.Refused+st.Dropped+st.Discarded > 0 {
 			tb.Fatalf("the sender lost pushes: %+v", st)
 		}
-		if st.Queued == 0 && st.InFlight == 0 && (p.perSend == 0 || p.acked.Load() >= p.perSend*p.bound.Load()) {
+		if st.Queued == 0 && st.InFlight == 0 && st.Configs == 0 && (p.perSend == 0 || p.acked.Load() >= p.perSend*p.bound.Load()) {
 			return
 		}
 		if time.Now().After(deadline) {
