@@ -55,31 +55,33 @@ func (s *Server) reachGate(ctx context.Context, c Call, p *a2a.SendMessageReques
 
 // offlineError is the answer to a message not accepted live: agent_asleep
 // (queued or not), asleep_queue_full, or internal_error when the queue
-// failed. Its Data carries the offline profile's members (queued,
-// retryAfterSec, kind) and, for a queued message, the taskId and contextId
-// the sender polls with; transports lay it out (docs/protocol.md §7.2).
+// failed. Its HTTPStatus is the one reach.Respond chose (503, 507, 429) and
+// its Data an offline.OfflineErrorData: the offline profile's members
+// (queued, retryAfterSec, kind) and, for a queued message, the taskId and
+// contextId the sender polls with. Transports lay it out
+// (docs/protocol.md §7.2; jsonrpc.ToWire, jsonrpc.OfflineDetails).
 func offlineError(r reach.Response, stored inbox.Record) *a2a.Error {
+	var msg string
 	switch r.Token {
 	case a2a.TokenAgentAsleep:
-		data := map[string]any{"queued": r.Queued}
-		msg := "the agent is asleep and does not queue messages"
+		msg = "the agent is asleep and does not queue messages"
 		if r.Queued {
-			data["taskId"], data["contextId"] = stored.TaskID, stored.ContextID
 			msg = "the agent is asleep: the message is queued as task " + stored.TaskID + " for delivery when it wakes; poll GetTask"
 		}
-		if r.HasRetryAfter {
-			ed := r.ErrorData()
-			data["retryAfterSec"] = int64(*ed.RetryAfterSec)
-			msg += "; the next window opens in " + strconv.FormatInt(int64(*ed.RetryAfterSec), 10) + " s"
-		}
-		e := a2a.NewError(a2a.TokenAgentAsleep, msg)
-		e.Data = data
-		return e
 	case a2a.TokenAsleepQueueFull:
-		e := a2a.NewError(a2a.TokenAsleepQueueFull, "the agent is asleep and its offline queue is full ("+string(r.Kind)+"): nothing was queued")
-		e.HTTPStatus = r.HTTPStatus
-		e.Data = map[string]any{"queued": false, "kind": string(r.Kind)}
-		return e
+		msg = "the agent is asleep and its offline queue is full (" + string(r.Kind) + "): nothing was queued"
+	default:
+		return a2a.NewError(a2a.TokenInternalError, "the agent is asleep and its offline queue could not store the message")
 	}
-	return a2a.NewError(a2a.TokenInternalError, "the agent is asleep and its offline queue could not store the message")
+	d := r.ErrorData()
+	if r.Queued {
+		d.TaskID, d.ContextID = stored.TaskID, stored.ContextID
+	}
+	if d.RetryAfterSec != nil {
+		msg += "; the next window opens in " + strconv.Itoa(int(*d.RetryAfterSec)) + " s"
+	}
+	e := a2a.NewError(r.Token, msg)
+	e.HTTPStatus = r.HTTPStatus
+	e.Data = d
+	return e
 }

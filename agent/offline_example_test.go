@@ -19,8 +19,8 @@ type printErr struct{}
 
 func (printErr) Send(_ context.Context, r agent.Reply) error {
 	if r.Err != nil {
-		d := r.Err.Data.(map[string]any)
-		fmt.Println(r.Err.Token, "queued:", d["queued"])
+		d, _ := jsonrpc.OfflineDetails(r.Err)
+		fmt.Println(r.Err.Token, "queued:", d.Queued)
 	}
 	return nil
 }

@@ -121,11 +121,11 @@ func queuedTaskID(t *testing.T, r Reply) string {
 	if r.Err == nil || r.Err.Token != a2a.TokenAgentAsleep {
 		t.Fatalf("reply %+v, want agent_asleep", r)
 	}
-	d, _ := r.Err.Data.(map[string]any)
-	if q, _ := d["queued"].(bool); !q {
-		t.Fatalf("agent_asleep with queued %v", d["queued"])
+	d, _ := jsonrpc.OfflineDetails(r.Err)
+	if !d.Queued {
+		t.Fatalf("agent_asleep with queued %v", d.Queued)
 	}
-	id, _ := d["taskId"].(string)
+	id := d.TaskID
 	if id == "" {
 		t.Fatalf("queued without a taskId: %v", d)
 	}
@@ -220,8 +220,8 @@ func TestQueueFullAnswersByKindAndStoresNothing(t *testing.T) {
 			if r.Err == nil || r.Err.Token != a2a.TokenAsleepQueueFull || r.Err.HTTPStatus != c.status {
 				t.Fatalf("reply %+v, want asleep_queue_full %d", r.Err, c.status)
 			}
-			d := r.Err.Data.(map[string]any)
-			if d["kind"] != c.kind || d["queued"] != false {
+			d, _ := jsonrpc.OfflineDetails(r.Err)
+			if string(d.Kind) != c.kind || d.Queued {
 				t.Errorf("data %v", d)
 			}
 		})
@@ -331,11 +331,15 @@ func TestReachabilityModesDecideLiveQueueOrRefuse(t *testing.T) {
 			if r.Err == nil || r.Err.Token != a2a.TokenAgentAsleep {
 				t.Fatalf("answered %+v, want agent_asleep", r)
 			}
-			d := r.Err.Data.(map[string]any)
-			if d["queued"] != c.wantQueue {
-				t.Errorf("queued %v", d["queued"])
+			d, _ := jsonrpc.OfflineDetails(r.Err)
+			if d.Queued != c.wantQueue {
+				t.Errorf("queued %v", d.Queued)
 			}
-			got, ok := d["retryAfterSec"].(int64)
+			var got int64
+			ok := d.RetryAfterSec != nil
+			if ok {
+				got = int64(*d.RetryAfterSec)
+			}
 			if c.wantRetry < 0 && ok || c.wantRetry >= 0 && got != c.wantRetry {
 				t.Errorf("retryAfterSec %v (%v), want %d", got, ok, c.wantRetry)
 			}

@@ -1,11 +1,11 @@
 package http
 
 import (
-	"net/http"
 	"strconv"
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/offline"
+	"github.com/a2abind/a2abind/jsonrpc"
 )
 
 // offlineAnswer lays out an answer of the offline profile (docs/protocol.md
@@ -24,31 +24,23 @@ func (h *Handler) offlineAnswer(e *a2a.Error) (status int, body []byte, retryAft
 	if o == nil || o.Answer() != offline.AsleepAnswerHTTPStatus {
 		return 0, nil, nil
 	}
-	data, _ := e.Data.(map[string]any)
+	// The runtime decided the status (statemachines/reach: 503, 507 or
+	// 429) and the details; this lays them out.
+	d, _ := jsonrpc.OfflineDetails(e)
+	status = e.HTTPStatus
 	var err error
 	if e.Token == a2a.TokenAgentAsleep {
-		b := offline.AsleepResponse{Error: string(e.Token), Message: e.Message}
-		b.Queued, _ = data["queued"].(bool)
+		b := offline.AsleepResponse{Error: d.Error, Message: e.Message, Queued: d.Queued, RetryAfterSec: d.RetryAfterSec}
 		if b.Queued {
-			b.TaskID, _ = data["taskId"].(string)
-			b.ContextID, _ = data["contextId"].(string)
+			b.TaskID, b.ContextID = d.TaskID, d.ContextID
 		}
-		if n, ok := data["retryAfterSec"].(int64); ok {
-			sec := int32(min(max(n, 0), 1<<31-1))
-			b.RetryAfterSec = &sec
-			retryAfter = []string{strconv.Itoa(int(sec))}
+		if b.RetryAfterSec != nil {
+			retryAfter = []string{strconv.Itoa(int(*b.RetryAfterSec))}
 		}
 		body, err = b.MarshalJSON()
-		status = http.StatusServiceUnavailable
 	} else {
-		b := offline.QueueFullResponse{Error: string(e.Token), Message: e.Message}
-		kind, _ := data["kind"].(string)
-		b.Kind = offline.QueueFullKind(kind)
+		b := offline.QueueFullResponse{Error: d.Error, Message: e.Message, Kind: d.Kind}
 		body, err = b.MarshalJSON()
-		status = http.StatusInsufficientStorage
-		if b.Kind == offline.QueueFullKindPeer {
-			status = http.StatusTooManyRequests
-		}
 	}
 	if err != nil {
 		h.log.Error("http: encoding an offline answer", "err", err)
