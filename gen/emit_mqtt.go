@@ -174,49 +174,12 @@ func genTopics(f *jen.File, t *model.Topics) {
 		),
 		jen.Return(jen.Nil()),
 	)
+	if t.Root != nil {
+		genRoot(f, t)
+	}
+	genSplitLevels(f)
 	for _, tp := range t.Topics {
-		phs := placeholderRE.FindAllStringSubmatch(tp.Template, -1)
-		var params []jen.Code
-		var checks []jen.Code
-		var parts []jen.Code
-		rest := tp.Template
-		for _, ph := range phs {
-			idx := strings.Index(rest, ph[0])
-			if idx > 0 {
-				parts = append(parts, jen.Lit(rest[:idx]))
-			}
-			v := camel(ph[1])
-			params = append(params, jen.Id(v))
-			checks = append(checks, jen.If(jen.Id("err").Op(":=").Id("CheckIdentifier").Call(jen.Lit(ph[1]), jen.Id(v)), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.Id("err"))))
-			parts = append(parts, jen.Id(v))
-			rest = rest[idx+len(ph[0]):]
-		}
-		if rest != "" {
-			parts = append(parts, jen.Lit(rest))
-		}
-		var expr *jen.Statement
-		for i, p := range parts {
-			if i == 0 {
-				expr = jen.Add(p)
-			} else {
-				expr = expr.Op("+").Add(p)
-			}
-		}
-		if len(params) > 0 {
-			params[len(params)-1] = jen.Add(params[len(params)-1]).String()
-		}
-		cmt(f, fmt.Sprintf("%sTemplate is the %s topic template.", tp.Name, tp.Name))
-		f.Const().Id(tp.Name + "Template").Op("=").Lit(tp.Template)
-		kind := "topic"
-		if tp.Filter {
-			kind = "subscription filter"
-		}
-		cmt(f, doc(tp.Name+"Topic", "builds the "+kind+" "+tp.Template+". "+tp.Description)+"\nEvery identifier is checked first.")
-		body := append(checks, jen.Return(expr, jen.Nil()))
-		f.Func().Id(tp.Name+"Topic").Params(params...).Params(jen.String(), jen.Error()).Block(body...)
-		if !tp.Filter && len(phs) > 0 {
-			genParse(f, tp, phs)
-		}
+		genTopic(f, t, tp)
 	}
 	if sg := t.SharedGroup; sg != nil {
 		phs := placeholderRE.FindAllStringSubmatch(sg.DefaultTemplate, -1)
@@ -245,19 +208,198 @@ func genTopics(f *jen.File, t *model.Topics) {
 	}
 }
 
-// genParse emits Parse<Name>Topic, which splits a topic by levels.
-func genParse(f *jen.File, tp model.Topic, phs [][]string) {
-	levels := strings.Split(tp.Template, "/")
-	var results []jen.Code
+// genRoot emits the Root type: the run-time topic root every Root method
+// builds and parses topics under, DefaultRoot when zero.
+func genRoot(f *jen.File, t *model.Topics) {
+	r := t.Root
+	cmt(f, "DefaultRoot is the topic root of the profile, the first levels of every\ntopic of the binding unless a deployment chooses another (Root).")
+	f.Const().Id("DefaultRoot").Op("=").Lit(r.Default)
+	cmt(f, "RootMaxLength is the longest topic root ParseRoot accepts, in bytes.")
+	f.Const().Id("RootMaxLength").Op("=").Lit(r.MaxLength)
+	cmt(f, wrap("Root is the first levels of every topic the binding builds and parses. The zero Root is DefaultRoot; ParseRoot makes another.\n\n"+r.Description, 76))
+	f.Type().Id("Root").Struct(
+		jen.Comment("prefix is the root and a level separator; \"\" stands for DefaultRoot."),
+		jen.Id("prefix").String(),
+	)
+	cmt(f, "RootError reports a topic root that may not be used.")
+	f.Type().Id("RootError").Struct(
+		jen.Comment("Root is the root refused."),
+		jen.Id("Root").String(),
+		jen.Comment("Reason says why."),
+		jen.Id("Reason").String(),
+	)
+	f.Func().Params(jen.Id("e").Op("*").Id("RootError")).Id("Error").Params().String().Block(
+		jen.Return(jen.Qual("fmt", "Sprintf").Call(jen.Lit("invalid topic root %q: %s"), jen.Id("e").Dot("Root"), jen.Id("e").Dot("Reason"))),
+	)
+	var reserved []jen.Code
+	for _, lv := range r.ReservedFirstLevels {
+		reserved = append(reserved, jen.Lit(lv))
+	}
+	bad := func(reason jen.Code) jen.Code {
+		return jen.Return(jen.Id("Root").Values(), jen.Op("&").Id("RootError").Values(jen.Dict{jen.Id("Root"): jen.Id("s"), jen.Id("Reason"): reason}))
+	}
+	first := []jen.Code{}
+	if len(reserved) > 0 {
+		first = append(first, jen.Switch(jen.Id("level")).Block(
+			jen.Case(reserved...).Block(bad(jen.Lit("its first level ").Op("+").Id("level").Op("+").Lit(" is reserved by brokers"))),
+		))
+	}
+	first = append(first, jen.Id("level").Op("=").Qual("strings", "TrimPrefix").Call(jen.Id("level"), jen.Lit("$")))
+	reservedDoc := ""
+	if len(r.ReservedFirstLevels) > 0 {
+		reservedDoc = ", but not be " + strings.Join(r.ReservedFirstLevels, ", ")
+	}
+	cmt(f, "ParseRoot returns the root s names, checked: at most RootMaxLength bytes,\nlevels separated by /, each matching IdentifierPattern; the first may begin\nwith $"+reservedDoc+". \"\" and DefaultRoot are the zero Root.")
+	f.Func().Id("ParseRoot").Params(jen.Id("s").String()).Params(jen.Id("Root"), jen.Error()).Block(
+		jen.If(jen.Id("s").Op("==").Lit("").Op("||").Id("s").Op("==").Id("DefaultRoot")).Block(jen.Return(jen.Id("Root").Values(), jen.Nil())),
+		jen.If(jen.Len(jen.Id("s")).Op(">").Id("RootMaxLength")).Block(
+			bad(jen.Lit("longer than ").Op("+").Qual("strconv", "Itoa").Call(jen.Id("RootMaxLength")).Op("+").Lit(" bytes")),
+		),
+		jen.For(jen.List(jen.Id("i"), jen.Id("level")).Op(":=").Range().Qual("strings", "Split").Call(jen.Id("s"), jen.Lit("/"))).Block(
+			jen.If(jen.Id("i").Op("==").Lit(0)).Block(first...),
+			jen.If(jen.Op("!").Id("ValidIdentifier").Call(jen.Id("level"))).Block(
+				bad(jen.Lit("every level must match ").Op("+").Id("IdentifierPattern").Op("+").Lit(" (the first may begin with $): no empty level, no +, # or space")),
+			),
+		),
+		jen.Return(jen.Id("Root").Values(jen.Dict{jen.Id("prefix"): jen.Id("s").Op("+").Lit("/")}), jen.Nil()),
+	)
+	cmt(f, "String returns the root, DefaultRoot for the zero Root.")
+	f.Func().Params(jen.Id("r").Id("Root")).Id("String").Params().String().Block(
+		jen.If(jen.Id("r").Dot("prefix").Op("==").Lit("")).Block(jen.Return(jen.Id("DefaultRoot"))),
+		jen.Return(jen.Id("r").Dot("prefix").Index(jen.Op(":").Len(jen.Id("r").Dot("prefix")).Op("-").Lit(1))),
+	)
+	cmt(f, "IsDefault reports whether r is DefaultRoot, the profile's root.")
+	f.Func().Params(jen.Id("r").Id("Root")).Id("IsDefault").Params().Bool().Block(
+		jen.Return(jen.Id("r").Dot("prefix").Op("==").Lit("")),
+	)
+	cmt(f, "Wildcard returns the subscription filter of every topic under the root\n(the root followed by /#).")
+	f.Func().Params(jen.Id("r").Id("Root")).Id("Wildcard").Params().String().Block(
+		jen.Return(jen.Id("r").Dot("path").Call().Op("+").Lit("#")),
+	)
+	cmt(f, "Relative returns what follows the root and its level separator in topic;\nok is false when topic is not under the root.")
+	f.Func().Params(jen.Id("r").Id("Root")).Id("Relative").Params(jen.Id("topic").String()).Params(jen.Id("rest").String(), jen.Id("ok").Bool()).Block(
+		jen.Return(jen.Qual("strings", "CutPrefix").Call(jen.Id("topic"), jen.Id("r").Dot("path").Call())),
+	)
+	cmt(f, "MarshalText returns the root as text (encoding.TextMarshaler).")
+	f.Func().Params(jen.Id("r").Id("Root")).Id("MarshalText").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.Return(jen.Index().Byte().Call(jen.Id("r").Dot("String").Call()), jen.Nil()),
+	)
+	cmt(f, "UnmarshalText sets r to the root text names, checked as ParseRoot checks\nit (encoding.TextUnmarshaler, so a Root can be a flag.TextVar).")
+	f.Func().Params(jen.Id("r").Op("*").Id("Root")).Id("UnmarshalText").Params(jen.Id("text").Index().Byte()).Error().Block(
+		jen.List(jen.Id("v"), jen.Err()).Op(":=").Id("ParseRoot").Call(jen.String().Call(jen.Id("text"))),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Op("*").Id("r").Op("=").Id("v"),
+		jen.Return(jen.Nil()),
+	)
+	cmt(f, "path returns the root and a level separator.")
+	f.Func().Params(jen.Id("r").Id("Root")).Id("path").Params().String().Block(
+		jen.If(jen.Id("r").Dot("prefix").Op("==").Lit("")).Block(jen.Return(jen.Id("DefaultRoot").Op("+").Lit("/"))),
+		jen.Return(jen.Id("r").Dot("prefix")),
+	)
+}
+
+// genTopic emits the builder of one topic and, for a topic that is not a
+// filter, its parser: methods of Root with a package-level function for
+// DefaultRoot when the template has the root, package-level functions
+// otherwise.
+func genTopic(f *jen.File, t *model.Topics, tp model.Topic) {
+	rootPH, profile := "", tp.Template
+	if t.Root != nil {
+		rootPH = "{" + t.Root.Placeholder + "}"
+		profile = strings.ReplaceAll(tp.Template, rootPH, t.Root.Default)
+	}
+	rooted := rootPH != "" && strings.Contains(tp.Template, rootPH)
+	phs := placeholderRE.FindAllStringSubmatch(tp.Template, -1)
+	var params, args, checks, parts []jen.Code
+	rest := tp.Template
+	for _, ph := range phs {
+		idx := strings.Index(rest, ph[0])
+		if idx > 0 {
+			parts = append(parts, jen.Lit(rest[:idx]))
+		}
+		rest = rest[idx+len(ph[0]):]
+		if ph[0] == rootPH {
+			// The root's path ends with its level separator.
+			parts = append(parts, jen.Id("r").Dot("path").Call())
+			rest = strings.TrimPrefix(rest, "/")
+			continue
+		}
+		v := camel(ph[1])
+		params = append(params, jen.Id(v))
+		args = append(args, jen.Id(v))
+		checks = append(checks, jen.If(jen.Id("err").Op(":=").Id("CheckIdentifier").Call(jen.Lit(ph[1]), jen.Id(v)), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.Id("err"))))
+		parts = append(parts, jen.Id(v))
+	}
+	if rest != "" {
+		parts = append(parts, jen.Lit(rest))
+	}
+	var expr *jen.Statement
+	for i, p := range parts {
+		if i == 0 {
+			expr = jen.Add(p)
+		} else {
+			expr = expr.Op("+").Add(p)
+		}
+	}
+	if len(params) > 0 {
+		params[len(params)-1] = jen.Add(params[len(params)-1]).String()
+	}
+	if rooted {
+		cmt(f, fmt.Sprintf("%sTemplate is the %s topic template under DefaultRoot.", tp.Name, tp.Name))
+	} else {
+		cmt(f, fmt.Sprintf("%sTemplate is the %s topic template.", tp.Name, tp.Name))
+	}
+	f.Const().Id(tp.Name + "Template").Op("=").Lit(profile)
+	kind := "topic"
+	if tp.Filter {
+		kind = "subscription filter"
+	}
+	body := append(checks, jen.Return(expr, jen.Nil()))
+	name := tp.Name + "Topic"
+	if rooted {
+		cmt(f, doc(name, "builds the "+kind+" "+tp.Template+" under the root r. "+tp.Description)+"\nEvery identifier is checked first.")
+		f.Func().Params(jen.Id("r").Id("Root")).Id(name).Params(params...).Params(jen.String(), jen.Error()).Block(body...)
+		cmt(f, fmt.Sprintf("%s builds the %s %s: Root.%s of the zero Root.", name, kind, profile, name))
+		f.Func().Id(name).Params(params...).Params(jen.String(), jen.Error()).Block(
+			jen.Return(jen.Id("Root").Values().Dot(name).Call(args...)),
+		)
+	} else {
+		cmt(f, doc(name, "builds the "+kind+" "+tp.Template+". "+tp.Description)+"\nEvery identifier is checked first.")
+		f.Func().Id(name).Params(params...).Params(jen.String(), jen.Error()).Block(body...)
+	}
+	if !tp.Filter && len(args) > 0 {
+		genParse(f, tp, rootPH, rooted, profile)
+	}
+}
+
+// genParse emits Parse<Name>Topic, which splits a topic by levels without
+// allocating: a method of Root when the template has the root, with a
+// package-level function for DefaultRoot.
+func genParse(f *jen.File, tp model.Topic, rootPH string, rooted bool, profile string) {
+	tmpl := tp.Template
+	if rooted {
+		tmpl = strings.TrimPrefix(tmpl, rootPH+"/")
+	}
+	levels := strings.Split(tmpl, "/")
+	var results, names []jen.Code
 	var body []jen.Code
+	if rooted {
+		body = append(body,
+			jen.List(jen.Id("rest"), jen.Id("found")).Op(":=").Id("r").Dot("Relative").Call(jen.Id("topic")),
+			jen.If(jen.Op("!").Id("found")).Block(jen.Return()),
+		)
+	} else {
+		body = append(body, jen.Id("rest").Op(":=").Id("topic"))
+	}
 	body = append(body,
-		jen.Id("levels").Op(":=").Qual("strings", "Split").Call(jen.Id("topic"), jen.Lit("/")),
-		jen.If(jen.Len(jen.Id("levels")).Op("!=").Lit(len(levels))).Block(jen.Return()),
+		jen.Var().Id("levels").Index(jen.Lit(len(levels))).String(),
+		jen.If(jen.Op("!").Id("splitLevels").Call(jen.Id("rest"), jen.Id("levels").Index(jen.Op(":")))).Block(jen.Return()),
 	)
 	for i, lv := range levels {
 		if m := placeholderRE.FindStringSubmatch(lv); m != nil && m[0] == lv {
 			v := camel(m[1])
 			results = append(results, jen.Id(v))
+			names = append(names, jen.Id(v))
 			body = append(body,
 				jen.If(jen.Op("!").Id("ValidIdentifier").Call(jen.Id("levels").Index(jen.Lit(i)))).Block(jen.Return()),
 				jen.Id(v).Op("=").Id("levels").Index(jen.Lit(i)))
@@ -268,8 +410,55 @@ func genParse(f *jen.File, tp model.Topic, phs [][]string) {
 	body = append(body, jen.Id("ok").Op("=").True(), jen.Return())
 	results[len(results)-1] = jen.Add(results[len(results)-1]).String()
 	results = append(results, jen.Id("ok").Bool())
-	cmt(f, fmt.Sprintf("Parse%sTopic splits a %s topic into its identifiers; ok is false when\ntopic does not have the form %s or an identifier is invalid.", tp.Name, tp.Name, tp.Template))
-	f.Func().Id("Parse" + tp.Name + "Topic").Params(jen.Id("topic").String()).Params(results...).Block(body...)
+	name := "Parse" + tp.Name + "Topic"
+	if rooted {
+		cmt(f, fmt.Sprintf("%s splits a %s topic under the root r into its\nidentifiers; ok is false when topic does not have the form %s\nor an identifier is invalid.", name, tp.Name, tp.Template))
+		f.Func().Params(jen.Id("r").Id("Root")).Id(name).Params(jen.Id("topic").String()).Params(results...).Block(body...)
+		cmt(f, fmt.Sprintf("%s splits a %s topic of the form %s: Root.%s of the\nzero Root.", name, tp.Name, profile, name))
+		f.Func().Id(name).Params(jen.Id("topic").String()).Params(results...).Block(
+			jen.Return(jen.Id("Root").Values().Dot(name).Call(jen.Id("topic"))),
+		)
+		return
+	}
+	cmt(f, fmt.Sprintf("%s splits a %s topic into its identifiers; ok is false when\ntopic does not have the form %s or an identifier is invalid.", name, tp.Name, tp.Template))
+	f.Func().Id(name).Params(jen.Id("topic").String()).Params(results...).Block(body...)
+}
+
+// genSplitLevels emits splitLevels, which cuts a topic into exactly
+// len(levels) levels without allocating.
+func genSplitLevels(f *jen.File) {
+	cmt(f, "splitLevels cuts s at every / into exactly len(levels) levels; it reports\nfalse when s has another number of levels.")
+	f.Func().Id("splitLevels").Params(jen.Id("s").String(), jen.Id("levels").Index().String()).Bool().Block(
+		jen.For(jen.Id("i").Op(":=").Range().Id("levels")).Block(
+			jen.List(jen.Id("level"), jen.Id("tail"), jen.Id("more")).Op(":=").Qual("strings", "Cut").Call(jen.Id("s"), jen.Lit("/")),
+			jen.If(jen.Id("more").Op("==").Parens(jen.Id("i").Op("==").Len(jen.Id("levels")).Op("-").Lit(1))).Block(jen.Return(jen.False())),
+			jen.Id("levels").Index(jen.Id("i")).Op("=").Id("level"),
+			jen.Id("s").Op("=").Id("tail"),
+		),
+		jen.Return(jen.True()),
+	)
+}
+
+// wrap fills the paragraphs of text (separated by blank lines) to lines of
+// at most width columns, breaking at spaces.
+func wrap(text string, width int) string {
+	var out []string
+	for _, para := range strings.Split(text, "\n\n") {
+		line := ""
+		for _, w := range strings.Fields(para) {
+			if line != "" && len(line)+1+len(w) > width {
+				out = append(out, line)
+				line = w
+				continue
+			}
+			if line != "" {
+				line += " "
+			}
+			line += w
+		}
+		out = append(out, line, "")
+	}
+	return strings.Join(out[:len(out)-1], "\n")
 }
 
 // camel turns org_id into org and reply_suffix into replySuffix.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,9 +76,15 @@ func (l *loader) readData(f *file) error {
 		for _, id := range t.Identifiers {
 			known[id.Placeholder] = true
 		}
+		if err := checkRoot(f.display, &t); err != nil {
+			return err
+		}
 		ph := regexp.MustCompile(`\{([^}]*)\}`)
 		for i, tp := range t.Topics {
 			for _, m := range ph.FindAllStringSubmatch(tp.Template, -1) {
+				if t.Root != nil && m[1] == t.Root.Placeholder {
+					continue
+				}
 				if !known[m[1]] {
 					return errAt(f.display, fmt.Sprintf("/topics/%d/template", i), "placeholder {%s} is not listed in identifiers", m[1])
 				}
@@ -274,6 +281,48 @@ func checkNames(p *model.Package) error {
 			if err := claim(m.Name+suffix, m.Source); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkRoot checks a topic table's root: its default is a valid root, and
+// every template it stands in begins with it, or with $share/{group}/ and
+// then it, followed by a level separator.
+func checkRoot(display string, t *model.Topics) error {
+	r := t.Root
+	if r == nil {
+		return nil
+	}
+	if r.Placeholder == "" {
+		return errAt(display, "/root/placeholder", "the root needs a placeholder")
+	}
+	id := regexp.MustCompile(t.IdentifierPattern)
+	if len(r.Default) > r.MaxLength {
+		return errAt(display, "/root/default", "%q is longer than maxLength %d", r.Default, r.MaxLength)
+	}
+	for i, level := range strings.Split(r.Default, "/") {
+		name := level
+		if i == 0 {
+			name = strings.TrimPrefix(level, "$")
+		}
+		if !id.MatchString(name) {
+			return errAt(display, "/root/default", "level %q of %q does not match %s", level, r.Default, t.IdentifierPattern)
+		}
+		if i == 0 && slices.Contains(r.ReservedFirstLevels, level) {
+			return errAt(display, "/root/default", "%q begins with the reserved level %s", r.Default, level)
+		}
+	}
+	ph := "{" + r.Placeholder + "}/"
+	share := regexp.MustCompile(`^\$share/\{[a-z_]+\}/`)
+	for i, tp := range t.Topics {
+		n := strings.Count(tp.Template, "{"+r.Placeholder+"}")
+		if n == 0 {
+			continue
+		}
+		rest := share.ReplaceAllString(tp.Template, "")
+		if n != 1 || !strings.HasPrefix(rest, ph) {
+			return errAt(display, fmt.Sprintf("/topics/%d/template", i), "{%s} must begin the template (or follow $share/{group}/), once, followed by /", r.Placeholder)
 		}
 	}
 	return nil

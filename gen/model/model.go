@@ -172,9 +172,19 @@ type PropertyValue struct {
 type Topics struct {
 	Source            string
 	IdentifierPattern string
-	Identifiers       []Identifier
-	Topics            []Topic
-	SharedGroup       *SharedGroup
+	// Root is the topic root placeholder, if the templates have one.
+	Root        *TopicRoot
+	Identifiers []Identifier
+	Topics      []Topic
+	SharedGroup *SharedGroup
+}
+
+// TopicRoot is the placeholder of the first levels of a binding's topics,
+// chosen at run time.
+type TopicRoot struct {
+	Placeholder, Default, Description string
+	MaxLength                         int
+	ReservedFirstLevels               []string
 }
 
 // Identifier is a topic placeholder.

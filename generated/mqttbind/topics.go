@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -51,12 +52,142 @@ func CheckIdentifier(name, value string) error {
 	return nil
 }
 
-// DiscoveryTemplate is the Discovery topic template.
+// DefaultRoot is the topic root of the profile, the first levels of every
+// topic of the binding unless a deployment chooses another (Root).
+const DefaultRoot = "$a2a/v1"
+
+// RootMaxLength is the longest topic root ParseRoot accepts, in bytes.
+const RootMaxLength = 128
+
+// Root is the first levels of every topic the binding builds and parses. The
+// zero Root is DefaultRoot; ParseRoot makes another.
+//
+// The first levels of every topic: $a2a/v1 in the profile. A deployment on a
+// broker that refuses client topics beginning with $ (MQTT v5 section 4.7.2
+// lets a server keep clients from them) may choose another root, such as
+// a2a/v1; both ends must agree, and peers that follow the profile strictly do
+// not see agents under another root. Every level matches the identifier
+// pattern; the first may begin with $ but may not be a level brokers reserve.
+type Root struct {
+	// prefix is the root and a level separator; "" stands for DefaultRoot.
+	prefix string
+}
+
+// RootError reports a topic root that may not be used.
+type RootError struct {
+	// Root is the root refused.
+	Root string
+	// Reason says why.
+	Reason string
+}
+
+func (e *RootError) Error() string {
+	return fmt.Sprintf("invalid topic root %q: %s", e.Root, e.Reason)
+}
+
+// ParseRoot returns the root s names, checked: at most RootMaxLength bytes,
+// levels separated by /, each matching IdentifierPattern; the first may begin
+// with $, but not be $share, $queue, $SYS. "" and DefaultRoot are the zero Root.
+func ParseRoot(s string) (Root, error) {
+	if s == "" || s == DefaultRoot {
+		return Root{}, nil
+	}
+	if len(s) > RootMaxLength {
+		return Root{}, &RootError{
+			Reason: "longer than " + strconv.Itoa(RootMaxLength) + " bytes",
+			Root:   s,
+		}
+	}
+	for i, level := range strings.Split(s, "/") {
+		if i == 0 {
+			switch level {
+			case "$share", "$queue", "$SYS":
+				return Root{}, &RootError{
+					Reason: "its first level " + level + " is reserved by brokers",
+					Root:   s,
+				}
+			}
+			level = strings.TrimPrefix(level, "$")
+		}
+		if !ValidIdentifier(level) {
+			return Root{}, &RootError{
+				Reason: "every level must match " + IdentifierPattern + " (the first may begin with $): no empty level, no +, # or space",
+				Root:   s,
+			}
+		}
+	}
+	return Root{prefix: s + "/"}, nil
+}
+
+// String returns the root, DefaultRoot for the zero Root.
+func (r Root) String() string {
+	if r.prefix == "" {
+		return DefaultRoot
+	}
+	return r.prefix[:len(r.prefix)-1]
+}
+
+// IsDefault reports whether r is DefaultRoot, the profile's root.
+func (r Root) IsDefault() bool {
+	return r.prefix == ""
+}
+
+// Wildcard returns the subscription filter of every topic under the root
+// (the root followed by /#).
+func (r Root) Wildcard() string {
+	return r.path() + "#"
+}
+
+// Relative returns what follows the root and its level separator in topic;
+// ok is false when topic is not under the root.
+func (r Root) Relative(topic string) (rest string, ok bool) {
+	return strings.CutPrefix(topic, r.path())
+}
+
+// MarshalText returns the root as text (encoding.TextMarshaler).
+func (r Root) MarshalText() ([]byte, error) {
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText sets r to the root text names, checked as ParseRoot checks
+// it (encoding.TextUnmarshaler, so a Root can be a flag.TextVar).
+func (r *Root) UnmarshalText(text []byte) error {
+	v, err := ParseRoot(string(text))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// path returns the root and a level separator.
+func (r Root) path() string {
+	if r.prefix == "" {
+		return DefaultRoot + "/"
+	}
+	return r.prefix
+}
+
+// splitLevels cuts s at every / into exactly len(levels) levels; it reports
+// false when s has another number of levels.
+func splitLevels(s string, levels []string) bool {
+	for i := range levels {
+		level, tail, more := strings.Cut(s, "/")
+		if more == (i == len(levels)-1) {
+			return false
+		}
+		levels[i] = level
+		s = tail
+	}
+	return true
+}
+
+// DiscoveryTemplate is the Discovery topic template under DefaultRoot.
 const DiscoveryTemplate = "$a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}"
 
-// DiscoveryTopic: builds the topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}. Retained Agent Card of an agent (QoS 1), also its Last Will topic. An empty retained payload unregisters the agent; updates republish the full card.
+// DiscoveryTopic: builds the topic {root}/discovery/{org_id}/{unit_id}/{agent_id} under the root r. Retained Agent Card of an agent (QoS 1), also its Last Will topic. An empty retained payload unregisters the agent; updates republish the full card.
 // Every identifier is checked first.
-func DiscoveryTopic(org, unit, agent string) (string, error) {
+func (r Root) DiscoveryTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
 	}
@@ -66,62 +197,77 @@ func DiscoveryTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("agent_id", agent); err != nil {
 		return "", err
 	}
-	return "$a2a/v1/discovery/" + org + "/" + unit + "/" + agent, nil
+	return r.path() + "discovery/" + org + "/" + unit + "/" + agent, nil
 }
 
-// ParseDiscoveryTopic splits a Discovery topic into its identifiers; ok is false when
-// topic does not have the form $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
-func ParseDiscoveryTopic(topic string) (org, unit, agent string, ok bool) {
-	levels := strings.Split(topic, "/")
-	if len(levels) != 6 {
+// DiscoveryTopic builds the topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}: Root.DiscoveryTopic of the zero Root.
+func DiscoveryTopic(org, unit, agent string) (string, error) {
+	return Root{}.DiscoveryTopic(org, unit, agent)
+}
+
+// ParseDiscoveryTopic splits a Discovery topic under the root r into its
+// identifiers; ok is false when topic does not have the form {root}/discovery/{org_id}/{unit_id}/{agent_id}
+// or an identifier is invalid.
+func (r Root) ParseDiscoveryTopic(topic string) (org, unit, agent string, ok bool) {
+	rest, found := r.Relative(topic)
+	if !found {
 		return
 	}
-	if levels[0] != "$a2a" {
+	var levels [4]string
+	if !splitLevels(rest, levels[:]) {
 		return
 	}
-	if levels[1] != "v1" {
+	if levels[0] != "discovery" {
 		return
 	}
-	if levels[2] != "discovery" {
+	if !ValidIdentifier(levels[1]) {
 		return
 	}
+	org = levels[1]
+	if !ValidIdentifier(levels[2]) {
+		return
+	}
+	unit = levels[2]
 	if !ValidIdentifier(levels[3]) {
 		return
 	}
-	org = levels[3]
-	if !ValidIdentifier(levels[4]) {
-		return
-	}
-	unit = levels[4]
-	if !ValidIdentifier(levels[5]) {
-		return
-	}
-	agent = levels[5]
+	agent = levels[3]
 	ok = true
 	return
 }
 
-// DiscoveryFilterTemplate is the DiscoveryFilter topic template.
+// ParseDiscoveryTopic splits a Discovery topic of the form $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}: Root.ParseDiscoveryTopic of the
+// zero Root.
+func ParseDiscoveryTopic(topic string) (org, unit, agent string, ok bool) {
+	return Root{}.ParseDiscoveryTopic(topic)
+}
+
+// DiscoveryFilterTemplate is the DiscoveryFilter topic template under DefaultRoot.
 const DiscoveryFilterTemplate = "$a2a/v1/discovery/{org_id}/{unit_id}/+"
 
-// DiscoveryFilterTopic: builds the subscription filter $a2a/v1/discovery/{org_id}/{unit_id}/+. Subscription filter for every Agent Card of a unit; the agent_id is taken from the matched topic's last level.
+// DiscoveryFilterTopic: builds the subscription filter {root}/discovery/{org_id}/{unit_id}/+ under the root r. Subscription filter for every Agent Card of a unit; the agent_id is taken from the matched topic's last level.
 // Every identifier is checked first.
-func DiscoveryFilterTopic(org, unit string) (string, error) {
+func (r Root) DiscoveryFilterTopic(org, unit string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
 	}
 	if err := CheckIdentifier("unit_id", unit); err != nil {
 		return "", err
 	}
-	return "$a2a/v1/discovery/" + org + "/" + unit + "/+", nil
+	return r.path() + "discovery/" + org + "/" + unit + "/+", nil
 }
 
-// RequestTemplate is the Request topic template.
+// DiscoveryFilterTopic builds the subscription filter $a2a/v1/discovery/{org_id}/{unit_id}/+: Root.DiscoveryFilterTopic of the zero Root.
+func DiscoveryFilterTopic(org, unit string) (string, error) {
+	return Root{}.DiscoveryFilterTopic(org, unit)
+}
+
+// RequestTemplate is the Request topic template under DefaultRoot.
 const RequestTemplate = "$a2a/v1/request/{org_id}/{unit_id}/{agent_id}"
 
-// RequestTopic: builds the topic $a2a/v1/request/{org_id}/{unit_id}/{agent_id}. An agent's direct request topic (QoS 1). Requests carry MQTT Response Topic and Correlation Data.
+// RequestTopic: builds the topic {root}/request/{org_id}/{unit_id}/{agent_id} under the root r. An agent's direct request topic (QoS 1). Requests carry MQTT Response Topic and Correlation Data.
 // Every identifier is checked first.
-func RequestTopic(org, unit, agent string) (string, error) {
+func (r Root) RequestTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
 	}
@@ -131,47 +277,57 @@ func RequestTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("agent_id", agent); err != nil {
 		return "", err
 	}
-	return "$a2a/v1/request/" + org + "/" + unit + "/" + agent, nil
+	return r.path() + "request/" + org + "/" + unit + "/" + agent, nil
 }
 
-// ParseRequestTopic splits a Request topic into its identifiers; ok is false when
-// topic does not have the form $a2a/v1/request/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
-func ParseRequestTopic(topic string) (org, unit, agent string, ok bool) {
-	levels := strings.Split(topic, "/")
-	if len(levels) != 6 {
+// RequestTopic builds the topic $a2a/v1/request/{org_id}/{unit_id}/{agent_id}: Root.RequestTopic of the zero Root.
+func RequestTopic(org, unit, agent string) (string, error) {
+	return Root{}.RequestTopic(org, unit, agent)
+}
+
+// ParseRequestTopic splits a Request topic under the root r into its
+// identifiers; ok is false when topic does not have the form {root}/request/{org_id}/{unit_id}/{agent_id}
+// or an identifier is invalid.
+func (r Root) ParseRequestTopic(topic string) (org, unit, agent string, ok bool) {
+	rest, found := r.Relative(topic)
+	if !found {
 		return
 	}
-	if levels[0] != "$a2a" {
+	var levels [4]string
+	if !splitLevels(rest, levels[:]) {
 		return
 	}
-	if levels[1] != "v1" {
+	if levels[0] != "request" {
 		return
 	}
-	if levels[2] != "request" {
+	if !ValidIdentifier(levels[1]) {
 		return
 	}
+	org = levels[1]
+	if !ValidIdentifier(levels[2]) {
+		return
+	}
+	unit = levels[2]
 	if !ValidIdentifier(levels[3]) {
 		return
 	}
-	org = levels[3]
-	if !ValidIdentifier(levels[4]) {
-		return
-	}
-	unit = levels[4]
-	if !ValidIdentifier(levels[5]) {
-		return
-	}
-	agent = levels[5]
+	agent = levels[3]
 	ok = true
 	return
 }
 
-// ReplyTemplate is the Reply topic template.
+// ParseRequestTopic splits a Request topic of the form $a2a/v1/request/{org_id}/{unit_id}/{agent_id}: Root.ParseRequestTopic of the
+// zero Root.
+func ParseRequestTopic(topic string) (org, unit, agent string, ok bool) {
+	return Root{}.ParseRequestTopic(topic)
+}
+
+// ReplyTemplate is the Reply topic template under DefaultRoot.
 const ReplyTemplate = "$a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}"
 
-// ReplyTopic: builds the topic $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}. Recommended reply topic of a requester, given as the request's Response Topic; the requester subscribes to it before publishing. Replies and stream items (QoS 1) echo the request's Correlation Data.
+// ReplyTopic: builds the topic {root}/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix} under the root r. Recommended reply topic of a requester, given as the request's Response Topic; the requester subscribes to it before publishing. Replies and stream items (QoS 1) echo the request's Correlation Data.
 // Every identifier is checked first.
-func ReplyTopic(org, unit, agent, replySuffix string) (string, error) {
+func (r Root) ReplyTopic(org, unit, agent, replySuffix string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
 	}
@@ -184,51 +340,61 @@ func ReplyTopic(org, unit, agent, replySuffix string) (string, error) {
 	if err := CheckIdentifier("reply_suffix", replySuffix); err != nil {
 		return "", err
 	}
-	return "$a2a/v1/reply/" + org + "/" + unit + "/" + agent + "/" + replySuffix, nil
+	return r.path() + "reply/" + org + "/" + unit + "/" + agent + "/" + replySuffix, nil
 }
 
-// ParseReplyTopic splits a Reply topic into its identifiers; ok is false when
-// topic does not have the form $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix} or an identifier is invalid.
-func ParseReplyTopic(topic string) (org, unit, agent, replySuffix string, ok bool) {
-	levels := strings.Split(topic, "/")
-	if len(levels) != 7 {
+// ReplyTopic builds the topic $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}: Root.ReplyTopic of the zero Root.
+func ReplyTopic(org, unit, agent, replySuffix string) (string, error) {
+	return Root{}.ReplyTopic(org, unit, agent, replySuffix)
+}
+
+// ParseReplyTopic splits a Reply topic under the root r into its
+// identifiers; ok is false when topic does not have the form {root}/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}
+// or an identifier is invalid.
+func (r Root) ParseReplyTopic(topic string) (org, unit, agent, replySuffix string, ok bool) {
+	rest, found := r.Relative(topic)
+	if !found {
 		return
 	}
-	if levels[0] != "$a2a" {
+	var levels [5]string
+	if !splitLevels(rest, levels[:]) {
 		return
 	}
-	if levels[1] != "v1" {
+	if levels[0] != "reply" {
 		return
 	}
-	if levels[2] != "reply" {
+	if !ValidIdentifier(levels[1]) {
 		return
 	}
+	org = levels[1]
+	if !ValidIdentifier(levels[2]) {
+		return
+	}
+	unit = levels[2]
 	if !ValidIdentifier(levels[3]) {
 		return
 	}
-	org = levels[3]
+	agent = levels[3]
 	if !ValidIdentifier(levels[4]) {
 		return
 	}
-	unit = levels[4]
-	if !ValidIdentifier(levels[5]) {
-		return
-	}
-	agent = levels[5]
-	if !ValidIdentifier(levels[6]) {
-		return
-	}
-	replySuffix = levels[6]
+	replySuffix = levels[4]
 	ok = true
 	return
 }
 
-// EventTemplate is the Event topic template.
+// ParseReplyTopic splits a Reply topic of the form $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}: Root.ParseReplyTopic of the
+// zero Root.
+func ParseReplyTopic(topic string) (org, unit, agent, replySuffix string, ok bool) {
+	return Root{}.ParseReplyTopic(topic)
+}
+
+// EventTemplate is the Event topic template under DefaultRoot.
 const EventTemplate = "$a2a/v1/event/{org_id}/{unit_id}/{agent_id}"
 
-// EventTopic: builds the topic $a2a/v1/event/{org_id}/{unit_id}/{agent_id}. An agent's event publications; QoS 0 allowed; outside request/reply correlation and the end-of-stream rule.
+// EventTopic: builds the topic {root}/event/{org_id}/{unit_id}/{agent_id} under the root r. An agent's event publications; QoS 0 allowed; outside request/reply correlation and the end-of-stream rule.
 // Every identifier is checked first.
-func EventTopic(org, unit, agent string) (string, error) {
+func (r Root) EventTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
 	}
@@ -238,47 +404,57 @@ func EventTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("agent_id", agent); err != nil {
 		return "", err
 	}
-	return "$a2a/v1/event/" + org + "/" + unit + "/" + agent, nil
+	return r.path() + "event/" + org + "/" + unit + "/" + agent, nil
 }
 
-// ParseEventTopic splits a Event topic into its identifiers; ok is false when
-// topic does not have the form $a2a/v1/event/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
-func ParseEventTopic(topic string) (org, unit, agent string, ok bool) {
-	levels := strings.Split(topic, "/")
-	if len(levels) != 6 {
+// EventTopic builds the topic $a2a/v1/event/{org_id}/{unit_id}/{agent_id}: Root.EventTopic of the zero Root.
+func EventTopic(org, unit, agent string) (string, error) {
+	return Root{}.EventTopic(org, unit, agent)
+}
+
+// ParseEventTopic splits a Event topic under the root r into its
+// identifiers; ok is false when topic does not have the form {root}/event/{org_id}/{unit_id}/{agent_id}
+// or an identifier is invalid.
+func (r Root) ParseEventTopic(topic string) (org, unit, agent string, ok bool) {
+	rest, found := r.Relative(topic)
+	if !found {
 		return
 	}
-	if levels[0] != "$a2a" {
+	var levels [4]string
+	if !splitLevels(rest, levels[:]) {
 		return
 	}
-	if levels[1] != "v1" {
+	if levels[0] != "event" {
 		return
 	}
-	if levels[2] != "event" {
+	if !ValidIdentifier(levels[1]) {
 		return
 	}
+	org = levels[1]
+	if !ValidIdentifier(levels[2]) {
+		return
+	}
+	unit = levels[2]
 	if !ValidIdentifier(levels[3]) {
 		return
 	}
-	org = levels[3]
-	if !ValidIdentifier(levels[4]) {
-		return
-	}
-	unit = levels[4]
-	if !ValidIdentifier(levels[5]) {
-		return
-	}
-	agent = levels[5]
+	agent = levels[3]
 	ok = true
 	return
 }
 
-// PoolRequestTemplate is the PoolRequest topic template.
+// ParseEventTopic splits a Event topic of the form $a2a/v1/event/{org_id}/{unit_id}/{agent_id}: Root.ParseEventTopic of the
+// zero Root.
+func ParseEventTopic(topic string) (org, unit, agent string, ok bool) {
+	return Root{}.ParseEventTopic(topic)
+}
+
+// PoolRequestTemplate is the PoolRequest topic template under DefaultRoot.
 const PoolRequestTemplate = "$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}"
 
-// PoolRequestTopic: builds the topic $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}. Canonical request topic of a shared pool. Requesters publish pooled requests here, never to $share/...; retries before a responder is selected also go here, afterwards to the responder's Request topic.
+// PoolRequestTopic: builds the topic {root}/request/{org_id}/{unit_id}/pool/{pool_id} under the root r. Canonical request topic of a shared pool. Requesters publish pooled requests here, never to $share/...; retries before a responder is selected also go here, afterwards to the responder's Request topic.
 // Every identifier is checked first.
-func PoolRequestTopic(org, unit, pool string) (string, error) {
+func (r Root) PoolRequestTopic(org, unit, pool string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
 	}
@@ -288,50 +464,60 @@ func PoolRequestTopic(org, unit, pool string) (string, error) {
 	if err := CheckIdentifier("pool_id", pool); err != nil {
 		return "", err
 	}
-	return "$a2a/v1/request/" + org + "/" + unit + "/pool/" + pool, nil
+	return r.path() + "request/" + org + "/" + unit + "/pool/" + pool, nil
 }
 
-// ParsePoolRequestTopic splits a PoolRequest topic into its identifiers; ok is false when
-// topic does not have the form $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id} or an identifier is invalid.
-func ParsePoolRequestTopic(topic string) (org, unit, pool string, ok bool) {
-	levels := strings.Split(topic, "/")
-	if len(levels) != 7 {
+// PoolRequestTopic builds the topic $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}: Root.PoolRequestTopic of the zero Root.
+func PoolRequestTopic(org, unit, pool string) (string, error) {
+	return Root{}.PoolRequestTopic(org, unit, pool)
+}
+
+// ParsePoolRequestTopic splits a PoolRequest topic under the root r into its
+// identifiers; ok is false when topic does not have the form {root}/request/{org_id}/{unit_id}/pool/{pool_id}
+// or an identifier is invalid.
+func (r Root) ParsePoolRequestTopic(topic string) (org, unit, pool string, ok bool) {
+	rest, found := r.Relative(topic)
+	if !found {
 		return
 	}
-	if levels[0] != "$a2a" {
+	var levels [5]string
+	if !splitLevels(rest, levels[:]) {
 		return
 	}
-	if levels[1] != "v1" {
+	if levels[0] != "request" {
 		return
 	}
-	if levels[2] != "request" {
+	if !ValidIdentifier(levels[1]) {
 		return
 	}
-	if !ValidIdentifier(levels[3]) {
+	org = levels[1]
+	if !ValidIdentifier(levels[2]) {
 		return
 	}
-	org = levels[3]
+	unit = levels[2]
+	if levels[3] != "pool" {
+		return
+	}
 	if !ValidIdentifier(levels[4]) {
 		return
 	}
-	unit = levels[4]
-	if levels[5] != "pool" {
-		return
-	}
-	if !ValidIdentifier(levels[6]) {
-		return
-	}
-	pool = levels[6]
+	pool = levels[4]
 	ok = true
 	return
 }
 
-// PoolSubscriptionTemplate is the PoolSubscription topic template.
+// ParsePoolRequestTopic splits a PoolRequest topic of the form $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}: Root.ParsePoolRequestTopic of the
+// zero Root.
+func ParsePoolRequestTopic(topic string) (org, unit, pool string, ok bool) {
+	return Root{}.ParsePoolRequestTopic(topic)
+}
+
+// PoolSubscriptionTemplate is the PoolSubscription topic template under DefaultRoot.
 const PoolSubscriptionTemplate = "$share/{group_id}/$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}"
 
-// PoolSubscriptionTopic: builds the subscription filter $share/{group_id}/$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}. Shared subscription through which pool members consume pooled requests; replies to pooled requests MUST carry a2a-responder-agent-id.
+// PoolSubscriptionTopic: builds the subscription filter $share/{group_id}/{root}/request/{org_id}/{unit_id}/pool/{pool_id} under the root r. Shared subscription through which pool members consume pooled requests; replies to pooled requests MUST carry a2a-responder-agent-id.
 // Every identifier is checked first.
-func PoolSubscriptionTopic(group, org, unit, pool string) (string, error) {
+func (r Root) PoolSubscriptionTopic(group, org, unit, pool string) (string, error) {
 	if err := CheckIdentifier("group_id", group); err != nil {
 		return "", err
 	}
@@ -344,7 +530,12 @@ func PoolSubscriptionTopic(group, org, unit, pool string) (string, error) {
 	if err := CheckIdentifier("pool_id", pool); err != nil {
 		return "", err
 	}
-	return "$share/" + group + "/$a2a/v1/request/" + org + "/" + unit + "/pool/" + pool, nil
+	return "$share/" + group + "/" + r.path() + "request/" + org + "/" + unit + "/pool/" + pool, nil
+}
+
+// PoolSubscriptionTopic builds the subscription filter $share/{group_id}/$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}: Root.PoolSubscriptionTopic of the zero Root.
+func PoolSubscriptionTopic(group, org, unit, pool string) (string, error) {
+	return Root{}.PoolSubscriptionTopic(group, org, unit, pool)
 }
 
 // GroupIDMaxLength is the longest shared-subscription group id.
