@@ -341,6 +341,9 @@ func (s *Server) notify(cfgs []a2a.TaskPushNotificationConfig, item *a2a.StreamR
 // per config, so the task holds at most one per config. A report that
 // changes nothing but its time is not written ("at" says since when the
 // delivery has been so); one for a config or task that is gone is dropped.
+// A report is not a change of the task: with the stores of
+// agent/taskstore it leaves the task's last-change time (its idle expiry,
+// ListTasks's statusTimestampAfter) as it is (taskstore.SetPushDelivery).
 // It implements PushReporter.
 func (s *Server) PushReport(r PushReport) {
 	if r.TaskID == "" || r.ConfigID == "" {
@@ -353,23 +356,10 @@ func (s *Server) PushReport(r PushReport) {
 	d := taskstore.PushDelivery{ConfigID: r.ConfigID, State: string(r.State), Status: r.Status, Reason: r.Reason, Dropped: r.Dropped, At: at.UTC()}
 	ctx, cancel := context.WithTimeout(context.Background(), pushReportTimeout)
 	defer cancel()
-	_, err := s.store.Update(ctx, r.TaskID, func(rec *taskstore.Record) error {
-		if rec.PushConfig(r.ConfigID) < 0 {
-			return errUnchanged
-		}
-		i := slices.IndexFunc(rec.PushDeliveries, func(o taskstore.PushDelivery) bool { return o.ConfigID == r.ConfigID })
-		if i < 0 {
-			rec.PushDeliveries = append(slices.Clip(rec.PushDeliveries), d)
-			return nil
-		}
-		if old := rec.PushDeliveries[i]; old.State == d.State && old.Status == d.Status && old.Reason == d.Reason && old.Dropped == d.Dropped {
-			return errUnchanged
-		}
-		rec.PushDeliveries = slices.Clone(rec.PushDeliveries)
-		rec.PushDeliveries[i] = d
-		return nil
-	})
-	if err != nil && !errors.Is(err, errUnchanged) && !errors.Is(err, taskstore.ErrNotFound) {
+	// The report alone is written (taskstore.DeliverySetter): not the
+	// task, whose Updated time stays that of its last change.
+	_, err := taskstore.SetPushDelivery(ctx, s.store, r.TaskID, d)
+	if err != nil && !errors.Is(err, taskstore.ErrNotFound) {
 		s.log.Warn("agent: push report not recorded", "task", r.TaskID, "config", r.ConfigID, "state", string(r.State), "err", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -84,6 +85,30 @@ type Bolt struct {
 	db  *bolt.DB
 	now func() time.Time
 	cfg config
+	// watch are the functions told of the tasks the store drops
+	// (WatchDrops).
+	watch watchers
+}
+
+// WatchDrops implements DropWatcher: the tasks a transaction dropped are
+// told once it committed.
+func (s *Bolt) WatchDrops(fn func(Dropped)) (stop func()) { return s.watch.add(fn) }
+
+// update runs fn in a write transaction, then, once it committed, tells
+// the watchers of the tasks it dropped.
+func (s *Bolt) update(fn func(w *writer) error) error {
+	var dropped []Dropped
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		w := s.writer(tx)
+		w.collect = s.watch.on.Load()
+		err := fn(w)
+		dropped = w.dropped
+		return err
+	})
+	if err == nil {
+		s.watch.tell(dropped)
+	}
+	return err
 }
 
 // OpenBolt opens (creating if needed) the database at path. now may be nil
@@ -155,6 +180,11 @@ type writer struct {
 
 	count, finishedN, expiredN int
 	bytes, finishedBytes       int64
+
+	// collect keeps the tasks dropped in dropped, for the store's
+	// watchers.
+	collect bool
+	dropped []Dropped
 }
 
 func (s *Bolt) writer(tx *bolt.Tx) *writer {
@@ -258,7 +288,11 @@ func (w *writer) dropIndexed(idx *bolt.Bucket, k, ctxID []byte) (bool, error) {
 	// Both point into the transaction's pages, which the deletes change.
 	k, ctxID = bytes.Clone(k), bytes.Clone(ctxID)
 	_, id := parseTimeKey(k)
-	size := len(w.tasks.Get([]byte(id)))
+	data := w.tasks.Get([]byte(id))
+	size := len(data)
+	if w.collect {
+		w.dropped = append(w.dropped, Dropped{TaskID: id, ContextID: string(ctxID), PushConfigIDs: pushConfigIDs(data)})
+	}
 	if idx == w.finished {
 		w.finishedN--
 		w.finishedBytes -= int64(size)
@@ -400,6 +434,15 @@ func (w *writer) evict(more int, moreBytes int64, keepID string) error {
 	return nil
 }
 
+// missing is the error for a task id the store does not hold.
+func (w *writer) missing(id string) error {
+	if at := w.expired.Get([]byte(expiredKey('t', id))); len(at) == 8 {
+		t, _ := parseTimeKey(at)
+		return &ExpiredError{ID: id, At: t}
+	}
+	return ErrNotFound
+}
+
 // missing is the error for a task or context id ('t', 'c') the store
 // does not hold.
 func missing(tx *bolt.Tx, kind byte, id string) error {
@@ -429,8 +472,7 @@ func (s *Bolt) Create(ctx context.Context, r Record) (Record, error) {
 		return Record{}, err
 	}
 	var out Record
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		w := s.writer(tx)
+	err := s.update(func(w *writer) error {
 		now := s.now()
 		if err := w.sweep(now); err != nil {
 			return err
@@ -543,20 +585,19 @@ func (s *Bolt) change(ctx context.Context, id string, bounded bool, fn func(*Rec
 	}
 	var out Record
 	var expired error
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		w := s.writer(tx)
+	err := s.update(func(w *writer) error {
 		now := s.now()
 		if err := w.sweep(now); err != nil {
 			return err
 		}
 		data := w.tasks.Get([]byte(id))
 		if data == nil {
-			if err := missing(tx, 't', id); !errors.Is(err, ErrExpired) {
+			if err := w.missing(id); !errors.Is(err, ErrExpired) {
 				return err
 			}
 			// Perhaps expired by this very sweep: keep the sweep, answer
 			// the expiry.
-			expired = missing(tx, 't', id)
+			expired = w.missing(id)
 			return w.save()
 		}
 		old, err := decode(data)
@@ -595,6 +636,66 @@ func (s *Bolt) change(ctx context.Context, id string, bounded bool, fn func(*Rec
 		return Record{}, err
 	}
 	return out, nil
+}
+
+// SetPushDelivery implements DeliverySetter: one transaction that
+// rewrites the task's value without decoding the task, and leaves its
+// Updated time and the indexes as they are.
+func (s *Bolt) SetPushDelivery(ctx context.Context, id string, d PushDelivery) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	var expired error
+	err := s.update(func(w *writer) error {
+		if err := w.sweep(s.now()); err != nil {
+			return err
+		}
+		data := w.tasks.Get([]byte(id))
+		if data == nil {
+			if err := w.missing(id); !errors.Is(err, ErrExpired) {
+				return err
+			}
+			expired = w.missing(id)
+			return w.save()
+		}
+		var r wireKeepingTask
+		if err := json.Unmarshal(data, &r); err != nil {
+			return err
+		}
+		next, changed := withDelivery(r.PushConfigs, r.PushDeliveries, d)
+		if !changed {
+			// Nothing to write: the transaction is rolled back, the
+			// sweep with it (the next write makes it again).
+			return errUnchanged
+		}
+		r.PushDeliveries = next
+		value, err := json.Marshal(&r)
+		if err != nil {
+			return err
+		}
+		grow := int64(len(value) - len(data))
+		w.bytes += grow
+		// The finished index counts the bytes of its tasks.
+		if w.finished.Get(timeKey(r.Updated, id)) != nil {
+			w.finishedBytes += grow
+		}
+		if err := w.tasks.Put([]byte(id), value); err != nil {
+			return err
+		}
+		if err := w.evict(0, 0, id); err != nil {
+			return err
+		}
+		return w.save()
+	})
+	switch {
+	case errors.Is(err, errUnchanged):
+		return false, nil
+	case err != nil:
+		return false, err
+	case expired != nil:
+		return false, expired
+	}
+	return true, nil
 }
 
 // List implements Store.

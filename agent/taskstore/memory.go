@@ -19,10 +19,12 @@ var ErrBadPageToken = a2a.NewError(a2a.TokenInvalidParams, "invalid page token")
 // Memory is a Store in memory. Its zero value is not usable; call NewMemory.
 // It keeps each task in its wire form, so callers never share memory with
 // the store, a large store costs the garbage collector little, and a task
-// must encode as JSON as it must for any store. Encoding and decoding
+// must encode as JSON as it must for any store; a task's push-notification
+// configs and delivery reports are kept beside it as copies, and a report
+// is set without decoding the task (SetPushDelivery). Encoding and decoding
 // happen outside the store's lock, and updates of different tasks do not
 // wait for each other. A context lookup costs the size of the context, not
-// of the store.
+// of the store. It tells WatchDrops of the tasks it drops.
 //
 // It is bounded (MaxTasks, MaxBytes: finished tasks are evicted oldest
 // first, and new tasks refused with ErrFull when none is left) and drops
@@ -45,7 +47,24 @@ type Memory struct {
 	// expired, by expiredKey; expiredOrder lists them oldest first.
 	expired      map[string]time.Time
 	expiredOrder []expiry
+	// watch are the functions told of the tasks the store drops
+	// (WatchDrops); dropped holds those dropped under the lock, told once
+	// it is released (unlock).
+	watch   watchers
+	dropped []Dropped
 }
+
+// unlock releases m.mu, then tells the watchers of the tasks dropped while
+// it was held.
+func (m *Memory) unlock() {
+	ds := m.dropped
+	m.dropped = nil
+	m.mu.Unlock()
+	m.watch.tell(ds)
+}
+
+// WatchDrops implements DropWatcher.
+func (m *Memory) WatchDrops(fn func(Dropped)) (stop func()) { return m.watch.add(fn) }
 
 // expiry is a task or context that expired at a time.
 type expiry struct {
@@ -207,6 +226,13 @@ func (m *Memory) drop(t *memTask) bool {
 	delete(m.tasks, id)
 	m.bytes -= t.size
 	m.unplace(t)
+	if m.watch.on.Load() {
+		d := Dropped{TaskID: id, ContextID: t.rec.contextID}
+		for i := range t.rec.configs {
+			d.PushConfigIDs = append(d.PushConfigIDs, t.rec.configs[i].ID)
+		}
+		m.dropped = append(m.dropped, d)
+	}
 	c := m.contexts[t.rec.contextID]
 	if c == nil {
 		return false
@@ -240,7 +266,7 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 	m.sweep(now)
 	if old, ok := m.tasks[r.Task.ID]; ok {
 		rec := old.rec
-		m.mu.Unlock()
+		m.unlock()
 		out, err := rec.unpack()
 		if err != nil {
 			return Record{}, err
@@ -250,7 +276,7 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 	size := p.size()
 	if !m.room(1, size, nil) {
 		err := m.cfg.full(len(m.tasks), m.bytes, 1, size)
-		m.mu.Unlock()
+		m.unlock()
 		return Record{}, err
 	}
 	m.evict(1, size, nil)
@@ -277,7 +303,7 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 			c.lastActive = now
 		}
 	}
-	m.mu.Unlock()
+	m.unlock()
 	return r, nil
 }
 
@@ -305,7 +331,7 @@ func (m *Memory) Get(_ context.Context, id string) (Record, error) {
 	} else {
 		err = m.missing('t', id)
 	}
-	m.mu.Unlock()
+	m.unlock()
 	if !ok {
 		return Record{}, err
 	}
@@ -348,10 +374,52 @@ func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
 			return packed{}, errors.New("taskstore: ReplaceTask may not change the context id")
 		}
 		p, err := pack(Record{Task: task, Owner: old.owner, Created: old.created, Updated: now})
-		// Neither is ever changed in place.
-		p.messageIDs, p.push = old.messageIDs, old.push
+		// None is ever changed in place.
+		p.messageIDs, p.configs, p.deliveries = old.messageIDs, old.configs, old.deliveries
 		return p, err
 	})
+}
+
+// SetPushDelivery implements DeliverySetter: the task is neither decoded
+// nor encoded, and keeps its Updated time and its place in the store's
+// orders.
+func (m *Memory) SetPushDelivery(_ context.Context, id string, d PushDelivery) (bool, error) {
+	now := m.now()
+	m.mu.Lock()
+	m.sweep(now)
+	t, ok := m.tasks[id]
+	if !ok {
+		err := m.missing('t', id)
+		m.unlock()
+		return false, err
+	}
+	m.unlock()
+	// Serialised with the task's updates, which rewrite its reports.
+	t.update.Lock()
+	defer t.update.Unlock()
+	m.mu.Lock()
+	defer m.unlock()
+	if m.tasks[id] != t {
+		// Expired or evicted meanwhile.
+		return false, m.missing('t', id)
+	}
+	next, changed := withDelivery(t.rec.configs, t.rec.deliveries, d)
+	if !changed {
+		return false, nil
+	}
+	// t.rec is replaced, not changed: a reader holding a copy of it keeps
+	// the reports it read.
+	rec := t.rec
+	rec.deliveries = next
+	size := rec.size()
+	grow := size - t.size
+	t.rec, t.size = rec, size
+	m.bytes += grow
+	if t.in == &m.finished {
+		m.finishedBytes += grow
+	}
+	m.evict(0, 0, t)
+	return true, nil
 }
 
 // change replaces the stored record of a task with what fn makes of it.
@@ -366,22 +434,22 @@ func (m *Memory) change(id string, bounded bool, fn func(old packed, now time.Ti
 	t, ok := m.tasks[id]
 	if !ok {
 		err := m.missing('t', id)
-		m.mu.Unlock()
+		m.unlock()
 		return err
 	}
-	m.mu.Unlock()
+	m.unlock()
 	t.update.Lock()
 	defer t.update.Unlock()
 	m.mu.Lock()
 	old := t.rec
-	m.mu.Unlock()
+	m.unlock()
 	p, err := fn(old, now)
 	if err != nil {
 		return err
 	}
 	size := p.size()
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.unlock()
 	if m.tasks[id] != t {
 		// Expired or evicted meanwhile.
 		return m.missing('t', id)
@@ -425,7 +493,7 @@ func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
 			add(t)
 		}
 	}
-	m.mu.Unlock()
+	m.unlock()
 	pg, err := page(heads, f)
 	if err != nil {
 		return Page{}, err
@@ -446,7 +514,7 @@ func (m *Memory) Close() error { return nil }
 func (m *Memory) Context(_ context.Context, id string) (ContextInfo, error) {
 	now := m.now()
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.unlock()
 	m.sweep(now)
 	c := m.contexts[id]
 	if id == "" || c == nil {
@@ -456,7 +524,11 @@ func (m *Memory) Context(_ context.Context, id string) (ContextInfo, error) {
 }
 
 var (
-	_ Store    = (*Memory)(nil)
-	_ Replacer = (*Memory)(nil)
-	_ Store    = (*Bolt)(nil)
+	_ Store          = (*Memory)(nil)
+	_ Replacer       = (*Memory)(nil)
+	_ DeliverySetter = (*Memory)(nil)
+	_ DropWatcher    = (*Memory)(nil)
+	_ Store          = (*Bolt)(nil)
+	_ DeliverySetter = (*Bolt)(nil)
+	_ DropWatcher    = (*Bolt)(nil)
 )

@@ -2,8 +2,8 @@ package taskstore
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,7 +13,10 @@ import (
 // packed is a record as the Memory store keeps it: the task in its wire
 // form (one byte slice, which the garbage collector does not scan however
 // many tasks are kept) beside the bookkeeping the store reads without
-// decoding it.
+// decoding it, and the task's push-notification configs and delivery
+// reports as values (few tasks have any; they are copied, not encoded, on
+// the way in and out, and a report is set without touching the task).
+// Nothing a packed refers to is changed in place.
 type packed struct {
 	task       []byte
 	id         string
@@ -23,16 +26,10 @@ type packed struct {
 	owner      string
 	created    time.Time
 	updated    time.Time
-	// push holds the push-notification configs and their delivery
-	// reports in their wire form (pushWire); nil when there are none.
-	push []byte
-}
-
-// pushWire is the stored form of a record's push-notification configs
-// and delivery reports.
-type pushWire struct {
-	Configs    []a2a.TaskPushNotificationConfig `json:"configs,omitempty"`
-	Deliveries []PushDelivery                   `json:"deliveries,omitempty"`
+	// configs and deliveries are the record's PushConfigs and
+	// PushDeliveries, the store's own copies.
+	configs    []a2a.TaskPushNotificationConfig
+	deliveries []PushDelivery
 }
 
 // scratch holds encoding buffers between packs: a task is encoded into one,
@@ -49,30 +46,34 @@ func pack(r Record) (packed, error) {
 	}
 	*buf = b
 	p := packed{task: bytes.Clone(b), id: r.Task.ID, contextID: r.Task.ContextID, messageIDs: append([]string(nil), r.MessageIDs...),
-		owner: r.Owner, created: r.Created, updated: r.Updated}
+		owner: r.Owner, created: r.Created, updated: r.Updated,
+		configs: cloneConfigs(r.PushConfigs), deliveries: slices.Clone(r.PushDeliveries)}
 	if r.Task.Status != nil {
 		p.state = r.Task.Status.State
-	}
-	if len(r.PushConfigs) > 0 || len(r.PushDeliveries) > 0 {
-		if p.push, err = json.Marshal(pushWire{Configs: r.PushConfigs, Deliveries: r.PushDeliveries}); err != nil {
-			return packed{}, fmt.Errorf("taskstore: push configs: %w", err)
-		}
 	}
 	return p, nil
 }
 
+// cloneConfigs returns a copy of cs that shares nothing with it (nil for
+// none).
+func cloneConfigs(cs []a2a.TaskPushNotificationConfig) []a2a.TaskPushNotificationConfig {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]a2a.TaskPushNotificationConfig, len(cs))
+	for i := range cs {
+		out[i] = cs[i]
+		out[i].Authentication = cs[i].Authentication.Clone()
+	}
+	return out
+}
+
 // unpack decodes a record: a copy of its own for the caller.
 func (p *packed) unpack() (Record, error) {
-	r := Record{MessageIDs: append([]string(nil), p.messageIDs...), Owner: p.owner, Created: p.created, Updated: p.updated}
+	r := Record{MessageIDs: append([]string(nil), p.messageIDs...), Owner: p.owner, Created: p.created, Updated: p.updated,
+		PushConfigs: cloneConfigs(p.configs), PushDeliveries: slices.Clone(p.deliveries)}
 	if err := r.Task.UnmarshalJSON(p.task); err != nil {
 		return Record{}, err
-	}
-	if len(p.push) > 0 {
-		var w pushWire
-		if err := json.Unmarshal(p.push, &w); err != nil {
-			return Record{}, fmt.Errorf("taskstore: push configs: %w", err)
-		}
-		r.PushConfigs, r.PushDeliveries = w.Configs, w.Deliveries
 	}
 	return r, nil
 }
@@ -85,11 +86,31 @@ func (p *packed) head() Record {
 }
 
 // size is what the task counts against MaxBytes: its encoding, its ids,
-// and the encoding of its push-notification configs and reports.
+// and about what its push-notification configs and reports take encoded
+// (pushSize).
 func (p *packed) size() int64 {
-	n := len(p.task) + len(p.id) + len(p.contextID) + len(p.owner) + len(p.push)
+	n := len(p.task) + len(p.id) + len(p.contextID) + len(p.owner) + pushSize(p.configs, p.deliveries)
 	for _, m := range p.messageIDs {
 		n += len(m)
 	}
 	return int64(n)
+}
+
+// pushSize is about the length of the JSON encoding of push configs and
+// delivery reports: their strings, and a fixed part for the member names,
+// numbers and times.
+func pushSize(cs []a2a.TaskPushNotificationConfig, ds []PushDelivery) int {
+	const configFixed, deliveryFixed = 64, 96
+	n := 0
+	for i := range cs {
+		c := &cs[i]
+		n += configFixed + len(c.Tenant) + len(c.ID) + len(c.TaskID) + len(c.URL) + len(c.Token)
+		if a := c.Authentication; a != nil {
+			n += 32 + len(a.Scheme) + len(a.Credentials)
+		}
+	}
+	for i := range ds {
+		n += deliveryFixed + len(ds[i].ConfigID) + len(ds[i].State) + len(ds[i].Reason)
+	}
+	return n
 }

@@ -21,6 +21,8 @@ package taskstore
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -163,6 +165,156 @@ func ReplaceTask(ctx context.Context, st Store, t a2a.Task) error {
 		return nil
 	})
 	return err
+}
+
+// DeliverySetter is implemented by stores that record a push delivery
+// report without rewriting the rest of the task's record: the Memory store
+// keeps the reports beside the task's encoding and changes neither the
+// task nor its place in the store's orders; the Bolt store rewrites the
+// record's value without decoding the task. The agent runtime records its
+// Notifier's reports (agent.Server.PushReport) with it; a Store without it
+// is written with Update.
+type DeliverySetter interface {
+	// SetPushDelivery records d as the delivery report of the config
+	// d.ConfigID of the task id, replacing the one it had, and reports
+	// whether it wrote. It writes nothing when the task has no config
+	// d.ConfigID (deleted meanwhile), or when the report the task has
+	// differs from d only by its time (At says since when the delivery
+	// has been in its state). Updated is left as it is: a report is not a
+	// change of the task (its idle expiry, its place among the finished
+	// tasks, ListTasks's statusTimestampAfter). It returns ErrNotFound for
+	// an unknown task. It is never refused for the store's bounds (a task
+	// holds at most one report per config); finished tasks are evicted
+	// after it until the store is within them, if it can be.
+	SetPushDelivery(ctx context.Context, id string, d PushDelivery) (bool, error)
+}
+
+// SetPushDelivery records d as the delivery report of the config
+// d.ConfigID of the task id in st, as DeliverySetter says: in one write
+// that leaves the rest of the record alone when st is a DeliverySetter,
+// else through Update (which sets Updated).
+func SetPushDelivery(ctx context.Context, st Store, id string, d PushDelivery) (bool, error) {
+	if ds, ok := st.(DeliverySetter); ok {
+		return ds.SetPushDelivery(ctx, id, d)
+	}
+	changed := false
+	_, err := st.Update(ctx, id, func(r *Record) error {
+		next, ok := withDelivery(r.PushConfigs, r.PushDeliveries, d)
+		if !ok {
+			return errUnchanged
+		}
+		r.PushDeliveries, changed = next, true
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		err = nil
+	}
+	return changed, err
+}
+
+// errUnchanged ends an Update that has nothing to write.
+var errUnchanged = errors.New("taskstore: unchanged")
+
+// withDelivery returns deliveries with d as the report of the config
+// d.ConfigID, and true; or, when configs has no such config or its report
+// differs from d only by its time, deliveries and false. deliveries is
+// never changed in place.
+func withDelivery(configs []a2a.TaskPushNotificationConfig, deliveries []PushDelivery, d PushDelivery) ([]PushDelivery, bool) {
+	known := false
+	for i := range configs {
+		if configs[i].ID == d.ConfigID {
+			known = true
+			break
+		}
+	}
+	if !known {
+		return deliveries, false
+	}
+	for i, o := range deliveries {
+		if o.ConfigID != d.ConfigID {
+			continue
+		}
+		if o.State == d.State && o.Status == d.Status && o.Reason == d.Reason && o.Dropped == d.Dropped {
+			return deliveries, false
+		}
+		next := make([]PushDelivery, len(deliveries))
+		copy(next, deliveries)
+		next[i] = d
+		return next, true
+	}
+	next := make([]PushDelivery, len(deliveries), len(deliveries)+1)
+	copy(next, deliveries)
+	return append(next, d), true
+}
+
+// Dropped is a task a store dropped on its own: evicted to make room
+// (MaxTasks, MaxBytes), expired waiting for input or authentication
+// (ExpireInterruptedAfter), or past its retention (KeepFinishedFor).
+type Dropped struct {
+	TaskID, ContextID string
+	// PushConfigIDs are the ids of the task's push-notification configs
+	// (none for most tasks).
+	PushConfigIDs []string
+}
+
+// DropWatcher is implemented by stores that tell when they drop a task on
+// their own (Memory and Bolt do). The agent runtime watches them to have
+// its Notifier forget the configs of a task GetTask no longer knows.
+type DropWatcher interface {
+	// WatchDrops calls fn for every task the store drops on its own from
+	// then on, once the change that dropped it is done: outside the
+	// store's locks (after the Bolt transaction committed), on the
+	// goroutine of the store call that dropped it, so fn must be quick and
+	// must not wait for that call. stop ends the calls; a call under way
+	// may still finish after it.
+	WatchDrops(fn func(Dropped)) (stop func())
+}
+
+// watchers is the list of functions a store calls for the tasks it drops.
+type watchers struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func(Dropped)
+	// on is set while fns is not empty, so that a store drops tasks
+	// without collecting them when nobody watches.
+	on atomic.Bool
+}
+
+// add implements DropWatcher.WatchDrops.
+func (w *watchers) add(fn func(Dropped)) (stop func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fns == nil {
+		w.fns = map[int]func(Dropped){}
+	}
+	id := w.next
+	w.next++
+	w.fns[id] = fn
+	w.on.Store(true)
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.fns, id)
+		w.on.Store(len(w.fns) > 0)
+	}
+}
+
+// tell calls the watchers for each of ds.
+func (w *watchers) tell(ds []Dropped) {
+	if len(ds) == 0 {
+		return
+	}
+	w.mu.Lock()
+	fns := make([]func(Dropped), 0, len(w.fns))
+	for _, fn := range w.fns {
+		fns = append(fns, fn)
+	}
+	w.mu.Unlock()
+	for _, d := range ds {
+		for _, fn := range fns {
+			fn(d)
+		}
+	}
 }
 
 // ContextInfo is what a store knows of a context (Task.contextId): the
