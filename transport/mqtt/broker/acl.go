@@ -46,7 +46,8 @@ func parseIdentity(clientID string) (id identity, ok bool) {
 	return identity{org, unit, agent}, true
 }
 
-// a2aKinds are the topic kinds after $a2a/v1/.
+// a2aKinds are the topic kinds after the root ({root}/{kind}/...,
+// docs/protocol.md §1.2).
 const (
 	kindDiscovery = "discovery"
 	kindRequest   = "request"
@@ -54,10 +55,12 @@ const (
 	kindEvent     = "event"
 )
 
-// splitA2A splits a topic or filter $a2a/v1/{kind}/{org}/{unit}/{tail}
-// whose first five levels are literal; tail is the rest (not empty).
-func splitA2A(f string) (kind, org, unit, tail string, ok bool) {
-	rest, ok := strings.CutPrefix(f, "$a2a/v1/")
+// splitA2A splits a topic or filter {root}/{kind}/{org}/{unit}/{tail} under
+// root whose first levels, up to the unit, are literal; tail is the rest
+// (not empty). A topic or filter under any other root is no A2A topic of
+// this broker (docs/protocol.md §1.5): ok is false.
+func splitA2A(root mqttbind.Root, f string) (kind, org, unit, tail string, ok bool) {
+	rest, ok := root.Relative(f)
 	if !ok {
 		return "", "", "", "", false
 	}
@@ -74,20 +77,26 @@ func splitA2A(f string) (kind, org, unit, tail string, ok bool) {
 func isWildcard(level string) bool { return level == "+" || level == "#" }
 
 // identityAllows applies the rules derived from the identity to a topic or
-// filter f (docs/protocol.md §13.2). A client {org}/{unit}/{agent}:
+// filter f, under the topic root root (docs/protocol.md §13.2, §1.5; {root}
+// is $a2a/v1 in the profile). A client {org}/{unit}/{agent}:
 //
-//   - publishes its own card and Will ($a2a/v1/discovery/{org}/{unit}/{agent}),
-//     requests to any agent or pool of its unit ($a2a/v1/request/{org}/{unit}/+
+//   - publishes its own card and Will ({root}/discovery/{org}/{unit}/{agent}),
+//     requests to any agent or pool of its unit ({root}/request/{org}/{unit}/+
 //     and .../pool/+), replies to any requester of its unit
-//     ($a2a/v1/reply/{org}/{unit}/+/+) and its own events
-//     ($a2a/v1/event/{org}/{unit}/{agent});
+//     ({root}/reply/{org}/{unit}/+/+) and its own events
+//     ({root}/event/{org}/{unit}/{agent});
 //   - subscribes to its own request topic, its own reply tree
-//     ($a2a/v1/reply/{org}/{unit}/{agent}/#), the discovery and event topics
+//     ({root}/reply/{org}/{unit}/{agent}/#), the discovery and event topics
 //     of its unit (.../+ or one agent), and the pools of its unit only
 //     through a shared subscription;
 //   - receives what those subscriptions match.
-func identityAllows(id identity, f string, o op) bool {
-	kind, org, unit, tail, ok := splitA2A(f)
+//
+// A filter is allowed only when every topic it matches is: # and {root}/#,
+// and any filter with a wildcard above the unit level, are refused. That
+// holds under a root without $ too, where # does match A2A topics (MQTT v5
+// §4.7.2 sets apart only topics beginning with $).
+func identityAllows(root mqttbind.Root, id identity, f string, o op) bool {
+	kind, org, unit, tail, ok := splitA2A(root, f)
 	if !ok || org != id.org || unit != id.unit {
 		return false
 	}
@@ -355,8 +364,9 @@ func (a *aclFile) decide(user, clientID, f string, o op) (denied, granted bool) 
 }
 
 // policy decides what an authenticated client may do: the identity rules
-// and the ACL file (nil without one).
+// under the topic root (Config.Root) and the ACL file (nil without one).
 type policy struct {
+	root mqttbind.Root
 	file *aclFile
 }
 
@@ -369,33 +379,46 @@ func (p *policy) allows(user, clientID, f string, o op) (ok, byFile bool) {
 	if denied {
 		return false, false
 	}
-	if id, isAgent := parseIdentity(clientID); isAgent && identityAllows(id, f, o) {
+	if id, isAgent := parseIdentity(clientID); isAgent && identityAllows(p.root, id, f, o) {
 		return true, false
 	}
 	return fileGrant, fileGrant
 }
 
 // MosquittoACL returns a mosquitto 2.0 acl_file that gives the listed
-// users the identity rules of this broker (docs/protocol.md §13.4), for
-// use with password_file, allow_anonymous false and
-// use_username_as_clientid true (so that each user's Client ID is its user
-// name). The rules on the client's own topics are pattern lines with %c;
-// the rules on its unit are topic lines under each user (mosquitto cannot
-// substitute a part of the Client ID). Two rules cannot be said in
-// mosquitto's file and are left out: the pools of a unit (mosquitto cannot
-// tell a shared subscription from a plain one, and 2.0.11 does not deliver
-// $-prefixed topics to shared subscriptions anyway), and the checks of the
-// payload and the status properties (mosquitto reads neither). A user
-// whose name is not an {org_id}/{unit_id}/{agent_id} Client ID gets a
-// comment instead of rules.
+// users the identity rules of this broker (docs/protocol.md §13.4), under
+// the profile's topic root $a2a/v1: MosquittoACLUnder of the zero
+// mqttbind.Root.
 func MosquittoACL(users []string) (string, error) {
+	return MosquittoACLUnder(mqttbind.Root{}, users)
+}
+
+// MosquittoACLUnder returns a mosquitto 2.0 acl_file that gives the listed
+// users the identity rules of this broker under the topic root root
+// (docs/protocol.md §13.4, §1.5), for use with password_file,
+// allow_anonymous false and use_username_as_clientid true (so that each
+// user's Client ID is its user name). The rules on the client's own topics
+// are pattern lines with %c; the rules on its unit are topic lines under
+// each user (mosquitto cannot substitute a part of the Client ID). Two
+// rules cannot be said in mosquitto's file and are left out: the pools of
+// a unit (mosquitto cannot tell a shared subscription from a plain one,
+// and 2.0.11 does not deliver $-prefixed topics to shared subscriptions
+// anyway), and the checks of the payload and the status properties
+// (mosquitto reads neither). A user whose name is not an
+// {org_id}/{unit_id}/{agent_id} Client ID gets a comment instead of rules.
+// Under a root other than the profile's, the file says so in a comment.
+func MosquittoACLUnder(root mqttbind.Root, users []string) (string, error) {
+	r := root.String()
 	var b strings.Builder
 	b.WriteString("# mosquitto acl_file: the A2A identity rules of a2abind's embedded broker (docs/protocol.md §13.4).\n" +
-		"# Use with: password_file, allow_anonymous false, use_username_as_clientid true.\n" +
-		"pattern write $a2a/v1/discovery/%c\n" +
-		"pattern write $a2a/v1/event/%c\n" +
-		"pattern read $a2a/v1/request/%c\n" +
-		"pattern read $a2a/v1/reply/%c/#\n")
+		"# Use with: password_file, allow_anonymous false, use_username_as_clientid true.\n")
+	if !root.IsDefault() {
+		fmt.Fprintf(&b, "# Topic root %s, not the profile's %s (docs/protocol.md §1.5): agents and clients must use it too.\n", r, mqttbind.DefaultRoot)
+	}
+	fmt.Fprintf(&b, "pattern write %[1]s/discovery/%%c\n"+
+		"pattern write %[1]s/event/%%c\n"+
+		"pattern read %[1]s/request/%%c\n"+
+		"pattern read %[1]s/reply/%%c/#\n", r)
 	for _, u := range users {
 		if strings.ContainsAny(u, "\n\r") {
 			return "", errors.New("broker: a user name with a line break")
@@ -407,11 +430,11 @@ func MosquittoACL(users []string) (string, error) {
 		}
 		unit := id.org + "/" + id.unit
 		fmt.Fprintf(&b, "user %s\n", u)
-		fmt.Fprintf(&b, "topic read $a2a/v1/discovery/%s/+\n", unit)
-		fmt.Fprintf(&b, "topic read $a2a/v1/event/%s/+\n", unit)
-		fmt.Fprintf(&b, "topic write $a2a/v1/request/%s/+\n", unit)
-		fmt.Fprintf(&b, "topic write $a2a/v1/request/%s/pool/+\n", unit)
-		fmt.Fprintf(&b, "topic write $a2a/v1/reply/%s/+/+\n", unit)
+		fmt.Fprintf(&b, "topic read %s/discovery/%s/+\n", r, unit)
+		fmt.Fprintf(&b, "topic read %s/event/%s/+\n", r, unit)
+		fmt.Fprintf(&b, "topic write %s/request/%s/+\n", r, unit)
+		fmt.Fprintf(&b, "topic write %s/request/%s/pool/+\n", r, unit)
+		fmt.Fprintf(&b, "topic write %s/reply/%s/+/+\n", r, unit)
 	}
 	return b.String(), nil
 }

@@ -3,6 +3,8 @@ package broker
 import (
 	"strings"
 	"testing"
+
+	"github.com/a2abind/a2abind/generated/mqttbind"
 )
 
 func TestCovers(t *testing.T) {
@@ -26,6 +28,8 @@ func TestCovers(t *testing.T) {
 		{"#", "$a2a/v1/x", false},
 		{"+/v1/x", "$a2a/v1/x", false},
 		{"$a2a/#", "$a2a/v1/x", true},
+		{"#", "a2a/v1/x", true},
+		{"+/v1/x", "a2a/v1/x", true},
 		{"a//b", "a//b", true},
 		{"a/+/b", "a//b", true},
 	} {
@@ -47,52 +51,86 @@ func TestValidFilter(t *testing.T) {
 }
 
 // TestIdentityRules: the rules derived from the Client ID acme/lab/echo,
-// topic by topic and filter by filter (docs/protocol.md §13.2).
+// topic by topic and filter by filter (docs/protocol.md §13.2), under the
+// profile's root and under roots without $ (§1.5), where # and + at the
+// first level match A2A topics: they grant no more, and topics under
+// another root, the profile's included, are granted nothing.
 func TestIdentityRules(t *testing.T) {
 	id, ok := parseIdentity("acme/lab/echo")
 	if !ok {
 		t.Fatal("acme/lab/echo is not an identity")
 	}
-	for _, c := range []struct {
+	// {root} is the broker's root, {other} another one.
+	cases := []struct {
 		f    string
 		o    op
 		want bool
 	}{
-		{"$a2a/v1/discovery/acme/lab/echo", opWrite, true},
-		{"$a2a/v1/discovery/acme/lab/other", opWrite, false},
-		{"$a2a/v1/discovery/acme/lab/echo/x", opWrite, false},
-		{"$a2a/v1/request/acme/lab/other", opWrite, true},
-		{"$a2a/v1/request/acme/lab/pool/p", opWrite, true},
-		{"$a2a/v1/request/other/lab/x", opWrite, false},
-		{"$a2a/v1/reply/acme/lab/req/abc", opWrite, true},
-		{"$a2a/v1/reply/acme/lab/req", opWrite, false},
-		{"$a2a/v1/event/acme/lab/echo", opWrite, true},
-		{"$a2a/v1/event/acme/lab/other", opWrite, false},
+		{"{root}/discovery/acme/lab/echo", opWrite, true},
+		{"{root}/discovery/acme/lab/other", opWrite, false},
+		{"{root}/discovery/acme/lab/echo/x", opWrite, false},
+		{"{root}/request/acme/lab/other", opWrite, true},
+		{"{root}/request/acme/lab/pool/p", opWrite, true},
+		{"{root}/request/other/lab/x", opWrite, false},
+		{"{root}/reply/acme/lab/req/abc", opWrite, true},
+		{"{root}/reply/acme/lab/req", opWrite, false},
+		{"{root}/event/acme/lab/echo", opWrite, true},
+		{"{root}/event/acme/lab/other", opWrite, false},
 		{"$a2a/v2/request/acme/lab/echo", opWrite, false},
+		{"{root}0/request/acme/lab/echo", opWrite, false},
+		{"{other}/discovery/acme/lab/echo", opWrite, false},
+		{"{other}/request/acme/lab/other", opWrite, false},
 
-		{"$a2a/v1/request/acme/lab/echo", opSubscribe, true},
-		{"$a2a/v1/request/acme/lab/echo", opRead, true},
-		{"$a2a/v1/request/acme/lab/other", opSubscribe, false},
-		{"$a2a/v1/request/acme/lab/+", opSubscribe, false},
-		{"$a2a/v1/request/acme/lab/pool/p", opSubscribe, false},
-		{"$a2a/v1/request/acme/lab/pool/p", opSubscribeShared, true},
-		{"$a2a/v1/request/acme/lab/pool/+", opSubscribeShared, true},
-		{"$a2a/v1/request/acme/lab/pool/#", opSubscribeShared, false},
-		{"$a2a/v1/request/acme/lab/pool/p", opRead, true},
-		{"$a2a/v1/reply/acme/lab/echo/#", opSubscribe, true},
-		{"$a2a/v1/reply/acme/lab/echo/x", opRead, true},
-		{"$a2a/v1/reply/acme/lab/req/x", opRead, false},
-		{"$a2a/v1/discovery/acme/lab/+", opSubscribe, true},
-		{"$a2a/v1/discovery/acme/lab/other", opSubscribe, true},
-		{"$a2a/v1/discovery/acme/lab/#", opSubscribe, false},
-		{"$a2a/v1/discovery/acme/+/x", opSubscribe, false},
-		{"$a2a/v1/event/acme/lab/+", opSubscribe, true},
+		{"{root}/request/acme/lab/echo", opSubscribe, true},
+		{"{root}/request/acme/lab/echo", opRead, true},
+		{"{root}/request/acme/lab/other", opSubscribe, false},
+		{"{root}/request/acme/lab/other", opRead, false},
+		{"{root}/request/acme/lab/+", opSubscribe, false},
+		{"{root}/request/acme/lab/#", opSubscribe, false},
+		{"{root}/request/acme/+/echo", opSubscribe, false},
+		{"{root}/request/+/lab/echo", opSubscribe, false},
+		{"{root}/request/acme/lab/pool/p", opSubscribe, false},
+		{"{root}/request/acme/lab/pool/p", opSubscribeShared, true},
+		{"{root}/request/acme/lab/pool/+", opSubscribeShared, true},
+		{"{root}/request/acme/lab/pool/#", opSubscribeShared, false},
+		{"{root}/request/acme/lab/pool/p", opRead, true},
+		{"{root}/reply/acme/lab/echo/#", opSubscribe, true},
+		{"{root}/reply/acme/lab/echo/x", opRead, true},
+		{"{root}/reply/acme/lab/req/x", opRead, false},
+		{"{root}/reply/acme/lab/+/#", opSubscribe, false},
+		{"{root}/reply/#", opSubscribe, false},
+		{"{root}/discovery/acme/lab/+", opSubscribe, true},
+		{"{root}/discovery/acme/lab/other", opSubscribe, true},
+		{"{root}/discovery/acme/lab/#", opSubscribe, false},
+		{"{root}/discovery/acme/+/x", opSubscribe, false},
+		{"{root}/event/acme/lab/+", opSubscribe, true},
+		{"{root}/#", opSubscribe, false},
+		{"{root}/+/acme/lab/echo", opSubscribe, false},
+		{"#", opSubscribe, false},
+		{"+/#", opSubscribe, false},
+		{"a2a/#", opSubscribe, false},
 		{"$a2a/#", opSubscribe, false},
-		{"$a2a/v1/+/acme/lab/echo", opSubscribe, false},
+		{"+/v1/request/acme/lab/echo", opSubscribe, false},
+		{"+/v1/discovery/acme/lab/+", opSubscribe, false},
+		{"{other}/request/acme/lab/echo", opSubscribe, false},
+		{"{other}/request/acme/lab/echo", opRead, false},
+		{"{other}/discovery/acme/lab/+", opSubscribe, false},
+	}
+	for _, r := range []struct{ root, other string }{
+		{mqttbind.DefaultRoot, "a2a/v1"},
+		{"a2a/v1", mqttbind.DefaultRoot},
+		{"site/a2a/v1", "a2a/v1"},
 	} {
-		if got := identityAllows(id, c.f, c.o); got != c.want {
-			t.Errorf("identityAllows(%s, %d) = %v, want %v", c.f, c.o, got, c.want)
-		}
+		root := mustRoot(t, r.root)
+		t.Run("root="+r.root, func(t *testing.T) {
+			place := strings.NewReplacer("{root}", r.root, "{other}", r.other)
+			for _, c := range cases {
+				f := place.Replace(c.f)
+				if got := identityAllows(root, id, f, c.o); got != c.want {
+					t.Errorf("identityAllows(%s, %d) = %v, want %v", f, c.o, got, c.want)
+				}
+			}
+		})
 	}
 	for _, bad := range []string{"acme/lab", "acme/lab/echo/x", "acme/lab/e+", "acme//echo", "admin", ""} {
 		if _, ok := parseIdentity(bad); ok {
@@ -164,11 +202,53 @@ func TestMosquittoACL(t *testing.T) {
 			t.Errorf("MosquittoACL lacks %q:\n%s", want, got)
 		}
 	}
+	if strings.Contains(got, "Topic root") {
+		t.Errorf("MosquittoACL names a root under the profile's:\n%s", got)
+	}
 	// The file is one this package parses too.
 	if _, err := parseACL(got); err != nil {
 		t.Errorf("parseACL(MosquittoACL): %v", err)
 	}
 	if _, err := MosquittoACL([]string{"a\nuser b"}); err == nil {
 		t.Errorf("a user name with a line break: no error")
+	}
+}
+
+// TestMosquittoACLUnderRoot: the same rules under a root without $, every
+// topic under it and none under the profile's, and a comment saying so.
+func TestMosquittoACLUnderRoot(t *testing.T) {
+	got, err := MosquittoACLUnder(mustRoot(t, "a2a/v1"), []string{"acme/lab/echo", "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# Topic root a2a/v1, not the profile's $a2a/v1",
+		"pattern write a2a/v1/discovery/%c\n",
+		"pattern write a2a/v1/event/%c\n",
+		"pattern read a2a/v1/request/%c\n",
+		"pattern read a2a/v1/reply/%c/#\n",
+		"user acme/lab/echo\ntopic read a2a/v1/discovery/acme/lab/+\n",
+		"topic read a2a/v1/event/acme/lab/+\n",
+		"topic write a2a/v1/request/acme/lab/+\n",
+		"topic write a2a/v1/request/acme/lab/pool/+\n",
+		"topic write a2a/v1/reply/acme/lab/+/+\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("MosquittoACLUnder(a2a/v1) lacks %q:\n%s", want, got)
+		}
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if strings.HasPrefix(line, "pattern ") || strings.HasPrefix(line, "topic ") {
+			if strings.Contains(line, "$a2a") {
+				t.Errorf("a rule under the profile's root: %q", line)
+			}
+		}
+	}
+	if _, err := parseACL(got); err != nil {
+		t.Errorf("parseACL(MosquittoACLUnder): %v", err)
+	}
+	def, err := MosquittoACLUnder(mqttbind.Root{}, []string{"acme/lab/echo", "admin"})
+	if want, _ := MosquittoACL([]string{"acme/lab/echo", "admin"}); err != nil || def != want {
+		t.Errorf("MosquittoACLUnder(zero Root) differs from MosquittoACL (%v)", err)
 	}
 }

@@ -298,12 +298,13 @@ func (h *securityHook) OnSubscribe(cl *mqtt.Client, pk packets.Packet) packets.P
 	return pk
 }
 
-// OnPublish runs the registry on a publish to a discovery topic, once
+// OnPublish runs the registry on a publish to the discovery tree of the
+// configured root (every topic beginning {root}/discovery/), once
 // authorization (OnACLCheck) has let it through. A refusal is answered
 // with its reason code at QoS 1 (PUBACK) and 2 (PUBREC), and the message
 // is neither forwarded nor retained.
 func (h *securityHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
-	if cl.Net.Inline || h.reg == nil || !strings.HasPrefix(pk.TopicName, discoveryPrefix) {
+	if cl.Net.Inline || h.reg == nil || !h.reg.onDiscoveryTree(pk.TopicName) {
 		return pk, nil
 	}
 	byFile := false
@@ -384,7 +385,7 @@ func newSecurityHook(cfg *Config, srv *mqtt.Server, counts *denials, deny *denia
 			}
 			h.auth.passwords = pw
 		}
-		h.policy = new(policy)
+		h.policy = &policy{root: cfg.Root}
 		if cfg.ACLFile != "" {
 			f, err := readACLFile(cfg.ACLFile)
 			if err != nil {
@@ -393,7 +394,8 @@ func newSecurityHook(cfg *Config, srv *mqtt.Server, counts *denials, deny *denia
 			h.policy.file = f
 		}
 	}
-	h.reg = &registry{maxSize: orDefault(cfg.MaxCardSize, DefaultMaxCardSize), counts: counts}
+	h.reg = newRegistry(cfg.Root, counts)
+	h.reg.maxSize = orDefault(cfg.MaxCardSize, DefaultMaxCardSize)
 	for _, p := range cfg.TrustedJKU {
 		if p == "" {
 			return nil, errors.New("broker: an empty trusted jku prefix would trust every jku")

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2abind/a2abind/generated/mqttbind"
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/storage/bolt"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -60,6 +61,17 @@ type Config struct {
 	// Addr is the TCP address to listen on, host:port; empty means
 	// DefaultAddr. Port 0 picks a free port: see Broker.Addr.
 	Addr string
+
+	// Root is the topic root of the A2A topics the broker knows: those its
+	// broker-managed status (Status) marks, its validating registry checks
+	// and its identity rules (PasswordFile) grant. The zero Root is the
+	// profile's, $a2a/v1 (mqttbind.DefaultRoot); another, such as a2a/v1,
+	// is a deployment choice outside the profile (docs/protocol.md §1.5).
+	// It must match the root of the agents and clients using the broker:
+	// topics under any other root, the profile's included, are ordinary
+	// topics to this broker (no status, no registry, and granted by the ACL
+	// file only).
+	Root mqttbind.Root
 
 	// Status turns on broker-managed status: the a2a-status and
 	// a2a-status-source=broker user properties on every discovery message
@@ -266,7 +278,7 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 		}
 	}
 	if cfg.Status {
-		if err := srv.AddHook(newStatusHook(srv), nil); err != nil {
+		if err := srv.AddHook(newStatusHook(srv, cfg.Root), nil); err != nil {
 			return nil, errors.Join(fmt.Errorf("broker: %w", err), b.stopStore())
 		}
 	}
@@ -285,6 +297,11 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 	if !cfg.authenticates() {
 		opts.Logger.Warn("broker: no authentication: any client may connect with any Client ID, replace or delete any agent's card, "+
 			"and read every request (bearer tokens included); set a password file or TLS client certificates (docs/protocol.md §13)",
+			"addr", nl.Addr().String())
+	}
+	if !cfg.Root.IsDefault() {
+		opts.Logger.Info("broker: topic root "+cfg.Root.String()+", not the profile's "+mqttbind.DefaultRoot+
+			": agents and clients must use it too, and peers that follow the profile strictly do not see them (docs/protocol.md §1.5)",
 			"addr", nl.Addr().String())
 	}
 	takeover.connDone, b.ln.onServed = b.ln.connDone, takeover.served

@@ -231,6 +231,28 @@ func card(name, version string) []byte {
 		`"skills":[{"id":"echo","name":"echo","description":"echoes","tags":["test"]}]}`, name, version)
 }
 
+// mustRoot returns the topic root s names (docs/protocol.md §1.5).
+func mustRoot(t testing.TB, s string) mqttbind.Root {
+	t.Helper()
+	root, err := mqttbind.ParseRoot(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// mustTopic returns a topic built by an mqttbind.Root method, failing the
+// test on its error: mustTopic(t)(root.DiscoveryTopic(org, unit, agent)).
+func mustTopic(t testing.TB) func(string, error) string {
+	return func(topic string, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return topic
+	}
+}
+
 func discoveryTopic(t testing.TB, org, unit, agent string) string {
 	t.Helper()
 	topic, err := mqttbind.DiscoveryTopic(org, unit, agent)

@@ -32,10 +32,10 @@ const (
 // large) nor 0x96 (message rate too high), which are DISCONNECT codes: an
 // oversized or too frequent card is answered 0x97 with a Reason String
 // that says which limit. A Will is checked in CONNECT, whose CONNACK may
-// say 0x95 (§3.2.2.2).
+// say 0x95 (§3.2.2.2). The refusal of a topic on the discovery tree that
+// is not a discovery topic names the template under the configured root
+// (notDiscovery).
 var (
-	codeNotDiscovery = packets.Code{Code: packets.ErrTopicNameInvalid.Code,
-		Reason: "not a discovery topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}"}
 	codeOtherAgent = packets.Code{Code: packets.ErrNotAuthorized.Code,
 		Reason: "a card goes on the publisher's own discovery topic (Client ID {org_id}/{unit_id}/{agent_id})"}
 	codeCardTooLarge     = packets.Code{Code: packets.ErrQuotaExceeded.Code, Reason: "card larger than the registry's limit"}
@@ -50,8 +50,19 @@ var (
 
 // registry validates registrations: the cards published on discovery
 // topics and the cards of Wills (see the package documentation and
-// docs/protocol.md §13.5).
+// docs/protocol.md §13.5). Its discovery topics are those under the
+// configured topic root (docs/protocol.md §1.5): a publish under another
+// root, the profile's $a2a/v1 on a broker configured with a2a/v1 or the
+// reverse, is no registration here and is not checked.
 type registry struct {
+	// root is the topic root (Config.Root); discovery its discoveryPrefix,
+	// the discovery tree the registry checks.
+	root      mqttbind.Root
+	discovery string
+	// notDiscovery refuses a topic on the discovery tree that is not a
+	// discovery topic, naming the template under root.
+	notDiscovery packets.Code
+
 	maxSize int
 	rate    *rateLimiter // per discovery topic; nil: no limit
 	trusted []string     // jku prefixes; empty: signatures not required
@@ -62,7 +73,25 @@ type registry struct {
 	accepted acceptedCards
 }
 
-// checkPublish checks a PUBLISH on a discovery topic.
+// newRegistry returns a registry of the discovery topics under root; the
+// caller sets the limits.
+func newRegistry(root mqttbind.Root, counts *denials) *registry {
+	return &registry{
+		root:      root,
+		discovery: discoveryPrefix(root),
+		notDiscovery: packets.Code{Code: packets.ErrTopicNameInvalid.Code,
+			Reason: "not a discovery topic " + root.String() + strings.TrimPrefix(mqttbind.DiscoveryTemplate, mqttbind.DefaultRoot)},
+		counts: counts,
+	}
+}
+
+// onDiscoveryTree reports whether topic is one the registry checks: on the
+// discovery tree of its root, {root}/discovery/...
+func (r *registry) onDiscoveryTree(topic string) bool {
+	return strings.HasPrefix(topic, r.discovery)
+}
+
+// checkPublish checks a PUBLISH on the discovery tree.
 func (r *registry) checkPublish(clientID string, pk packets.Packet, byFile bool) packets.Code {
 	return r.check(clientID, pk.TopicName, pk.Payload, pk.Properties.User, false, byFile)
 }
@@ -70,7 +99,7 @@ func (r *registry) checkPublish(clientID string, pk packets.Packet, byFile bool)
 // checkWill checks a Will, at CONNECT; a Will off the discovery tree is
 // not the registry's.
 func (r *registry) checkWill(clientID string, w mqtt.Will, byFile bool) packets.Code {
-	if !strings.HasPrefix(w.TopicName, discoveryPrefix) {
+	if !r.onDiscoveryTree(w.TopicName) {
 		return packets.CodeSuccess
 	}
 	return r.check(clientID, w.TopicName, w.Payload, w.User, true, byFile)
@@ -84,10 +113,10 @@ func (r *registry) checkWill(clientID string, w mqtt.Will, byFile bool) packets.
 // the ACL file, not the identity rules, lets the client publish there: the
 // owner rule is then the operator's.
 func (r *registry) check(clientID, topic string, payload []byte, user []packets.UserProperty, will, byFile bool) packets.Code {
-	org, unit, agent, ok := mqttbind.ParseDiscoveryTopic(topic)
+	org, unit, agent, ok := r.root.ParseDiscoveryTopic(topic)
 	if !ok {
 		r.counts.card.Add(1)
-		return codeNotDiscovery
+		return r.notDiscovery
 	}
 	if !byFile && org+"/"+unit+"/"+agent != clientID {
 		r.counts.card.Add(1)

@@ -10,8 +10,11 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
-// discoveryPrefix is the constant start of every discovery topic.
-var discoveryPrefix, _, _ = strings.Cut(mqttbind.DiscoveryTemplate, "{")
+// discoveryPrefix returns the constant start of every discovery topic
+// under root: the root, then discovery/ (docs/protocol.md §1.2, §1.5).
+func discoveryPrefix(root mqttbind.Root) string {
+	return root.String() + "/" + kindDiscovery + "/"
+}
 
 // statusClientID is the Client ID of the in-process client that sends the
 // status republications; it is never a valid agent Client ID.
@@ -28,17 +31,23 @@ type statusHook struct {
 	srv *mqtt.Server
 	pub *mqtt.Client // in-process, never connected
 
+	// root is the topic root (Config.Root); discovery its discoveryPrefix.
+	root      mqttbind.Root
+	discovery string
+
 	mu     sync.RWMutex
 	online map[string]*mqtt.Client // Client ID → its current connection
 }
 
-func newStatusHook(srv *mqtt.Server) *statusHook {
+func newStatusHook(srv *mqtt.Server, root mqttbind.Root) *statusHook {
 	pub := srv.NewClient(nil, mqtt.LocalListener, statusClientID, true)
 	pub.Properties.ProtocolVersion = 5
 	return &statusHook{
-		srv:    srv,
-		pub:    pub,
-		online: make(map[string]*mqtt.Client),
+		srv:       srv,
+		pub:       pub,
+		root:      root,
+		discovery: discoveryPrefix(root),
+		online:    make(map[string]*mqtt.Client),
 	}
 }
 
@@ -66,7 +75,7 @@ func (h *statusHook) OnConnect(cl *mqtt.Client, _ packets.Packet) error {
 // packet is read: the agent is online, and its retained card goes out
 // again saying so.
 func (h *statusHook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
-	topic, ok := agentDiscoveryTopic(cl.ID)
+	topic, ok := agentDiscoveryTopic(h.root, cl.ID)
 	if !ok {
 		return
 	}
@@ -88,7 +97,7 @@ func (h *statusHook) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) 
 // with the status of the moment (offline, unless a new connection with the
 // same Client ID took over).
 func (h *statusHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
-	topic, ok := agentDiscoveryTopic(cl.ID)
+	topic, ok := agentDiscoveryTopic(h.root, cl.ID)
 	if !ok {
 		return
 	}
@@ -97,13 +106,16 @@ func (h *statusHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 }
 
 // OnPacketEncode sets a2a-status and a2a-status-source on every discovery
-// PUBLISH with a payload, as it is written to a subscriber.
+// PUBLISH with a payload, as it is written to a subscriber. A discovery
+// topic is one under the configured root: a card under another root
+// (the profile's $a2a/v1 on a broker configured with a2a/v1, or the
+// reverse) is an ordinary message here and passes unchanged.
 func (h *statusHook) OnPacketEncode(_ *mqtt.Client, pk packets.Packet) packets.Packet {
 	if pk.FixedHeader.Type != packets.Publish || len(pk.Payload) == 0 ||
-		!strings.HasPrefix(pk.TopicName, discoveryPrefix) {
+		!strings.HasPrefix(pk.TopicName, h.discovery) {
 		return pk
 	}
-	org, unit, agent, ok := mqttbind.ParseDiscoveryTopic(pk.TopicName)
+	org, unit, agent, ok := h.root.ParseDiscoveryTopic(pk.TopicName)
 	if !ok {
 		return pk
 	}
@@ -170,14 +182,15 @@ func (h *statusHook) republish(topic string) {
 	}
 }
 
-// agentDiscoveryTopic returns the discovery topic of an agent Client ID
-// {org_id}/{unit_id}/{agent_id}; ok is false for any other Client ID.
-func agentDiscoveryTopic(clientID string) (topic string, ok bool) {
+// agentDiscoveryTopic returns the discovery topic under root of an agent
+// Client ID {org_id}/{unit_id}/{agent_id}; ok is false for any other
+// Client ID.
+func agentDiscoveryTopic(root mqttbind.Root, clientID string) (topic string, ok bool) {
 	org, rest, ok1 := strings.Cut(clientID, "/")
 	unit, agent, ok2 := strings.Cut(rest, "/")
 	if !ok1 || !ok2 {
 		return "", false
 	}
-	topic, err := mqttbind.DiscoveryTopic(org, unit, agent)
+	topic, err := root.DiscoveryTopic(org, unit, agent)
 	return topic, err == nil
 }

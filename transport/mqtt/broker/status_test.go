@@ -230,11 +230,11 @@ func TestStatusLeavesOtherMessagesAlone(t *testing.T) {
 // {org_id}/{unit_id}/{agent_id} never change anyone's status.
 func TestStatusIgnoresNonAgentClientIDs(t *testing.T) {
 	for _, id := range []string{"o/u", "o/u/a/b", "o//a", "o/u/a b", "plain"} {
-		if topic, ok := agentDiscoveryTopic(id); ok {
+		if topic, ok := agentDiscoveryTopic(mqttbind.Root{}, id); ok {
 			t.Errorf("agentDiscoveryTopic(%q) = %q, want none", id, topic)
 		}
 	}
-	if topic, ok := agentDiscoveryTopic("o/u/a"); !ok || topic != discoveryTopic(t, "o", "u", "a") {
+	if topic, ok := agentDiscoveryTopic(mqttbind.Root{}, "o/u/a"); !ok || topic != discoveryTopic(t, "o", "u", "a") {
 		t.Errorf("agentDiscoveryTopic(o/u/a) = %q, %v", topic, ok)
 	}
 }
