@@ -33,11 +33,13 @@ var ErrStopped = errors.New("mqtt: connection stopped for good")
 
 // ParseBrokerURL accepts mqtt://host:port and tcp://host:port, and
 // mqtts://, ssl:// or tls:// for TLS. A missing port is 1883 (8883 with
-// TLS).
+// TLS). The URL may carry a user name and password, mqtt://user:pass@host
+// (see Connection.Broker); an error quotes the URL with its password
+// redacted (RedactBrokerURL).
 func ParseBrokerURL(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("mqtt: broker URL %q: want mqtt://host:port", s)
+		return nil, fmt.Errorf("mqtt: broker URL %q: want mqtt://host:port", RedactBrokerURL(s))
 	}
 	tlsScheme := false
 	switch strings.ToLower(u.Scheme) {
@@ -45,7 +47,7 @@ func ParseBrokerURL(s string) (*url.URL, error) {
 	case "mqtts", "ssl", "tls":
 		tlsScheme = true
 	default:
-		return nil, fmt.Errorf("mqtt: broker URL %q: scheme %q is not mqtt, tcp, mqtts, ssl or tls", s, u.Scheme)
+		return nil, fmt.Errorf("mqtt: broker URL %q: scheme %q is not mqtt, tcp, mqtts, ssl or tls", RedactBrokerURL(s), u.Scheme)
 	}
 	if u.Port() == "" {
 		port := "1883"
@@ -55,6 +57,56 @@ func ParseBrokerURL(s string) (*url.URL, error) {
 		u.Host = u.Host + ":" + port
 	}
 	return u, nil
+}
+
+// RedactBrokerURL returns s with the password of its userinfo, if any,
+// replaced by "xxxxx", as url.URL.Redacted does; the user name stays. It
+// also redacts a string that does not parse as a URL (a password with a
+// malformed percent-encoding, say), taking the userinfo to end at the last
+// "@" of the authority (RFC 3986 §3.2).
+func RedactBrokerURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Opaque == "" && u.Host != "" {
+		return u.Redacted()
+	}
+	start := 0
+	if i := strings.Index(s, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	end := len(s)
+	if i := strings.IndexAny(s[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	at := strings.LastIndex(s[start:end], "@")
+	if at < 0 {
+		return s
+	}
+	at += start
+	user, _, hasPassword := strings.Cut(s[start:at], ":")
+	if !hasPassword {
+		return s
+	}
+	return s[:start] + user + ":xxxxx" + s[at:]
+}
+
+// urlCredentials fills in the user name and password of the broker URL's
+// userinfo (u.User: RFC 3986 §3.2.1, percent-decoded by url.Parse) that c
+// leaves unset. A user name in both that differs is an error; a password
+// in both is c's.
+func (c *connConfig) urlCredentials(u *url.URL) error {
+	if u.User == nil {
+		return nil
+	}
+	switch user := u.User.Username(); {
+	case c.username == "":
+		c.username = user
+	case user != "" && user != c.username:
+		return fmt.Errorf("mqtt: broker URL %s: its user name %q conflicts with Connection.Username %q: give the user name once",
+			RedactBrokerURL(c.broker), user, c.username)
+	}
+	if p, ok := u.User.Password(); ok && len(c.password) == 0 {
+		c.password = []byte(p)
+	}
+	return nil
 }
 
 func isTLS(u *url.URL) bool {
@@ -70,10 +122,24 @@ func isTLS(u *url.URL) bool {
 type Connection struct {
 	// Broker is the broker URL: mqtt://host:port, tcp://host:port, or
 	// mqtts:// / ssl:// / tls:// with TLS (see ParseBrokerURL).
+	//
+	// It may carry credentials in its userinfo, mqtt://user:pass@host:port
+	// (RFC 3986 §3.2.1; percent-encode a reserved character of the user
+	// name or password, such as "/" as %2F or "@" as %40): they are
+	// percent-decoded and used when Username, respectively Password, is
+	// not set. A user name in the URL that differs from Username is an
+	// error (NewAgent, NewClient and Watch fail at once, quoting no
+	// password); a password in both is Password. The URL is sent to no
+	// one: the broker gets the credentials in CONNECT only, the dialer
+	// the URL without its userinfo, and every error and log message
+	// quotes it with its password redacted (RedactBrokerURL). An Agent
+	// Card's interface URL (Interface) should be given the URL without
+	// its userinfo.
 	Broker string
 	// TLS configures TLS connections (optional).
 	TLS *tls.Config
-	// Username and Password authenticate the connection (optional).
+	// Username and Password authenticate the connection (optional; see
+	// Broker for credentials in the URL).
 	Username string
 	Password []byte
 	// KeepAlive is the MQTT keep-alive (default 30 s); a crashed agent's
@@ -189,6 +255,14 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.urlCredentials(u); err != nil {
+		return nil, err
+	}
+	// autopaho ignores the userinfo of its server URLs, but quotes them
+	// in its errors: it gets the URL without, and every message of this
+	// connection quotes it redacted.
+	u.User = nil
+	c.broker = RedactBrokerURL(c.broker)
 	if c.keepAlive == 0 {
 		c.keepAlive = 30 * time.Second
 	}
