@@ -10,9 +10,13 @@ import (
 // webhooks its push-notification configs name. The runtime calls Notify for
 // every status and artifact update of a task that has configs, in the
 // order of the task's events, and Forget when a config is deleted or
-// replaced. It does not call Forget when a task ends, nor when the task
-// store drops a task: a Notifier bounds what it keeps itself (agent/webhook
-// drops a config once its terminal update is delivered, among others).
+// replaced, and for each config of a task the task store drops on its own
+// (evicted for room, expired waiting for input, past its retention), when
+// the store tells it so (taskstore.DropWatcher: the stores of
+// agent/taskstore do), so that nothing is delivered for a task GetTask no
+// longer knows. It does not call Forget when a task ends: a Notifier bounds
+// what it keeps itself (agent/webhook drops a config once its terminal
+// update is delivered, among others).
 // Notify must not block on the network: a Notifier queues, delivers in
 // order per config, and reports what became of each binding through the
 // PushReporter it was given (agent/webhook is the HTTP one).

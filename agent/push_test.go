@@ -655,3 +655,68 @@ func TestPushReporterFuncForwards(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// A task the store drops on its own (evicted for room, expired waiting
+// for input) has its configs forgotten by the Notifier, so that nothing
+// is delivered for a task GetTask no longer knows; a task dropped without
+// configs, or a config of a task kept, is not forgotten.
+func TestConfigsOfDroppedTasksAreForgotten(t *testing.T) {
+	for _, kind := range []string{"memory", "bolt"} {
+		t.Run(kind, func(t *testing.T) {
+			var mu sync.Mutex
+			clock := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+			now := func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				clock = clock.Add(time.Millisecond)
+				return clock
+			}
+			opts := []taskstore.Option{taskstore.MaxTasks(3), taskstore.ExpireInterruptedAfter(time.Hour)}
+			var st taskstore.Store = taskstore.NewMemory(now, opts...)
+			if kind == "bolt" {
+				b, err := taskstore.OpenBolt(t.TempDir()+"/tasks.db", now, 0, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { b.Close() })
+				st = b
+			}
+			f, n := pushFixture(t, echo(nil), PushConfig{}, WithStore(st))
+			done, waiting, plain := uuid.NewString(), uuid.NewString(), uuid.NewString()
+			taskOf(t, f.sendWithHook(pushCaps, a2a.MethodSendMessage, msg(done, "", "hello"), hook("", "c-done", "https://hooks.example/a"), false)[0])
+			taskOf(t, f.sendWithHook(pushCaps, a2a.MethodSendMessage, msg(waiting, "", "ask"), hook("", "c-wait", "https://hooks.example/b"), false)[0])
+			taskOf(t, f.send(msg(plain, "", "hello"))[0])
+			if got := n.forgotten(); len(got) != 0 {
+				t.Fatalf("forgotten before any drop: %v", got)
+			}
+			// A fourth task evicts the finished task changed least
+			// recently: the one with a config.
+			taskOf(t, f.send(msg(uuid.NewString(), "", "hello"))[0])
+			if e := soleError(t, f.call(a2a.MethodGetTask, &a2a.GetTaskRequest{ID: done})); e.Token != a2a.TokenTaskNotFound {
+				t.Fatalf("the evicted task: %s", e.Token)
+			}
+			if got := n.forgotten(); strings.Join(got, ",") != done+"/c-done" {
+				t.Fatalf("forgotten %v after the eviction, want %s/c-done", got, done)
+			}
+			// The next evicts the plain one: nothing to forget.
+			taskOf(t, f.send(msg(uuid.NewString(), "", "hello"))[0])
+			if got := n.forgotten(); len(got) != 1 {
+				t.Fatalf("forgotten %v after a task without configs was evicted", got)
+			}
+			// An hour on, the task waiting for input has expired.
+			mu.Lock()
+			clock = clock.Add(2 * time.Hour)
+			mu.Unlock()
+			if kind == "bolt" {
+				// Bolt drops what expired on its next write.
+				taskOf(t, f.send(msg(uuid.NewString(), "", "hello"))[0])
+			}
+			if e := soleError(t, f.call(a2a.MethodGetTask, &a2a.GetTaskRequest{ID: waiting})); e.Token != a2a.TokenTaskNotFound {
+				t.Fatalf("the expired task: %s", e.Token)
+			}
+			if got := n.forgotten(); strings.Join(got, ",") != done+"/c-done,"+waiting+"/c-wait" {
+				t.Fatalf("forgotten %v after the expiry", got)
+			}
+		})
+	}
+}

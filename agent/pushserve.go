@@ -54,7 +54,9 @@ type PushConfig struct {
 //     to cfg.Notifier.Notify for each of them, in the order of the task's
 //     events; the Task a stream begins with is not (the requester has it
 //     from its answer);
-//   - a deleted config is handed to cfg.Notifier.Forget.
+//   - a deleted config is handed to cfg.Notifier.Forget, and so are the
+//     configs of a task the store drops on its own, when the store tells
+//     (taskstore.DropWatcher).
 //
 // The card the transport serves must declare capabilities.pushNotifications
 // (A2A v1.0 §3.3.4): a call whose card does not is answered
@@ -361,6 +363,16 @@ func (s *Server) PushReport(r PushReport) {
 	_, err := taskstore.SetPushDelivery(ctx, s.store, r.TaskID, d)
 	if err != nil && !errors.Is(err, taskstore.ErrNotFound) {
 		s.log.Warn("agent: push report not recorded", "task", r.TaskID, "config", r.ConfigID, "state", string(r.State), "err", err)
+	}
+}
+
+// forgetDropped has the Notifier forget the configs of a task the store
+// dropped on its own (evicted, expired, past its retention: a
+// taskstore.DropWatcher tells), so that nothing more is delivered for a
+// task GetTask no longer knows.
+func (s *Server) forgetDropped(d taskstore.Dropped) {
+	for _, id := range d.PushConfigIDs {
+		s.push.Notifier.Forget(d.TaskID, id)
 	}
 }
 

@@ -34,6 +34,9 @@ type Server struct {
 	offline      *Offline
 	// push is set by WithPush.
 	push *PushConfig
+	// stopDrops stops the store telling the server of the tasks it drops
+	// (forgetDropped).
+	stopDrops func()
 	// pool runs the handlers' turns on goroutines kept for reuse.
 	pool *gopool.Pool
 
@@ -157,6 +160,11 @@ func NewServer(h Handler, opts ...Option) *Server {
 		s.store = taskstore.NewMemory(s.now, taskstore.KeepFinishedFor(DefaultFinishedRetention),
 			taskstore.ExpireInterruptedAfter(s.contextTTL))
 	}
+	if s.push != nil {
+		if w, ok := s.store.(taskstore.DropWatcher); ok {
+			s.stopDrops = w.WatchDrops(s.forgetDropped)
+		}
+	}
 	if s.offline != nil {
 		s.startOffline()
 	}
@@ -194,13 +202,24 @@ func (s *Server) Close(ctx context.Context) error {
 	// handler go back to the queue rather than into turns about to end.
 	s.stopOffline()
 	s.mu.Lock()
+	stopDrops := s.stopDrops
+	s.stopDrops = nil
 	s.closed = true
 	for _, r := range s.runs {
 		r.cancel()
 	}
 	s.mu.Unlock()
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); s.pool.Close(); close(done) }()
+	go func() {
+		s.wg.Wait()
+		s.pool.Close()
+		// The turns have ended: the tasks the store drops from now on are
+		// no more this server's to forget.
+		if stopDrops != nil {
+			stopDrops()
+		}
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil

@@ -74,7 +74,9 @@
 //     on, was a terminal status (COMPLETED, FAILED, CANCELED or REJECTED:
 //     the task ended and its webhook was told, or could not be);
 //   - once it is dead or refused, after its report;
-//   - when it is forgotten (Forget) or abandoned by Close.
+//   - when it is forgotten (Forget: the agent runtime calls it for a
+//     config deleted or replaced, and for each config of a task its task
+//     store evicted or expired) or abandoned by Close.
 //
 // A later notification of a dropped config makes it anew (a task's update
 // after its terminal one is delivered), except for a dead or refused one:
