@@ -344,7 +344,7 @@ func (h *orderedTakeover) pending(id string) (entry bool, conns int) {
 // writes the topic tree's retainPath under mochi's locks, but sending the
 // retained messages of a new wildcard subscription reads it with no lock
 // at all (TopicsIndex.scanMessages): a subscriber to
-// $a2a/v1/discovery/{org_id}/{unit_id}/+ racing an agent's card or Will is
+// {root}/discovery/{org_id}/{unit_id}/+ racing an agent's card or Will is
 // a data race (the race detector reports it, seen here; unguarded, a torn
 // string read). The hook brackets both with its own lock: the write from
 // OnPublish or OnWill (when the message is retained) to OnRetainMessage,

@@ -19,8 +19,8 @@ topics to them, Debian's mosquitto 2.0.11 does not) and, with
 
 Without [Config.PasswordFile] or TLS client certificates ([Config.TLS]) it
 accepts every client and lets it do anything: replace or delete any
-agent's card, subscribe to $a2a/# and read every request, bearer tokens
-included. [Start] says so in the log, at WARN. Keep such a broker on
+agent's card, subscribe to $a2a/# (or # under a root without $: see
+Topic root) and read every request, bearer tokens included. [Start] says so in the log, at WARN. Keep such a broker on
 loopback, for tests and demos; for anything else, secure it (next
 section, and docs/protocol.md §13).
 
@@ -43,17 +43,17 @@ broker:
     the discovery and event topics of its unit, and the pools of its unit
     through $share only. Anything else is refused: SUBACK 0x87, PUBACK (or
     PUBREC) 0x87 at QoS 1 (2), a QoS 0 publish dropped; none is forwarded.
+    The A2A topics are those under [Config.Root] (see Topic root).
     [Config.ACLFile] adds rules in mosquitto's acl_file syntax (user,
     topic, pattern with %c and %u, read / write / readwrite / deny) and
     clientid lines;
-  - runs the validating registry on the discovery topics (also on its own
-    with [Config.ValidateCards]): a card must be a valid Agent Card (the
-    generated validator, generated/a2a), on the publisher's own topic, at
-    most [Config.MaxCardSize] bytes (64 KiB), at most
-    [Config.CardUpdatesPerMinute] updates a minute (10; the card last
+  - runs the validating registry on the discovery topics under the root
+    (also on its own with [Config.ValidateCards]): a card must be a valid
+    Agent Card (the generated validator, generated/a2a), on the
+    publisher's own topic, at most [Config.MaxCardSize] bytes (64 KiB), at
+    most [Config.CardUpdatesPerMinute] updates a minute (10; the card last
     accepted on the topic, republished byte for byte, as a reconnecting
-    agent does, is not an update), and, with
-    [Config.TrustedJKU], carry a signature whose protected header names a
+    agent does, is not an update), and, with [Config.TrustedJKU], carry a signature whose protected header names a
     trusted jku; a2a-status-source is the publisher's to set to agent only
     (lwt is its Will's, broker the broker's). Refusals: PUBACK 0x99 for a
     card that is not valid, 0x97 for size and rate (MQTT v5 §3.4.2.1 has no
@@ -98,7 +98,7 @@ results without telling anyone, so [Start] sets:
     PUBACKs are read until the loop ends: every QoS 1 match is in flight at
     once, and anything past MaximumInflight, or past a full write queue, is
     dropped with only a log line. At the defaults a subscriber to
-    $a2a/v1/discovery/{org_id}/{unit_id}/+ receives 8,192 of 10,000 cards.
+    {root}/discovery/{org_id}/{unit_id}/+ receives 8,192 of 10,000 cards.
     The write queue is a channel allocated per client (8 bytes a slot), so
     it is the setting that costs memory.
   - MaximumMessageExpiryInterval 0 (86,400 s by default). mochi applies the
@@ -223,15 +223,16 @@ Two mochi behaviours remain, and clients must live with them:
 
 With [Config.Status] a hook implements the profile's optional broker-managed
 status (A2A-over-MQTT 0.1, user story 09 phase 5). Whenever the broker sends
-a PUBLISH on a discovery topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}
-with a non-empty payload (a live card, a retained card sent to a new
-subscription, a Will, a resent in-flight message), it sets the user
-properties a2a-status (online while a client with Client ID
-{org_id}/{unit_id}/{agent_id} is connected, else offline) and
-a2a-status-source=broker, replacing any a2a-status and a2a-status-source the
-publisher set and keeping every other property. It does so as the packet is
-written to each subscriber, so the status is the one at delivery time, never
-a stale one. Empty payloads (unregistrations) pass unchanged.
+a PUBLISH on a discovery topic {root}/discovery/{org_id}/{unit_id}/{agent_id}
+({root} is [Config.Root], $a2a/v1 by default) with a non-empty payload (a
+live card, a retained card sent to a new subscription, a Will, a resent
+in-flight message), it sets the user properties a2a-status (online while a
+client with Client ID {org_id}/{unit_id}/{agent_id} is connected, else
+offline) and a2a-status-source=broker, replacing any a2a-status and
+a2a-status-source the publisher set and keeping every other property. It
+does so as the packet is written to each subscriber, so the status is the
+one at delivery time, never a stale one. Empty payloads (unregistrations),
+and cards under another root, pass unchanged.
 
 When the client {org_id}/{unit_id}/{agent_id} connects or disconnects
 (DISCONNECT, a dropped connection, a keep-alive timeout, a session taken
@@ -253,5 +254,34 @@ carries the current status, whatever the interleaving:
 
 The hook never blocks: its only work is a map look-up under a mutex and,
 on connect and disconnect, one publish that mochi queues without waiting.
+
+# Topic root
+
+Every A2A topic begins with the topic root, $a2a/v1 in the profile.
+[Config.Root] sets another, such as a2a/v1, for deployments whose other
+brokers refuse $ topics: a deployment choice outside the profile
+(docs/protocol.md §1.5). It must match the root of the agents and clients
+using the broker (mqttbind.Root; the Root of transport/mqtt's configs,
+--topic-root of the a2a commands), and peers that follow the profile
+strictly neither see nor reach agents under another root. The broker's
+A2A topics are then those under it: broker-managed status marks the cards
+on {root}/discovery/..., the validating registry checks that tree, and the
+identity rules grant topics under it. A topic under any other root, the
+profile's included, is an ordinary topic to this broker: no status, no
+registry (on an open broker anyone may publish any payload there), and,
+with authentication, granted by the ACL file alone. [Start] logs a root
+other than the profile's at INFO. [MosquittoACLUnder] writes mosquitto's
+acl_file under a root.
+
+Under a root without $ the A2A topics are ordinary topics to MQTT too: a
+filter beginning with # or + matches them (MQTT v5 §4.7.2 sets apart only
+topics beginning with $). On an open broker a # subscriber then receives
+every A2A message, live ones included. The identity rules do not change:
+a filter is granted only when every topic it matches is, so #, +/#, the
+root's first level followed by /# (a2a/# for a2a/v1) and {root}/# are
+refused to every identity, and each delivery is checked again. An ACL file
+line granting # (topic read #), though, grants every A2A topic under such
+a root, where under $a2a/v1 it grants none: deny the request and reply
+trees beside it.
 */
 package broker
