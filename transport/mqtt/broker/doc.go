@@ -206,7 +206,7 @@ started.
 mochi refuses a Will with an empty payload (CONNACK 0x82), where MQTT v5
 allows one; no a2abind client sends one.
 
-Two mochi behaviours remain, and clients must live with them:
+Three mochi behaviours remain, and clients must live with them:
 
   - Packet identifiers are one table per client for both directions (MQTT
     gives each direction its own), so a SUBSCRIBE or UNSUBSCRIBE whose
@@ -218,6 +218,12 @@ Two mochi behaviours remain, and clients must live with them:
   - mochi sends SUBACK before the retained messages: a message published
     while a SUBSCRIBE is being handled can arrive twice, live and then as a
     retained message. Presence tables keyed by agent are unaffected.
+  - The retained messages of topics beginning with $ (other than $SYS)
+    go to a new subscription whose filter begins with # or +, which MQTT
+    v5 §4.7.2 forbids; live messages do not. On an open broker a #
+    subscriber so receives every retained card under $a2a/v1; with
+    authentication each delivery is checked, by §4.7.2's rule, and they
+    are withheld.
 
 # Broker-managed status
 
