@@ -98,8 +98,11 @@ type Offline struct {
 
 // takenRecord is a record between Take and the start of its turn.
 type takenRecord struct {
-	rec      inbox.Record
-	msg      *a2a.Message
+	rec inbox.Record
+	msg *a2a.Message
+	// push is the push-notification config the message carries (nil for
+	// none), its taskId set.
+	push     *a2a.TaskPushNotificationConfig
 	handing  bool // its turn is being started: too late to cancel
 	canceled bool // CancelTask stopped it: never handed
 }

@@ -182,7 +182,7 @@ func (o *Offline) deliverAll(ctx context.Context) error {
 // means its turn never started and the record must go back.
 func (o *Offline) handReady(ctx context.Context, r *ready) (bool, error) {
 	if r.replayed {
-		o.record(ctx, r.rec, r.req.Message, a2a.TaskStateRejected, "refused at delivery: a replay of an object already delivered")
+		o.record(ctx, r.rec, r.req, a2a.TaskStateRejected, "refused at delivery: a replay of an object already delivered")
 		return true, nil
 	}
 	o.mu.Lock()
@@ -279,7 +279,7 @@ func (o *Offline) prepare(ctx context.Context, now time.Time) (b []ready, more b
 	// finds them in neither place.
 	o.mu.Lock()
 	for _, r := range ok {
-		o.taken[r.rec.TaskID] = &takenRecord{rec: r.rec, msg: r.req.Message}
+		o.taken[r.rec.TaskID] = &takenRecord{rec: r.rec, msg: r.req.Message, push: queuedPush(r.req, r.rec.TaskID)}
 	}
 	o.mu.Unlock()
 	replayed, missing, err := o.cfg.Queue.Take(ctx, takes)
@@ -381,7 +381,7 @@ func (o *Offline) hand(ctx context.Context, rec inbox.Record, req *a2a.SendMessa
 	o.mu.Unlock()
 	s.log.Info("agent: offline queue: delivered", "task", rec.TaskID, "peer", rec.Peer, "message", rec.MessageID, "replay_key", qm.ReplayKey)
 	if sink.err != nil {
-		o.record(ctx, rec, req.Message, a2a.TaskStateRejected, "refused at delivery: "+sink.err.Error())
+		o.record(ctx, rec, req, a2a.TaskStateRejected, "refused at delivery: "+sink.err.Error())
 	}
 	return nil
 }
@@ -398,19 +398,23 @@ func (o *Offline) drain(ctx context.Context, recs []inbox.Record, why func(inbox
 		return err
 	}
 	for _, r := range removed {
-		var msg *a2a.Message
-		if req, err := decodeQueued(o.server.limits, r.Payload); err == nil {
-			msg = req.Message
-		}
-		o.record(ctx, r, msg, state, why(r))
+		req, _ := decodeQueued(o.server.limits, r.Payload)
+		o.record(ctx, r, req, state, why(r))
 	}
 	return nil
 }
 
 // record gives a record that was not delivered its final state: a new
-// task is stored in that state, with the message and the reason, for
-// GetTask; the task of a resume is left as it stands.
-func (o *Offline) record(ctx context.Context, r inbox.Record, msg *a2a.Message, state a2a.TaskState, reason string) {
+// task is stored in that state, with the message, the reason and the push
+// config the message carried, for GetTask, and that final status is
+// pushed to the config's webhook as a CancelTask of a task with no turn
+// pushes it; the task of a resume is left as it stands. req is the
+// record's request (nil when it cannot be read).
+func (o *Offline) record(ctx context.Context, r inbox.Record, req *a2a.SendMessageRequest, state a2a.TaskState, reason string) {
+	var msg *a2a.Message
+	if req != nil {
+		msg = req.Message
+	}
 	s := o.server
 	// Counted once the outcome is stored, so that a reader of Stats finds
 	// it with GetTask.
@@ -435,9 +439,30 @@ func (o *Offline) record(ctx context.Context, r inbox.Record, msg *a2a.Message, 
 	if msg != nil {
 		ids = []string{msg.MessageID}
 	}
-	if _, err := s.store.Create(ctx, taskstore.Record{Task: task, MessageIDs: ids}); err != nil && !errors.Is(err, taskstore.ErrExists) {
-		s.log.Error("agent: offline queue: recording an undelivered message", "task", r.TaskID, "err", err)
+	created := taskstore.Record{Task: task, MessageIDs: ids}
+	if cfg := queuedPush(req, r.TaskID); cfg != nil && s.push != nil && cfg.ID != "" && s.checkPushConfig(cfg) == nil {
+		created.PushConfigs = []a2a.TaskPushNotificationConfig{*cfg}
 	}
+	if _, err := s.store.Create(ctx, created); err != nil {
+		if !errors.Is(err, taskstore.ErrExists) {
+			s.log.Error("agent: offline queue: recording an undelivered message", "task", r.TaskID, "err", err)
+		}
+		return
+	}
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Status: task.Status}
+	s.notify(created.PushConfigs, &a2a.StreamResponse{Payload: ev})
+}
+
+// queuedPush returns the push-notification config of a queued request
+// (nil for none), its taskId set to the record's task. The server gave it
+// its id before queuing it (Server.send).
+func queuedPush(req *a2a.SendMessageRequest, taskID string) *a2a.TaskPushNotificationConfig {
+	if req == nil || req.Configuration == nil || req.Configuration.TaskPushNotificationConfig == nil {
+		return nil
+	}
+	cfg := req.Configuration.TaskPushNotificationConfig.Clone()
+	cfg.TaskID = taskID
+	return cfg
 }
 
 // decodeQueued decodes a queued record's payload within the limits.
@@ -473,29 +498,41 @@ func (f *firstReply) Send(_ context.Context, r Reply) error {
 // queuedTask returns a task still in the offline queue as GetTask shows
 // it: SUBMITTED since it was queued, with its message.
 func (s *Server) queuedTask(ctx context.Context, id string) (a2a.Task, bool) {
+	rec, msg, _, ok := s.queued(ctx, id)
+	if !ok {
+		return a2a.Task{}, false
+	}
+	return submitted(rec, msg), true
+}
+
+// queued finds a task still in the offline queue (or taken from it, its
+// turn not started): its record, its message and the push-notification
+// config the message carries (nil for none), its taskId set.
+func (s *Server) queued(ctx context.Context, id string) (inbox.Record, *a2a.Message, *a2a.TaskPushNotificationConfig, bool) {
 	o := s.offline
 	if o == nil || o.cfg.Queue == nil {
-		return a2a.Task{}, false
+		return inbox.Record{}, nil, nil, false
 	}
 	o.mu.Lock()
 	tr := o.taken[id]
-	var taken inbox.Record
-	var msg *a2a.Message
+	var taken takenRecord
 	if tr != nil && !tr.canceled {
-		taken, msg = tr.rec, tr.msg
+		taken = *tr
 	}
 	o.mu.Unlock()
-	if msg != nil {
-		return submitted(taken, msg), true
+	if taken.msg != nil {
+		return taken.rec, taken.msg, taken.push, true
 	}
 	rec, ok, err := o.cfg.Queue.Lookup(ctx, id)
 	if err != nil || !ok {
-		return a2a.Task{}, false
+		return inbox.Record{}, nil, nil, false
 	}
+	var msg *a2a.Message
+	var push *a2a.TaskPushNotificationConfig
 	if req, err := decodeQueued(s.limits, rec.Payload); err == nil {
-		msg = req.Message
+		msg, push = req.Message, queuedPush(req, rec.TaskID)
 	}
-	return submitted(rec, msg), true
+	return rec, msg, push, true
 }
 
 // submitted is a queued record's task as GetTask shows it: SUBMITTED since
@@ -525,7 +562,7 @@ func (s *Server) cancelQueued(ctx context.Context, id string) (a2a.Task, bool) {
 	o.mu.Unlock()
 	if stop {
 		// Taken from the queue, its turn not started: it never will be.
-		o.record(ctx, tr.rec, tr.msg, a2a.TaskStateCanceled, "canceled while queued")
+		o.record(ctx, tr.rec, takenRequest(tr), a2a.TaskStateCanceled, "canceled while queued")
 		got, err := s.store.Get(ctx, id)
 		return got.Task, err == nil
 	}
@@ -537,14 +574,21 @@ func (s *Server) cancelQueued(ctx context.Context, id string) (a2a.Task, bool) {
 	if err != nil || len(removed) == 0 {
 		return a2a.Task{}, false
 	}
-	var msg *a2a.Message
-	if req, err := decodeQueued(s.limits, rec.Payload); err == nil {
-		msg = req.Message
-	}
-	o.record(ctx, rec, msg, a2a.TaskStateCanceled, "canceled while queued")
+	req, _ := decodeQueued(s.limits, rec.Payload)
+	o.record(ctx, rec, req, a2a.TaskStateCanceled, "canceled while queued")
 	got, err := s.store.Get(ctx, id)
 	if err != nil {
 		return a2a.Task{}, false
 	}
 	return got.Task, true
+}
+
+// takenRequest is what record needs of a taken record's request: its
+// message and push config.
+func takenRequest(tr *takenRecord) *a2a.SendMessageRequest {
+	req := &a2a.SendMessageRequest{Message: tr.msg}
+	if tr.push != nil {
+		req.Configuration = &a2a.SendMessageConfiguration{TaskPushNotificationConfig: tr.push}
+	}
+	return req
 }

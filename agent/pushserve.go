@@ -234,16 +234,49 @@ func (s *Server) createPushConfig(ctx context.Context, p *a2a.TaskPushNotificati
 		}
 	})
 	if err != nil {
+		if errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExpired) {
+			if _, _, _, ok := s.queued(ctx, cfg.TaskID); ok {
+				return fail(ctx, sink, queuedPushRefusal(cfg.TaskID))
+			}
+		}
 		return fail(ctx, sink, pushStoreError(err, cfg.TaskID))
 	}
 	return sink.Send(ctx, Reply{Result: &cfg, Final: true})
+}
+
+// pushConfigsOf returns the record of a task for its push-notification
+// configs: the stored one, or, for a task whose message still waits in
+// the offline queue, one holding the config the message carries (docs/
+// protocol.md §8.8).
+func (s *Server) pushConfigsOf(ctx context.Context, taskID string) (taskstore.Record, error) {
+	rec, err := s.store.Get(ctx, taskID)
+	if errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExpired) {
+		if qrec, _, cfg, ok := s.queued(ctx, taskID); ok {
+			rec = taskstore.Record{Task: a2a.Task{ID: qrec.TaskID, ContextID: qrec.ContextID}}
+			if cfg != nil {
+				rec.PushConfigs = []a2a.TaskPushNotificationConfig{*cfg}
+			}
+			return rec, nil
+		}
+		// Delivered between the two looks: the store has it now.
+		return s.store.Get(ctx, taskID)
+	}
+	return rec, err
+}
+
+// queuedPushRefusal answers a change of the configs of a task whose
+// message still waits in the offline queue, which has no record to change
+// yet: unsupported_operation saying so.
+func queuedPushRefusal(taskID string) *a2a.Error {
+	return a2a.NewError(a2a.TokenUnsupportedOperation, "task "+taskID+" waits in the offline queue: its push-notification config is the one "+
+		"its message carries (GetTaskPushNotificationConfig shows it); configs can be created or deleted once the message is delivered")
 }
 
 // getPushConfig serves GetTaskPushNotificationConfig (A2A v1.0 §3.1.8):
 // an unknown task, and an unknown config of a known task, are
 // task_not_found.
 func (s *Server) getPushConfig(ctx context.Context, p *a2a.GetTaskPushNotificationConfigRequest, sink Sink) error {
-	rec, err := s.store.Get(ctx, p.TaskID)
+	rec, err := s.pushConfigsOf(ctx, p.TaskID)
 	if err != nil {
 		return fail(ctx, sink, pushStoreError(err, p.TaskID))
 	}
@@ -258,7 +291,7 @@ func (s *Server) getPushConfig(ctx context.Context, p *a2a.GetTaskPushNotificati
 // §3.1.9): the task's configs, oldest first, pageSize at a time when it is
 // set; the page token is the offset of the next page.
 func (s *Server) listPushConfigs(ctx context.Context, p *a2a.ListTaskPushNotificationConfigsRequest, sink Sink) error {
-	rec, err := s.store.Get(ctx, p.TaskID)
+	rec, err := s.pushConfigsOf(ctx, p.TaskID)
 	if err != nil {
 		return fail(ctx, sink, pushStoreError(err, p.TaskID))
 	}
@@ -295,6 +328,15 @@ func (s *Server) deletePushConfig(ctx context.Context, p *a2a.DeleteTaskPushNoti
 		return nil
 	}, func(taskstore.Record) { s.push.Notifier.Forget(p.TaskID, p.ID) })
 	if err != nil && !errors.Is(err, errUnchanged) {
+		if errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExpired) {
+			if _, _, cfg, ok := s.queued(ctx, p.TaskID); ok {
+				if cfg != nil && cfg.ID == p.ID {
+					return fail(ctx, sink, queuedPushRefusal(p.TaskID))
+				}
+				// Not a config of the queued task: deleted already.
+				return sink.Send(ctx, Reply{Result: &a2a.Empty{}, Final: true})
+			}
+		}
 		return fail(ctx, sink, pushStoreError(err, p.TaskID))
 	}
 	return sink.Send(ctx, Reply{Result: &a2a.Empty{}, Final: true})

@@ -99,8 +99,18 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	}
 
 	// An agent that does not accept work now queues or refuses the
-	// message (docs/protocol.md §7).
-	if handled, err := s.reachGate(ctx, c, p, &msg, sink); handled {
+	// message (docs/protocol.md §7). A queued message carries its push
+	// config as checked, with its id: the requester reads it with
+	// GetTaskPushNotificationConfig while the message waits, and the
+	// task is created with that config when it is delivered.
+	gated := p
+	if pushCfg != nil && s.offline != nil && c.queued == nil {
+		q, conf := *p, *p.Configuration
+		conf.TaskPushNotificationConfig = pushCfg
+		q.Configuration = &conf
+		gated = &q
+	}
+	if handled, err := s.reachGate(ctx, c, gated, &msg, sink); handled {
 		return err
 	}
 
