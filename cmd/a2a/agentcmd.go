@@ -60,10 +60,15 @@ clear); SUBJECT names the caller; blank lines and lines starting with #
 are skipped. It is read once, at start.
 
 Broker credentials: --username (or $A2A_USERNAME) and --password-file FILE
-(its first line; or $A2A_PASSWORD), a flag taking precedence; for TLS an
-mqtts:// broker URL, with --ca-file for a private authority and
---cert-file and --key-file for a client certificate. Both connections, ID
-and ID-c1, use them, unless --spawned-password-file is given.
+(its first line; or $A2A_PASSWORD), or in the broker URL,
+mqtt://USER:PASSWORD@host:port (percent-encoded; a password there shows in
+ps and the shell's history: a2a warns), a flag taking precedence over the
+URL, the URL over the environment (a user name or password in a flag and
+in the URL that differ is a usage error); the card lists the broker URL
+without them. For TLS an mqtts:// broker URL, with --ca-file for a
+private authority and --cert-file and --key-file for a client
+certificate. Both connections, ID and ID-c1, use them, unless
+--spawned-password-file is given.
 
 The agent is two MQTT clients, ORG/UNIT/ID and ORG/UNIT/ID-c1. A broker
 with a password file (a2a broker --password-file, mosquitto with
@@ -149,7 +154,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var conn a2amqtt.Connection
 	var spawnedPassword []byte
 	if *brokerURL != "" {
-		if conn, err = cf.connection(*brokerURL); err != nil {
+		if conn, err = cf.connection(*brokerURL, stderr); err != nil {
 			return err
 		}
 		if *spawnedPasswordFile != "" {
@@ -180,7 +185,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// that only this machine reaches.
 		*allowLoopback = *allowLoopback || onLoopback(ln.Addr())
 	}
-	ra, err := refagent.Start(ctx, refagent.Config{Broker: *brokerURL, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
+	// conn.Broker is the URL without its userinfo: the card lists it.
+	ra, err := refagent.Start(ctx, refagent.Config{Broker: conn.Broker, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
 		KeepAlive: time.Duration(*keepalive) * time.Second, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
 		SpawnedUsername: *spawnedUser, SpawnedPassword: spawnedPassword,
 		HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log, Verifier: verifier, Reachability: reachability,

@@ -3,8 +3,11 @@ package main
 // Credentials: the broker connection's user name, password and TLS
 // configuration (a2a agent, send, watch, demo --broker), and the bearer
 // token of a2a send. Secrets come from files or the environment, never
-// from a flag value, which any user on the machine can read in ps; they
-// are never printed, and no error message quotes them.
+// from a flag value, which any user on the machine can read in ps, except
+// a password in the broker URL (mqtt://user:pass@host, as mosquitto_pub -L
+// takes it), which is accepted with a warning; they are never printed, and
+// no error message quotes them: the broker URL is printed, logged and put
+// in a card without its userinfo.
 
 import (
 	"bytes"
@@ -12,6 +15,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -37,6 +41,8 @@ const maxSecretFile = 64 << 10
 
 // connFlags are the flags of a broker connection's credentials and TLS.
 type connFlags struct {
+	// cmd names the command in warnings ("a2a send").
+	cmd                       string
 	username, passwordFile    *string
 	caFile, certFile, keyFile *string
 }
@@ -50,20 +56,47 @@ var (
 
 func addConnFlags(fs *flag.FlagSet) *connFlags {
 	return &connFlags{
-		username:     fs.String("username", "", "MQTT user name (default: $"+envUsername+")"),
-		passwordFile: fs.String("password-file", "", "read the MQTT password from the first line of this file (default: $"+envPassword+")"),
-		caFile:       fs.String("ca-file", "", "TLS: PEM certificates of the authorities that sign the server's certificate (default: the system's)"),
-		certFile:     fs.String("cert-file", "", "TLS: PEM client certificate, with --key-file"),
-		keyFile:      fs.String("key-file", "", "TLS: PEM private key of --cert-file"),
+		cmd: fs.Name(),
+		username: fs.String("username", "", "MQTT user name (default: the broker URL's, mqtt://USER@host:port, else $"+envUsername+
+			"; a different user name in the URL is an error)"),
+		passwordFile: fs.String("password-file", "", "read the MQTT password from the first line of this file (default: the broker URL's, "+
+			"mqtt://USER:PASSWORD@host:port, shown in ps and kept in the shell's history, else $"+envPassword+"; a different password in the URL is an error)"),
+		caFile:   fs.String("ca-file", "", "TLS: PEM certificates of the authorities that sign the server's certificate (default: the system's)"),
+		certFile: fs.String("cert-file", "", "TLS: PEM client certificate, with --key-file"),
+		keyFile:  fs.String("key-file", "", "TLS: PEM private key of --cert-file"),
 	}
 }
 
-// user returns the user name: --username, else $A2A_USERNAME.
-func (c *connFlags) user() string {
-	if *c.username != "" {
-		return *c.username
+// brokerUserinfo splits a broker URL's credentials off: it returns the
+// URL without its userinfo (what is printed, logged and put in a card),
+// and the user name and password the userinfo held (RFC 3986 §3.2.1,
+// percent-decoded; hasPassword is false for none or an empty one). A URL
+// that does not parse is returned as it is, with no credentials.
+func brokerUserinfo(brokerURL string) (bare, user string, password []byte, hasPassword bool) {
+	u, err := url.Parse(brokerURL)
+	if err != nil || u.User == nil {
+		return brokerURL, "", nil, false
 	}
-	return os.Getenv(envUsername)
+	user = u.User.Username()
+	p, ok := u.User.Password()
+	u.User = nil
+	return u.String(), user, []byte(p), ok && p != ""
+}
+
+// user returns the user name and where it comes from: --username, else
+// the user name in brokerURL ("" for none), else $A2A_USERNAME. A
+// --username that differs from the URL's is a usage error (exit 2).
+func (c *connFlags) user(brokerURL string) (name, from string, err error) {
+	_, inURL, _, _ := brokerUserinfo(brokerURL)
+	switch {
+	case *c.username != "" && inURL != "" && inURL != *c.username:
+		return "", "", fail(2, "--username %s and the user name %s in the --broker URL differ: give the user name once", *c.username, inURL)
+	case *c.username != "":
+		return *c.username, "--username", nil
+	case inURL != "":
+		return inURL, "the --broker URL", nil
+	}
+	return os.Getenv(envUsername), "$" + envUsername, nil
 }
 
 // identityOf splits a user name that is an A2A Client ID
@@ -82,10 +115,11 @@ func identityOf(user string) (org, unit, id string, ok bool) {
 // implies: a broker with a password file admits a user under one Client
 // ID, its user name (docs/protocol.md §13.1), so the client's org, unit and
 // own id are the user name's. Flags left empty are filled in; a flag given
-// with another value is a usage error (exit 2). names are the flags of org,
-// unit and id ("" for one the command does not derive); a user name of
-// another form changes nothing.
-func fromUsername(user string, names [3]string, values [3]*string) error {
+// with another value is a usage error (exit 2). from says where the user
+// name comes from (connFlags.user); names are the flags of org, unit and
+// id ("" for one the command does not derive); a user name of another form
+// changes nothing.
+func fromUsername(user, from string, names [3]string, values [3]*string) error {
 	org, unit, id, ok := identityOf(user)
 	if !ok {
 		return nil
@@ -96,24 +130,36 @@ func fromUsername(user string, names [3]string, values [3]*string) error {
 		case *v == "":
 			*v = implied
 		case *v != implied:
-			return fail(2, "--%s %s conflicts with the user name %s (--username or $%s): a broker with a password file admits a user only under its own Client ID, so that user is %s %s here; leave --%s out, or log in as the user you mean",
-				names[i], *v, user, envUsername, names[i], implied, names[i])
+			return fail(2, "--%s %s conflicts with the user name %s (from %s): a broker with a password file admits a user only under its own Client ID, so that user is %s %s here; leave --%s out, or log in as the user you mean",
+				names[i], *v, user, from, names[i], implied, names[i])
 		}
 	}
 	return nil
 }
 
 // connection returns the connection to brokerURL with the user name
-// (--username, else $A2A_USERNAME), the password (--password-file, else
-// $A2A_PASSWORD) and TLS (--ca-file, --cert-file, --key-file) configured.
-// Errors are exit status 2 for the command line, 1 for a file that cannot
-// be read; none quotes a secret.
-func (c *connFlags) connection(brokerURL string) (a2amqtt.Connection, error) {
-	conn := a2amqtt.Connection{Broker: brokerURL}
-	if err := noUserinfo("broker", brokerURL); err != nil {
+// (--username, else the URL's, else $A2A_USERNAME), the password
+// (--password-file, else the URL's, else $A2A_PASSWORD) and TLS
+// (--ca-file, --cert-file, --key-file) configured. Its Broker is the URL
+// without its userinfo: the credentials go in Username and Password only,
+// so nothing that prints, logs or publishes the URL (brokerError, the
+// agent's card) shows them. A password in the URL is taken with a warning
+// on stderr: any user of the machine can read it in ps. Errors are exit
+// status 2 for the command line (a user name or password in both a flag
+// and the URL that differ), 1 for a URL that is no broker URL or a file
+// that cannot be read; none quotes a secret.
+func (c *connFlags) connection(brokerURL string, stderr io.Writer) (a2amqtt.Connection, error) {
+	if _, err := a2amqtt.ParseBrokerURL(brokerURL); err != nil {
+		// The message quotes the URL redacted.
+		return a2amqtt.Connection{Broker: a2amqtt.RedactBrokerURL(brokerURL)}, fail(1, "%v", err)
+	}
+	bare, _, urlPassword, inURL := brokerUserinfo(brokerURL)
+	conn := a2amqtt.Connection{Broker: bare}
+	user, _, err := c.user(brokerURL)
+	if err != nil {
 		return conn, err
 	}
-	u, err := url.Parse(brokerURL)
+	u, err := url.Parse(bare)
 	tlsURL := err == nil && isTLSScheme(u.Scheme)
 	if c.tlsSet() && !tlsURL {
 		return conn, fail(2, "--%s goes with an mqtts:// (or ssl://, tls://) broker URL", c.firstTLSFlag())
@@ -121,15 +167,27 @@ func (c *connFlags) connection(brokerURL string) (a2amqtt.Connection, error) {
 	if conn.TLS, err = c.tlsConfig(); err != nil {
 		return conn, err
 	}
-	conn.Username = c.user()
-	if *c.passwordFile != "" {
+	conn.Username = user
+	switch {
+	case *c.passwordFile != "":
 		p, err := firstLine("password-file", *c.passwordFile)
 		if err != nil {
 			return conn, err
 		}
+		if inURL && !bytes.Equal(p, urlPassword) {
+			return conn, fail(2, "--password-file %s and the --broker URL give different passwords: give the password once, with --password-file", *c.passwordFile)
+		}
 		conn.Password = p
-	} else if p := os.Getenv(envPassword); p != "" {
-		conn.Password = []byte(p)
+	case inURL:
+		conn.Password = urlPassword
+	default:
+		if p := os.Getenv(envPassword); p != "" {
+			conn.Password = []byte(p)
+		}
+	}
+	if inURL {
+		fmt.Fprintf(stderr, "%s: warning: the --broker URL holds a password, which every user of this machine can read in ps and which stays in the shell's history: give it with --password-file FILE (or $%s) instead\n",
+			c.cmd, envPassword)
 	}
 	return conn, nil
 }
@@ -205,15 +263,16 @@ func isTLSScheme(scheme string) bool {
 	return false
 }
 
-// noUserinfo refuses a URL with a user name or password in it: the URL
-// shows in ps, in messages and in logs, and MQTT takes credentials from
-// --username and --password-file only. The URL is not quoted.
+// noUserinfo refuses an agent URL (a2a send --url) with a user name or
+// password in it: over HTTP the caller authenticates with a bearer token
+// only, and the URL shows in ps and in messages. The URL is not quoted.
+// (A broker URL takes credentials: see connFlags.connection.)
 func noUserinfo(flagName, rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.User == nil {
 		return nil
 	}
-	return fail(2, "--%s: the URL holds credentials (user@ or user:password@): a URL shows in ps and in messages; give --username and --password-file (or $%s, $%s) instead", flagName, envUsername, envPassword)
+	return fail(2, "--%s: the URL holds credentials (user@ or user:password@): an agent takes a bearer token, not a user name or password, and a URL shows in ps and in messages; give the token with --token-file (or $%s)", flagName, envToken)
 }
 
 // plainRemote reports whether rawURL is neither TLS nor on a loopback

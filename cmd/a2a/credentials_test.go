@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -14,6 +15,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
+	"github.com/a2abind/a2abind/transport/mqtt/broker"
 	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
@@ -71,7 +75,8 @@ func startMosquittoWithPassword(t *testing.T, user, password string, conf ...str
 // TestBrokerPassword: a broker that requires a password refuses a2a send
 // and a2a watch without credentials, or with wrong ones, saying so, and
 // accepts them from flags and from the environment, a flag taking
-// precedence. No output holds the password.
+// precedence; a2a demo --broker takes them from flags or from the broker
+// URL. No output holds the password.
 func TestBrokerPassword(t *testing.T) {
 	const password = "pw-Qx7vT2"
 	b := startMosquittoWithPassword(t, "alice", password)
@@ -158,6 +163,17 @@ func TestBrokerPassword(t *testing.T) {
 				t.Fatalf("story %s did not pass:\n%s%s", story, r.stdout, r.stderr)
 			}
 		}
+		// The credentials in the broker URL: taken, with a warning.
+		r = runCLI(t, nil, "demo", "--broker", withUserinfo(t, b.URL(), "alice", password), "--quiet")
+		keep(r.stdout + r.stderr)
+		if !strings.Contains(r.stderr, "a2a demo: warning: the --broker URL holds a password") {
+			t.Fatalf("no warning:\n%s%s", r.stdout, r.stderr)
+		}
+		for _, story := range []string{"02", "03", "07", "08", "09"} {
+			if !strings.Contains(r.stdout, "pass  "+story) {
+				t.Fatalf("credentials in the URL: story %s did not pass:\n%s%s", story, r.stdout, r.stderr)
+			}
+		}
 	})
 	t.Run("unreadable password file", func(t *testing.T) {
 		missing := filepath.Join(dir, "missing")
@@ -192,8 +208,20 @@ func TestCredentialFlagErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"credentials in the broker URL", nil, append([]string{"send", "--broker", "mqtt://alice:SecretInURL@127.0.0.1:1"}, append(mq, "hi")...), 2, "the URL holds credentials"},
-		{"credentials in the watch URL", nil, []string{"watch", "--broker", "mqtt://alice:SecretInURL@127.0.0.1:1", "--org", "o", "--unit", "u"}, 2, "the URL holds credentials"},
+		{"user names in the broker URL and --username differ", nil, append([]string{"send", "--broker", "mqtt://alice:SecretInURL@127.0.0.1:1", "--username", "bob"}, append(mq, "hi")...), 2,
+			"--username bob and the user name alice in the --broker URL differ"},
+		{"user names in the watch URL and --username differ", nil, []string{"watch", "--broker", "mqtt://alice:SecretInURL@127.0.0.1:1", "--username", "bob", "--org", "o", "--unit", "u"}, 2,
+			"--username bob and the user name alice in the --broker URL differ"},
+		{"user names in the agent URL and --username differ", nil, []string{"agent", "--broker", "mqtt://alice:SecretInURL@127.0.0.1:1", "--username", "bob", "--org", "o", "--unit", "u", "--id", "x"}, 2,
+			"--username bob and the user name alice in the --broker URL differ"},
+		{"user names in the demo URL and --username differ", nil, []string{"demo", "--broker", "mqtt://alice:SecretInURL@127.0.0.1:1", "--username", "bob"}, 2,
+			"--username bob and the user name alice in the --broker URL differ"},
+		{"passwords in the broker URL and --password-file differ", nil, append([]string{"send", "--broker", "mqtt://alice:SecretInURL@127.0.0.1:1", "--password-file", bearerFile}, append(mq, "hi")...), 2,
+			"--password-file " + bearerFile + " and the --broker URL give different passwords"},
+		{"an identity from the URL's user name conflicts", nil, []string{"send", "--broker", "mqtt://acme%2Flab%2Falice:SecretInURL@127.0.0.1:1", "--as", "bob", "--to", "x", "hi"}, 2,
+			"--as bob conflicts with the user name acme/lab/alice (from the --broker URL)"},
+		{"a broker URL that does not parse", nil, append([]string{"send", "--broker", "mqtt://alice:SecretInURL%zz@127.0.0.1:1"}, append(mq, "hi")...), 1, "mqtt://alice:xxxxx@127.0.0.1:1"},
+		{"a broker URL of another scheme", nil, []string{"watch", "--broker", "http://alice:SecretInURL@127.0.0.1:1", "--org", "o", "--unit", "u"}, 1, `"http://alice:xxxxx@127.0.0.1:1": scheme "http"`},
 		{"credentials in the HTTP URL", nil, []string{"send", "--url", "http://alice:SecretInURL@127.0.0.1:1", "hi"}, 2, "the URL holds credentials"},
 		{"--ca-file with mqtt://", nil, append([]string{"send", "--broker", "mqtt://127.0.0.1:1", "--ca-file", tokenFile}, append(mq, "hi")...), 2, "--ca-file goes with an mqtts://"},
 		{"--ca-file with http://", nil, []string{"send", "--url", "http://127.0.0.1:1", "--ca-file", tokenFile, "hi"}, 2, "--ca-file goes with an https://"},
@@ -403,4 +431,151 @@ func TestBrokerTLS(t *testing.T) {
 		t.Fatalf("without the authority: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	t.Log(strings.TrimSpace(r.stderr))
+}
+
+// urlPassword is the password of the users of TestBrokerURLCredentials:
+// characters a userinfo must percent-encode (RFC 3986 §3.2.1), and a
+// "%41" that must be decoded once only.
+const urlPassword = "Pw@x:y/z%41#?Secret9"
+
+// withUserinfo is brokerURL with user and password (if not "") in its
+// userinfo, percent-encoded.
+func withUserinfo(t *testing.T, brokerURL, user, password string) string {
+	t.Helper()
+	u, err := url.Parse(brokerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(user)
+	if password != "" {
+		u.User = url.UserPassword(user, password)
+	}
+	return u.String()
+}
+
+// TestBrokerURLCredentials: on the embedded broker and on mosquitto, both
+// with a password file and the identity rules (docs/protocol.md §13), the
+// reference agent, a2a send and a2a watch connect with the credentials in
+// the broker URL (mqtt://user:password@host:port, percent-encoded), each
+// warning once that the password shows in ps; the user name in the URL
+// gives send its org, unit and own id as --username does; a wrong password
+// in the URL is refused (exit 1, the reason named); the agent's card lists
+// the URL without its userinfo; no output holds the password.
+func TestBrokerURLCredentials(t *testing.T) {
+	users := []string{"acme/lab/echo", "acme/lab/echo-c1", "acme/lab/alice", "acme/lab/watcher", "acme/lab/cards"}
+	dir := t.TempDir()
+	var f broker.PasswordFile
+	for _, u := range users {
+		if err := f.Set(u, urlPassword, 101); err != nil {
+			t.Fatal(err)
+		}
+	}
+	passwd := filepath.Join(dir, "passwd")
+	if err := f.WriteFile(passwd); err != nil {
+		t.Fatal(err)
+	}
+	good := writeFile(t, dir, "good", urlPassword+"\n")
+	const warning = "warning: the --broker URL holds a password, which every user of this machine can read in ps"
+	e, err := broker.Start(context.Background(), broker.Config{PasswordFile: passwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	m := mqtttest.StartMosquitto(t, mqtttest.WithPasswordFile(passwd))
+	for _, b := range []struct{ name, url string }{{mqtttest.NameEmbedded, e.URL()}, {mqtttest.NameMosquitto, m.URL()}} {
+		t.Run(b.name, func(t *testing.T) {
+			var outputs []string
+			noPassword := func() {
+				t.Helper()
+				for _, out := range outputs {
+					for _, secret := range []string{urlPassword, url.UserPassword("", urlPassword).String()[1:], "wrong-Kq3", "Pw@x", "Pw%40x"} {
+						if strings.Contains(out, secret) {
+							t.Fatalf("the password is in an output:\n%s", out)
+						}
+					}
+				}
+			}
+			defer noPassword()
+			ag := start(t, "agent", "--broker", withUserinfo(t, b.url, "acme/lab/echo", urlPassword), "--org", "acme", "--unit", "lab", "--id", "echo",
+				"--spawned-password-file", good)
+			ag.waitFor(t, "agent acme/lab/echo online")
+			if strings.Count(ag.output(), warning) != 1 {
+				t.Fatalf("want the warning once:\n%s", ag.output())
+			}
+			defer func() { outputs = append(outputs, ag.output()) }()
+			env := []string{"XDG_STATE_HOME=" + t.TempDir()}
+			send := func(brokerURL string, args ...string) result {
+				r := runCLI(t, env, append(append([]string{"send", "--broker", brokerURL, "--to", "echo", "--timeout", "30s"}, args...), "hello")...)
+				outputs = append(outputs, r.stdout+r.stderr)
+				return r
+			}
+			t.Run("send takes user and password from the URL", func(t *testing.T) {
+				// No --org, --unit or --as: the URL's user name gives them.
+				r := send(withUserinfo(t, b.url, "acme/lab/alice", urlPassword))
+				if r.code != 0 || !strings.Contains(r.stdout, "echo: hello") {
+					t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+				}
+				want := "a2a send: " + warning + " and which stays in the shell's history: give it with --password-file FILE (or $" + envPassword + ") instead\n"
+				if r.stderr != want {
+					t.Fatalf("want the warning alone on stderr:\n%s", r.stderr)
+				}
+			})
+			t.Run("send takes the user from the URL and the password from a file", func(t *testing.T) {
+				r := send(withUserinfo(t, b.url, "acme/lab/alice", ""), "--password-file", good)
+				if r.code != 0 || !strings.Contains(r.stdout, "echo: hello") || r.stderr != "" {
+					t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+				}
+				// The same user name and password in the URL and the flags.
+				r = send(withUserinfo(t, b.url, "acme/lab/alice", urlPassword), "--username", "acme/lab/alice", "--password-file", good)
+				if r.code != 0 || !strings.Contains(r.stdout, "echo: hello") || !strings.Contains(r.stderr, warning) {
+					t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+				}
+			})
+			t.Run("a wrong password in the URL is refused", func(t *testing.T) {
+				r := send(withUserinfo(t, b.url, "acme/lab/alice", "wrong-Kq3"))
+				t.Log(strings.TrimSpace(r.stderr))
+				if r.code != 1 || !strings.Contains(r.stderr, "the broker "+b.url+" refused the connection: ") ||
+					!strings.Contains(r.stderr, "user acme/lab/alice with a password was given") || !strings.Contains(r.stderr, warning) {
+					t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+				}
+				if !strings.Contains(r.stderr, "bad user name or password") && !strings.Contains(r.stderr, "not authorized") {
+					t.Fatalf("the refusal is not named:\n%s", r.stderr)
+				}
+			})
+			t.Run("the card lists the URL without its userinfo", func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: withUserinfo(t, b.url, "acme/lab/cards", urlPassword)},
+					Org: "acme", Unit: "lab", ClientID: "acme/lab/cards"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close(context.Background())
+				for {
+					for _, en := range w.Entries() {
+						if en.Key.Agent == "echo" && en.Card != nil {
+							if got := en.Card.SupportedInterfaces[0].URL; got != b.url {
+								t.Fatalf("the card's MQTT interface is %q, want %q", got, b.url)
+							}
+							return
+						}
+					}
+					select {
+					case <-ctx.Done():
+						t.Fatal("no card of echo")
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
+			})
+			t.Run("watch", func(t *testing.T) {
+				w := start(t, "watch", "--broker", withUserinfo(t, b.url, "acme/lab/watcher", urlPassword))
+				w.waitFor(t, "watching $a2a/v1/discovery/acme/lab/+")
+				w.waitFor(t, "agent=echo status=online")
+				outputs = append(outputs, w.output())
+				if !strings.Contains(w.output(), "a2a watch: "+warning) {
+					t.Fatalf("no warning:\n%s", w.output())
+				}
+			})
+		})
+	}
 }

@@ -28,11 +28,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	} else {
 		var err error
-		if conn, err = cf.connection(*brokerURL); err != nil {
+		if conn, err = cf.connection(*brokerURL, stderr); err != nil {
 			return err
 		}
 	}
-	_, err := demo.Run(ctx, demo.Config{BrokerURL: *brokerURL, TLS: conn.TLS, Username: conn.Username, Password: conn.Password, Out: stdout, Transcript: !*quiet,
+	// conn.Broker is the URL without its userinfo (the demo prints it).
+	_, err := demo.Run(ctx, demo.Config{BrokerURL: conn.Broker, TLS: conn.TLS, Username: conn.Username, Password: conn.Password, Out: stdout, Transcript: !*quiet,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
 	if errors.Is(err, demo.ErrFailed) {
 		return fail(1, "%v", err)

@@ -28,7 +28,11 @@ Credentials: the bearer token comes from --token-file FILE (its first
 line) or $A2A_TOKEN; --token TOKEN works too, but every user of the
 machine can read it in ps. Over MQTT the broker connection authenticates
 with --username (or $A2A_USERNAME) and --password-file FILE (its first
-line; or $A2A_PASSWORD); a flag takes precedence over the environment.
+line; or $A2A_PASSWORD), or with the broker URL's
+mqtt://USER:PASSWORD@host:port (percent-encoded; a password there shows in
+ps and the shell's history: a2a warns); a flag takes precedence over the
+URL, the URL over the environment, and a user name or password in a flag
+and in the URL that differ is a usage error.
 A user name of the form ORG/UNIT/ID is the requester's Client ID: a broker
 with a password file (a2a broker --password-file, mosquitto with
 use_username_as_clientid) admits a user only under its own, so it gives
@@ -145,13 +149,17 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	} else {
 		target := requester.Target{Agent: *to, Pool: *pool}
-		if err := fromUsername(cf.user(), [3]string{"org", "unit", "as"}, [3]*string{org, unit, as}); err != nil {
+		user, from, err := cf.user(*brokerURL)
+		if err != nil {
+			return err
+		}
+		if err := fromUsername(user, from, [3]string{"org", "unit", "as"}, [3]*string{org, unit, as}); err != nil {
 			return err
 		}
 		if err := checkMQTTSend(target, org, unit, as, *taskID, contextID); err != nil {
 			return err
 		}
-		conn, err := cf.connection(*brokerURL)
+		conn, err := cf.connection(*brokerURL, stderr)
 		if err != nil {
 			return err
 		}

@@ -17,8 +17,12 @@ import (
 
 const watchHelp = `
 Broker credentials: --username (or $A2A_USERNAME) and --password-file FILE
-(its first line; or $A2A_PASSWORD), a flag taking precedence; for TLS an
-mqtts:// broker URL, with --ca-file, --cert-file and --key-file.
+(its first line; or $A2A_PASSWORD), or in the broker URL,
+mqtt://USER:PASSWORD@host:port (percent-encoded; a password there shows in
+ps and the shell's history: a2a warns), a flag taking precedence over the
+URL, the URL over the environment (a user name or password in a flag and
+in the URL that differ is a usage error); for TLS an mqtts:// broker URL,
+with --ca-file, --cert-file and --key-file.
 
 Client ID: a broker with a password file (a2a broker --password-file,
 mosquitto with use_username_as_clientid) admits a user only under its own
@@ -50,7 +54,11 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The watch may read another unit (an ACL file can grant it): the
 	// flags left empty are taken from the user name, and no other value
 	// conflicts with it.
-	if o, u, _, ok := identityOf(cf.user()); ok {
+	user, _, err := cf.user(*brokerURL)
+	if err != nil {
+		return err
+	}
+	if o, u, _, ok := identityOf(user); ok {
 		if *org == "" {
 			*org = o
 		}
@@ -61,7 +69,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkIDs("org", *org, "unit", *unit); err != nil {
 		return err
 	}
-	conn, err := cf.connection(*brokerURL)
+	conn, err := cf.connection(*brokerURL, stderr)
 	if err != nil {
 		return err
 	}
