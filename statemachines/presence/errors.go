@@ -3,8 +3,8 @@ package presence
 import "errors"
 
 // ErrNotDiscoveryTopic is returned (wrapped, with the topic) by
-// Tracker.Ingest for a topic that is not $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}
-// with valid identifiers. The message is ignored.
+// Tracker.Ingest for a topic that is not {root}/discovery/{org_id}/{unit_id}/{agent_id}
+// under the tracker's root, with valid identifiers. The message is ignored.
 var ErrNotDiscoveryTopic = errors.New("presence: not a discovery topic")
 
 // CardError is returned by Tracker.Ingest for a non-empty payload that is not

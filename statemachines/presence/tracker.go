@@ -18,6 +18,7 @@ import (
 type Tracker struct {
 	agents map[Key]*record
 	decode CardDecoder
+	root   mqttbind.Root
 }
 
 // record is an agent's entry with the payload its card was decoded from, so
@@ -38,6 +39,12 @@ func WithCardDecoder(d CardDecoder) Option {
 			t.decode = d
 		}
 	}
+}
+
+// WithRoot reads discovery topics under root instead of the profile's
+// mqttbind.DefaultRoot (docs/protocol.md §1.5).
+func WithRoot(root mqttbind.Root) Option {
+	return func(t *Tracker) { t.root = root }
 }
 
 // NewTracker returns an empty tracker.
@@ -73,7 +80,8 @@ func (c Change) StatusChanged() bool {
 /*
 Ingest applies one message received on a discovery topic at time now.
 
-The agent is identified by the topic. An empty payload is an unregistration
+The agent is identified by the topic, a discovery topic under the tracker's
+root (WithRoot). An empty payload is an unregistration
 (the retained card was cleared). Any other payload must decode as an Agent
 Card (see CardDecoder); its liveness is read from the a2a-status and
 a2a-status-source properties by Classify. A card with a missing or invalid
@@ -84,7 +92,7 @@ read and a *CardError for a payload that is not a card; in both cases nothing
 changes. It never panics on any input.
 */
 func (t *Tracker) Ingest(topic string, payload []byte, props Properties, now time.Time) (Change, error) {
-	org, unit, agent, ok := mqttbind.ParseDiscoveryTopic(topic)
+	org, unit, agent, ok := t.root.ParseDiscoveryTopic(topic)
 	if !ok {
 		return Change{}, fmt.Errorf("%w: %q", ErrNotDiscoveryTopic, topic)
 	}

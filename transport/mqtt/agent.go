@@ -26,12 +26,17 @@ type AgentConfig struct {
 	Connection
 	// Org, Unit and ID name the agent; its Client ID is Org/Unit/ID.
 	Org, Unit, ID string
+	// Root is the topic root of every topic the agent uses: its card and
+	// Will, its request topic, its pool's. The zero Root is the profile's
+	// $a2a/v1; another is a deployment choice that requesters and the broker
+	// must share (docs/protocol.md §1.5).
+	Root mqttbind.Root
 	// Card is the Agent Card, published retained on the discovery topic. A
 	// spawned instance that serves handed-over tasks has none (nil): it
 	// publishes no card and has no Will.
 	Card *a2a.AgentCard
 	// Pool, when set, also serves the shared pool request topic through
-	// $share/{Group}/…/pool/{Pool}. Group defaults to
+	// $share/{Group}/{Root}/…/pool/{Pool}. Group defaults to
 	// mqttbind.DefaultGroupID(Org, Unit, Pool).
 	Pool, Group string
 	// Server is the runtime that answers requests.
@@ -89,21 +94,21 @@ func NewAgent(ctx context.Context, cfg AgentConfig) (*Agent, error) {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	var err error
-	if a.discovery, err = mqttbind.DiscoveryTopic(cfg.Org, cfg.Unit, cfg.ID); err != nil {
+	if a.discovery, err = cfg.Root.DiscoveryTopic(cfg.Org, cfg.Unit, cfg.ID); err != nil {
 		return nil, err
 	}
-	if a.requestTopic, err = mqttbind.RequestTopic(cfg.Org, cfg.Unit, cfg.ID); err != nil {
+	if a.requestTopic, err = cfg.Root.RequestTopic(cfg.Org, cfg.Unit, cfg.ID); err != nil {
 		return nil, err
 	}
 	if cfg.Pool != "" {
-		if a.poolTopic, err = mqttbind.PoolRequestTopic(cfg.Org, cfg.Unit, cfg.Pool); err != nil {
+		if a.poolTopic, err = cfg.Root.PoolRequestTopic(cfg.Org, cfg.Unit, cfg.Pool); err != nil {
 			return nil, err
 		}
 		group := cfg.Group
 		if group == "" {
 			group = mqttbind.DefaultGroupID(cfg.Org, cfg.Unit, cfg.Pool)
 		}
-		if a.poolFilter, err = mqttbind.PoolSubscriptionTopic(group, cfg.Org, cfg.Unit, cfg.Pool); err != nil {
+		if a.poolFilter, err = cfg.Root.PoolSubscriptionTopic(group, cfg.Org, cfg.Unit, cfg.Pool); err != nil {
 			return nil, err
 		}
 	}

@@ -17,7 +17,7 @@ type BrokerCapabilities struct {
 	// and its Will are retained.
 	RetainAvailable bool
 	// WildcardSubscriptionAvailable: topic filters with + or # (absent:
-	// true). A Watch subscribes $a2a/v1/discovery/{org}/{unit}/+.
+	// true). A Watch subscribes {root}/discovery/{org}/{unit}/+.
 	WildcardSubscriptionAvailable bool
 	// SharedSubscriptionAvailable: $share/... subscriptions (absent:
 	// true). An Agent with a Pool subscribes one.
@@ -101,7 +101,7 @@ func (c BrokerCapabilities) needShared() error {
 // Watch.
 func (c BrokerCapabilities) needWildcard() error {
 	if !c.WildcardSubscriptionAvailable {
-		return &CapabilityError{Capability: "wildcard subscriptions", Need: "a watch subscribes $a2a/v1/discovery/{org}/{unit}/+"}
+		return &CapabilityError{Capability: "wildcard subscriptions", Need: "a watch subscribes {root}/discovery/{org}/{unit}/+"}
 	}
 	return nil
 }

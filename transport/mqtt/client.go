@@ -22,9 +22,14 @@ type ClientConfig struct {
 	// Connection is the broker connection.
 	Connection
 	// Org, Unit and ID name the requester: its Client ID is Org/Unit/ID and
-	// its reply topic $a2a/v1/reply/Org/Unit/ID/{random suffix}. Requests go
+	// its reply topic {Root}/reply/Org/Unit/ID/{random suffix}. Requests go
 	// to agents and pools of the same Org and Unit.
 	Org, Unit, ID string
+	// Root is the topic root of the agents and pools the client asks, and
+	// of its reply topic. The zero Root is the profile's $a2a/v1; another
+	// is a deployment choice that agents and the broker must share
+	// (docs/protocol.md §1.5).
+	Root mqttbind.Root
 	// Requester configures the requester: the retry profile (zero value:
 	// mqttbind.DefaultRetryProfile()), the handover routes store, the bound
 	// on finished routes and the logger (which also receives replies with
@@ -52,9 +57,9 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	tr := &clientTransport{org: cfg.Org, unit: cfg.Unit, log: log, inflight: map[string]func(*requester.Reply){}}
+	tr := &clientTransport{org: cfg.Org, unit: cfg.Unit, root: cfg.Root, log: log, inflight: map[string]func(*requester.Reply){}}
 	var err error
-	if tr.replyTopic, err = mqttbind.ReplyTopic(cfg.Org, cfg.Unit, cfg.ID, uuid.NewString()); err != nil {
+	if tr.replyTopic, err = cfg.Root.ReplyTopic(cfg.Org, cfg.Unit, cfg.ID, uuid.NewString()); err != nil {
 		return nil, err
 	}
 	rc, err := requester.New(tr, cfg.Requester)
@@ -107,6 +112,7 @@ func (c *Client) IgnoredReplies() int64 { return c.Client.IgnoredReplies() + c.t
 // back by their Correlation Data.
 type clientTransport struct {
 	org, unit  string
+	root       mqttbind.Root
 	replyTopic string
 	conn       *conn
 	log        *slog.Logger
@@ -137,9 +143,9 @@ func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deli
 	var err error
 	switch {
 	case req.Target.Pool != "":
-		topic, err = mqttbind.PoolRequestTopic(t.org, t.unit, req.Target.Pool)
+		topic, err = t.root.PoolRequestTopic(t.org, t.unit, req.Target.Pool)
 	case req.Target.Agent != "":
-		topic, err = mqttbind.RequestTopic(t.org, t.unit, req.Target.Agent)
+		topic, err = t.root.RequestTopic(t.org, t.unit, req.Target.Agent)
 	default:
 		err = errNoTopic
 	}

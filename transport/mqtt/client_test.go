@@ -75,16 +75,16 @@ func refHandler(id string) agent.HandlerFunc {
 }
 
 func TestClientStories(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
+	forEachSite(t, func(t *testing.T, s site) {
 		store := taskstore.NewMemory(nil)
 		srv := agent.NewServer(refHandler("b"), agent.WithStore(store))
 		t.Cleanup(func() { srv.Close(context.Background()) })
-		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
+		startAgent(t, s.agent(AgentConfig{Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv}))
 		// The spawned instance: own connection and Client ID, no card, same store.
 		spawned := agent.NewServer(refHandler("b-c1"), agent.WithStore(store))
 		t.Cleanup(func() { spawned.Close(context.Background()) })
-		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "b-c1", Server: spawned})
-		c := startClient(t, b.URL(), "a")
+		startAgent(t, s.agent(AgentConfig{Org: "acme", Unit: "lab", ID: "b-c1", Server: spawned}))
+		c := startClient(t, s.conn.Broker, "a", s.client)
 		ctx := testCtx(t)
 
 		t.Run("02 single reply", func(t *testing.T) {

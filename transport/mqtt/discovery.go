@@ -19,8 +19,12 @@ type WatchConfig struct {
 	// Connection is the broker connection.
 	Connection
 	// Org and Unit scope the watch: it subscribes
-	// $a2a/v1/discovery/Org/Unit/+ and nothing wider.
+	// {Root}/discovery/Org/Unit/+ and nothing wider.
 	Org, Unit string
+	// Root is the topic root of the agents watched. The zero Root is the
+	// profile's $a2a/v1; another is a deployment choice that agents and the
+	// broker must share (docs/protocol.md §1.5).
+	Root mqttbind.Root
 	// ClientID of the watcher's connection (default: Org/Unit/watch-<uuid>).
 	ClientID string
 	// Logger receives discovery messages that are not cards.
@@ -51,14 +55,14 @@ type Watcher struct {
 // Watcher.Done and the package documentation, "Reconnects"). Status is
 // advisory: never a reason to skip the retry profile.
 func Watch(ctx context.Context, cfg WatchConfig) (*Watcher, error) {
-	filter, err := mqttbind.DiscoveryFilterTopic(cfg.Org, cfg.Unit)
+	filter, err := cfg.Root.DiscoveryFilterTopic(cfg.Org, cfg.Unit)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.ClientID == "" {
 		cfg.ClientID = cfg.Org + "/" + cfg.Unit + "/watch-" + uuid.NewString()
 	}
-	w := &Watcher{log: cfg.Logger, tracker: presence.NewTracker(cfg.TrackerOptions...), wake: make(chan struct{}, 1),
+	w := &Watcher{log: cfg.Logger, tracker: presence.NewTracker(append([]presence.Option{presence.WithRoot(cfg.Root)}, cfg.TrackerOptions...)...), wake: make(chan struct{}, 1),
 		changes: make(chan presence.Change), done: make(chan struct{}), stopped: make(chan struct{})}
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)

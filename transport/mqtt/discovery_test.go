@@ -6,12 +6,11 @@ import (
 	"testing"
 
 	"github.com/a2abind/a2abind/statemachines/presence"
-	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
 func TestWatchFollowsPresence(t *testing.T) {
-	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
-		w, err := Watch(testCtx(t), WatchConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab"})
+	forEachSite(t, func(t *testing.T, s site) {
+		w, err := Watch(testCtx(t), WatchConfig{Connection: s.conn, Root: s.root, Org: "acme", Unit: "lab"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +25,7 @@ func TestWatchFollowsPresence(t *testing.T) {
 			return presence.Change{}
 		}
 		srv := echoServer(t)
-		a := startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv})
+		a := startAgent(t, s.agent(AgentConfig{Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: srv}))
 		if ch := next(); ch.Entry.Status() != presence.StatusOnline || ch.Entry.Source() != presence.SourceAgent || ch.Entry.Card.Name != "B" {
 			t.Fatalf("%+v", ch.Entry)
 		}
@@ -38,8 +37,8 @@ func TestWatchFollowsPresence(t *testing.T) {
 			t.Fatalf("lookup %+v %v", e, ok)
 		}
 		// Another unit is outside the watch.
-		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "other", ID: "x", Card: testCard("X"), Server: srv})
-		startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "c", Card: testCard("C"), Server: srv})
+		startAgent(t, s.agent(AgentConfig{Org: "acme", Unit: "other", ID: "x", Card: testCard("X"), Server: srv}))
+		startAgent(t, s.agent(AgentConfig{Org: "acme", Unit: "lab", ID: "c", Card: testCard("C"), Server: srv}))
 		if ch := next(); ch.Entry.Key.Agent != "c" {
 			t.Fatalf("got %v: a watch must stay in its org/unit", ch.Entry.Key)
 		}

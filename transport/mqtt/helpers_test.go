@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/transport/mqtt/broker"
 	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
@@ -263,6 +264,51 @@ func taskIDOf(payload []byte) string {
 func forEachBroker(t *testing.T, fn func(t *testing.T, b mqtttest.Broker)) {
 	for _, b := range mqtttest.Brokers(t) {
 		t.Run(b.Name(), func(t *testing.T) { fn(t, b) })
+	}
+}
+
+// site is a broker as the library's users reach it: its connection (URL
+// and login) and the topic root agents and clients use there.
+type site struct {
+	name string
+	b    mqtttest.Broker
+	conn Connection
+	root mqttbind.Root
+}
+
+// agent completes cfg with the site's connection and root.
+func (s site) agent(cfg AgentConfig) AgentConfig {
+	cfg.Connection, cfg.Root = s.conn, s.root
+	return cfg
+}
+
+// client configures a client of the site (a mod of startClient).
+func (s site) client(cfg *ClientConfig) {
+	cfg.Connection, cfg.Root = s.conn, s.root
+}
+
+// forEachSite runs fn on every broker the stories run on: the embedded
+// broker and mosquitto under the profile's root, mosquitto under the root
+// a2a/v1, and ejabberd (which refuses $ topics, docs/protocol.md §1.5)
+// under a2a/v1 with the login it needs. The tests fail without mosquitto
+// or ejabberd; they never skip.
+func forEachSite(t *testing.T, fn func(t *testing.T, s site)) {
+	plain, err := mqttbind.ParseRoot(mqtttest.EjabberdRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokers := mqtttest.Brokers(t)
+	mosquitto := brokers[1]
+	ej := mqtttest.StartEjabberd(t)
+	sites := []site{
+		{name: brokers[0].Name(), b: brokers[0], conn: Connection{Broker: brokers[0].URL()}},
+		{name: mosquitto.Name(), b: mosquitto, conn: Connection{Broker: mosquitto.URL()}},
+		{name: mosquitto.Name() + " under " + plain.String(), b: mosquitto, conn: Connection{Broker: mosquitto.URL()}, root: plain},
+		{name: ej.Name() + " under " + plain.String(), b: ej, root: plain,
+			conn: Connection{Broker: ej.URL(), Username: mqtttest.EjabberdUsername, Password: []byte(mqtttest.EjabberdPassword)}},
+	}
+	for _, s := range sites {
+		t.Run(s.name, func(t *testing.T) { fn(t, s) })
 	}
 }
 

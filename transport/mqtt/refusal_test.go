@@ -124,7 +124,7 @@ func TestCapabilityChecks(t *testing.T) {
 		{"no shared subscriptions, for a pool", func(b *BrokerCapabilities) { b.SharedSubscriptionAvailable = false }, BrokerCapabilities.needShared,
 			"mqtt: the broker does not offer shared subscriptions (CONNACK): pools need them"},
 		{"no wildcard subscriptions, for a watch", func(b *BrokerCapabilities) { b.WildcardSubscriptionAvailable = false }, BrokerCapabilities.needWildcard,
-			"mqtt: the broker does not offer wildcard subscriptions (CONNACK): a watch subscribes $a2a/v1/discovery/{org}/{unit}/+"},
+			"mqtt: the broker does not offer wildcard subscriptions (CONNACK): a watch subscribes {root}/discovery/{org}/{unit}/+"},
 		{"no retained messages, for a card", func(b *BrokerCapabilities) { b.RetainAvailable = false }, BrokerCapabilities.needRetain,
 			"mqtt: the broker does not offer retained messages (CONNACK): agent cards are retained"},
 	} {

@@ -62,6 +62,20 @@ type Ejabberd struct {
 
 var _ Broker = (*Ejabberd)(nil)
 
+// The login a test gives ejabberd: its configuration (EjabberdConfig)
+// admits any user name without / with any non-empty password, and refuses
+// an empty password (0x87) and a user name with / (0x86), so an A2A Client
+// ID cannot be the user name there.
+const (
+	EjabberdUsername = "a2a"
+	EjabberdPassword = "anonymous"
+)
+
+// EjabberdRoot is the topic root A2A clients use on ejabberd: it refuses
+// client topics beginning with $ (PUBACK and CONNACK 0x90), so the
+// profile's $a2a/v1 cannot be used there (docs/protocol.md §1.5).
+const EjabberdRoot = "a2a/v1"
+
 // findEjabberdctl returns ejabberdctl: ctl if set, else the one on PATH,
 // else Debian's.
 func findEjabberdctl(ctl string) (string, error) {
