@@ -1,6 +1,10 @@
 package mqtt
 
-import "github.com/a2abind/a2abind/generated/a2a"
+import (
+	"net/url"
+
+	"github.com/a2abind/a2abind/generated/a2a"
+)
 
 // The interface this package serves, as an Agent Card declares it
 // (docs/protocol.md §11, "MQTT entry in supportedInterfaces": the same
@@ -17,7 +21,12 @@ const (
 // broker at brokerURL (for example "mqtt://broker.example.com:1883"), for
 // AgentCard.SupportedInterfaces. An agent also served over HTTP lists that
 // interface in the same card (transport/http.JSONRPCInterface), the
-// preferred one first.
+// preferred one first. Credentials in the URL (user:password@, see
+// Connection.Broker) are left out: a card is public.
 func Interface(brokerURL string) a2a.AgentInterface {
+	if u, err := url.Parse(brokerURL); err == nil && u.User != nil {
+		u.User = nil
+		brokerURL = u.String()
+	}
 	return a2a.AgentInterface{URL: brokerURL, ProtocolBinding: ProtocolBindingMQTT, ProtocolVersion: ProtocolVersion}
 }

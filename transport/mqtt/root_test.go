@@ -155,3 +155,18 @@ func TestEjabberdRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { c.check(t, c.start()) })
 	}
 }
+
+func TestInterfaceLeavesCredentialsOut(t *testing.T) {
+	cases := []struct{ name, broker, want string }{
+		{"plain", "mqtt://broker.example.com:1883", "mqtt://broker.example.com:1883"},
+		{"user and password", "mqtt://alice:s3cr%40t@broker.example.com:1883", "mqtt://broker.example.com:1883"},
+		{"user only", "mqtts://alice@broker.example.com:8883", "mqtts://broker.example.com:8883"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Interface(c.broker).URL; got != c.want {
+				t.Fatalf("Interface(%q).URL = %q, want %q", c.broker, got, c.want)
+			}
+		})
+	}
+}
