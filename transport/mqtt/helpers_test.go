@@ -117,13 +117,25 @@ func (rc *rawClient) each(t *testing.T, fn func(message)) {
 
 func dialRaw(t *testing.T, brokerURL, clientID string, filters ...string) *rawClient {
 	t.Helper()
+	return dialRawAs(t, brokerURL, clientID, "", "", filters...)
+}
+
+// dialRawAs is dialRaw with a user name and password. With a user name,
+// each filter is subscribed on its own and a refused one is left out (a
+// secured broker may refuse some: the test then checks what is delivered).
+func dialRawAs(t *testing.T, brokerURL, clientID, user, password string, filters ...string) *rawClient {
+	t.Helper()
 	u, _ := url.Parse(brokerURL)
 	rc := &rawClient{msgs: make(chan message, 20000), done: make(chan struct{}), last: map[string]string{}}
 	ready := make(chan struct{}, 1)
 	cfg := autopaho.ClientConfig{ServerUrls: []*url.URL{u}, KeepAlive: 30, CleanStartOnInitialConnection: true,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			go func() {
-				if len(filters) > 0 {
+				if user != "" {
+					for _, f := range filters {
+						_, _ = cm.Subscribe(context.Background(), &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: f, QoS: 1}}})
+					}
+				} else if len(filters) > 0 {
 					var subs []paho.SubscribeOptions
 					for _, f := range filters {
 						subs = append(subs, paho.SubscribeOptions{Topic: f, QoS: 1})
@@ -146,6 +158,9 @@ func dialRaw(t *testing.T, brokerURL, clientID string, filters ...string) *rawCl
 				rc.msgs <- m
 				return true, nil
 			}}}}
+	if user != "" {
+		cfg.ConnectUsername, cfg.ConnectPassword = user, []byte(password)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cm, err := autopaho.NewConnection(ctx, cfg)
 	if err != nil {

@@ -170,3 +170,65 @@ func TestInterfaceLeavesCredentialsOut(t *testing.T) {
 		})
 	}
 }
+
+// TestTopicRootSecuredBrokers: with authentication, the identity rules
+// follow the root on both brokers (the embedded broker's Config.Root,
+// mosquitto's acl_file from broker.MosquittoACLUnder): an agent and a
+// requester of the unit talk under a2a/v1, and an intruder of the unit
+// subscribing to # or a2a/v1/# never reads the request with its bearer
+// token.
+func TestTopicRootSecuredBrokers(t *testing.T) {
+	root := plainRoot(t)
+	pw := writeUsers(t, "acme/lab/b", "acme/lab/a", "acme/lab/intruder")
+	login := func(b mqtttest.Broker, user string) Connection {
+		return Connection{Broker: b.URL(), Username: user, Password: []byte("pw-" + user)}
+	}
+	for _, b := range []mqtttest.Broker{
+		mqtttest.StartEmbedded(t, mqtttest.WithPasswordFile(pw), mqtttest.WithRoot(root)),
+		mqtttest.StartMosquitto(t, mqtttest.WithPasswordFile(pw), mqtttest.WithRoot(root)),
+	} {
+		t.Run(b.Name(), func(t *testing.T) {
+			seen := make(chan string, 100)
+			spy := dialRawAs(t, b.URL(), "acme/lab/intruder", "acme/lab/intruder", "pw-acme/lab/intruder", "#", "a2a/v1/#", "+/#", "a2a/v1/discovery/acme/lab/+")
+			spy.each(t, func(m message) { seen <- m.topic })
+			startAgent(t, AgentConfig{Connection: login(b, "acme/lab/b"), Root: root, Org: "acme", Unit: "lab", ID: "b", Card: testCard("B"), Server: echoServer(t)})
+			c, err := NewClient(testCtx(t), ClientConfig{Connection: login(b, "acme/lab/a"), Root: root, Org: "acme", Unit: "lab", ID: "a",
+				Requester: requester.Config{Retry: fastProfile()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close(context.Background()) })
+			res, err := c.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Content: a2a.PartText("hi")}}}},
+				requester.To(requester.Target{Agent: "b"}), requester.WithBearer("secret-token"))
+			if err != nil || res.Task.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("%+v %v", res, err)
+			}
+			// What the spy got by now (the request was answered, so it was
+			// delivered wherever it would be): never a request or a reply.
+			// It did read what its unit may: the agent's card.
+			card := false
+			for !card {
+				select {
+				case topic := <-seen:
+					if strings.HasPrefix(topic, "a2a/v1/request/") || strings.HasPrefix(topic, "a2a/v1/reply/") {
+						t.Fatalf("the intruder read %s", topic)
+					}
+					card = card || topic == "a2a/v1/discovery/acme/lab/b"
+				case <-testCtx(t).Done():
+					t.Fatal("the intruder never read the unit's card: its subscriptions were not live")
+				}
+			}
+			for {
+				select {
+				case topic := <-seen:
+					if strings.HasPrefix(topic, "a2a/v1/request/") || strings.HasPrefix(topic, "a2a/v1/reply/") {
+						t.Fatalf("the intruder read %s", topic)
+					}
+					continue
+				default:
+				}
+				break
+			}
+		})
+	}
+}

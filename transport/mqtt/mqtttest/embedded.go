@@ -27,7 +27,7 @@ func StartEmbedded(t testing.TB, opts ...Option) *Embedded {
 	t.Helper()
 	o := collect(opts)
 	e := &Embedded{t: t, cfg: broker.Config{Status: o.status, Logger: o.logger,
-		PasswordFile: o.passwordFile, ACLFile: o.aclFile}}
+		PasswordFile: o.passwordFile, ACLFile: o.aclFile, Root: o.root}}
 	if o.persistence {
 		e.cfg.DataDir = t.TempDir()
 	}

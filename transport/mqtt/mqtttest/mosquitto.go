@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/transport/mqtt/broker"
 )
 
@@ -104,7 +105,7 @@ func StartMosquitto(t testing.TB, opts ...Option) *Mosquitto {
 	}
 	extra := o.mosquittoConf
 	if o.passwordFile != "" || o.aclFile != "" {
-		security, err := mosquittoSecurity(dir, o.passwordFile, o.aclFile)
+		security, err := mosquittoSecurity(dir, o.passwordFile, o.aclFile, o.root)
 		if err != nil {
 			t.Fatalf("mqtttest: %v", err)
 		}
@@ -326,7 +327,7 @@ func (m *Mosquitto) Restart() {
 
 // mosquittoSecurity writes mosquitto's acl_file into dir and returns the
 // configuration lines of WithPasswordFile and WithACLFile.
-func mosquittoSecurity(dir, passwordFile, aclFile string) ([]string, error) {
+func mosquittoSecurity(dir, passwordFile, aclFile string, root mqttbind.Root) ([]string, error) {
 	if passwordFile == "" {
 		return nil, errors.New("WithACLFile needs WithPasswordFile")
 	}
@@ -334,7 +335,7 @@ func mosquittoSecurity(dir, passwordFile, aclFile string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	acl, err := broker.MosquittoACL(pw.Users())
+	acl, err := broker.MosquittoACLUnder(root, pw.Users())
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,8 @@ package mqtttest
 import (
 	"log/slog"
 	"testing"
+
+	"github.com/a2abind/a2abind/generated/mqttbind"
 )
 
 // Broker is a broker started for a test.
@@ -63,6 +65,7 @@ type options struct {
 	logger        *slog.Logger
 	passwordFile  string
 	aclFile       string
+	root          mqttbind.Root
 }
 
 func collect(opts []Option) options {
@@ -124,6 +127,14 @@ func WithPasswordFile(path string) Option {
 // clientid lines, which mosquitto refuses). It needs WithPasswordFile.
 func WithACLFile(path string) Option {
 	return func(o *options) { o.aclFile = path }
+}
+
+// WithRoot sets the topic root the broker's A2A rules apply under
+// (docs/protocol.md §1.5): the embedded broker's Config.Root, and the
+// topics of mosquitto's acl_file under WithPasswordFile
+// (broker.MosquittoACLUnder). The zero Root is the profile's.
+func WithRoot(root mqttbind.Root) Option {
+	return func(o *options) { o.root = root }
 }
 
 // Brokers starts the embedded broker and mosquitto, in that order, for a
