@@ -22,6 +22,7 @@ import (
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/agent/webhook"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/generated/offline"
 	"github.com/a2abind/a2abind/statemachines/reach"
 	a2ahttp "github.com/a2abind/a2abind/transport/http"
@@ -39,6 +40,10 @@ type Config struct {
 	// there.
 	Broker, Org, Unit, ID, Pool string
 	KeepAlive                   time.Duration
+	// Root is the topic root of both MQTT connections' topics (the zero
+	// Root is the profile's $a2a/v1; another is a deployment choice
+	// outside the profile, docs/protocol.md §1.5).
+	Root mqttbind.Root
 	// TLS, Username and Password are the MQTT connections' TLS
 	// configuration and credentials (optional; see a2amqtt.Connection).
 	// Both connections, the agent and {ID}-c1, use them, unless
@@ -244,6 +249,7 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		var err error
 		ra.spawned, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
 			Connection: spawnedConn,
+			Root:       c.Root,
 			Org:        c.Org,
 			Unit:       c.Unit,
 			ID:         spawnedID,
@@ -255,6 +261,7 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		}
 		ra.main, err = a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{
 			Connection: conn,
+			Root:       c.Root,
 			Org:        c.Org,
 			Unit:       c.Unit,
 			ID:         c.ID,
