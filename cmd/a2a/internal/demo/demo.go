@@ -38,6 +38,8 @@ import (
 type demo struct {
 	out       io.Writer
 	brokerURL string
+	// root is the topic root of every MQTT story (Config.Root).
+	root      mqttbind.Root
 	org, unit string
 	client    *a2amqtt.Client
 	sniff     *sniffer
@@ -64,7 +66,7 @@ func (d *demo) sniffOut() io.Writer { return d.transcript }
 // agentConfig configures a reference agent on the demo's broker: agent
 // id, in pool when one is given.
 func (d *demo) agentConfig(id string, pool ...string) refagent.Config {
-	c := refagent.Config{Broker: d.brokerURL, Org: d.org, Unit: d.unit, ID: id, Log: d.log,
+	c := refagent.Config{Broker: d.brokerURL, Root: d.root, Org: d.org, Unit: d.unit, ID: id, Log: d.log,
 		TLS: d.conn.TLS, Username: d.conn.Username, Password: d.conn.Password}
 	if len(pool) > 0 {
 		c.Pool = pool[0]
@@ -98,6 +100,11 @@ type Config struct {
 	TLS      *tls.Config
 	Username string
 	Password []byte
+	// Root is the topic root of every MQTT story, on BrokerURL and on the
+	// embedded brokers alike, the secured one included (the zero Root is
+	// the profile's $a2a/v1; another is a deployment choice outside the
+	// profile, docs/protocol.md §1.5).
+	Root mqttbind.Root
 	// Out receives the transcript and the verdicts; Transcript false prints
 	// the verdicts only.
 	Out        io.Writer
@@ -119,13 +126,39 @@ type Config struct {
 type Result struct {
 	ID, Title, Detail string
 	Err               error
+	// Skipped says the story was not told: the broker does not offer a
+	// capability that only an Extended conformance feature needs (shared
+	// subscriptions, for the pool of story 05: docs/protocol.md §4.6,
+	// §10). Err is the *a2amqtt.CapabilityError that says so. A skipped
+	// story is not a failure.
+	Skipped bool
 }
 
 // ErrFailed is returned by Run when a story failed. A story that failed
 // on a refusal by the broker (a2amqtt.IsRefusal: a publish or a
 // subscription refused, a capability its CONNACK does not offer) stops the
-// run: the error wraps the refusal too.
+// run: the error wraps the refusal too. A story skipped for an optional
+// capability (Result.Skipped) neither fails nor stops the run.
 var ErrFailed = errors.New("demo: a story failed")
+
+// optionalCapabilities are the capabilities (a2amqtt.CapabilityError's
+// Capability) that only an Extended conformance feature needs, with what
+// the SKIP line says of it.
+var optionalCapabilities = map[string]string{
+	"shared subscriptions": "shared pools are Extended conformance: docs/protocol.md §4.6, §10",
+}
+
+// optionalCapability returns what a story skipped says when err is a
+// broker's lack of a capability that only an Extended conformance feature
+// needs (optionalCapabilities); ok is false for any other error.
+func optionalCapability(err error) (capability, why string, ok bool) {
+	var ce *a2amqtt.CapabilityError
+	if !errors.As(err, &ce) {
+		return "", "", false
+	}
+	why, ok = optionalCapabilities[ce.Capability]
+	return ce.Capability, why, ok
+}
 
 // Run runs the user stories and reports each verdict on cfg.Out.
 func Run(ctx context.Context, cfg Config) ([]Result, error) {
@@ -136,14 +169,17 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	d := &demo{out: stdout, org: "demo", unit: "lab-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:6], log: cfg.Log}
+	d := &demo{out: stdout, root: cfg.Root, org: "demo", unit: "lab-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:6], log: cfg.Log}
+	if !d.root.IsDefault() {
+		fmt.Fprintf(stdout, "topic root: %s, not the profile's %s (docs/protocol.md §1.5)\n", d.root, mqttbind.DefaultRoot)
+	}
 	if cfg.BrokerURL == "" {
-		plain, err := broker.Start(ctx, broker.Config{Logger: d.log})
+		plain, err := broker.Start(ctx, broker.Config{Root: d.root, Logger: d.log})
 		if err != nil {
 			return nil, fmt.Errorf("starting the embedded broker: %w", err)
 		}
 		defer plain.Close()
-		managed, err := broker.Start(ctx, broker.Config{Status: true, Logger: d.log})
+		managed, err := broker.Start(ctx, broker.Config{Status: true, Root: d.root, Logger: d.log})
 		if err != nil {
 			return nil, fmt.Errorf("starting the embedded broker: %w", err)
 		}
@@ -160,12 +196,12 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	d.transcript = transcript
 	var err error
-	d.sniff, err = startSniffer(ctx, d.conn, d.org+"/"+d.unit+"/transcript", transcript)
+	d.sniff, err = startSniffer(ctx, d.conn, d.root, d.org+"/"+d.unit+"/transcript", transcript)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", d.brokerURL, err)
 	}
 	defer d.sniff.close()
-	d.client, err = a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: d.conn, Org: d.org, Unit: d.unit, ID: "requester", Requester: requester.Config{Logger: d.log}})
+	d.client, err = a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: d.conn, Root: d.root, Org: d.org, Unit: d.unit, ID: "requester", Requester: requester.Config{Logger: d.log}})
 	if err != nil {
 		return nil, err
 	}
@@ -230,10 +266,16 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		case cfg.Record != nil:
 			cfg.Record(s.ID, sniff.takeMessages())
 		}
-		results = append(results, Result{s.ID, s.Title, detail, err})
-		if err != nil {
+		_, why, skip := optionalCapability(err)
+		r := Result{ID: s.ID, Title: s.Title, Detail: detail, Err: err, Skipped: skip}
+		results = append(results, r)
+		switch {
+		case r.Skipped:
+			fmt.Fprintf(stdout, "   SKIP: %v (%s)\n", err, why)
+			continue
+		case err != nil:
 			fmt.Fprintf(stdout, "   FAIL: %v\n", err)
-		} else {
+		default:
 			fmt.Fprintf(stdout, "   pass: %s\n", detail)
 		}
 		if a2amqtt.IsRefusal(err) {
@@ -250,10 +292,16 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		d.secured.sniff.mute()
 	}
 	failed := 0
+	var skipped []string
 	fmt.Fprintf(stdout, "\n== summary (%.1fs)\n", time.Since(started).Seconds())
 	for _, r := range results {
 		verdict := "pass"
-		if r.Err != nil {
+		switch {
+		case r.Skipped:
+			verdict = "SKIP"
+			capability, _, _ := optionalCapability(r.Err)
+			skipped = append(skipped, r.ID+": the broker does not offer "+capability)
+		case r.Err != nil:
 			verdict = "FAIL"
 			failed++
 		}
@@ -264,6 +312,10 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	if failed > 0 {
 		return results, fmt.Errorf("%w: %d of %d", ErrFailed, failed, len(results))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(stdout, "%d passed, %d skipped (%s)\n", len(results)-len(skipped), len(skipped), strings.Join(skipped, "; "))
+		return results, nil
 	}
 	fmt.Fprintf(stdout, "all %d stories passed\n", len(results))
 	return results, nil
@@ -316,7 +368,7 @@ func (d *demo) startHTTP(ctx context.Context, transcript io.Writer) (stop func()
 }
 
 func (d *demo) discovery(agentID string) string {
-	t, _ := mqttbind.DiscoveryTopic(d.org, d.unit, agentID)
+	t, _ := d.root.DiscoveryTopic(d.org, d.unit, agentID)
 	return t
 }
 
@@ -379,18 +431,14 @@ func stateSuffix(it requester.Item) string {
 }
 
 func story05(ctx context.Context, d *demo) (string, error) {
-	if err := d.sniff.probeShared(ctx); err != nil {
-		return "", err
-	}
+	// The members first: a broker whose CONNACK offers no shared
+	// subscriptions refuses the first one at once (*a2amqtt.CapabilityError,
+	// and the story is skipped); then the probe, for a broker that offers
+	// them but does not deliver the pool's topics.
+	ids := []string{"worker-1", "worker-2"}
 	var members []*refagent.Agent
-	for _, id := range []string{"worker-1", "worker-2"} {
-		m, err := refagent.Start(ctx, d.agentConfig(id, "workers"))
-		if err != nil {
-			return "", err
-		}
-		members = append(members, m)
-	}
 	stopped := false
+	// stop closes the members started and waits for their offline cards.
 	stop := func() error {
 		if stopped {
 			return nil
@@ -399,7 +447,7 @@ func story05(ctx context.Context, d *demo) (string, error) {
 		for _, m := range members {
 			m.Close(context.Background())
 		}
-		for _, id := range []string{"worker-1", "worker-2"} {
+		for _, id := range ids[:len(members)] {
 			if err := d.sniff.seen(ctx, d.discovery(id), mqttbind.StatusOffline, ""); err != nil {
 				return err
 			}
@@ -407,7 +455,17 @@ func story05(ctx context.Context, d *demo) (string, error) {
 		return nil
 	}
 	defer stop()
-	for _, id := range []string{"worker-1", "worker-2"} {
+	for _, id := range ids {
+		m, err := refagent.Start(ctx, d.agentConfig(id, "workers"))
+		if err != nil {
+			return "", err
+		}
+		members = append(members, m)
+	}
+	if err := d.sniff.probeShared(ctx); err != nil {
+		return "", err
+	}
+	for _, id := range ids {
 		if err := d.sniff.seen(ctx, d.discovery(id), mqttbind.StatusOnline, ""); err != nil {
 			return "", err
 		}
@@ -415,7 +473,7 @@ func story05(ctx context.Context, d *demo) (string, error) {
 	res, err := d.client.SendMessage(ctx, &a2a.SendMessageRequest{Message: text("ask the pool")}, requester.To(requester.Target{Pool: "workers"}))
 	if err != nil {
 		if errors.Is(err, requester.ErrUnreachable) || errors.Is(err, context.DeadlineExceeded) {
-			return "", fmt.Errorf("no pool member answered: %v (brokers that do not deliver $a2a topics to $share subscriptions, such as mosquitto 2.0.11, cannot carry pools)", err)
+			return "", fmt.Errorf("no pool member answered: %v (brokers that do not deliver the pool's topics to $share subscriptions cannot carry pools: mosquitto 2.0.11 under a root beginning with $)", err)
 		}
 		return "", err
 	}
@@ -530,7 +588,7 @@ func multiTurn(ctx context.Context, c *requester.Client, to requester.Target) (s
 }
 
 func story09(ctx context.Context, d *demo) (string, error) {
-	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: d.conn, Org: d.org, Unit: d.unit})
+	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: d.conn, Root: d.root, Org: d.org, Unit: d.unit})
 	if err != nil {
 		return "", err
 	}
@@ -584,7 +642,7 @@ func story09(ctx context.Context, d *demo) (string, error) {
 		return detail + " (broker-managed status: not checked on an external broker)", nil
 	}
 	// Broker-managed status, on the embedded broker that offers it.
-	mw, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: d.statusBroker}, Org: d.org, Unit: d.unit})
+	mw, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: d.statusBroker}, Root: d.root, Org: d.org, Unit: d.unit})
 	if err != nil {
 		return "", err
 	}
@@ -592,7 +650,7 @@ func story09(ctx context.Context, d *demo) (string, error) {
 	w.Close(context.Background())
 	w = mw
 	fmt.Fprintf(d.out, "   (broker-managed status on %s)\n", d.statusBroker)
-	ms, err := startSniffer(ctx, a2amqtt.Connection{Broker: d.statusBroker}, d.org+"/"+d.unit+"/transcript2", d.out)
+	ms, err := startSniffer(ctx, a2amqtt.Connection{Broker: d.statusBroker}, d.root, d.org+"/"+d.unit+"/transcript2", d.out)
 	if err != nil {
 		return "", err
 	}

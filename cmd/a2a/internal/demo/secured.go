@@ -88,27 +88,27 @@ func (d *demo) startSecured(ctx context.Context, transcript io.Writer) (stop fun
 	if _, err := broker.ReadPasswordFile(passwd); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(acl, []byte("user "+d.user(securedTranscript)+"\ntopic read $a2a/#\n"), 0o600); err != nil {
+	if err := os.WriteFile(acl, []byte("user "+d.user(securedTranscript)+"\ntopic read "+d.root.Wildcard()+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	if s.broker, err = broker.Start(ctx, broker.Config{PasswordFile: passwd, ACLFile: acl, Logger: d.log}); err != nil {
+	if s.broker, err = broker.Start(ctx, broker.Config{PasswordFile: passwd, ACLFile: acl, Root: d.root, Logger: d.log}); err != nil {
 		return nil, fmt.Errorf("starting the secured embedded broker: %w", err)
 	}
 	fmt.Fprintf(d.out, "secured embedded broker (story S11): %s, %d users in a password file, authorization on\n", s.broker.URL(), len(s.passwords))
-	if s.sniff, err = startSnifferAt(ctx, s.conn(d, securedTranscript), d.user(securedTranscript), transcript, d.sniff.start); err != nil {
+	if s.sniff, err = startSnifferAt(ctx, s.conn(d, securedTranscript), d.root, d.user(securedTranscript), transcript, d.sniff.start); err != nil {
 		return nil, fmt.Errorf("connecting the transcript to the secured broker: %w", err)
 	}
 	agentConn := s.conn(d, securedAgent)
-	if s.agent, err = refagent.Start(ctx, refagent.Config{Broker: s.broker.URL(), Org: d.org, Unit: d.unit, ID: securedAgent, Log: d.log,
+	if s.agent, err = refagent.Start(ctx, refagent.Config{Broker: s.broker.URL(), Root: d.root, Org: d.org, Unit: d.unit, ID: securedAgent, Log: d.log,
 		Username: agentConn.Username, Password: agentConn.Password,
 		SpawnedUsername: d.user(securedAgent + "-c1"), SpawnedPassword: s.passwords[d.user(securedAgent+"-c1")]}); err != nil {
 		return nil, fmt.Errorf("starting the reference agent on the secured broker: %w", err)
 	}
-	if s.client, err = a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: s.conn(d, securedRequester), Org: d.org, Unit: d.unit, ID: securedRequester,
+	if s.client, err = a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: s.conn(d, securedRequester), Root: d.root, Org: d.org, Unit: d.unit, ID: securedRequester,
 		Requester: requester.Config{Logger: d.log}}); err != nil {
 		return nil, err
 	}
-	if s.watch, err = a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: s.conn(d, securedWatch), Org: d.org, Unit: d.unit,
+	if s.watch, err = a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: s.conn(d, securedWatch), Root: d.root, Org: d.org, Unit: d.unit,
 		ClientID: d.user(securedWatch), Logger: d.log}); err != nil {
 		return nil, err
 	}
@@ -332,8 +332,8 @@ func storyS11(ctx context.Context, d *demo) (string, error) {
 		securedAgent, reason(0x87), securedAgent, after.Status(), after.Source(), intruderID, reason(0))
 
 	// (b) Sniffing: every message, or the agent's requests.
-	requestTopic, _ := mqttbind.RequestTopic(d.org, d.unit, securedAgent)
-	filters := []string{"$a2a/#", requestTopic, "$share/" + intruderID + "/" + requestTopic}
+	requestTopic, _ := d.root.RequestTopic(d.org, d.unit, securedAgent)
+	filters := []string{d.root.Wildcard(), requestTopic, "$share/" + intruderID + "/" + requestTopic}
 	for _, f := range filters {
 		sa, _ := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: f, QoS: 1}}})
 		if sa == nil || len(sa.Reasons) != 1 || sa.Reasons[0] != 0x87 {
@@ -341,7 +341,7 @@ func storyS11(ctx context.Context, d *demo) (string, error) {
 		}
 	}
 	// Its own event topic, which it may read, is its barrier.
-	marker, _ := mqttbind.EventTopic(d.org, d.unit, intruderID)
+	marker, _ := d.root.EventTopic(d.org, d.unit, intruderID)
 	if sa, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: marker, QoS: 1}}}); err != nil {
 		return "", fmt.Errorf("(b) %s's own event topic: %v (%v)", mallory, err, subackCodes(sa))
 	}

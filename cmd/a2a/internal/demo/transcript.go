@@ -22,9 +22,11 @@ import (
 )
 
 // sniffer prints a readable transcript of what crosses the broker under
-// $a2a/#: topic, key properties and a short payload summary.
+// the topic root ({root}/#, $a2a/v1/# in the profile): topic, key
+// properties and a short payload summary.
 type sniffer struct {
 	w     io.Writer
+	root  mqttbind.Root
 	start time.Time
 	cm    *autopaho.ConnectionManager
 	stop  context.CancelFunc
@@ -42,20 +44,21 @@ type sniffer struct {
 	clientID string
 }
 
-func startSniffer(ctx context.Context, conn a2amqtt.Connection, clientID string, w io.Writer) (*sniffer, error) {
-	return startSnifferAt(ctx, conn, clientID, w, time.Now())
+// startSniffer records what crosses the broker under root.
+func startSniffer(ctx context.Context, conn a2amqtt.Connection, root mqttbind.Root, clientID string, w io.Writer) (*sniffer, error) {
+	return startSnifferAt(ctx, conn, root, clientID, w, time.Now())
 }
 
 // startSnifferAt is startSniffer with the time its transcript counts from.
-func startSnifferAt(ctx context.Context, conn a2amqtt.Connection, clientID string, w io.Writer, start time.Time) (*sniffer, error) {
+func startSnifferAt(ctx context.Context, conn a2amqtt.Connection, root mqttbind.Root, clientID string, w io.Writer, start time.Time) (*sniffer, error) {
 	u, err := url.Parse(conn.Broker)
 	if err != nil {
 		return nil, err
 	}
-	s := &sniffer{w: w, start: start, on: true, markers: make(chan string, 16), url: u, conn: conn, clientID: clientID}
+	s := &sniffer{w: w, root: root, start: start, on: true, markers: make(chan string, 16), url: u, conn: conn, clientID: clientID}
 	org, unit, _ := strings.Cut(clientID, "/")
 	unit, _, _ = strings.Cut(unit, "/")
-	s.marker, err = mqttbind.EventTopic(org, unit, "transcript")
+	s.marker, err = root.EventTopic(org, unit, "transcript")
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +82,7 @@ func startSnifferAt(ctx context.Context, conn a2amqtt.Connection, clientID strin
 		},
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			go func() {
-				_, err := cm.Subscribe(runCtx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: "$a2a/#", QoS: 1}}})
+				_, err := cm.Subscribe(runCtx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: root.Wildcard(), QoS: 1}}})
 				ready <- err
 			}()
 		},
@@ -262,7 +265,7 @@ func (s *sniffer) record(p *paho.Publish) {
 	s.msgs = append(s.msgs, m)
 	s.last = time.Now()
 	s.mu.Unlock()
-	line := fmt.Sprintf("  %7.3fs  %s%s  %s", time.Since(s.start).Seconds(), shortTopic(p.Topic), propSummary(p), payloadSummary(p))
+	line := fmt.Sprintf("  %7.3fs  %s%s  %s", time.Since(s.start).Seconds(), s.shortTopic(p.Topic), propSummary(p), s.payloadSummary(p))
 	s.mu.Lock()
 	s.lines = append(s.lines, line)
 	on := s.on
@@ -272,7 +275,13 @@ func (s *sniffer) record(p *paho.Publish) {
 	}
 }
 
-func shortTopic(t string) string { return strings.TrimPrefix(t, "$a2a/v1/") }
+// shortTopic is a topic without the root: discovery/…, request/….
+func (s *sniffer) shortTopic(t string) string {
+	if rest, ok := s.root.Relative(t); ok {
+		return rest
+	}
+	return t
+}
 
 func propSummary(p *paho.Publish) string {
 	var parts []string
@@ -302,8 +311,8 @@ func propSummary(p *paho.Publish) string {
 	return " [" + strings.Join(parts, " ") + "]"
 }
 
-func payloadSummary(p *paho.Publish) string {
-	if strings.HasPrefix(p.Topic, "$a2a/v1/discovery/") {
+func (s *sniffer) payloadSummary(p *paho.Publish) string {
+	if strings.HasPrefix(s.shortTopic(p.Topic), "discovery/") {
 		if len(p.Payload) == 0 {
 			return "card cleared"
 		}
@@ -414,10 +423,11 @@ func clip(s string) string {
 	return s
 }
 
-// probeShared checks that the broker delivers an $a2a topic to a $share
-// subscription, as pools need: mosquitto 2.0.11 does not (docs/protocol.md
-// §12). The probe subscribes on a connection of its own, so that the
-// transcript's own $a2a/# subscription cannot answer for it.
+// probeShared checks that the broker delivers a topic under the root to a
+// $share subscription, as pools need: mosquitto 2.0.11 does not when the
+// root begins with $, as the profile's does (docs/protocol.md §12). The
+// probe subscribes on a connection of its own, so that the transcript's
+// own {root}/# subscription cannot answer for it.
 func (s *sniffer) probeShared(ctx context.Context) error {
 	got := make(chan struct{}, 1)
 	topic := s.marker + "-pool-probe"
@@ -464,8 +474,18 @@ func (s *sniffer) probeShared(ctx context.Context) error {
 	case <-got:
 		return nil
 	case <-time.After(2 * time.Second):
-		return errors.New("this broker does not deliver $a2a topics to $share subscriptions, so pools cannot work on it (mosquitto 2.0.11 is such a broker; the embedded broker and EMQX carry pools)")
+		return s.noSharedDelivery()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// noSharedDelivery is the error of a broker that did not deliver the
+// probe to its $share subscription.
+func (s *sniffer) noSharedDelivery() error {
+	msg := "this broker does not deliver topics under " + s.root.String() + " to $share subscriptions, so pools cannot work on it under that root"
+	if strings.HasPrefix(s.root.String(), "$") {
+		msg += " (mosquitto 2.0.11 never delivers topics beginning with $ to them, and carries pools under a root without $, such as a2a/v1: docs/protocol.md §1.5, §12; the embedded broker and EMQX carry pools)"
+	}
+	return errors.New(msg)
 }
