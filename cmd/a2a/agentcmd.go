@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
+	"github.com/a2abind/a2abind/generated/mqttbind"
 	a2ahttp "github.com/a2abind/a2abind/transport/http"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 )
@@ -83,7 +84,7 @@ connections would take each other's session over).
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--log-level L]",
+	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L]",
 		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp+reachabilityHelp) }
@@ -101,6 +102,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	allowLoopback := fs.Bool("allow-loopback-webhooks", false, "deliver push notifications to webhooks on loopback addresses (default: only when the --http address is a loopback one)")
 	rf := addReachFlags(fs)
 	cf := addConnFlags(fs)
+	rootf := addRootFlag(fs)
 	spawnedUser := fs.String("spawned-username", "", "MQTT user name of the spawned instance ID-c1 (with --spawned-password-file; default ORG/UNIT/ID-c1)")
 	spawnedPasswordFile := fs.String("spawned-password-file", "", "log the spawned instance ID-c1 in as a user of its own, with the password on this file's first line (default: the agent's credentials)")
 	logLevel := addLogLevel(fs, slog.LevelWarn)
@@ -116,7 +118,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ids := []string{"id", *id}
 	if *brokerURL != "" {
 		ids = append(ids, "org", *org, "unit", *unit)
-	} else if err := onlyWith(fs, "--broker", append(append([]string{"org", "unit", "pool", "keepalive", "spawned-username", "spawned-password-file"}, credentialFlags...), tlsFlags...)...); err != nil {
+	} else if err := onlyWith(fs, "--broker", append(append([]string{"org", "unit", "pool", "keepalive", "spawned-username", "spawned-password-file", "topic-root"}, credentialFlags...), tlsFlags...)...); err != nil {
 		return err
 	}
 	if *spawnedUser != "" && *spawnedPasswordFile == "" {
@@ -153,7 +155,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var conn a2amqtt.Connection
 	var spawnedPassword []byte
+	var root mqttbind.Root
 	if *brokerURL != "" {
+		if root, err = rootf.root(stderr); err != nil {
+			return err
+		}
 		if conn, err = cf.connection(*brokerURL, stderr); err != nil {
 			return err
 		}
@@ -186,14 +192,14 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		*allowLoopback = *allowLoopback || onLoopback(ln.Addr())
 	}
 	// conn.Broker is the URL without its userinfo: the card lists it.
-	ra, err := refagent.Start(ctx, refagent.Config{Broker: conn.Broker, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
+	ra, err := refagent.Start(ctx, refagent.Config{Broker: conn.Broker, Root: root, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
 		KeepAlive: time.Duration(*keepalive) * time.Second, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
 		SpawnedUsername: *spawnedUser, SpawnedPassword: spawnedPassword,
 		HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log, Verifier: verifier, Reachability: reachability,
 		Push: *push, AllowLoopbackWebhooks: *push && *allowLoopback})
 	if err != nil {
 		if *brokerURL != "" {
-			return agentBrokerError(err, conn, *org+"/"+*unit+"/"+*id, *spawnedUser)
+			return withRootHint(agentBrokerError(err, conn, *org+"/"+*unit+"/"+*id, *spawnedUser), err, root)
 		}
 		return fail(1, "%v", err)
 	}
@@ -228,7 +234,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	select {
 	case <-ctx.Done():
 	case <-ra.Stopped():
-		stopped = refusedForGood("agent", ra.StopErr())
+		stopped = withRootHint(refusedForGood("agent", ra.StopErr()), ra.StopErr(), root)
 	}
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -21,7 +21,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("broker", "[--listen 127.0.0.1:1883] [--status] [--data DIR] "+
-		"[--password-file FILE [--acl-file FILE]] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--trusted-jku PREFIX]...",
+		"[--password-file FILE [--acl-file FILE]] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--trusted-jku PREFIX]... [--topic-root ROOT]",
 		"a2a broker --listen 127.0.0.1:1883 --status --password-file broker.passwd", stderr)
 	listen := fs.String("listen", "127.0.0.1:1883", "TCP address to listen on")
 	status := fs.Bool("status", false, "broker-managed status: set a2a-status from each agent's connection state")
@@ -42,6 +42,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	connRate := fs.Float64("conn-rate", broker.DefaultConnectionRate, "new connections per second per source address, on average (-1: no limit)")
 	connBurst := fs.Int("conn-burst", broker.DefaultConnectionBurst, "new connections a source address may open at once")
 	connMax := fs.Int("conn-max", broker.DefaultMaxConnectionsPerAddress, "open connections per source address (-1: no limit)")
+	rootf := addRootFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,13 +59,18 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case *maxCard < 1 || *maxPacket < 1 || *maxPacket > 1<<28 || *cardRate == 0 || *connRate == 0 || *connBurst < 1 || *connMax == 0:
 		return fail(2, "--max-card-size, --max-packet-size (at most 268435456), --card-rate, --conn-rate, --conn-burst and --conn-max must be positive (-1 turns a limit off)")
 	}
-	cfg := broker.Config{Addr: *listen, Status: *status, DataDir: *data,
+	// The root of the topics the broker knows as A2A's: broker-managed
+	// status, the card registry and the identity rules read it.
+	root, err := rootf.root(stderr)
+	if err != nil {
+		return err
+	}
+	cfg := broker.Config{Addr: *listen, Status: *status, DataDir: *data, Root: root,
 		PasswordFile: *passwordFile, ACLFile: *aclFile, TrustedJKU: trustedJKU, ValidateCards: *validate,
 		MaxCardSize: *maxCard, CardUpdatesPerMinute: *cardRate, MaxPacketSize: uint32(*maxPacket),
 		ConnectionRate: *connRate, ConnectionBurst: *connBurst, MaxConnectionsPerAddress: *connMax,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if *tlsCert != "" {
-		var err error
 		if cfg.TLS, err = serverTLS(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile != ""); err != nil {
 			return err
 		}
@@ -73,7 +79,11 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	fmt.Fprintf(stdout, "a2a broker listening on %s (status %v)\n", b.URL(), *status)
+	if root.IsDefault() {
+		fmt.Fprintf(stdout, "a2a broker listening on %s (status %v)\n", b.URL(), *status)
+	} else {
+		fmt.Fprintf(stdout, "a2a broker listening on %s (status %v, topic root %s)\n", b.URL(), *status, root)
+	}
 	fmt.Fprintln(stdout, securitySummary(cfg))
 	<-ctx.Done()
 	if err := b.Close(); err != nil {

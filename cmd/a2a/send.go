@@ -67,7 +67,7 @@ about N s; sending the message again would queue it twice.
 `
 
 func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token-file F] [--webhook URL [--webhook-token T]] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] (TEXT | --get TASK)",
+	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token-file F] [--webhook URL [--webhook-token T]] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] (TEXT | --get TASK)",
 		"a2a send --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello\n  A2A_TOKEN=... a2a send --url http://127.0.0.1:8080 hello", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), sendHelp) }
@@ -89,6 +89,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tokens := addTokenFlags(fs)
 	routesFile := fs.String("routes", "", "handover routing state file (MQTT; default: $XDG_STATE_HOME/a2a/routes.json)")
 	cf := addConnFlags(fs)
+	rootf := addRootFlag(fs)
 	logLevel := addLogLevel(fs, slog.LevelError)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -130,8 +131,9 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var c *requester.Client
 	var opts []requester.CallOption
 	endpoint := ""
+	p := &printer{w: stdout, json: *asJSON}
 	if *agentURL != "" {
-		if err := onlyWith(fs, "--broker", append([]string{"org", "unit", "to", "pool", "as", "routes"}, credentialFlags...)...); err != nil {
+		if err := onlyWith(fs, "--broker", append([]string{"org", "unit", "to", "pool", "as", "routes", "topic-root"}, credentialFlags...)...); err != nil {
 			return err
 		}
 		if err := noUserinfo("url", *agentURL); err != nil {
@@ -159,6 +161,11 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := checkMQTTSend(target, org, unit, as, *taskID, contextID); err != nil {
 			return err
 		}
+		root, err := rootf.root(stderr)
+		if err != nil {
+			return err
+		}
+		p.root = root
 		conn, err := cf.connection(*brokerURL, stderr)
 		if err != nil {
 			return err
@@ -166,7 +173,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if (bearer != "" || conn.Password != nil) && plainRemote(*brokerURL) {
 			fmt.Fprintf(stderr, "a2a send: warning: credentials cross the network in clear (use an mqtts:// broker URL)\n")
 		}
-		if c, err = mqttRequester(ctx, conn, *org, *unit, *as, *routesFile, log); err != nil {
+		if c, err = mqttRequester(ctx, conn, root, *org, *unit, *as, *routesFile, log); err != nil {
 			return err
 		}
 		opts = append(opts, requester.To(target))
@@ -180,12 +187,11 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		opts = append(opts, requester.WithBearer(bearer))
 	}
 	if *get != "" {
-		return getTask(ctx, c, *get, opts, &printer{w: stdout, json: *asJSON}, endpoint)
+		return getTask(ctx, c, *get, opts, p, endpoint)
 	}
 	// Over HTTP a new task carries no taskId: the server makes it (A2A
 	// v1.0, core); over MQTT the requester makes it (docs/protocol.md).
 	req := requester.TextMessage(text, *taskID, *contextID)
-	p := &printer{w: stdout, json: *asJSON}
 	if hook != nil {
 		req.Configuration = &a2a.SendMessageConfiguration{TaskPushNotificationConfig: hook}
 		p.report = pushReporter(c, opts, hook)
@@ -231,9 +237,10 @@ func checkMQTTSend(target requester.Target, org, unit, as *string, taskID string
 	return nil
 }
 
-// mqttRequester connects a requester to the broker, keeping its handover
-// routes in routesFile (default: defaultRoutesPath).
-func mqttRequester(ctx context.Context, conn a2amqtt.Connection, org, unit, as, routesFile string, log *slog.Logger) (*requester.Client, error) {
+// mqttRequester connects a requester to the broker, under the topic root
+// root, keeping its handover routes in routesFile (default:
+// defaultRoutesPath).
+func mqttRequester(ctx context.Context, conn a2amqtt.Connection, root mqttbind.Root, org, unit, as, routesFile string, log *slog.Logger) (*requester.Client, error) {
 	if routesFile == "" {
 		p, err := defaultRoutesPath()
 		if err != nil {
@@ -241,10 +248,10 @@ func mqttRequester(ctx context.Context, conn a2amqtt.Connection, org, unit, as, 
 		}
 		routesFile = p
 	}
-	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: conn, Org: org, Unit: unit, ID: as,
+	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: conn, Root: root, Org: org, Unit: unit, ID: as,
 		Requester: requester.Config{Routes: fileRoutes{routesFile}, Logger: log}})
 	if err != nil {
-		return nil, brokerError(err, conn, org+"/"+unit+"/"+as)
+		return nil, withRootHint(brokerError(err, conn, org+"/"+unit+"/"+as), err, root)
 	}
 	return c.Client, nil
 }
@@ -315,7 +322,7 @@ func converse(ctx context.Context, c *requester.Client, req *a2a.SendMessageRequ
 func getTask(ctx context.Context, c *requester.Client, id string, opts []requester.CallOption, p *printer, endpoint string) error {
 	t, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id}, opts...)
 	if err != nil {
-		return sendError(err, endpoint)
+		return p.sendError(err, endpoint)
 	}
 	p.item(requester.Item{StreamResponse: a2a.StreamResponse{Payload: t}})
 	p.summary(t)
@@ -342,12 +349,18 @@ func sendError(err error, endpoint string) error {
 	return fail(1, "%v", err)
 }
 
+// sendError is the package's sendError, with a hint when err is the
+// broker's refusal of topics under a root beginning with $ (over MQTT).
+func (p *printer) sendError(err error, endpoint string) error {
+	return withRootHint(sendError(err, endpoint), err, p.root)
+}
+
 // failed reports a send that got no task: a message the agent queued is
 // printed, with exit status exitQueued; anything else is sendError's.
 func (p *printer) failed(err error, endpoint string) error {
 	var q *requester.Queued
 	if !errors.As(err, &q) {
-		return sendError(err, endpoint)
+		return p.sendError(err, endpoint)
 	}
 	if p.json {
 		line := struct {
@@ -382,6 +395,9 @@ type printer struct {
 	// report, when set, prints what became of the send's push
 	// notifications before the summary (pushReporter).
 	report func(ctx context.Context, p *printer, task *a2a.Task)
+	// root is the topic root of a send over MQTT (the zero Root over
+	// HTTP), for the hint of a refusal (withRootHint).
+	root mqttbind.Root
 }
 
 func (p *printer) item(it requester.Item) {

@@ -37,7 +37,7 @@ the watch a user of its own, or, on the embedded broker, an ACL file line
 `
 
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("watch", "--broker URL --org O --unit U [--client-id ID] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F]", "a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab", stderr)
+	fs := newFlags("watch", "--broker URL --org O --unit U [--client-id ID] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT]", "a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), watchHelp) }
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
@@ -45,6 +45,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	unit := fs.String("unit", "", "unit_id (default: UNIT of a user name ORG/UNIT/ID)")
 	clientID := fs.String("client-id", "", "the watch's MQTT Client ID (default: the user name, else ORG/UNIT/watch-<random>)")
 	cf := addConnFlags(fs)
+	rootf := addRootFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -69,6 +70,14 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkIDs("org", *org, "unit", *unit); err != nil {
 		return err
 	}
+	root, err := rootf.root(stderr)
+	if err != nil {
+		return err
+	}
+	filter, err := root.DiscoveryFilterTopic(*org, *unit)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
 	conn, err := cf.connection(*brokerURL, stderr)
 	if err != nil {
 		return err
@@ -80,9 +89,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if id == "" {
 		id = *org + "/" + *unit + "/watch-" + uuid.NewString()
 	}
-	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: conn, Org: *org, Unit: *unit, ClientID: id})
+	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: conn, Root: root, Org: *org, Unit: *unit, ClientID: id})
 	if err != nil {
-		return brokerError(err, conn, id)
+		return withRootHint(brokerError(err, conn, id), err, root)
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -93,14 +102,14 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if tty {
 		drawTable(stdout, w.Entries())
 	} else {
-		fmt.Fprintf(stdout, "watching $a2a/v1/discovery/%s/%s/+\n", *org, *unit)
+		fmt.Fprintf(stdout, "watching %s\n", filter)
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-w.Done():
-			return refusedForGood("watch", w.Err())
+			return withRootHint(refusedForGood("watch", w.Err()), w.Err(), root)
 		case ch, ok := <-w.Changes():
 			if !ok {
 				return nil
