@@ -266,3 +266,29 @@ func alive(pid int) bool {
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
 }
+
+// A schema of its own is where a test's tables go; another test's
+// schema does not see them, and it is dropped once its test ended.
+func TestNewSchemaIsFreshAndDroppedWhenTheTestEnds(t *testing.T) {
+	ctx := context.Background()
+	var name string
+	t.Run("first", func(t *testing.T) {
+		conn := connect(t, NewSchema(t))
+		if _, err := conn.Exec(ctx, "CREATE TABLE mine (x int)"); err != nil {
+			t.Fatal(err)
+		}
+		name = queryString(t, conn, "SELECT schemaname FROM pg_tables WHERE tablename = 'mine'")
+		if got := queryString(t, conn, "SELECT current_schema()"); got != name {
+			t.Fatalf("current schema %s, table in %s", got, name)
+		}
+		second := connect(t, NewSchema(t))
+		if _, err := second.Exec(ctx, "SELECT * FROM mine"); err == nil {
+			t.Fatal("a second schema sees the first's table")
+		}
+	})
+	admin := connect(t, Shared(t).DSN("postgres"))
+	var n int
+	if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", name).Scan(&n); err != nil || n != 0 || name == "" {
+		t.Fatalf("schema %q of an ended test: %d %v", name, n, err)
+	}
+}
