@@ -186,10 +186,18 @@ func (c *connFlags) connection(brokerURL string, stderr io.Writer) (a2amqtt.Conn
 		}
 	}
 	if inURL {
-		fmt.Fprintf(stderr, "%s: warning: the --broker URL holds a password, which every user of this machine can read in ps and which stays in the shell's history: give it with --password-file FILE (or $%s) instead\n",
-			c.cmd, envPassword)
+		warnPasswordIn(stderr, c.cmd, "the --broker URL", "--password-file FILE (or $"+envPassword+")")
 	}
 	return conn, nil
+}
+
+// warnPasswordIn prints the one-line warning of a password given in a
+// flag's value (what: "the --broker URL"), which any user of the machine
+// can read in ps and which the shell's history keeps; instead says how to
+// give it.
+func warnPasswordIn(stderr io.Writer, cmd, what, instead string) {
+	fmt.Fprintf(stderr, "%s: warning: %s holds a password, which every user of this machine can read in ps and which stays in the shell's history: give it with %s instead\n",
+		cmd, what, instead)
 }
 
 // httpClient returns an HTTP client with the TLS flags applied, nil (the
