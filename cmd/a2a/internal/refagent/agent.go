@@ -71,8 +71,14 @@ type Config struct {
 	// HTTPURL is the endpoint URL the card lists (default: EndpointURL of
 	// the listener's address).
 	HTTPURL string
-	// DataDir keeps tasks in a bbolt database (default: in memory).
+	// DataDir keeps tasks in a bbolt database, DataDir/tasks.db (default:
+	// in memory).
 	DataDir string
+	// Store, when set, keeps the tasks instead (DataDir must then be
+	// empty): a bbolt file or a PostgreSQL database the caller opened.
+	// Start takes it over: it is closed by Close, or at once when Start
+	// fails.
+	Store taskstore.Store
 	// Reachability, when set, makes the agent one that is not always
 	// reachable (docs/protocol.md §7), on every transport.
 	Reachability *Reachability
@@ -152,6 +158,9 @@ func EndpointURL(addr net.Addr) string {
 // HTTP when c.HTTP is, or both.
 func Start(ctx context.Context, c Config) (*Agent, error) {
 	if c.Broker == "" && c.HTTP == nil {
+		if c.Store != nil {
+			c.Store.Close()
+		}
 		return nil, errors.New("refagent: a broker or an HTTP listener is required")
 	}
 	ra := &Agent{log: c.Log}
@@ -164,14 +173,20 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 			ra.abort(ctx, c.HTTP)
 		}
 	}()
-	ra.store = taskstore.NewMemory(nil, taskstore.KeepFinishedFor(agent.DefaultFinishedRetention))
-	if c.DataDir != "" {
+	switch {
+	case c.Store != nil:
+		ra.store = c.Store
+		if c.DataDir != "" {
+			return nil, errors.New("refagent: give a Store or a DataDir, not both")
+		}
+	case c.DataDir != "":
 		b, err := taskstore.OpenBolt(c.DataDir+"/tasks.db", nil, 0)
 		if err != nil {
-			ra.store = nil
 			return nil, err
 		}
 		ra.store = b
+	default:
+		ra.store = taskstore.NewMemory(nil, taskstore.KeepFinishedFor(agent.DefaultFinishedRetention))
 	}
 	var interfaces []a2a.AgentInterface
 	if c.Broker != "" {

@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/requester"
+	a2ahttp "github.com/a2abind/a2abind/transport/http"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 	"github.com/a2abind/a2abind/transport/mqtt/broker"
 )
@@ -112,4 +114,68 @@ func TestSpawnedCredentials(t *testing.T) {
 	if res.Responder != "echo-c1" || res.Task.Status.State != a2a.TaskStateInputRequired {
 		t.Fatalf("handover answered by %q in %s", res.Responder, res.Task.Status.State)
 	}
+}
+
+// closeCounter is a store that counts its Close calls.
+type closeCounter struct {
+	*taskstore.Memory
+	closed int
+}
+
+func (c *closeCounter) Close() error { c.closed++; return c.Memory.Close() }
+
+// TestStartTakesTheStoreOver: a Config.Store keeps the agent's tasks; a
+// failed Start closes it, and so does Close, once.
+func TestStartTakesTheStoreOver(t *testing.T) {
+	ctx := context.Background()
+	failing := []Config{
+		{ID: "x"}, // no transport
+		{ID: "x", HTTP: listen(t), DataDir: t.TempDir()}, // both a Store and a DataDir
+		{ID: "x", HTTP: listen(t), Broker: "mqtt://127.0.0.1:1", Org: "o", Unit: "u"},
+	}
+	for i, c := range failing {
+		st := &closeCounter{Memory: taskstore.NewMemory(nil)}
+		c.Store = st
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if ra, err := Start(cctx, c); err == nil {
+			ra.Close(ctx)
+			t.Fatalf("config %d: Start succeeded", i)
+		}
+		if st.closed != 1 {
+			t.Errorf("config %d: the store was closed %d times after a failed Start", i, st.closed)
+		}
+	}
+	st := &closeCounter{Memory: taskstore.NewMemory(nil)}
+	ra, err := Start(ctx, Config{ID: "kept", HTTP: listen(t), Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a2ahttp.NewClient(ctx, a2ahttp.ClientConfig{URL: ra.HTTPURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	res, err := c.SendMessage(ctx, requester.TextMessage("hello", "", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Get(ctx, res.Task.ID); err != nil {
+		t.Fatalf("the task is not in the store: %v", err)
+	}
+	if err := ra.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st.closed != 1 {
+		t.Errorf("the store was closed %d times by Close", st.closed)
+	}
+}
+
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
 }
