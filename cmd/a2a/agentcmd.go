@@ -52,6 +52,24 @@ listener is itself on a loopback address (--http 127.0.0.1:PORT), or with
 --allow-loopback-webhooks; private addresses are always refused (A2A v1.0
 §13.2). a2a webhook --listen ADDR receives and prints pushes.
 
+Task store: --store memory (the default, unless $A2A_STORE names another;
+--store and --data take precedence over it) keeps tasks in this process:
+they are lost when it stops. --store bolt:///ABSOLUTE/PATH or
+bolt://RELATIVE/PATH keeps them in that bbolt file, which one agent at a
+time may open (--data DIR is bolt://DIR/tasks.db; --store and --data
+together are a usage error). --store postgres://USER@HOST/DB (or
+postgresql://; ?search_path=SCHEMA for a schema of its own) keeps them in
+PostgreSQL, which several agents may share. The database's task store
+schema must be the version this a2a knows: an older one (a new database) is
+refused, exit 1, unless --migrate applies the migrations at start (or a2a
+db migrate before it); a newer one is always refused. Leave the password
+out of the URL (it shows in ps and stays in the shell's history: a2a
+warns): $PGPASSWORD, or the password file ~/.pgpass ($PGPASSFILE), as libpq
+reads them. A connection attempt gives up after 10 s unless the URL sets
+connect_timeout. Every store has the same bounds (10,000 tasks, 64 MiB:
+docs/protocol.md §14). The store is printed at start, a password in it as
+xxxxx.
+
 Bearer tokens: without --tokens the agent accepts every call. With
 --tokens FILE it accepts only the tokens the file lists, over both
 transports, and its card requires a bearer token. The file has one token
@@ -84,8 +102,8 @@ connections would take each other's session over).
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--data DIR] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L]",
-		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo", stderr)
+	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--store URL [--migrate] | --data DIR] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L]",
+		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo --store postgres://agent@db.example:5432/a2a --migrate", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp+reachabilityHelp) }
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
@@ -96,7 +114,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	id := fs.String("id", "", "agent_id, and the card's name")
 	pool := fs.String("pool", "", "also serve this shared pool (MQTT)")
 	keepalive := fs.Int("keepalive", 30, "MQTT keep-alive in seconds; a crashed agent's Will fires about 1.5 x this later")
-	data := fs.String("data", "", "keep tasks in a bbolt database in this directory (default: in memory)")
+	data := fs.String("data", "", "keep tasks in a bbolt database in this directory, DIR/tasks.db, as --store bolt://DIR/tasks.db does (default: in memory); the offline queue's directory too unless --queue-dir")
+	sf := addStoreFlags(fs)
 	tokensFile := fs.String("tokens", "", "accept only the bearer tokens listed in this file (default: accept every call)")
 	push := fs.Bool("push", false, "serve push notifications to webhooks (default: on with --http, off over MQTT alone)")
 	allowLoopback := fs.Bool("allow-loopback-webhooks", false, "deliver push notifications to webhooks on loopback addresses (default: only when the --http address is a loopback one)")
@@ -149,6 +168,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	storeAt, err := sf.spec(*data, stderr)
+	if err != nil {
+		return err
+	}
 	log, err := logger(stderr, *logLevel)
 	if err != nil {
 		return err
@@ -181,10 +204,19 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		verifier, accepted = tokens, tokens.Len()
 	}
+	// The store opens before anything is served: a database that cannot
+	// be used stops the agent before it is seen online.
+	store, err := storeAt.open(ctx, *sf.migrate, "agent "+*id, stdout)
+	if err != nil {
+		return err
+	}
 	var ln net.Listener
 	if *httpAddr != "" {
 		var err error
 		if ln, err = net.Listen("tcp", *httpAddr); err != nil {
+			if store != nil {
+				store.Close()
+			}
 			return fail(1, "--http: %v", err)
 		}
 		// Webhooks on loopback are this machine's: fine for an agent
@@ -195,7 +227,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ra, err := refagent.Start(ctx, refagent.Config{Broker: conn.Broker, Root: root, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
 		KeepAlive: time.Duration(*keepalive) * time.Second, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
 		SpawnedUsername: *spawnedUser, SpawnedPassword: spawnedPassword,
-		HTTP: ln, HTTPURL: *httpURL, DataDir: *data, Log: log, Verifier: verifier, Reachability: reachability,
+		HTTP: ln, HTTPURL: *httpURL, Store: store, Log: log, Verifier: verifier, Reachability: reachability,
 		Push: *push, AllowLoopbackWebhooks: *push && *allowLoopback})
 	if err != nil {
 		if *brokerURL != "" {
@@ -210,6 +242,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	name := *id
 	if *brokerURL != "" {
 		name = *org + "/" + *unit + "/" + *id
+	}
+	if storeAt.kind != storeMemory {
+		fmt.Fprintf(stdout, "agent %s keeps its tasks in %s\n", *id, storeAt.shown)
 	}
 	if verifier != nil {
 		fmt.Fprintf(stdout, "agent %s requires a bearer token: %d accepted, from %s\n", *id, accepted, *tokensFile)

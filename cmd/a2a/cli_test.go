@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2abind/a2abind/internal/pgtest"
 	"github.com/a2abind/a2abind/statemachines/presence"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
 	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
@@ -37,7 +38,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building a2a: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := m.Run()
+	// pgtest.Main runs the tests, then stops the PostgreSQL node the
+	// store tests started, if any.
+	code := pgtest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -74,7 +77,7 @@ func runWith(t *testing.T, env []string, stdin io.Reader, args ...string) result
 }
 
 func TestHelpAndVersion(t *testing.T) {
-	for _, sub := range []string{"demo", "broker", "agent", "send", "watch"} {
+	for _, sub := range []string{"demo", "broker", "agent", "send", "watch", "db"} {
 		t.Run(sub, func(t *testing.T) {
 			r := runCLI(t, nil, sub, "-h")
 			if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "example:") || !strings.Contains(r.stdout+r.stderr, "a2a "+sub) {

@@ -6,6 +6,8 @@
 //	a2a broker --status           # an MQTT v5 broker with broker-managed status
 //	a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo
 //	a2a agent --http 127.0.0.1:8080 --id echo
+//	a2a agent --http 127.0.0.1:8080 --id echo --store postgres://agent@db.example/a2a --migrate
+//	a2a db status --dsn postgres://agent@db.example/a2a
 //	a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab
 //	a2a send  --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello
 //	a2a send  --url http://127.0.0.1:8080 hello
@@ -52,6 +54,7 @@ var commands = []struct {
 	{"send", "send a message to an agent and print the replies", runSend},
 	{"webhook", "receive push notifications on an HTTP address and print them", runWebhook},
 	{"watch", "show the live presence table of an org/unit", runWatch},
+	{"db", "migrate a PostgreSQL task store's schema, or show its version", runDB},
 	{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 		fmt.Fprintln(stdout, "a2a", refagent.Version, "(A2A v1.0, A2A-over-MQTT profile 0.1)")
 		return nil

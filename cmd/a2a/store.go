@@ -1,0 +1,196 @@
+package main
+
+// The task store of a2a agent: --store URL, --data DIR, $A2A_STORE. A
+// DSN is printed redacted (dsn.go).
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/a2abind/a2abind/agent/taskstore"
+	"github.com/a2abind/a2abind/agent/taskstore/pgstore"
+)
+
+// envStore is the environment variable of a2a agent's task store; --store
+// and --data take precedence.
+const envStore = "A2A_STORE"
+
+// Kinds of task store.
+const (
+	storeMemory   = "memory"
+	storeBolt     = "bolt"
+	storePostgres = "postgres"
+)
+
+// storeSpec is a task store a2a agent is to open: its URL (raw, a
+// PostgreSQL DSN for storePostgres), from "--store", "--data" or
+// "$A2A_STORE".
+type storeSpec struct {
+	kind string
+	// path is the bbolt file (storeBolt).
+	path string
+	dsnRef
+}
+
+// storeForms lists the forms of --store, for messages.
+const storeForms = "memory, bolt:///ABSOLUTE/PATH, bolt://RELATIVE/PATH, postgres://... or postgresql://..."
+
+// parseStore reads the value of --store or $A2A_STORE (from names which).
+// Errors are usage errors (exit 2) naming from; none quotes a password.
+func parseStore(from, raw string) (storeSpec, error) {
+	s := storeSpec{dsnRef: newDSNRef(from, raw)}
+	if raw == storeMemory {
+		s.kind = storeMemory
+		return s, nil
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return s, fail(2, "%s: %q is not a task store: give %s", from, s.shown, storeForms)
+	}
+	switch strings.ToLower(scheme) {
+	case "bolt":
+		p, err := url.PathUnescape(rest)
+		switch {
+		case err != nil:
+			return s, fail(2, "%s %s: the path is not percent-encoded correctly: %v", from, s.shown, err)
+		case p == "":
+			return s, fail(2, "%s %s: no path: give bolt:///ABSOLUTE/PATH or bolt://RELATIVE/PATH, the bbolt database file", from, s.shown)
+		case strings.ContainsAny(rest, "?#"):
+			return s, fail(2, "%s %s: a bolt:// URL takes a path only (percent-encode ? and # in it)", from, s.shown)
+		}
+		s.kind, s.path = storeBolt, p
+	case "postgres", "postgresql":
+		s.kind = storePostgres
+	default:
+		return s, fail(2, "%s %s: unknown kind of task store %q: give %s", from, s.shown, scheme, storeForms)
+	}
+	return s, nil
+}
+
+// storeFlags are a2a agent's task store flags.
+type storeFlags struct {
+	fs      *flag.FlagSet
+	store   *string
+	migrate *bool
+}
+
+func addStoreFlags(fs *flag.FlagSet) *storeFlags {
+	return &storeFlags{fs: fs,
+		store: fs.String("store", "", "keep tasks in memory, bolt://PATH (a bbolt file) or postgres://USER@HOST/DB (PostgreSQL, "+
+			"the password from "+storePasswordHelp+"; see Task store below) (default: $"+envStore+", else memory)"),
+		migrate: fs.Bool("migrate", false, "with a postgres:// store: apply the schema migrations it lacks at start (as a2a db migrate)"),
+	}
+}
+
+// spec returns the store the flags choose: --store, else --data DIR (the
+// bbolt file DIR/tasks.db), else $A2A_STORE, else memory. --store and
+// --data together, and --migrate without a postgres:// store, are usage
+// errors (exit 2). A password in the --store DSN prints a warning on
+// stderr.
+func (f *storeFlags) spec(dataDir string, stderr io.Writer) (storeSpec, error) {
+	var s storeSpec
+	var err error
+	given := false
+	f.fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "store" })
+	switch {
+	case given && dataDir != "":
+		return s, fail(2, "give one of --store and --data, not both: --data DIR keeps tasks in bolt://DIR/tasks.db (the offline queue's directory is --queue-dir)")
+	case given:
+		s, err = parseStore("--store", *f.store)
+	case dataDir != "":
+		p := filepath.Join(dataDir, "tasks.db")
+		s = storeSpec{kind: storeBolt, path: p, dsnRef: newDSNRef("--data", "bolt://"+(&url.URL{Path: p}).EscapedPath())}
+	case os.Getenv(envStore) != "":
+		s, err = parseStore("$"+envStore, os.Getenv(envStore))
+	default:
+		s = storeSpec{kind: storeMemory, dsnRef: newDSNRef("", storeMemory)}
+	}
+	if err != nil {
+		return s, err
+	}
+	if *f.migrate && s.kind != storePostgres {
+		return s, fail(2, "--migrate goes with a postgres:// store (--store or $%s), not %s", envStore, s.shown)
+	}
+	if s.from == "--store" && len(s.secrets) > 0 {
+		warnPasswordIn(stderr, f.fs.Name(), "the --store DSN", storePasswordHelp)
+	}
+	return s, nil
+}
+
+// open opens the store: nil for memory (the reference agent's default
+// store). A migration applied (migrate) is reported on stdout, prefixed
+// by who. Errors are exit status 2 for a DSN that does not parse and for
+// a bolt:// path that is a directory, 1 otherwise (the database
+// unreachable, its schema not the one this a2a knows, the file locked);
+// each names the flag, and none quotes a password.
+func (s storeSpec) open(ctx context.Context, migrate bool, who string, stdout io.Writer) (taskstore.Store, error) {
+	switch s.kind {
+	case storeBolt:
+		if fi, err := os.Stat(s.path); err == nil && fi.IsDir() {
+			return nil, fail(2, "%s %s: %s is a directory: name the database file (%s/tasks.db, say)", s.from, s.shown, s.path, strings.TrimSuffix(s.shown, "/"))
+		}
+		st, err := taskstore.OpenBolt(s.path, nil, 0)
+		if err != nil {
+			msg := err.Error()
+			if strings.HasSuffix(msg, "timeout") {
+				msg += " (another process has the file open: one agent at a time)"
+			}
+			return nil, fail(1, "%s %s: %s", s.from, s.shown, msg)
+		}
+		return st, nil
+	case storePostgres:
+		return s.openPostgres(ctx, migrate, who, stdout)
+	}
+	return nil, nil
+}
+
+// pgStore is a pgstore.Store on a pool of its own: Close closes both.
+type pgStore struct {
+	*pgstore.Store
+	pool *pgxpool.Pool
+}
+
+func (s pgStore) Close() error {
+	err := s.Store.Close()
+	s.pool.Close()
+	return err
+}
+
+func (s storeSpec) openPostgres(ctx context.Context, migrate bool, who string, stdout io.Writer) (taskstore.Store, error) {
+	cfg, err := pgxpool.ParseConfig(s.raw)
+	if err != nil {
+		return nil, fail(2, "%s: %s", s.from, s.scrub(err))
+	}
+	s.secrets = append(s.secrets, cfg.ConnConfig.Password)
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fail(1, "%s %s: %s", s.from, s.shown, s.scrub(err))
+	}
+	if migrate {
+		from, err := pgstore.Migrate(ctx, pool)
+		if err != nil {
+			pool.Close()
+			return nil, s.schemaError(err)
+		}
+		if from != pgstore.SchemaVersion {
+			fmt.Fprintf(stdout, "%s: schema taskstore: version %d -> %d\n", who, from, pgstore.SchemaVersion)
+		}
+	}
+	st, err := pgstore.OpenPool(ctx, pool, pgstore.Options{})
+	if err != nil {
+		pool.Close()
+		return nil, s.schemaError(err)
+	}
+	return pgStore{Store: st, pool: pool}, nil
+}
