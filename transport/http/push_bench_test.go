@@ -9,13 +9,20 @@ package http_test
 // with the task, and the task's COMPLETED status is POSTed to a loopback
 // receiver that acknowledges it) and without one (plain), on the same agent
 // in the same run. The approach is bench_test.go's: paired blocks, the
-// median of each, and their ratio. Nothing asserts on time.
+// median of each, and their ratio. "paired" is closed-loop (each send
+// starts when the one before answered: the agent is never idle, so the
+// push's own work lands on the round trips); "open" is open-loop (sends
+// started on a schedule of their own, one every pushBenchInterval, well
+// below saturation: what a push adds to a send at a steady load). Nothing
+// asserts on time.
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -162,15 +169,66 @@ func (p *pushBench) waitIdle(tb testing.TB) {
 	}
 }
 
+// pushBenchInterval is the pace of the open-loop benchmark: a send is
+// started a millisecond after the one before started, whether or not that
+// one has answered (a little under 1,000 sends/s, as a sleep runs over).
+// That is about a tenth of what the agent sustains closed-loop, and as
+// fine a pace as the Go runtime keeps: on Linux a goroutine that sleeps
+// while the process is idle wakes at whole milliseconds (its netpoller
+// waits at least 1 ms), so a shorter pace comes out as bursts of sends.
+const pushBenchInterval = time.Millisecond
+
+// pacedBlock starts n calls of call, each interval after the one before
+// started (later when the sleep runs over), each on a goroutine of its
+// own so that a slow answer delays no send, and returns each call's round
+// trip and how many calls were started per second.
+func pacedBlock(ctx context.Context, n int, interval time.Duration, call func(context.Context) error) (lat []time.Duration, rate float64, err error) {
+	lat = make([]time.Duration, n)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	first := time.Now()
+	last := first
+	for i := range n {
+		if i > 0 {
+			time.Sleep(time.Until(last.Add(interval)))
+		}
+		last = time.Now()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t0 := time.Now()
+			if err := call(ctx); err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+				return
+			}
+			lat[i] = time.Since(t0)
+		}()
+	}
+	if n > 1 {
+		rate = float64(n-1) / last.Sub(first).Seconds()
+	}
+	wg.Wait()
+	select {
+	case err = <-errs:
+	default:
+	}
+	return lat, rate, err
+}
+
 // BenchmarkHTTPSendMessagePush times one SendMessage round trip (to a
-// completed task), one at a time, on an agent that serves push
-// notifications: plain (no config) and bound (a config in the message,
-// the COMPLETED status pushed to a loopback webhook that answers 204);
-// paired alternates blocks of 500 round trips of the two, waiting
-// (untimed) after each bound block until its pushes were acknowledged,
-// and reports both medians and the ratio bound/plain (target: at most
-// 1.2). Allocations are the whole process's: client, server, Sender and
-// receiver.
+// completed task) on an agent that serves push notifications: plain (no
+// config) and bound (a config in the message, the COMPLETED status pushed
+// to a loopback webhook that answers 204). plain and bound send one at a
+// time; paired alternates blocks of 500 round trips of the two, one at a
+// time (closed loop), waiting (untimed) after each block until its pushes
+// were acknowledged, and reports both medians and the ratio bound/plain
+// (target: at most 1.2); open does the same with each block's sends
+// started pushBenchInterval apart (open loop; interval-µs, and sends/s
+// the median rate achieved over the blocks). Allocations are the whole
+// process's: client, server, Sender and receiver.
 func BenchmarkHTTPSendMessagePush(b *testing.B) {
 	p := startPushBench(b)
 	calls := []stack{{"plain", p.plainCall}, {"bound", p.boundCall}}
@@ -219,6 +277,42 @@ func BenchmarkHTTPSendMessagePush(b *testing.B) {
 			}
 		}
 		b.StopTimer()
+		plain := reportPercentiles(b, "plain-", lat[0])
+		bound := reportPercentiles(b, "bound-", lat[1])
+		b.ReportMetric(bound/plain, "bound/plain-p50")
+	})
+	b.Run("open", func(b *testing.B) {
+		ctx := benchContext(b)
+		for _, st := range calls {
+			warm(b, ctx, 100, st.call)
+		}
+		p.waitIdle(b)
+		lat := [][]time.Duration{make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)}
+		var rates []float64
+		b.ResetTimer()
+		for round := 0; len(lat[0]) < b.N; round++ {
+			n := min(httpBenchBlock, b.N-len(lat[0]))
+			for k := range calls {
+				i := (round + k) % len(calls)
+				l, rate, err := pacedBlock(ctx, n, pushBenchInterval, calls[i].call)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat[i] = append(lat[i], l...)
+				if rate > 0 {
+					rates = append(rates, rate)
+				}
+				b.StopTimer()
+				p.waitIdle(b)
+				b.StartTimer()
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(pushBenchInterval.Microseconds()), "interval-µs")
+		slices.Sort(rates)
+		if len(rates) > 0 {
+			b.ReportMetric(rates[len(rates)/2], "sends/s")
+		}
 		plain := reportPercentiles(b, "plain-", lat[0])
 		bound := reportPercentiles(b, "bound-", lat[1])
 		b.ReportMetric(bound/plain, "bound/plain-p50")
