@@ -381,7 +381,7 @@ func genParse(f *jen.File, tp model.Topic, rootPH string, rooted bool, profile s
 		tmpl = strings.TrimPrefix(tmpl, rootPH+"/")
 	}
 	levels := strings.Split(tmpl, "/")
-	var results, names []jen.Code
+	var results []jen.Code
 	var body []jen.Code
 	if rooted {
 		body = append(body,
@@ -399,7 +399,6 @@ func genParse(f *jen.File, tp model.Topic, rootPH string, rooted bool, profile s
 		if m := placeholderRE.FindStringSubmatch(lv); m != nil && m[0] == lv {
 			v := camel(m[1])
 			results = append(results, jen.Id(v))
-			names = append(names, jen.Id(v))
 			body = append(body,
 				jen.If(jen.Op("!").Id("ValidIdentifier").Call(jen.Id("levels").Index(jen.Lit(i)))).Block(jen.Return()),
 				jen.Id(v).Op("=").Id("levels").Index(jen.Lit(i)))
