@@ -20,7 +20,9 @@ var (
 	bucketTasks = []byte("tasks")
 	// bucketContexts indexes tasks by context: key contextId + 0x00 +
 	// taskId, value the task's Created and Updated times (two big-endian
-	// Unix nanosecond counts), so a context is read without its tasks.
+	// Unix nanosecond counts) then its Principal, so a context is read
+	// without its tasks. A value of a file written before principals were
+	// kept ends after the times: its task has none.
 	bucketContexts = []byte("contexts")
 	// bucketMeta holds the counters (metaTasks, metaBytes, metaFinished,
 	// metaFinishedBytes, metaExpired), and metaVersion once the indexes
@@ -49,19 +51,21 @@ func contextKey(ctxID, taskID string) []byte {
 	return append(append([]byte(ctxID), 0), taskID...)
 }
 
-// contextValue is the index value of a task: its Created and Updated times.
+// contextValue is the index value of a task: its Created and Updated
+// times, then its Principal.
 func contextValue(r *Record) []byte {
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(r.Created.UnixNano()))
-	return binary.BigEndian.AppendUint64(v, uint64(r.Updated.UnixNano()))
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, 16+len(r.Principal)), uint64(r.Created.UnixNano()))
+	v = binary.BigEndian.AppendUint64(v, uint64(r.Updated.UnixNano()))
+	return append(v, r.Principal...)
 }
 
 // parseContextValue reads an index value; ok is false for one written
 // before the index held times (an empty value).
-func parseContextValue(v []byte) (created, updated time.Time, ok bool) {
-	if len(v) != 16 {
-		return time.Time{}, time.Time{}, false
+func parseContextValue(v []byte) (created, updated time.Time, principal string, ok bool) {
+	if len(v) < 16 {
+		return time.Time{}, time.Time{}, "", false
 	}
-	return time.Unix(0, int64(binary.BigEndian.Uint64(v))), time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))), true
+	return time.Unix(0, int64(binary.BigEndian.Uint64(v))), time.Unix(0, int64(binary.BigEndian.Uint64(v[8:16]))), string(v[16:]), true
 }
 
 // timeKey is a key of the time-ordered indexes: t, then id.
@@ -748,7 +752,7 @@ func (s *Bolt) Context(ctx context.Context, id string) (ContextInfo, error) {
 		waiting, finished := tx.Bucket(bucketWaiting), tx.Bucket(bucketFinished)
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			taskID := string(k[len(prefix):])
-			if created, updated, ok := parseContextValue(v); ok {
+			if created, updated, principal, ok := parseContextValue(v); ok {
 				// Expired or past the retention: the indexes say so
 				// without the task.
 				switch {
@@ -756,7 +760,7 @@ func (s *Bolt) Context(ctx context.Context, id string) (ContextInfo, error) {
 					expiredAt = later(expiredAt, updated.Add(s.cfg.idle))
 				case s.cfg.keepFinished > 0 && updated.Before(now.Add(-s.cfg.keepFinished)) && finished.Get(timeKey(updated, taskID)) != nil:
 				default:
-					in = append(in, Record{Task: a2a.Task{ID: taskID, ContextID: id}, Created: created, Updated: updated})
+					in = append(in, Record{Task: a2a.Task{ID: taskID, ContextID: id}, Principal: principal, Created: created, Updated: updated})
 				}
 				continue
 			}

@@ -13,6 +13,7 @@ type wire struct {
 	Task       a2a.Task  `json:"task"`
 	MessageIDs []string  `json:"messageIds,omitempty"`
 	Owner      string    `json:"owner,omitempty"`
+	Principal  string    `json:"principal,omitempty"`
 	Created    time.Time `json:"created"`
 	Updated    time.Time `json:"updated"`
 	// The push-notification configs and their delivery reports.
@@ -27,6 +28,7 @@ type wireKeepingTask struct {
 	Task           json.RawMessage                  `json:"task"`
 	MessageIDs     []string                         `json:"messageIds,omitempty"`
 	Owner          string                           `json:"owner,omitempty"`
+	Principal      string                           `json:"principal,omitempty"`
 	Created        time.Time                        `json:"created"`
 	Updated        time.Time                        `json:"updated"`
 	PushConfigs    []a2a.TaskPushNotificationConfig `json:"pushConfigs,omitempty"`

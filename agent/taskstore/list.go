@@ -15,6 +15,9 @@ func (f Filter) match(r *Record) bool {
 	if !f.UpdatedAfter.IsZero() && r.Updated.Before(f.UpdatedAfter) {
 		return false
 	}
+	if f.Scoped && !Visible(r.Principal, f.VisibleTo) {
+		return false
+	}
 	return true
 }
 
@@ -73,6 +76,7 @@ func contextOf(id string, all []Record) (ContextInfo, error) {
 	info := ContextInfo{ID: id}
 	for _, r := range in {
 		info.TaskIDs = append(info.TaskIDs, r.Task.ID)
+		info.Tasks = append(info.Tasks, ContextTask{ID: r.Task.ID, Principal: r.Principal, Updated: r.Updated})
 		if r.Updated.After(info.LastActive) {
 			info.LastActive = r.Updated
 		}

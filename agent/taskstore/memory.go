@@ -373,7 +373,7 @@ func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
 		if task.ContextID != old.contextID {
 			return packed{}, errors.New("taskstore: ReplaceTask may not change the context id")
 		}
-		p, err := pack(Record{Task: task, Owner: old.owner, Created: old.created, Updated: now})
+		p, err := pack(Record{Task: task, Owner: old.owner, Principal: old.principal, Created: old.created, Updated: now})
 		// None is ever changed in place.
 		p.messageIDs, p.configs, p.deliveries = old.messageIDs, old.configs, old.deliveries
 		return p, err
@@ -520,7 +520,12 @@ func (m *Memory) Context(_ context.Context, id string) (ContextInfo, error) {
 	if id == "" || c == nil {
 		return ContextInfo{}, m.missing('c', id)
 	}
-	return ContextInfo{ID: id, TaskIDs: slices.Clone(c.taskIDs), LastActive: c.lastActive}, nil
+	info := ContextInfo{ID: id, TaskIDs: slices.Clone(c.taskIDs), LastActive: c.lastActive, Tasks: make([]ContextTask, len(c.taskIDs))}
+	for i, tid := range c.taskIDs {
+		r := &m.tasks[tid].rec
+		info.Tasks[i] = ContextTask{ID: tid, Principal: r.principal, Updated: r.updated}
+	}
+	return info, nil
 }
 
 var (

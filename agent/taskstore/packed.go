@@ -24,6 +24,7 @@ type packed struct {
 	state      a2a.TaskState
 	messageIDs []string
 	owner      string
+	principal  string
 	created    time.Time
 	updated    time.Time
 	// configs and deliveries are the record's PushConfigs and
@@ -46,7 +47,7 @@ func pack(r Record) (packed, error) {
 	}
 	*buf = b
 	p := packed{task: bytes.Clone(b), id: r.Task.ID, contextID: r.Task.ContextID, messageIDs: append([]string(nil), r.MessageIDs...),
-		owner: r.Owner, created: r.Created, updated: r.Updated,
+		owner: r.Owner, principal: r.Principal, created: r.Created, updated: r.Updated,
 		configs: cloneConfigs(r.PushConfigs), deliveries: slices.Clone(r.PushDeliveries)}
 	if r.Task.Status != nil {
 		p.state = r.Task.Status.State
@@ -70,7 +71,7 @@ func cloneConfigs(cs []a2a.TaskPushNotificationConfig) []a2a.TaskPushNotificatio
 
 // unpack decodes a record: a copy of its own for the caller.
 func (p *packed) unpack() (Record, error) {
-	r := Record{MessageIDs: append([]string(nil), p.messageIDs...), Owner: p.owner, Created: p.created, Updated: p.updated,
+	r := Record{MessageIDs: append([]string(nil), p.messageIDs...), Owner: p.owner, Principal: p.principal, Created: p.created, Updated: p.updated,
 		PushConfigs: cloneConfigs(p.configs), PushDeliveries: slices.Clone(p.deliveries)}
 	if err := r.Task.UnmarshalJSON(p.task); err != nil {
 		return Record{}, err
@@ -82,14 +83,14 @@ func (p *packed) unpack() (Record, error) {
 // task's body.
 func (p *packed) head() Record {
 	return Record{Task: a2a.Task{ID: p.id, ContextID: p.contextID, Status: &a2a.TaskStatus{State: p.state}},
-		Owner: p.owner, Created: p.created, Updated: p.updated}
+		Owner: p.owner, Principal: p.principal, Created: p.created, Updated: p.updated}
 }
 
 // size is what the task counts against MaxBytes: its encoding, its ids,
 // and about what its push-notification configs and reports take encoded
 // (pushSize).
 func (p *packed) size() int64 {
-	n := len(p.task) + len(p.id) + len(p.contextID) + len(p.owner) + pushSize(p.configs, p.deliveries)
+	n := len(p.task) + len(p.id) + len(p.contextID) + len(p.owner) + len(p.principal) + pushSize(p.configs, p.deliveries)
 	for _, m := range p.messageIDs {
 		n += len(m)
 	}

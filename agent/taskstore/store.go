@@ -6,8 +6,9 @@
 // A store keeps, beside each task, what the responder rules of the protocol
 // need: the message ids already accepted for the task (to tell a retried
 // request from a new turn), the agent that currently owns the task (after a
-// handover) and the times of creation and last change. It knows nothing of
-// transports.
+// handover), the principal that created it (the verified caller whose tasks
+// it is: Visible) and the times of creation and last change. It knows
+// nothing of transports.
 //
 // Both stores are bounded (docs/protocol.md §14): at most DefaultMaxTasks
 // tasks and DefaultMaxBytes bytes by default (MaxTasks, MaxBytes), making
@@ -45,6 +46,12 @@ type Record struct {
 	// Owner is the agent id that serves the task after a handover ("" for the
 	// agent that created it).
 	Owner string
+	// Principal is the verified identity of the caller that created the
+	// task (agent.Caller's Subject; "" for a task created without one).
+	// Only that caller sees the task; a task without a principal is
+	// everyone's (Visible, docs/protocol.md §15). The store keeps it as
+	// given, through every change; it counts against MaxBytes.
+	Principal string
 	// Created and Updated are set by the store.
 	Created, Updated time.Time
 	// PushConfigs are the task's push-notification configs (A2A v1.0
@@ -100,12 +107,23 @@ func (r *Record) HasMessage(id string) bool {
 	return false
 }
 
+// Visible reports whether the caller of verified identity caller ("" for
+// an anonymous one) may see a task whose Record.Principal is principal:
+// its own, and the tasks created without a principal. An anonymous caller
+// sees only the latter (docs/protocol.md §15).
+func Visible(principal, caller string) bool { return principal == "" || principal == caller }
+
 // Filter selects tasks for List. Zero fields match everything.
 type Filter struct {
 	ContextID string
 	State     a2a.TaskState
 	// UpdatedAfter keeps tasks changed at or after this time.
 	UpdatedAfter time.Time
+	// Scoped keeps only the tasks visible to the caller VisibleTo
+	// (Visible): those it created and those created without a principal;
+	// with VisibleTo "", only the latter. Page.Total counts those alone.
+	Scoped    bool
+	VisibleTo string
 	// PageSize is the most tasks returned (default 50).
 	PageSize int
 	// PageToken continues a previous listing.
@@ -326,6 +344,52 @@ type ContextInfo struct {
 	// LastActive is the latest Updated time of the context's tasks; the
 	// context expiry window runs from it.
 	LastActive time.Time
+	// Tasks are the tasks of TaskIDs, in its order, with their principals
+	// and last changes: what VisibleTo reads. The stores of this module
+	// fill it.
+	Tasks []ContextTask
+}
+
+// ContextTask is one task of a context, as ContextInfo lists it.
+type ContextTask struct {
+	ID string
+	// Principal is the task's Record.Principal.
+	Principal string
+	// Updated is the task's last change.
+	Updated time.Time
+}
+
+// VisibleTo returns the context as the caller of verified identity caller
+// sees it: the tasks it may see (Visible), LastActive the latest change of
+// those; false when it sees none of them, so that to this caller the
+// context does not exist. A ContextInfo whose Tasks do not list its
+// TaskIDs (a store that does not fill them) is seen whole.
+func (c ContextInfo) VisibleTo(caller string) (ContextInfo, bool) {
+	if len(c.Tasks) != len(c.TaskIDs) {
+		return c, len(c.TaskIDs) > 0
+	}
+	all := true
+	for _, t := range c.Tasks {
+		if !Visible(t.Principal, caller) {
+			all = false
+			break
+		}
+	}
+	if all {
+		return c, len(c.TaskIDs) > 0
+	}
+	out := ContextInfo{ID: c.ID}
+	for _, t := range c.Tasks {
+		if !Visible(t.Principal, caller) {
+			continue
+		}
+		out.TaskIDs = append(out.TaskIDs, t.ID)
+		out.Tasks = append(out.Tasks, t)
+		if t.Updated.After(out.LastActive) {
+			out.LastActive = t.Updated
+		}
+	}
+	return out, len(out.TaskIDs) > 0
 }
 
 // DefaultPageSize is the page size of List when Filter.PageSize is 0.

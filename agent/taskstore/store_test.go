@@ -1,7 +1,9 @@
 package taskstore
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -279,6 +281,72 @@ func TestBoltReadsAnIndexWithoutTimes(t *testing.T) {
 	}
 }
 
+// A database written before principals were kept (index values of the
+// two times alone, records without a principal) answers Context with
+// tasks of no principal, everyone's; an index value without times takes
+// the principal from the task.
+func TestBoltReadsAnIndexWithoutPrincipals(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenBolt(filepath.Join(t.TempDir(), "tasks.db"), newClock().now, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, id := range []string{"a", "b", "c"} {
+		r := task(id, "c1", a2a.TaskStateSubmitted)
+		r.Principal = "alice"
+		if _, err := s.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		// a: as an older release wrote it; b: an index value without times.
+		old := encodeWithout(t, tx.Bucket(bucketTasks).Get([]byte("a")), "principal")
+		if err := tx.Bucket(bucketTasks).Put([]byte("a"), old); err != nil {
+			return err
+		}
+		v := tx.Bucket(bucketContexts).Get(contextKey("c1", "a"))
+		if err := tx.Bucket(bucketContexts).Put(contextKey("c1", "a"), bytes.Clone(v[:16])); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketContexts).Put(contextKey("c1", "b"), nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Context(ctx, "c1")
+	if err != nil || len(info.Tasks) != 3 {
+		t.Fatalf("%+v %v", info, err)
+	}
+	var got []string
+	for _, ct := range info.Tasks {
+		got = append(got, ct.ID+":"+ct.Principal)
+	}
+	if strings.Join(got, ",") != "a:,b:alice,c:alice" {
+		t.Fatalf("principals %v", got)
+	}
+	if r, err := s.Get(ctx, "a"); err != nil || r.Principal != "" {
+		t.Fatalf("the older record: %+v %v", r, err)
+	}
+}
+
+// encodeWithout returns the JSON object b without its member name.
+func encodeWithout(t *testing.T, b []byte, name string) []byte {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m[name]; !ok {
+		t.Fatalf("no member %q in %s", name, b)
+	}
+	delete(m, name)
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // A context lookup reads the context's index, not every task: a context of
 // one task among many answers with that task alone.
 func TestContextLookupIsScopedToTheContext(t *testing.T) {
@@ -349,5 +417,29 @@ func TestMemoryDropsTasksFinishedLongAgo(t *testing.T) {
 	}
 	if _, err := keep.Get(ctx, "done"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Visible: a caller sees its own tasks and those of no principal; an
+// anonymous caller the latter alone. A ContextInfo of a store that does
+// not list its tasks' principals is seen whole.
+func TestVisibility(t *testing.T) {
+	for _, tc := range []struct {
+		principal, caller string
+		want              bool
+	}{
+		{"", "", true}, {"", "alice", true}, {"alice", "alice", true},
+		{"alice", "bob", false}, {"alice", "", false},
+	} {
+		if got := Visible(tc.principal, tc.caller); got != tc.want {
+			t.Errorf("Visible(%q, %q) = %v", tc.principal, tc.caller, got)
+		}
+	}
+	bare := ContextInfo{ID: "c1", TaskIDs: []string{"a"}}
+	if v, ok := bare.VisibleTo("bob"); !ok || len(v.TaskIDs) != 1 {
+		t.Fatalf("a context without its tasks' principals: %+v %v", v, ok)
+	}
+	if _, ok := (ContextInfo{ID: "c1"}).VisibleTo(""); ok {
+		t.Fatal("an empty context is seen")
 	}
 }

@@ -10,7 +10,9 @@
 //	}
 //
 // The cases cover Create, Get, Update, List and Context, ErrExists and
-// ErrNotFound, the bounds (MaxTasks, MaxBytes: eviction of finished tasks
+// ErrNotFound, the principal that created a task (kept through every
+// change, a List scoped to a caller, each task's principal in Context),
+// the bounds (MaxTasks, MaxBytes: eviction of finished tasks
 // least recently changed first, then ErrFull), the idle expiry of tasks
 // waiting for input (ErrExpired) and the retention of finished ones, the
 // push-notification configs and delivery reports a record keeps, and the
@@ -469,6 +471,151 @@ var cases = []Case{
 		}
 		if p, _ := s.List(ctx, taskstore.Filter{UpdatedAfter: upd.Updated.Add(time.Second)}); p.Total != 0 {
 			t.Fatalf("changed after the last change: %+v", p)
+		}
+	}},
+	{"the principal that created a task is kept through every change", func(t *testing.T, su *suite) {
+		s := su.opened(t, Config{Now: newTicking().now})
+		r := withPush("t1")
+		r.Principal = "alice"
+		if created := create(t, s, r); created.Principal != "alice" {
+			t.Fatalf("create returned principal %q", created.Principal)
+		}
+		check := func(what, want string) {
+			t.Helper()
+			if got, err := s.Get(ctx, "t1"); err != nil || got.Principal != want {
+				t.Fatalf("%s: principal %q, want %q (%v)", what, got.Principal, want, err)
+			}
+		}
+		check("get", "alice")
+		dup := task("t1", "c1", a2a.TaskStateSubmitted)
+		dup.Principal = "bob"
+		if got, err := s.Create(ctx, dup); !errors.Is(err, taskstore.ErrExists) || got.Principal != "alice" {
+			t.Fatalf("a repeated create by another principal: %q %v", got.Principal, err)
+		}
+		check("a repeated create", "alice")
+		if p, _ := s.List(ctx, taskstore.Filter{}); len(p.Records) != 1 || p.Records[0].Principal != "alice" {
+			t.Fatalf("list: %+v", p.Records)
+		}
+		if _, err := s.Update(ctx, "t1", func(r *taskstore.Record) error { r.Owner = "b-c1"; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		check("an update of the owner", "alice")
+		next := task("t1", "c1", a2a.TaskStateWorking).Task
+		if err := taskstore.ReplaceTask(ctx, s, next); err != nil {
+			t.Fatal(err)
+		}
+		check("a turn's event", "alice")
+		if _, err := taskstore.SetPushDelivery(ctx, s, "t1", taskstore.PushDelivery{ConfigID: "cfg-1", State: "delivered", At: epoch}); err != nil {
+			t.Fatal(err)
+		}
+		check("a delivery report", "alice")
+		if info, err := s.Context(ctx, "c1"); err != nil || len(info.Tasks) != 1 || info.Tasks[0].Principal != "alice" {
+			t.Fatalf("context: %+v %v", info, err)
+		}
+		// The store keeps what an update leaves, as it does of Owner.
+		if _, err := s.Update(ctx, "t1", func(r *taskstore.Record) error { r.Principal = "carol"; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		check("an update of the principal", "carol")
+		if info, _ := s.Context(ctx, "c1"); len(info.Tasks) != 1 || info.Tasks[0].Principal != "carol" {
+			t.Fatalf("context after the update: %+v", info)
+		}
+		create(t, s, task("t2", "c1", a2a.TaskStateWorking))
+		check("another task's create", "carol")
+		if got, _ := s.Get(ctx, "t2"); got.Principal != "" {
+			t.Fatalf("a task created without a principal has %q", got.Principal)
+		}
+	}},
+	{"a list scoped to a caller keeps its tasks and those of no principal", func(t *testing.T, su *suite) {
+		s := su.opened(t, Config{Now: newTicking().now})
+		for i, who := range []string{"alice", "bob", "", "alice", "bob", "alice", ""} {
+			r := task(fmt.Sprint("t", i), fmt.Sprint("c", i%2), a2a.TaskStateWorking)
+			if i == 5 {
+				r.Task.Status.State = a2a.TaskStateCompleted
+			}
+			r.Principal = who
+			create(t, s, r)
+		}
+		for _, tc := range []struct {
+			name string
+			f    taskstore.Filter
+			want string
+			// total is the count of the filter's matches, all pages.
+			total int
+		}{
+			{"alice", taskstore.Filter{Scoped: true, VisibleTo: "alice"}, "t6,t5,t3,t2,t0", 5},
+			{"bob", taskstore.Filter{Scoped: true, VisibleTo: "bob"}, "t6,t4,t2,t1", 4},
+			{"a caller of no task", taskstore.Filter{Scoped: true, VisibleTo: "mallory"}, "t6,t2", 2},
+			{"an anonymous caller sees the tasks of no principal alone", taskstore.Filter{Scoped: true}, "t6,t2", 2},
+			{"unscoped, every task", taskstore.Filter{VisibleTo: "alice"}, "t6,t5,t4,t3,t2,t1,t0", 7},
+			{"alice's in a context", taskstore.Filter{Scoped: true, VisibleTo: "alice", ContextID: "c1"}, "t5,t3", 2},
+			{"bob's in a context", taskstore.Filter{Scoped: true, VisibleTo: "bob", ContextID: "c1"}, "t1", 1},
+			{"alice's in a state", taskstore.Filter{Scoped: true, VisibleTo: "alice", State: a2a.TaskStateWorking}, "t6,t3,t2,t0", 4},
+			{"alice's, a page", taskstore.Filter{Scoped: true, VisibleTo: "alice", PageSize: 2}, "t6,t5", 5},
+			{"alice's, the next page", taskstore.Filter{Scoped: true, VisibleTo: "alice", PageSize: 2, PageToken: "2"}, "t3,t2", 5},
+			{"alice's changed at or after a time", taskstore.Filter{Scoped: true, VisibleTo: "alice", UpdatedAfter: epoch.Add(4 * time.Second)},
+				"t6,t5,t3", 3},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				p, err := s.List(ctx, tc.f)
+				if err != nil || ids(p) != tc.want || p.Total != tc.total {
+					t.Fatalf("%s, total %d (%v); want %s, total %d", ids(p), p.Total, err, tc.want, tc.total)
+				}
+				for _, r := range p.Records {
+					if tc.f.Scoped && !taskstore.Visible(r.Principal, tc.f.VisibleTo) {
+						t.Fatalf("listed %s of %q", r.Task.ID, r.Principal)
+					}
+				}
+			})
+		}
+		// A page token past a caller's tasks is past its listing.
+		if _, err := s.List(ctx, taskstore.Filter{Scoped: true, VisibleTo: "bob", PageToken: "5"}); !errors.Is(err, taskstore.ErrBadPageToken) {
+			t.Fatalf("a token past bob's 4 tasks: %v", err)
+		}
+	}},
+	{"a context lists the principal and last change of each task", func(t *testing.T, su *suite) {
+		clk := newManual()
+		s := su.opened(t, Config{Now: clk.now})
+		for _, r := range []struct{ id, who string }{{"a", "alice"}, {"b", ""}, {"c", "bob"}, {"d", "alice"}} {
+			rec := task(r.id, "c1", a2a.TaskStateWorking)
+			rec.Principal = r.who
+			create(t, s, rec)
+			clk.advance(time.Second)
+		}
+		bobs := setState(t, s, "c", a2a.TaskStateInputRequired)
+		info, err := s.Context(ctx, "c1")
+		if err != nil || strings.Join(info.TaskIDs, ",") != "a,b,c,d" || len(info.Tasks) != 4 || !info.LastActive.Equal(bobs.Updated) {
+			t.Fatalf("%+v %v", info, err)
+		}
+		for i, want := range []string{"alice", "", "bob", "alice"} {
+			ct := info.Tasks[i]
+			got, _ := s.Get(ctx, ct.ID)
+			if ct.ID != info.TaskIDs[i] || ct.Principal != want || !ct.Updated.Equal(got.Updated) {
+				t.Fatalf("task %d: %+v, want %s of %q updated %v", i, ct, info.TaskIDs[i], want, got.Updated)
+			}
+		}
+		// Each caller's view: its tasks and those of no principal, the
+		// last activity theirs; a caller seeing none has no context.
+		for _, tc := range []struct {
+			caller, want string
+			active       time.Time
+		}{
+			{"alice", "a,b,d", epoch.Add(3 * time.Second)},
+			{"bob", "b,c", bobs.Updated},
+			{"", "b", epoch.Add(time.Second)},
+		} {
+			v, ok := info.VisibleTo(tc.caller)
+			if !ok || strings.Join(v.TaskIDs, ",") != tc.want || len(v.Tasks) != len(v.TaskIDs) || !v.LastActive.Equal(tc.active) {
+				t.Fatalf("%q sees %+v %v, want %s active %v", tc.caller, v, ok, tc.want, tc.active)
+			}
+		}
+		rec := task("x", "c2", a2a.TaskStateWorking)
+		rec.Principal = "alice"
+		create(t, s, rec)
+		if other, err := s.Context(ctx, "c2"); err != nil {
+			t.Fatal(err)
+		} else if v, ok := other.VisibleTo("bob"); ok {
+			t.Fatalf("bob sees alice's context: %+v", v)
 		}
 	}},
 	{"a page token the store did not issue is invalid params", func(t *testing.T, su *suite) {
