@@ -27,19 +27,23 @@ connection's search_path: a DSN can choose a schema
 # Schema and migrations
 
 The schema is versioned: the SQL files of the package's migrations
-directory (migrations/0001_tasks.sql, ...), embedded in the program, each
-applied once and in order. SchemaVersion is the last one's number.
+directory (migrations/0001_tasks.sql, 0002_principal.sql, ...), embedded
+in the program, each applied once and in order. SchemaVersion is the last one's number.
 Migrate applies those a database lacks, in one transaction taken under an
 advisory lock (instances starting together apply them once), and records
 the version in the table a2abind_schema (component "taskstore"); Version
 reads it. Open refuses a database whose schema is newer than
 SchemaVersion, and, unless Options.Migrate is set, one that is older: both
 with a *SchemaError naming the two versions. A migration is never edited
-once released; a change of the schema is a new file.
+once released; a change of the schema is a new file. Version 2 adds the
+principal that created each task (taskstore.Record.Principal, the caller
+whose task it is: docs/protocol.md §15); the tasks a version 1 database
+holds are migrated without one, and stay everyone's.
 
 The tables: a2a_tasks (one row a task: its id, context id, state, times,
-owner, accepted message ids and size as columns, indexed for the listings
-and the expiries; the task and its push configs as JSON), a2a_task_totals
+owner, principal, accepted message ids and size as columns, indexed for
+the listings, a caller's among them, and the expiries; the task and its
+push configs as JSON), a2a_task_totals
 (the count and bytes of the tasks) and a2a_task_expiries (the most recent
 expiries).
 

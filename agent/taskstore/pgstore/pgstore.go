@@ -155,19 +155,20 @@ type row struct {
 	created, updated     time.Time
 	size                 int64
 	owner                string
+	principal            string
 	messageIDs           []string
 	task                 []byte // nil when not read
 	push                 []byte // nil for none
 }
 
 // columns are those of row, in its order.
-const columns = "id, context_id, state, phase, created, updated, size, owner, message_ids, task, push"
+const columns = "id, context_id, state, phase, created, updated, size, owner, principal, message_ids, task, push"
 
 // headColumns are columns without the task.
-const headColumns = "id, context_id, state, phase, created, updated, size, owner, message_ids, NULL::bytea, push"
+const headColumns = "id, context_id, state, phase, created, updated, size, owner, principal, message_ids, NULL::bytea, push"
 
 func (r *row) scan(sc pgx.Row) error {
-	return sc.Scan(&r.id, &r.contextID, &r.state, &r.phase, &r.created, &r.updated, &r.size, &r.owner, &r.messageIDs, &r.task, &r.push)
+	return sc.Scan(&r.id, &r.contextID, &r.state, &r.phase, &r.created, &r.updated, &r.size, &r.owner, &r.principal, &r.messageIDs, &r.task, &r.push)
 }
 
 // pushRecord is the stored form of a task's push configs and reports.
@@ -237,7 +238,7 @@ func encodeRow(r *taskstore.Record) (row, error) {
 		return row{}, fmt.Errorf("pgstore: %w", err)
 	}
 	w := row{id: r.Task.ID, contextID: r.Task.ContextID, created: r.Created, updated: r.Updated, owner: r.Owner,
-		messageIDs: r.MessageIDs, task: task, push: push}
+		principal: r.Principal, messageIDs: r.MessageIDs, task: task, push: push}
 	if w.messageIDs == nil {
 		w.messageIDs = []string{} // the column is NOT NULL
 	}
@@ -251,7 +252,7 @@ func encodeRow(r *taskstore.Record) (row, error) {
 
 // sizeOf is what the task counts against MaxBytes.
 func (r *row) sizeOf() int64 {
-	n := len(r.task) + len(r.push) + len(r.id) + len(r.contextID) + len(r.owner)
+	n := len(r.task) + len(r.push) + len(r.id) + len(r.contextID) + len(r.owner) + len(r.principal)
 	for _, m := range r.messageIDs {
 		n += len(m)
 	}
@@ -260,7 +261,7 @@ func (r *row) sizeOf() int64 {
 
 // record decodes a stored task.
 func (r *row) record() (taskstore.Record, error) {
-	out := taskstore.Record{Owner: r.owner, Created: r.created, Updated: r.updated}
+	out := taskstore.Record{Owner: r.owner, Principal: r.principal, Created: r.created, Updated: r.updated}
 	if len(r.messageIDs) > 0 {
 		out.MessageIDs = r.messageIDs
 	}
@@ -615,9 +616,9 @@ func (s *Store) create(ctx context.Context, r taskstore.Record) (taskstore.Recor
 		if err != nil {
 			return err
 		}
-		tag, err := t.tx.Exec(ctx, `INSERT INTO a2a_tasks (`+columns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		tag, err := t.tx.Exec(ctx, `INSERT INTO a2a_tasks (`+columns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 			ON CONFLICT (id) DO NOTHING`,
-			w.id, w.contextID, w.state, w.phase, w.created, w.updated, w.size, w.owner, w.messageIDs, w.task, w.push)
+			w.id, w.contextID, w.state, w.phase, w.created, w.updated, w.size, w.owner, w.principal, w.messageIDs, w.task, w.push)
 		if err != nil {
 			return err
 		}
@@ -688,8 +689,8 @@ func (t *tx) put(old, w *row, bounded bool) error {
 		return err
 	}
 	_, err := t.tx.Exec(t.ctx, `UPDATE a2a_tasks SET state = $2, phase = $3, updated = $4, size = $5, owner = $6,
-		message_ids = $7, task = coalesce($8, task), push = $9 WHERE id = $1`,
-		w.id, w.state, w.phase, w.updated, w.size, w.owner, w.messageIDs, w.task, w.push)
+		principal = $7, message_ids = $8, task = coalesce($9, task), push = $10 WHERE id = $1`,
+		w.id, w.state, w.phase, w.updated, w.size, w.owner, w.principal, w.messageIDs, w.task, w.push)
 	t.bytes += grow
 	return err
 }
@@ -859,7 +860,7 @@ func (s *Store) List(ctx context.Context, f taskstore.Filter) (taskstore.Page, e
 	for rows.Next() {
 		var r row
 		var n int
-		if err := rows.Scan(&r.id, &r.contextID, &r.state, &r.phase, &r.created, &r.updated, &r.size, &r.owner, &r.messageIDs, &r.task, &r.push, &n); err != nil {
+		if err := rows.Scan(&r.id, &r.contextID, &r.state, &r.phase, &r.created, &r.updated, &r.size, &r.owner, &r.principal, &r.messageIDs, &r.task, &r.push, &n); err != nil {
 			rows.Close()
 			return taskstore.Page{}, fmt.Errorf("pgstore: %w", err)
 		}
@@ -908,6 +909,14 @@ func (s *Store) listWhere(f taskstore.Filter, now time.Time) (string, []any) {
 	if !f.UpdatedAfter.IsZero() {
 		conds = append(conds, "updated >= "+arg(f.UpdatedAfter))
 	}
+	if f.Scoped {
+		// taskstore.Visible: the caller's tasks and those of no principal.
+		if f.VisibleTo == "" {
+			conds = append(conds, "principal = ''")
+		} else {
+			conds = append(conds, "principal IN ('', "+arg(f.VisibleTo)+")")
+		}
+	}
 	if s.idle > 0 {
 		conds = append(conds, "NOT (phase = 1 AND updated < "+arg(now.Add(-s.idle))+")")
 	}
@@ -928,7 +937,7 @@ func (s *Store) Context(ctx context.Context, id string) (taskstore.ContextInfo, 
 		return taskstore.ContextInfo{}, taskstore.ErrNotFound
 	}
 	now := s.now()
-	rows, err := s.pool.Query(ctx, "SELECT id, phase, updated FROM a2a_tasks WHERE context_id = $1 ORDER BY created, id", id)
+	rows, err := s.pool.Query(ctx, "SELECT id, phase, updated, principal FROM a2a_tasks WHERE context_id = $1 ORDER BY created, id", id)
 	if err != nil {
 		return taskstore.ContextInfo{}, fmt.Errorf("pgstore: %w", err)
 	}
@@ -938,7 +947,7 @@ func (s *Store) Context(ctx context.Context, id string) (taskstore.ContextInfo, 
 	var expiredAt time.Time
 	for rows.Next() {
 		var r row
-		if err := rows.Scan(&r.id, &r.phase, &r.updated); err != nil {
+		if err := rows.Scan(&r.id, &r.phase, &r.updated, &r.principal); err != nil {
 			rows.Close()
 			return taskstore.ContextInfo{}, fmt.Errorf("pgstore: %w", err)
 		}
@@ -949,6 +958,7 @@ func (s *Store) Context(ctx context.Context, id string) (taskstore.ContextInfo, 
 			}
 		case !gone:
 			info.TaskIDs = append(info.TaskIDs, r.id)
+			info.Tasks = append(info.Tasks, taskstore.ContextTask{ID: r.id, Principal: r.principal, Updated: r.updated})
 			if r.updated.After(info.LastActive) {
 				info.LastActive = r.updated
 			}

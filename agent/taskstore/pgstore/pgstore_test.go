@@ -59,7 +59,7 @@ func checkTotals(t *testing.T, s *Store) {
 		(SELECT count(*) FROM a2a_tasks),
 		(SELECT coalesce(sum(size), 0)::bigint FROM a2a_tasks),
 		(SELECT count(*) FROM a2a_tasks WHERE size <> octet_length(task) + coalesce(octet_length(push), 0) + octet_length(id)
-			+ octet_length(context_id) + octet_length(owner) + coalesce((SELECT sum(octet_length(m)) FROM unnest(message_ids) m), 0)),
+			+ octet_length(context_id) + octet_length(owner) + octet_length(principal) + coalesce((SELECT sum(octet_length(m)) FROM unnest(message_ids) m), 0)),
 		(SELECT count(*) FROM a2a_tasks WHERE phase <> CASE
 			WHEN state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED') THEN 2
 			WHEN state IN ('TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED') THEN 1 ELSE 0 END)`).
@@ -251,6 +251,80 @@ func TestOpenChecksTheSchemaVersion(t *testing.T) {
 	if v, _ := Version(ctx, pool); v != newer {
 		t.Fatalf("migrate changed a newer schema to %d", v)
 	}
+}
+
+// A database a release of schema version 1 left, tasks in it, is refused
+// without Options.Migrate, naming both versions; migrated, it has
+// version 2, its tasks kept with no principal (everyone's), and the index
+// of the principals.
+func TestAVersion1DatabaseIsMigratedKeepingItsTasks(t *testing.T) {
+	dsn := pgtest.NewSchema(t)
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := (&a2a.Task{ID: "old", ContextID: "c1", Status: &a2a.TaskStatus{State: a2a.TaskStateWorking}}).AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The schema and a task as version 1 wrote them.
+	size := len(body) + len("old") + len("c1") + len("m1")
+	if _, err := pool.Exec(ctx, versionTable+"; "+ms[0].sql); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO a2abind_schema (component, version) VALUES ('taskstore', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO a2a_tasks (id, context_id, state, phase, created, updated, size, owner, message_ids, task, push)
+		VALUES ('old', 'c1', 'TASK_STATE_WORKING', 0, now(), now(), $1, '', '{m1}', $2, NULL)`, size, body); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE a2a_task_totals SET tasks = 1, bytes = $1 WHERE slot = 0`, size); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = Open(ctx, dsn, Options{})
+	var se *SchemaError
+	if !errors.As(err, &se) || se.Database != 1 || se.Known != SchemaVersion || se.Newer() ||
+		!strings.Contains(err.Error(), "version 1, this program needs version 2") || !strings.Contains(err.Error(), "Migrate") {
+		t.Fatalf("a version 1 database without Migrate: %v", err)
+	}
+	s := open(t, dsn, Options{Migrate: true})
+	if v, err := Version(ctx, pool); v != 2 || err != nil {
+		t.Fatalf("version after the migration: %d %v", v, err)
+	}
+	got, err := s.Get(ctx, "old")
+	if err != nil || got.Principal != "" || !got.HasMessage("m1") || got.Task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("the task kept: %+v %v", got, err)
+	}
+	if p, err := s.List(ctx, taskstore.Filter{Scoped: true, VisibleTo: "alice"}); err != nil || ids(p) != "old" {
+		t.Fatalf("alice's listing: %+v %v", p, err)
+	}
+	if _, err := s.Create(ctx, taskstore.Record{Task: a2a.Task{ID: "new", ContextID: "c1"}, Principal: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := s.List(ctx, taskstore.Filter{Scoped: true, VisibleTo: "bob"}); ids(p) != "old" {
+		t.Fatalf("bob's listing: %s", ids(p))
+	}
+	var indexed bool
+	if err := pool.QueryRow(ctx, "SELECT to_regclass('a2a_tasks_principal') IS NOT NULL").Scan(&indexed); err != nil || !indexed {
+		t.Fatalf("the index of the principals: %v %v", indexed, err)
+	}
+	checkTotals(t, s)
+}
+
+// ids returns the task ids of a page, in its order.
+func ids(p taskstore.Page) string {
+	var out []string
+	for _, r := range p.Records {
+		out = append(out, r.Task.ID)
+	}
+	return strings.Join(out, ",")
 }
 
 // Instances starting together with Options.Migrate apply the schema once.
