@@ -439,7 +439,9 @@ func (o *Offline) record(ctx context.Context, r inbox.Record, req *a2a.SendMessa
 	if msg != nil {
 		ids = []string{msg.MessageID}
 	}
-	created := taskstore.Record{Task: task, MessageIDs: ids}
+	// The task is its sender's, as it would have been had the message
+	// been delivered.
+	created := taskstore.Record{Task: task, MessageIDs: ids, Principal: r.Peer}
 	if cfg := queuedPush(req, r.TaskID); cfg != nil && s.push != nil && cfg.ID != "" && s.checkPushConfig(cfg) == nil {
 		created.PushConfigs = []a2a.TaskPushNotificationConfig{*cfg}
 	}
@@ -496,9 +498,9 @@ func (f *firstReply) Send(_ context.Context, r Reply) error {
 }
 
 // queuedTask returns a task still in the offline queue as GetTask shows
-// it: SUBMITTED since it was queued, with its message.
-func (s *Server) queuedTask(ctx context.Context, id string) (a2a.Task, bool) {
-	rec, msg, _, ok := s.queued(ctx, id)
+// it to caller: SUBMITTED since it was queued, with its message.
+func (s *Server) queuedTask(ctx context.Context, caller Caller, id string) (a2a.Task, bool) {
+	rec, msg, _, ok := s.queued(ctx, caller, id)
 	if !ok {
 		return a2a.Task{}, false
 	}
@@ -507,8 +509,10 @@ func (s *Server) queuedTask(ctx context.Context, id string) (a2a.Task, bool) {
 
 // queued finds a task still in the offline queue (or taken from it, its
 // turn not started): its record, its message and the push-notification
-// config the message carries (nil for none), its taskId set.
-func (s *Server) queued(ctx context.Context, id string) (inbox.Record, *a2a.Message, *a2a.TaskPushNotificationConfig, bool) {
+// config the message carries (nil for none), its taskId set. The task of
+// a message another caller queued is not found: its sender (inbox.Record's
+// Peer) is the principal its task will have.
+func (s *Server) queued(ctx context.Context, caller Caller, id string) (inbox.Record, *a2a.Message, *a2a.TaskPushNotificationConfig, bool) {
 	o := s.offline
 	if o == nil || o.cfg.Queue == nil {
 		return inbox.Record{}, nil, nil, false
@@ -521,10 +525,13 @@ func (s *Server) queued(ctx context.Context, id string) (inbox.Record, *a2a.Mess
 	}
 	o.mu.Unlock()
 	if taken.msg != nil {
+		if !visible(taken.rec.Peer, caller) {
+			return inbox.Record{}, nil, nil, false
+		}
 		return taken.rec, taken.msg, taken.push, true
 	}
 	rec, ok, err := o.cfg.Queue.Lookup(ctx, id)
-	if err != nil || !ok {
+	if err != nil || !ok || !visible(rec.Peer, caller) {
 		return inbox.Record{}, nil, nil, false
 	}
 	var msg *a2a.Message
@@ -546,15 +553,20 @@ func submitted(rec inbox.Record, msg *a2a.Message) a2a.Task {
 	return t
 }
 
-// cancelQueued cancels a task still in the offline queue: its record is
-// removed, never delivered, and the task is stored CANCELED.
-func (s *Server) cancelQueued(ctx context.Context, id string) (a2a.Task, bool) {
+// cancelQueued cancels a task still in the offline queue, queued by a
+// sender caller may see as its own (queued): its record is removed, never
+// delivered, and the task is stored CANCELED.
+func (s *Server) cancelQueued(ctx context.Context, caller Caller, id string) (a2a.Task, bool) {
 	o := s.offline
 	if o == nil || o.cfg.Queue == nil {
 		return a2a.Task{}, false
 	}
 	o.mu.Lock()
 	tr := o.taken[id]
+	if tr != nil && !visible(tr.rec.Peer, caller) {
+		o.mu.Unlock()
+		return a2a.Task{}, false
+	}
 	stop := tr != nil && !tr.handing && !tr.canceled
 	if stop {
 		tr.canceled = true
@@ -567,7 +579,7 @@ func (s *Server) cancelQueued(ctx context.Context, id string) (a2a.Task, bool) {
 		return got.Task, err == nil
 	}
 	rec, ok, err := o.cfg.Queue.Lookup(ctx, id)
-	if err != nil || !ok {
+	if err != nil || !ok || !visible(rec.Peer, caller) {
 		return a2a.Task{}, false
 	}
 	removed, err := o.cfg.Queue.Remove(ctx, []uint64{rec.Seq})

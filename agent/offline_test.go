@@ -88,6 +88,9 @@ func newOfflineFixture(t *testing.T, cfg OfflineConfig) *offlineFixture {
 	h := &turnLog{}
 	f := newFixture(t, h, WithOffline(o), WithClock(c.Now))
 	f.ids = tasklife.ResponderIDs
+	// The tasks of peer-a's queued messages are its own: it reads and
+	// cancels them (docs/protocol.md §15).
+	f.caller = Caller{Subject: "peer-a"}
 	return &offlineFixture{fixture: f, o: o, h: h, clock: c, queue: q}
 }
 
@@ -444,7 +447,7 @@ func TestTakenButNotStartedIsStillSubmittedAndCancelable(t *testing.T) {
 	}
 	h := &blockingLog{started: make(chan string, 8), release: make(chan struct{})}
 	srv := NewServer(h, WithOffline(o))
-	f := &offlineFixture{fixture: &fixture{t: t, srv: srv, ids: tasklife.ResponderIDs}, o: o}
+	f := &offlineFixture{fixture: &fixture{t: t, srv: srv, ids: tasklife.ResponderIDs, caller: Caller{Subject: "peer-a"}}, o: o}
 	var ids []string
 	for i := range 4 {
 		ids = append(ids, queuedTaskID(t, f.sendAs("peer-a", msg("", "", fmt.Sprint("job ", i)))))
@@ -482,4 +485,46 @@ func TestTakenButNotStartedIsStillSubmittedAndCancelable(t *testing.T) {
 	if strings.Join(back, ",") != ids[2]+","+ids[3] {
 		t.Errorf("back in the queue: %v, want jobs 2 and 3 (%v); stats %+v", back, ids[2:], st)
 	}
+}
+
+// A queued message's task is its sender's, queued, delivered or drained:
+// to another caller GetTask and CancelTask answer as for an unknown task,
+// and a cancel by it leaves the message queued (docs/protocol.md §15).
+func TestAQueuedMessagesTaskIsItsSenders(t *testing.T) {
+	f := newOfflineFixture(t, OfflineConfig{})
+	id := queuedTaskID(t, f.sendAs("peer-a", msg("", "", "job")))
+	dropped := queuedTaskID(t, f.sendAs("peer-a", msg("", "", "never mind")))
+	notFound := func(what, id string) {
+		t.Helper()
+		unknown := "00000000-0000-4000-8000-000000000000"
+		for _, method := range []a2a.Method{a2a.MethodGetTask, a2a.MethodCancelTask} {
+			var params, other any = &a2a.GetTaskRequest{ID: id}, &a2a.GetTaskRequest{ID: unknown}
+			if method == a2a.MethodCancelTask {
+				params, other = &a2a.CancelTaskRequest{ID: id}, &a2a.CancelTaskRequest{ID: unknown}
+			}
+			got, want := soleError(t, f.call(method, params)), soleError(t, f.call(method, other))
+			if got.Token != a2a.TokenTaskNotFound || got.Message != strings.ReplaceAll(want.Message, unknown, id) {
+				t.Fatalf("%s: %s of peer-a's task: %s %q, for an unknown one %q", what, method, got.Token, got.Message, want.Message)
+			}
+		}
+	}
+	f.caller = Caller{Subject: "peer-b"}
+	notFound("queued", id)
+	if st, _ := f.o.Stats(context.Background()); st.Messages != 2 {
+		t.Fatalf("%d messages queued after peer-b's cancel, want 2", st.Messages)
+	}
+	f.caller = Caller{Subject: "peer-a"}
+	if got := taskOf(t, f.call(a2a.MethodCancelTask, &a2a.CancelTaskRequest{ID: dropped})[0]); got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("peer-a's cancel: %s", got.Status.State)
+	}
+	f.o.SetAwake(true)
+	f.waitState(id, a2a.TaskStateCompleted)
+	for _, tid := range []string{id, dropped} {
+		if rec, err := f.srv.Store().Get(context.Background(), tid); err != nil || rec.Principal != "peer-a" {
+			t.Fatalf("task %s records %q: %v", tid, rec.Principal, err)
+		}
+	}
+	f.caller = Caller{Subject: "peer-b"}
+	notFound("delivered", id)
+	notFound("canceled while queued", dropped)
 }

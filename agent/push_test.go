@@ -99,7 +99,7 @@ func (f *fixture) callCaps(caps *a2a.AgentCapabilities, method a2a.Method, param
 	rec := &recorder{}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := f.srv.Serve(ctx, Call{Request: req, IDs: f.ids, Capabilities: caps}, rec); err != nil {
+	if err := f.srv.Serve(ctx, Call{Request: req, IDs: f.ids, Caller: f.caller, Capabilities: caps}, rec); err != nil {
 		f.t.Fatalf("serve: %v", err)
 	}
 	return rec.all()

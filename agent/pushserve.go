@@ -183,8 +183,9 @@ func (s *Server) putPushConfig(rec *taskstore.Record, cfg a2a.TaskPushNotificati
 // changePush applies fn to a task's record under the task's lock and, when
 // a turn of the task is running, under its event order, so that every
 // event is notified to the configs as they stood when it was emitted. then
-// runs, if the change was stored, before any later event.
-func (s *Server) changePush(ctx context.Context, id string, fn func(*taskstore.Record) error, then func(taskstore.Record)) (taskstore.Record, error) {
+// runs, if the change was stored, before any later event. A task caller
+// may not see is not changed: taskstore.ErrNotFound.
+func (s *Server) changePush(ctx context.Context, caller Caller, id string, fn func(*taskstore.Record) error, then func(taskstore.Record)) (taskstore.Record, error) {
 	unlock := s.lockTask(id)
 	defer unlock()
 	r := s.activeRun(id)
@@ -192,7 +193,7 @@ func (s *Server) changePush(ctx context.Context, id string, fn func(*taskstore.R
 		r.order.Lock()
 		defer r.order.Unlock()
 	}
-	rec, err := s.store.Update(ctx, id, fn)
+	rec, err := s.store.Update(ctx, id, ownedBy(caller, fn))
 	if err != nil {
 		return rec, err
 	}
@@ -211,7 +212,7 @@ func (s *Server) changePush(ctx context.Context, id string, fn func(*taskstore.R
 // §3.1.7): the config is stored on its task, with an id the server makes
 // when it has none, and answered as stored. A config with the id of one the
 // task has replaces it.
-func (s *Server) createPushConfig(ctx context.Context, p *a2a.TaskPushNotificationConfig, sink Sink) error {
+func (s *Server) createPushConfig(ctx context.Context, caller Caller, p *a2a.TaskPushNotificationConfig, sink Sink) error {
 	cfg := *p.Clone()
 	if cfg.TaskID == "" {
 		return fail(ctx, sink, a2a.NewError(a2a.TokenInvalidParams, "push-notification config: taskId is required"))
@@ -223,7 +224,7 @@ func (s *Server) createPushConfig(ctx context.Context, p *a2a.TaskPushNotificati
 		cfg.ID = s.newID()
 	}
 	replaced := false
-	_, err := s.changePush(ctx, cfg.TaskID, func(rec *taskstore.Record) error {
+	_, err := s.changePush(ctx, caller, cfg.TaskID, func(rec *taskstore.Record) error {
 		var err error
 		replaced, err = s.putPushConfig(rec, cfg)
 		return err
@@ -235,7 +236,7 @@ func (s *Server) createPushConfig(ctx context.Context, p *a2a.TaskPushNotificati
 	})
 	if err != nil {
 		if errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExpired) {
-			if _, _, _, ok := s.queued(ctx, cfg.TaskID); ok {
+			if _, _, _, ok := s.queued(ctx, caller, cfg.TaskID); ok {
 				return fail(ctx, sink, queuedPushRefusal(cfg.TaskID))
 			}
 		}
@@ -247,11 +248,11 @@ func (s *Server) createPushConfig(ctx context.Context, p *a2a.TaskPushNotificati
 // pushConfigsOf returns the record of a task for its push-notification
 // configs: the stored one, or, for a task whose message still waits in
 // the offline queue, one holding the config the message carries (docs/
-// protocol.md §8.8).
-func (s *Server) pushConfigsOf(ctx context.Context, taskID string) (taskstore.Record, error) {
-	rec, err := s.store.Get(ctx, taskID)
+// protocol.md §8.8). A task caller may not see is taskstore.ErrNotFound.
+func (s *Server) pushConfigsOf(ctx context.Context, caller Caller, taskID string) (taskstore.Record, error) {
+	rec, err := s.taskFor(ctx, caller, taskID)
 	if errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExpired) {
-		if qrec, _, cfg, ok := s.queued(ctx, taskID); ok {
+		if qrec, _, cfg, ok := s.queued(ctx, caller, taskID); ok {
 			rec = taskstore.Record{Task: a2a.Task{ID: qrec.TaskID, ContextID: qrec.ContextID}}
 			if cfg != nil {
 				rec.PushConfigs = []a2a.TaskPushNotificationConfig{*cfg}
@@ -259,7 +260,7 @@ func (s *Server) pushConfigsOf(ctx context.Context, taskID string) (taskstore.Re
 			return rec, nil
 		}
 		// Delivered between the two looks: the store has it now.
-		return s.store.Get(ctx, taskID)
+		return s.taskFor(ctx, caller, taskID)
 	}
 	return rec, err
 }
@@ -275,8 +276,8 @@ func queuedPushRefusal(taskID string) *a2a.Error {
 // getPushConfig serves GetTaskPushNotificationConfig (A2A v1.0 §3.1.8):
 // an unknown task, and an unknown config of a known task, are
 // task_not_found.
-func (s *Server) getPushConfig(ctx context.Context, p *a2a.GetTaskPushNotificationConfigRequest, sink Sink) error {
-	rec, err := s.pushConfigsOf(ctx, p.TaskID)
+func (s *Server) getPushConfig(ctx context.Context, caller Caller, p *a2a.GetTaskPushNotificationConfigRequest, sink Sink) error {
+	rec, err := s.pushConfigsOf(ctx, caller, p.TaskID)
 	if err != nil {
 		return fail(ctx, sink, pushStoreError(err, p.TaskID))
 	}
@@ -290,8 +291,8 @@ func (s *Server) getPushConfig(ctx context.Context, p *a2a.GetTaskPushNotificati
 // listPushConfigs serves ListTaskPushNotificationConfigs (A2A v1.0
 // §3.1.9): the task's configs, oldest first, pageSize at a time when it is
 // set; the page token is the offset of the next page.
-func (s *Server) listPushConfigs(ctx context.Context, p *a2a.ListTaskPushNotificationConfigsRequest, sink Sink) error {
-	rec, err := s.pushConfigsOf(ctx, p.TaskID)
+func (s *Server) listPushConfigs(ctx context.Context, caller Caller, p *a2a.ListTaskPushNotificationConfigsRequest, sink Sink) error {
+	rec, err := s.pushConfigsOf(ctx, caller, p.TaskID)
 	if err != nil {
 		return fail(ctx, sink, pushStoreError(err, p.TaskID))
 	}
@@ -317,8 +318,8 @@ func (s *Server) listPushConfigs(ctx context.Context, p *a2a.ListTaskPushNotific
 // deletePushConfig serves DeleteTaskPushNotificationConfig (A2A v1.0
 // §3.1.10): idempotent, a config the task does not have is deleted
 // already; the Notifier forgets a config deleted, before any later event.
-func (s *Server) deletePushConfig(ctx context.Context, p *a2a.DeleteTaskPushNotificationConfigRequest, sink Sink) error {
-	_, err := s.changePush(ctx, p.TaskID, func(rec *taskstore.Record) error {
+func (s *Server) deletePushConfig(ctx context.Context, caller Caller, p *a2a.DeleteTaskPushNotificationConfigRequest, sink Sink) error {
+	_, err := s.changePush(ctx, caller, p.TaskID, func(rec *taskstore.Record) error {
 		i := rec.PushConfig(p.ID)
 		if i < 0 {
 			return errUnchanged
@@ -329,7 +330,7 @@ func (s *Server) deletePushConfig(ctx context.Context, p *a2a.DeleteTaskPushNoti
 	}, func(taskstore.Record) { s.push.Notifier.Forget(p.TaskID, p.ID) })
 	if err != nil && !errors.Is(err, errUnchanged) {
 		if errors.Is(err, taskstore.ErrNotFound) && !errors.Is(err, taskstore.ErrExpired) {
-			if _, _, cfg, ok := s.queued(ctx, p.TaskID); ok {
+			if _, _, cfg, ok := s.queued(ctx, caller, p.TaskID); ok {
 				if cfg != nil && cfg.ID == p.ID {
 					return fail(ctx, sink, queuedPushRefusal(p.TaskID))
 				}

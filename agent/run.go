@@ -26,6 +26,9 @@ type run struct {
 	// ids is the binding of the call that started the turn: under
 	// ResponderIDs (HTTP) no reply can name a new responder.
 	ids tasklife.IDOrigin
+	// principal is the task's Record.Principal: only the caller it names
+	// (or any, when "") may cancel the turn or attach to it.
+	principal string
 	// slotFreed is set by freeSlot.
 	slotFreed atomic.Bool
 

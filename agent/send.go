@@ -14,6 +14,9 @@ import (
 
 // send handles SendMessage and SendStreamingMessage: admission by the
 // responder rules, then a new turn, a resumed one, or the answer to a retry.
+// A new task is its caller's (Record.Principal); the caller sees, to
+// resume, retry or join, only the tasks and context it may see
+// (docs/protocol.md §15).
 func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, streaming bool, sink Sink) error {
 	msg := *p.Message
 	var history *int32
@@ -50,9 +53,14 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	}()
 
 	var rec *taskstore.Record
+	// hidden is set when the message names another caller's task: it is
+	// admitted as for a task the agent does not hold, and refused.
+	hidden := false
 	if msg.TaskID != "" {
 		r, err := s.store.Get(ctx, msg.TaskID)
 		switch {
+		case err == nil && !visible(r.Principal, c.Caller):
+			hidden = true
 		case err == nil:
 			rec = &r
 		case errors.Is(err, taskstore.ErrExpired), !errors.Is(err, taskstore.ErrNotFound):
@@ -73,6 +81,14 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	var ctxInfo taskstore.ContextInfo
 	if ctxID != "" {
 		info, err := s.store.Context(ctx, ctxID)
+		if err == nil {
+			// The context as the caller sees it: its tasks alone. A
+			// context of other callers' tasks is, to it, a new one.
+			var ok bool
+			if info, ok = info.VisibleTo(c.Caller.Subject); !ok {
+				err = taskstore.ErrNotFound
+			}
+		}
 		switch {
 		case err == nil:
 			ctxInfo = info
@@ -90,6 +106,11 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			e = a2a.NewError(a2a.TokenInternalError, err.Error())
 		}
 		return fail(ctx, sink, e)
+	}
+	if hidden {
+		// Where the requester makes task ids (MQTT) an unknown id would
+		// start a new task; this one is taken, by another caller.
+		return fail(ctx, sink, taskNotFound(msg.TaskID))
 	}
 
 	if adm.Verdict == tasklife.VerdictRetry {
@@ -146,7 +167,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		}
 		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
 		replaced := false
-		current, err = s.store.Update(ctx, rec.Task.ID, func(r *taskstore.Record) error {
+		current, err = s.store.Update(ctx, rec.Task.ID, ownedBy(c.Caller, func(r *taskstore.Record) error {
 			if pushCfg != nil {
 				cfg := *pushCfg
 				cfg.TaskID = r.Task.ID
@@ -159,7 +180,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			r.Task.History = append(r.Task.History, msg)
 			r.Task.Status = &a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: s.timestamp()}
 			return nil
-		})
+		}))
 		if err != nil {
 			var e *a2a.Error
 			if !errors.Is(err, taskstore.ErrExpired) && errors.As(err, &e) {
@@ -181,7 +202,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		task := a2a.Task{ID: msg.TaskID, ContextID: msg.ContextID,
 			Status:  &a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: s.timestamp()},
 			History: []a2a.Message{msg}}
-		created := taskstore.Record{Task: task, MessageIDs: []string{msg.MessageID}}
+		created := taskstore.Record{Task: task, MessageIDs: []string{msg.MessageID}, Principal: c.Caller.Subject}
 		if pushCfg != nil {
 			cfg := *pushCfg
 			cfg.TaskID = task.ID
@@ -189,6 +210,10 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		}
 		current, err = s.store.Create(ctx, created)
 		if errors.Is(err, taskstore.ErrExists) {
+			if !visible(current.Principal, c.Caller) {
+				// Created meanwhile by another caller.
+				return fail(ctx, sink, taskNotFound(msg.TaskID))
+			}
 			// Created meanwhile by another responder sharing the store: a
 			// retry of the same task.
 			unlock()

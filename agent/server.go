@@ -133,6 +133,14 @@ func WithExtendedCard(card *a2a.AgentCard) Option {
 // WithVerifier requires every call, over every transport, to carry a bearer
 // token that v accepts; the caller v returns becomes the call's Caller. A
 // call without a token is answered unauthenticated.
+//
+// The tasks then belong to their callers (docs/protocol.md §15): a task
+// records the Subject of the caller that created it
+// (taskstore.Record.Principal), and to any other caller GetTask,
+// CancelTask, SubscribeToTask, the push-notification config methods and a
+// message naming it answer task_not_found, as for a task the agent does
+// not hold; ListTasks lists only the caller's tasks. A task created
+// without a Subject is everyone's.
 func WithVerifier(v Verifier) Option { return func(s *Server) { s.verifier = v } }
 
 // WithMaxTurns bounds the turns running at once (default 64). A message
@@ -273,13 +281,13 @@ func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
 	case *a2a.SendMessageRequest:
 		return s.send(ctx, c, p, jsonrpc.Streaming(c.Request.Method), sink)
 	case *a2a.GetTaskRequest:
-		return s.getTask(ctx, p, sink)
+		return s.getTask(ctx, c.Caller, p, sink)
 	case *a2a.ListTasksRequest:
-		return s.listTasks(ctx, p, sink)
+		return s.listTasks(ctx, c.Caller, p, sink)
 	case *a2a.CancelTaskRequest:
-		return s.cancelTask(ctx, p, sink)
+		return s.cancelTask(ctx, c.Caller, p, sink)
 	case *a2a.SubscribeToTaskRequest:
-		return s.subscribeToTask(ctx, p, sink)
+		return s.subscribeToTask(ctx, c.Caller, p, sink)
 	case *a2a.GetExtendedAgentCardRequest:
 		if s.extendedCard == nil {
 			return fail(ctx, sink, a2a.NewError(a2a.TokenExtendedAgentCardNotConfigured, ""))
@@ -289,22 +297,22 @@ func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
 		if e := s.pushRefusal(c); e != nil {
 			return fail(ctx, sink, e)
 		}
-		return s.createPushConfig(ctx, p, sink)
+		return s.createPushConfig(ctx, c.Caller, p, sink)
 	case *a2a.GetTaskPushNotificationConfigRequest:
 		if e := s.pushRefusal(c); e != nil {
 			return fail(ctx, sink, e)
 		}
-		return s.getPushConfig(ctx, p, sink)
+		return s.getPushConfig(ctx, c.Caller, p, sink)
 	case *a2a.ListTaskPushNotificationConfigsRequest:
 		if e := s.pushRefusal(c); e != nil {
 			return fail(ctx, sink, e)
 		}
-		return s.listPushConfigs(ctx, p, sink)
+		return s.listPushConfigs(ctx, c.Caller, p, sink)
 	case *a2a.DeleteTaskPushNotificationConfigRequest:
 		if e := s.pushRefusal(c); e != nil {
 			return fail(ctx, sink, e)
 		}
-		return s.deletePushConfig(ctx, p, sink)
+		return s.deletePushConfig(ctx, c.Caller, p, sink)
 	}
 	return fail(ctx, sink, a2a.NewError(a2a.TokenMethodNotFound, fmt.Sprintf("no method for params %T", c.Request.Params)))
 }
@@ -423,7 +431,7 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 	// A turn's context is its own (not a child of a server-wide one, which
 	// every turn would contend on): Close cancels the registered runs.
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &run{s: s, cancel: cancel, done: make(chan struct{}), ids: ids,
+	r := &run{s: s, cancel: cancel, done: make(chan struct{}), ids: ids, principal: rec.Principal,
 		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, responder: rec.Owner, push: rec.PushConfigs}
 	// The handler gets a task of its own to read and change as it likes.
 	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior, queued: o.queued}

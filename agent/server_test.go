@@ -49,6 +49,8 @@ type fixture struct {
 	t   *testing.T
 	srv *Server
 	ids tasklife.IDOrigin
+	// caller is the Caller of the calls (none by default).
+	caller Caller
 }
 
 func newFixture(t *testing.T, h Handler, opts ...Option) *fixture {
@@ -78,7 +80,7 @@ func (f *fixture) call(method a2a.Method, params any) []Reply {
 	rec := &recorder{}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := f.srv.Serve(ctx, Call{Request: req, IDs: f.ids}, rec); err != nil {
+	if err := f.srv.Serve(ctx, Call{Request: req, IDs: f.ids, Caller: f.caller}, rec); err != nil {
 		f.t.Fatalf("serve: %v", err)
 	}
 	return rec.all()
@@ -672,7 +674,7 @@ func (f *fixture) serveWith(ctx context.Context, method a2a.Method, m *a2a.Messa
 	if perr != nil {
 		f.t.Fatal(perr)
 	}
-	return f.srv.Serve(ctx, Call{Request: req, IDs: f.ids}, sink)
+	return f.srv.Serve(ctx, Call{Request: req, IDs: f.ids, Caller: f.caller}, sink)
 }
 
 func TestCallThatGivesUpGetsNothingAfterItReturned(t *testing.T) {

@@ -19,7 +19,9 @@ type Call struct {
 	IDs tasklife.IDOrigin
 	// Caller is the identity behind the request as the transport knows it.
 	// With a verifier (WithVerifier) it is replaced by the caller the
-	// verifier returns for Token.
+	// verifier returns for Token. A task the call creates is its
+	// Subject's, and the call sees only its Subject's tasks and those
+	// created without one (docs/protocol.md §15).
 	Caller Caller
 	// Token is the bearer token the request carried, without its "Bearer "
 	// prefix ("" for none): the a2a-authorization user property over MQTT,

@@ -11,10 +11,10 @@ import (
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
-func (s *Server) getTask(ctx context.Context, p *a2a.GetTaskRequest, sink Sink) error {
-	rec, err := s.store.Get(ctx, p.ID)
+func (s *Server) getTask(ctx context.Context, caller Caller, p *a2a.GetTaskRequest, sink Sink) error {
+	rec, err := s.taskFor(ctx, caller, p.ID)
 	if errors.Is(err, taskstore.ErrNotFound) {
-		if t, ok := s.queuedTask(ctx, p.ID); ok {
+		if t, ok := s.queuedTask(ctx, caller, p.ID); ok {
 			trimHistory(&t, p.HistoryLength)
 			return sink.Send(ctx, Reply{Result: &t, Final: true})
 		}
@@ -27,8 +27,10 @@ func (s *Server) getTask(ctx context.Context, p *a2a.GetTaskRequest, sink Sink) 
 	return sink.Send(ctx, Reply{Result: &t, Final: true, Responder: rec.Owner})
 }
 
-func (s *Server) listTasks(ctx context.Context, p *a2a.ListTasksRequest, sink Sink) error {
-	f := taskstore.Filter{ContextID: p.ContextID, State: p.Status, PageToken: p.PageToken}
+// listTasks serves ListTasks: the tasks the caller may see alone, whatever
+// the filter (A2A v1.0 §3.1.4, §13.1), totalSize counting those.
+func (s *Server) listTasks(ctx context.Context, caller Caller, p *a2a.ListTasksRequest, sink Sink) error {
+	f := taskstore.Filter{ContextID: p.ContextID, State: p.Status, PageToken: p.PageToken, Scoped: true, VisibleTo: caller.Subject}
 	if p.PageSize != nil {
 		f.PageSize = int(*p.PageSize)
 	}
@@ -62,17 +64,17 @@ func (s *Server) listTasks(ctx context.Context, p *a2a.ListTasksRequest, sink Si
 // cancelTask applies CancelTask: a running turn is stopped (its handler's
 // context ends) and every stream of the task gets the final CANCELED
 // status; a canceled task answers with itself; another terminal task is
-// task_not_cancelable.
-func (s *Server) cancelTask(ctx context.Context, p *a2a.CancelTaskRequest, sink Sink) error {
+// task_not_cancelable. Another caller's task is not found.
+func (s *Server) cancelTask(ctx context.Context, caller Caller, p *a2a.CancelTaskRequest, sink Sink) error {
 	unlock := s.lockTask(p.ID)
 	defer unlock()
 	markCanceled := func() (taskstore.Record, error) {
-		return s.store.Update(ctx, p.ID, func(rec *taskstore.Record) error {
+		return s.store.Update(ctx, p.ID, ownedBy(caller, func(rec *taskstore.Record) error {
 			rec.Task.Status = &a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: s.timestamp()}
 			return nil
-		})
+		}))
 	}
-	if r := s.activeRun(p.ID); r != nil {
+	if r := s.activeRun(p.ID); r != nil && visible(r.principal, caller) {
 		rec, ok, err := r.cancelTurn(markCanceled)
 		if err != nil {
 			return fail(ctx, sink, asProtocolError(err))
@@ -83,13 +85,13 @@ func (s *Server) cancelTask(ctx context.Context, p *a2a.CancelTaskRequest, sink 
 		}
 		// The turn ended meanwhile: cancel what the store holds now.
 	}
-	rec, st, err := s.loadTask(ctx, p.ID)
+	rec, st, err := s.loadTask(ctx, caller, p.ID)
 	if errors.Is(err, taskstore.ErrNotFound) {
-		if t, ok := s.cancelQueued(ctx, p.ID); ok {
+		if t, ok := s.cancelQueued(ctx, caller, p.ID); ok {
 			return sink.Send(ctx, Reply{Result: &t, Final: true})
 		}
 		// Delivered meanwhile: cancel what the store holds now.
-		rec, st, err = s.loadTask(ctx, p.ID)
+		rec, st, err = s.loadTask(ctx, caller, p.ID)
 	}
 	if err != nil {
 		return fail(ctx, sink, asProtocolError(err))
@@ -114,8 +116,9 @@ func (s *Server) cancelTask(ctx context.Context, p *a2a.CancelTaskRequest, sink 
 
 // subscribeToTask streams the events of a live task, beginning with the
 // task itself; a task waiting for input gets the task as one final item.
-func (s *Server) subscribeToTask(ctx context.Context, p *a2a.SubscribeToTaskRequest, sink Sink) error {
-	rec, st, err := s.loadTask(ctx, p.ID)
+// Another caller's task is not found, running or not.
+func (s *Server) subscribeToTask(ctx context.Context, caller Caller, p *a2a.SubscribeToTaskRequest, sink Sink) error {
+	rec, st, err := s.loadTask(ctx, caller, p.ID)
 	if err != nil {
 		return fail(ctx, sink, asProtocolError(err))
 	}
@@ -129,9 +132,10 @@ func (s *Server) subscribeToTask(ctx context.Context, p *a2a.SubscribeToTaskRequ
 	return sink.Send(ctx, Reply{Result: &a2a.StreamResponse{Payload: &t}, Final: true, Responder: rec.Owner})
 }
 
-// loadTask reads a task and the lifecycle state its status stands for.
-func (s *Server) loadTask(ctx context.Context, id string) (taskstore.Record, fsm.TaskState, error) {
-	rec, err := s.store.Get(ctx, id)
+// loadTask reads a task for caller (taskFor) and the lifecycle state its
+// status stands for.
+func (s *Server) loadTask(ctx context.Context, caller Caller, id string) (taskstore.Record, fsm.TaskState, error) {
+	rec, err := s.taskFor(ctx, caller, id)
 	if err != nil {
 		return taskstore.Record{}, 0, err
 	}
