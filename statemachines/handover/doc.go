@@ -10,7 +10,12 @@ wins, on any reply or stream item, pool or handover alike; a reply without it
 changes nothing (except that a pooled reply must carry it); when the retry
 profile is exhausted against a responder, the requester falls back to the
 card agent once; a pooled task never goes back to the pool once a responder
-is known. Task.id never changes. The transitions are the generated table
+is known, unless the requester allows pool failover (Table.PoolFailover, a
+deployment choice for pools whose members share a task store,
+docs/protocol.md §4.6.1): then a responder unreachable through the retry
+profile (Exhausted), or reported offline by presence (Offline), sends the
+task back to its pool, whose next member to answer continues it. Task.id
+never changes. The transitions are the generated table
 generated/fsm.HandoverStep (schema/fsm/handover.json).
 
 A Table does no I/O: when a step's outputs include PersistRoute, the caller

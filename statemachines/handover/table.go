@@ -14,6 +14,15 @@ var ErrUnknownTask = errors.New("handover: no route for this Task.id")
 
 // Table is a requester's routing table, keyed by Task.id.
 type Table struct {
+	// PoolFailover allows a pooled task whose responder is unreachable
+	// (Exhausted) or reported offline (Offline) to go back to its pool,
+	// where another member continues it (the table's guard
+	// FailoverAllowed). Set it only when the pool's members share a task
+	// store: it is a deployment choice outside the profile's retry rule
+	// (docs/protocol.md §4.6.1). Off, a pooled task never goes back to
+	// the pool once its responder is known.
+	PoolFailover bool
+
 	routes map[string]*Route
 }
 
@@ -28,10 +37,11 @@ type Step struct {
 	From, To fsm.HandoverState
 	// Outputs are the decisions to act on: SetTarget (publish later
 	// operations to Target, each with fresh Correlation Data), PersistRoute
-	// (save Table.Route to the store), FallBackToCardAgent (run the failed
-	// operation again at Target with the full retry profile),
-	// ReportUnreachable (fail the operation) and ProtocolError (the reply is
-	// a transport_protocol_error and not the operation's answer).
+	// (save Table.Route to the store), FallBackToCardAgent and
+	// FallBackToPool (run the operation, again after an exhausted
+	// profile, at Target with the full retry profile), ReportUnreachable
+	// (fail the operation) and ProtocolError (the reply is a
+	// transport_protocol_error and not the operation's answer).
 	Outputs fsm.HandoverOutputSet
 	// Target is where the task's next operation goes after the step.
 	Target Target
@@ -87,7 +97,7 @@ func (t *Table) Reply(taskID string, responders []string) (Step, error) {
 	ev, id := classify(responders)
 	var held fsm.HandoverGuardSet
 	if ev == fsm.HandoverEventReplyWithResponder {
-		held = guards(r, id)
+		held = t.guards(r, id)
 	}
 	return apply(r, ev, held, id)
 }
@@ -99,7 +109,22 @@ func (t *Table) Exhausted(taskID string) (Step, error) {
 	if r == nil {
 		return Step{}, ErrUnknownTask
 	}
-	return apply(r, fsm.HandoverEventRetryExhausted, guards(r, ""), "")
+	return apply(r, fsm.HandoverEventRetryExhausted, t.guards(r, ""), "")
+}
+
+// Offline applies what the requester's presence view says before an
+// operation is published to the task's target: that agent is offline.
+// Presence is advisory (docs/protocol.md §3.4): the route changes only for
+// a pooled task under PoolFailover, which goes back to its pool
+// (FallBackToPool); otherwise the step has no outputs. A task whose
+// operations go to a pool has no agent to be offline: the table refuses
+// the event there (a *fsm.TransitionError).
+func (t *Table) Offline(taskID string) (Step, error) {
+	r := t.routes[taskID]
+	if r == nil {
+		return Step{}, ErrUnknownTask
+	}
+	return apply(r, fsm.HandoverEventTargetOffline, t.guards(r, ""), "")
 }
 
 // Target returns where the task's next operation goes.
@@ -156,10 +181,13 @@ func classify(responders []string) (fsm.HandoverEvent, string) {
 
 // guards evaluates the table's guards for a route and the responder named
 // by a reply ("" when none).
-func guards(r *Route, responder string) fsm.HandoverGuardSet {
+func (t *Table) guards(r *Route, responder string) fsm.HandoverGuardSet {
 	var g fsm.HandoverGuardSet
 	if r.Pooled() {
 		g = g.With(fsm.HandoverGuardIsPooled)
+		if t.PoolFailover {
+			g = g.With(fsm.HandoverGuardFailoverAllowed)
+		}
 	}
 	if responder != "" && r.State == fsm.HandoverStateResponder && responder == r.Responder {
 		g = g.With(fsm.HandoverGuardSameResponder)

@@ -57,16 +57,22 @@ func TestApplyMatchesTable(t *testing.T) {
 // guards the handwritten code computes: the route lands where the table says.
 func TestMethodsFollowTable(t *testing.T) {
 	type setup struct {
-		name  string
-		route Route
+		name     string
+		route    Route
+		failover bool // Table.PoolFailover
 	}
 	setups := []setup{
-		{"card agent", Route{TaskID: "t", State: fsm.HandoverStateCardAgent, CardAgent: "b"}},
-		{"pool pending", Route{TaskID: "t", State: fsm.HandoverStatePoolPending, Pool: "p"}},
-		{"responder after handover", Route{TaskID: "t", State: fsm.HandoverStateResponder, CardAgent: "b", Responder: "c"}},
-		{"responder after fallback and a new handover", Route{TaskID: "t", State: fsm.HandoverStateResponder, CardAgent: "b", Responder: "c", FellBack: true}},
-		{"pooled responder", Route{TaskID: "t", State: fsm.HandoverStateResponder, Pool: "p", Responder: "c"}},
-		{"fallen back", Route{TaskID: "t", State: fsm.HandoverStateFallenBack, CardAgent: "b", FellBack: true}},
+		{"card agent", Route{TaskID: "t", State: fsm.HandoverStateCardAgent, CardAgent: "b"}, false},
+		{"pool pending", Route{TaskID: "t", State: fsm.HandoverStatePoolPending, Pool: "p"}, false},
+		{"responder after handover", Route{TaskID: "t", State: fsm.HandoverStateResponder, CardAgent: "b", Responder: "c"}, false},
+		{"responder after fallback and a new handover", Route{TaskID: "t", State: fsm.HandoverStateResponder, CardAgent: "b", Responder: "c", FellBack: true}, false},
+		{"pooled responder", Route{TaskID: "t", State: fsm.HandoverStateResponder, Pool: "p", Responder: "c"}, false},
+		{"fallen back", Route{TaskID: "t", State: fsm.HandoverStateFallenBack, CardAgent: "b", FellBack: true}, false},
+		{"card agent, pool failover on", Route{TaskID: "t", State: fsm.HandoverStateCardAgent, CardAgent: "b"}, true},
+		{"pool pending, pool failover on", Route{TaskID: "t", State: fsm.HandoverStatePoolPending, Pool: "p"}, true},
+		{"responder after handover, pool failover on", Route{TaskID: "t", State: fsm.HandoverStateResponder, CardAgent: "b", Responder: "c"}, true},
+		{"pooled responder, pool failover on", Route{TaskID: "t", State: fsm.HandoverStateResponder, Pool: "p", Responder: "c"}, true},
+		{"fallen back, pool failover on", Route{TaskID: "t", State: fsm.HandoverStateFallenBack, CardAgent: "b", FellBack: true}, true},
 	}
 	type call struct {
 		name string
@@ -81,11 +87,13 @@ func TestMethodsFollowTable(t *testing.T) {
 		{"reply with a malformed responder", fsm.HandoverEventReplyMalformedResponder, func(tb *Table) (Step, error) { return tb.Reply("t", []string{"a/b"}) }},
 		{"reply with two responders", fsm.HandoverEventReplyMalformedResponder, func(tb *Table) (Step, error) { return tb.Reply("t", []string{"c", "d"}) }},
 		{"retry exhausted", fsm.HandoverEventRetryExhausted, func(tb *Table) (Step, error) { return tb.Exhausted("t") }},
+		{"target offline", fsm.HandoverEventTargetOffline, func(tb *Table) (Step, error) { return tb.Offline("t") }},
 	}
 	for _, s := range setups {
 		for _, c := range calls {
 			t.Run(s.name+"/"+c.name, func(t *testing.T) {
 				tb := NewTable()
+				tb.PoolFailover = s.failover
 				r := s.route
 				tb.routes["t"] = &r
 				named := ""
@@ -97,8 +105,15 @@ func TestMethodsFollowTable(t *testing.T) {
 				case "reply naming a new agent":
 					named = "d"
 				}
-				want, _ := tableLookup(s.route.State, c.ev, guards(&s.route, named))
+				want, defined := tableLookup(s.route.State, c.ev, tb.guards(&s.route, named))
 				step, err := c.do(tb)
+				if !defined {
+					var te *fsm.TransitionError
+					if got, _ := tb.Route("t"); !errors.As(err, &te) || got != s.route {
+						t.Fatalf("no row: got %+v, %v, route %+v", step, err, got)
+					}
+					return
+				}
 				if err != nil || step.Event != c.ev || step.To != want.To || step.Outputs != want.Outputs {
 					t.Fatalf("got %+v, %v; table says %+v", step, err, want)
 				}
