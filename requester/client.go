@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/fsm"
 	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/internal/uuidv4"
 	"github.com/a2abind/a2abind/jsonrpc"
@@ -46,6 +47,27 @@ type Config struct {
 	// of tasks waiting for input (a day by default, docs/protocol.md §14);
 	// a negative value keeps such routes until their task is seen finished.
 	RouteIdleExpiry time.Duration
+	// PoolFailover lets a pooled task go back to its pool when the member
+	// serving it is gone: an operation whose retry profile runs out
+	// against the member runs again, once, on the pool's request topic
+	// with the same Task.id and messageId, and the member that answers
+	// serves the task from then on. Set it only when the pool's members
+	// share a task store (agent/taskstore/pgstore; a2a agent --pool P
+	// --store postgres://...), so that any of them can continue the
+	// task. It is a deployment choice outside the profile, whose retries
+	// after selection never go back to the pool (docs/protocol.md
+	// §4.6.1). Off (the default), such an operation fails with
+	// ErrUnreachable.
+	PoolFailover bool
+	// Offline, with PoolFailover, is asked before an operation on a
+	// pooled task goes to the member serving it: true (the member is
+	// offline, as a presence watcher such as transport/mqtt.Watcher
+	// reports it) sends the operation to the pool at once instead of
+	// waiting out the retry profile. It is a hint (status is advisory,
+	// docs/protocol.md §3.4): false, or nil, leaves the retry profile to
+	// decide. It is called without the client's lock held, and must be
+	// quick and safe for concurrent use.
+	Offline func(agentID string) bool
 	// Clock is the time source of RouteIdleExpiry (default time.Now).
 	Clock func() time.Time
 	// Logger receives what has no caller to return to: replies dropped as
@@ -87,6 +109,7 @@ type Client struct {
 func New(tr Transport, cfg Config) (*Client, error) {
 	c := &Client{tr: tr, binding: tr.Binding(), cfg: cfg, log: cfg.Logger, profile: cfg.Retry,
 		routes: handover.NewTable(), finishedSet: map[string]struct{}{}, going: newRouteAges()}
+	c.routes.PoolFailover = cfg.PoolFailover
 	if c.cfg.FinishedRoutes == 0 {
 		c.cfg.FinishedRoutes = DefaultFinishedRoutes
 	}
@@ -189,21 +212,33 @@ func (it item) invalid() error {
 // run drives one operation under the retry profile, calling onItem for each
 // reply (error replies end it with an *a2a.Error). A task-scoped operation
 // whose profile runs out against a handover target falls back to the card
-// agent once.
+// agent once; with Config.PoolFailover, one against the member serving a
+// pooled task runs again on the pool, once, and a member presence
+// reports offline is not tried at all.
 func (c *Client) run(ctx context.Context, r *call, onItem func(item, bool) (bool, error)) error {
-	for fallback := 0; ; fallback++ {
+	for retarget := 0; ; retarget++ {
 		target, err := c.routeFor(r)
 		if err != nil {
 			return err
 		}
+		if retarget == 0 {
+			if t, ok := c.presenceFailover(r.taskID, target); ok {
+				c.log.Info("requester: pool member reported offline; sending to the pool", "task", r.taskID, "member", target.Agent, "pool", t.Pool)
+				target, retarget = t, 1
+			}
+		}
 		lastToken, err := c.attempts(ctx, r, target, onItem)
-		if !errors.Is(err, ErrUnreachable) || r.taskID == "" || fallback > 0 {
+		if !errors.Is(err, ErrUnreachable) || r.taskID == "" || retarget > 0 {
 			return err
 		}
-		if !c.fallBack(r.taskID) {
+		switch c.fallBack(r.taskID) {
+		case fsm.HandoverOutputFallBackToCardAgent:
+			c.log.Info("requester: handover target unreachable; falling back to the card agent", "task", r.taskID, "error", lastToken)
+		case fsm.HandoverOutputFallBackToPool:
+			c.log.Info("requester: pool member unreachable; sending to the pool", "task", r.taskID, "member", target.Agent, "error", lastToken)
+		default:
 			return err
 		}
-		c.log.Info("requester: handover target unreachable; falling back to the card agent", "task", r.taskID, "error", lastToken)
 	}
 }
 

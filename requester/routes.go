@@ -49,21 +49,59 @@ func (c *Client) routeFor(r *call) (Target, error) {
 	return step.Target, nil
 }
 
-// fallBack applies a handover target that stayed unreachable through the
-// retry profile: it reports whether the task goes back to its card agent
-// (once).
-func (c *Client) fallBack(taskID string) bool {
+// fallBack applies a target that stayed unreachable through the retry
+// profile: it returns FallBackToCardAgent when the task goes back to its
+// card agent (once), FallBackToPool when a pooled task goes back to its
+// pool (Config.PoolFailover), and 0 when the operation fails.
+func (c *Client) fallBack(taskID string) fsm.HandoverOutput {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, routed := c.routes.Route(taskID); !routed {
-		return false
+		return 0
 	}
 	step, err := c.routes.Exhausted(taskID)
 	if err != nil {
-		return false
+		return 0
 	}
 	c.persist(taskID, step)
-	return step.Outputs.Has(fsm.HandoverOutputFallBackToCardAgent)
+	for _, o := range []fsm.HandoverOutput{fsm.HandoverOutputFallBackToCardAgent, fsm.HandoverOutputFallBackToPool} {
+		if step.Outputs.Has(o) {
+			return o
+		}
+	}
+	return 0
+}
+
+// presenceFailover asks Config.Offline about the member an operation on a
+// pooled task is about to go to (with Config.PoolFailover only); when it
+// is offline, the task goes back to its pool, and presenceFailover returns
+// the pool and true. The hook is called without c.mu held.
+func (c *Client) presenceFailover(taskID string, target Target) (Target, bool) {
+	if c.cfg.Offline == nil || !c.cfg.PoolFailover || taskID == "" || target.Agent == "" {
+		return target, false
+	}
+	serving := func() bool {
+		r, ok := c.routes.Route(taskID)
+		return ok && r.Pooled() && r.State == fsm.HandoverStateResponder && r.Target() == target
+	}
+	c.mu.Lock()
+	pooled := serving()
+	c.mu.Unlock()
+	if !pooled || !c.cfg.Offline(target.Agent) {
+		return target, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !serving() {
+		// A reply moved the task meanwhile: it goes where that said.
+		return target, false
+	}
+	step, err := c.routes.Offline(taskID)
+	if err != nil || !step.Outputs.Has(fsm.HandoverOutputFallBackToPool) {
+		return target, false
+	}
+	c.persist(taskID, step)
+	return step.Target, true
 }
 
 // noteReply applies what a reply says about the operation's task, on the
