@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +60,21 @@ answers push_notification_not_supported, and nothing is sent. An agent
 takes webhooks on public addresses over https, and on loopback ones only
 when it allows them (a2a agent -h).
 
+Retries (MQTT): an attempt that gets no reply within --reply-timeout
+(default 15s) is sent again, up to --attempts in all (default 3), after
+--retry-backoff (default 1s, doubled for each later retry, ±20 %): the
+profile's retry and timeout profile (docs/protocol.md §4.4), whose values
+are a deployment's to choose.
+
+Pool failover (MQTT): a task sent to a pool is served by the member that
+took it, and its follow-ups (--task, with --pool) go to that member alone.
+When that member is gone, --pool-failover sends the follow-up, once its
+retries have run out, to the pool again, where another member continues
+the same task. Give it only when the pool's members share a task store (a2a
+agent --pool P --store postgres://...): a member that does not hold the
+task would start it afresh. It is a deployment choice outside the profile
+(docs/protocol.md §4.6.1).
+
 Exit status: 0 when the task completed or asks for input, 1 on a failure
 (including a file that cannot be read), 2 when the command line is wrong,
 3 when the agent is asleep and queued the message: it prints "queued as
@@ -67,7 +84,7 @@ about N s; sending the message again would queue it twice.
 `
 
 func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token-file F] [--webhook URL [--webhook-token T]] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] (TEXT | --get TASK)",
+	fs := newFlags("send", "(--broker URL --org O --unit U (--to ID | --pool P [--pool-failover]) | --url URL) [--stream] [--context C] [--task T] [--timeout D] [--json] [--token-file F] [--webhook URL [--webhook-token T]] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--reply-timeout D] [--attempts N] [--retry-backoff D] (TEXT | --get TASK)",
 		"a2a send --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello\n  A2A_TOKEN=... a2a send --url http://127.0.0.1:8080 hello", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), sendHelp) }
@@ -77,6 +94,11 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	unit := fs.String("unit", "", "unit_id (MQTT; default: UNIT of a user name ORG/UNIT/ID)")
 	to := fs.String("to", "", "agent_id to send to (MQTT)")
 	pool := fs.String("pool", "", "pool_id to send to instead of an agent (MQTT)")
+	poolFailover := fs.Bool("pool-failover", false, "with --pool: the pool's members share a task store, so a follow-up whose member does not answer goes to the pool again (see below)")
+	defaults := mqttbind.DefaultRetryProfile()
+	replyTimeout := fs.Duration("reply-timeout", defaults.ReplyFirstTimeout, "wait this long for an attempt's first reply before sending it again (MQTT)")
+	attempts := fs.Int("attempts", defaults.MaxAttempts, "send a request at most this many times in all (MQTT)")
+	backoff := fs.Duration("retry-backoff", defaults.RetryBackoff[0], "wait this long before the first retry, twice as long before each later one, ±20 % (MQTT)")
 	stream := fs.Bool("stream", false, "SendStreamingMessage: print each stream item as it arrives")
 	contextID := fs.String("context", "", "contextId of the conversation to continue (default: a new one)")
 	taskID := fs.String("task", "", "taskId to resume after INPUT_REQUIRED (default: a new task)")
@@ -110,6 +132,14 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fail(2, "--get reads a task: it takes no --webhook")
 	case *webhookToken != "" && *webhookURL == "":
 		return fail(2, "--webhook-token goes with --webhook")
+	case *poolFailover && *brokerURL != "" && *pool == "":
+		return fail(2, "--pool-failover goes with --pool")
+	case *replyTimeout <= 0:
+		return fail(2, "--reply-timeout must be positive")
+	case *attempts < 1:
+		return fail(2, "--attempts must be at least 1")
+	case *backoff < 0:
+		return fail(2, "--retry-backoff must not be negative")
 	}
 	var hook *a2a.TaskPushNotificationConfig
 	if *webhookURL != "" {
@@ -133,7 +163,8 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	endpoint := ""
 	p := &printer{w: stdout, json: *asJSON}
 	if *agentURL != "" {
-		if err := onlyWith(fs, "--broker", append([]string{"org", "unit", "to", "pool", "as", "routes", "topic-root"}, credentialFlags...)...); err != nil {
+		if err := onlyWith(fs, "--broker", append([]string{"org", "unit", "to", "pool", "pool-failover", "as", "routes", "topic-root",
+			"reply-timeout", "attempts", "retry-backoff"}, credentialFlags...)...); err != nil {
 			return err
 		}
 		if err := noUserinfo("url", *agentURL); err != nil {
@@ -173,7 +204,11 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if (bearer != "" || conn.Password != nil) && plainRemote(*brokerURL) {
 			fmt.Fprintf(stderr, "a2a send: warning: credentials cross the network in clear (use an mqtts:// broker URL)\n")
 		}
-		if c, err = mqttRequester(ctx, conn, root, *org, *unit, *as, *routesFile, log); err != nil {
+		rc := requester.Config{Logger: log, PoolFailover: *poolFailover}
+		if given(fs, "reply-timeout", "attempts", "retry-backoff") {
+			rc.Retry = retryProfile(defaults, *replyTimeout, *attempts, *backoff)
+		}
+		if c, err = mqttRequester(ctx, conn, root, *org, *unit, *as, *routesFile, rc); err != nil {
 			return err
 		}
 		opts = append(opts, requester.To(target))
@@ -237,10 +272,29 @@ func checkMQTTSend(target requester.Target, org, unit, as *string, taskID string
 	return nil
 }
 
-// mqttRequester connects a requester to the broker, under the topic root
-// root, keeping its handover routes in routesFile (default:
+// given reports whether any of the named flags was set.
+func given(fs *flag.FlagSet, names ...string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || slices.Contains(names, f.Name) })
+	return set
+}
+
+// retryProfile is the profile p with a send's --reply-timeout, --attempts
+// and --retry-backoff: the backoff doubles for each later retry, as the
+// profile's defaults do (docs/protocol.md §4.4).
+func retryProfile(p mqttbind.RetryProfile, replyTimeout time.Duration, attempts int, backoff time.Duration) mqttbind.RetryProfile {
+	p.ReplyFirstTimeout, p.MaxAttempts = replyTimeout, attempts
+	p.RetryBackoff = nil
+	for d := backoff; len(p.RetryBackoff) < max(attempts-1, 1); d *= 2 {
+		p.RetryBackoff = append(p.RetryBackoff, d)
+	}
+	return p
+}
+
+// mqttRequester connects a requester configured by rc to the broker, under
+// the topic root root, keeping its handover routes in routesFile (default:
 // defaultRoutesPath).
-func mqttRequester(ctx context.Context, conn a2amqtt.Connection, root mqttbind.Root, org, unit, as, routesFile string, log *slog.Logger) (*requester.Client, error) {
+func mqttRequester(ctx context.Context, conn a2amqtt.Connection, root mqttbind.Root, org, unit, as, routesFile string, rc requester.Config) (*requester.Client, error) {
 	if routesFile == "" {
 		p, err := defaultRoutesPath()
 		if err != nil {
@@ -248,8 +302,8 @@ func mqttRequester(ctx context.Context, conn a2amqtt.Connection, root mqttbind.R
 		}
 		routesFile = p
 	}
-	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: conn, Root: root, Org: org, Unit: unit, ID: as,
-		Requester: requester.Config{Routes: fileRoutes{routesFile}, Logger: log}})
+	rc.Routes = fileRoutes{routesFile}
+	c, err := a2amqtt.NewClient(ctx, a2amqtt.ClientConfig{Connection: conn, Root: root, Org: org, Unit: unit, ID: as, Requester: rc})
 	if err != nil {
 		return nil, withRootHint(brokerError(err, conn, org+"/"+unit+"/"+as), err, root)
 	}
