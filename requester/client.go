@@ -59,15 +59,6 @@ type Config struct {
 	// §4.6.1). Off (the default), such an operation fails with
 	// ErrUnreachable.
 	PoolFailover bool
-	// Offline, with PoolFailover, is asked before an operation on a
-	// pooled task goes to the member serving it: true (the member is
-	// offline, as a presence watcher such as transport/mqtt.Watcher
-	// reports it) sends the operation to the pool at once instead of
-	// waiting out the retry profile. It is a hint (status is advisory,
-	// docs/protocol.md §3.4): false, or nil, leaves the retry profile to
-	// decide. It is called without the client's lock held, and must be
-	// quick and safe for concurrent use.
-	Offline func(agentID string) bool
 	// Clock is the time source of RouteIdleExpiry (default time.Now).
 	Clock func() time.Time
 	// Logger receives what has no caller to return to: replies dropped as
@@ -213,19 +204,12 @@ func (it item) invalid() error {
 // reply (error replies end it with an *a2a.Error). A task-scoped operation
 // whose profile runs out against a handover target falls back to the card
 // agent once; with Config.PoolFailover, one against the member serving a
-// pooled task runs again on the pool, once, and a member presence
-// reports offline is not tried at all.
+// pooled task runs again on the pool, once.
 func (c *Client) run(ctx context.Context, r *call, onItem func(item, bool) (bool, error)) error {
 	for retarget := 0; ; retarget++ {
 		target, err := c.routeFor(r)
 		if err != nil {
 			return err
-		}
-		if retarget == 0 {
-			if t, ok := c.presenceFailover(r.taskID, target); ok {
-				c.log.Info("requester: pool member reported offline; sending to the pool", "task", r.taskID, "member", target.Agent, "pool", t.Pool)
-				target, retarget = t, 1
-			}
 		}
 		lastToken, err := c.attempts(ctx, r, target, onItem)
 		if !errors.Is(err, ErrUnreachable) || r.taskID == "" || retarget > 0 {

@@ -13,8 +13,7 @@
 //     handover target that stays unreachable falls back to the card agent
 //     once; with Config.PoolFailover (pools whose members share a task
 //     store, docs/protocol.md §4.6.1) a pool member that stays
-//     unreachable, or that presence reports offline (Config.Offline),
-//     sends the task back to its pool; routes can be persisted
+//     unreachable sends the task back to its pool; routes can be persisted
 //     (Config.Routes), the routes of
 //     finished tasks are bounded (Config.FinishedRoutes) and those of
 //     other tasks forgotten once unused for 7 days (Config.RouteIdleExpiry);

@@ -22,11 +22,10 @@ import (
 // its member in a2a-responder-agent-id, as pool members do. A message
 // with the text "ask" gets INPUT_REQUIRED, anything else COMPLETED.
 type fleet struct {
-	mu        sync.Mutex
-	next      string          // the member the pool hands the next request to
-	dead      map[string]bool // members gone
-	poolDead  bool            // no member takes pooled requests
-	offlineQs []string        // the agents Config.Offline was asked about
+	mu       sync.Mutex
+	next     string          // the member the pool hands the next request to
+	dead     map[string]bool // members gone
+	poolDead bool            // no member takes pooled requests
 }
 
 func (f *fleet) answer(_ int, req *requester.Request, deliver func(*requester.Reply)) error {
@@ -60,13 +59,6 @@ func (f *fleet) answer(_ int, req *requester.Request, deliver func(*requester.Re
 	return nil
 }
 
-func (f *fleet) offline(id string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.offlineQs = append(f.offlineQs, id)
-	return f.dead[id]
-}
-
 // targets lists where the requests went, from the nth on.
 func targets(s *scriptTransport, from int) string {
 	var out []string
@@ -78,13 +70,12 @@ func targets(s *scriptTransport, from int) string {
 
 // Pool failover (docs/protocol.md §4.6.1): a pooled task's member dies
 // while the task waits for input; the follow-up goes where
-// Config.PoolFailover and Config.Offline say, with one Task.id and
-// messageId for every attempt, and the route is saved as it changes.
+// Config.PoolFailover says, with one Task.id and messageId for every
+// attempt, and the route is saved as it changes.
 func TestPoolFailover(t *testing.T) {
 	cases := []struct {
 		name     string
 		failover bool
-		presence bool // Config.Offline set
 		poolDead bool
 		// want: where the follow-up's attempts went, its error, the
 		// member that answered it, the route afterwards
@@ -93,15 +84,11 @@ func TestPoolFailover(t *testing.T) {
 		responder string
 		route     handover.Target
 	}{
-		{"failover off: the profile's rule, reported unreachable", false, false, false,
+		{"failover off: the profile's rule, reported unreachable", false, false,
 			"agent/m1,agent/m1,agent/m1", requester.ErrUnreachable, "", handover.Target{Agent: "m1"}},
-		{"failover off: presence is not asked", false, true, false,
-			"agent/m1,agent/m1,agent/m1", requester.ErrUnreachable, "", handover.Target{Agent: "m1"}},
-		{"failover on: the profile runs out against m1, then the pool, where m2 takes it", true, false, false,
+		{"failover on: the profile runs out against m1, then the pool, where m2 takes it", true, false,
 			"agent/m1,agent/m1,agent/m1,pool/workers", nil, "m2", handover.Target{Agent: "m2"}},
-		{"failover on, presence says m1 is offline: the pool at once", true, true, false,
-			"pool/workers", nil, "m2", handover.Target{Agent: "m2"}},
-		{"failover on, the pool gone too: reported once the pool's profile runs out", true, false, true,
+		{"failover on, the pool gone too: reported once the pool's profile runs out", true, true,
 			"agent/m1,agent/m1,agent/m1,pool/workers,pool/workers,pool/workers", requester.ErrUnreachable, "", handover.Target{Pool: "workers"}},
 	}
 	for _, tc := range cases {
@@ -109,11 +96,7 @@ func TestPoolFailover(t *testing.T) {
 			f := &fleet{next: "m1", dead: map[string]bool{}}
 			s := &scriptTransport{binding: requester.Binding{Errors: jsonrpc.BindingMQTT, IDs: tasklife.RequesterIDs, NeedsTarget: true, Retry: fast()}, answer: f.answer}
 			saved := &handover.MemStore{}
-			cfg := requester.Config{Routes: saved, PoolFailover: tc.failover}
-			if tc.presence {
-				cfg.Offline = f.offline
-			}
-			c, err := requester.New(s, cfg)
+			c, err := requester.New(s, requester.Config{Routes: saved, PoolFailover: tc.failover})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +109,6 @@ func TestPoolFailover(t *testing.T) {
 			}
 			f.mu.Lock()
 			f.dead["m1"], f.next, f.poolDead = true, "m2", tc.poolDead
-			f.offlineQs = nil
 			f.mu.Unlock()
 
 			before := len(s.requests())
@@ -154,12 +136,6 @@ func TestPoolFailover(t *testing.T) {
 			stored, _ := saved.LoadRoutes()
 			if len(stored) != 1 || stored[0].Target() != tc.route {
 				t.Fatalf("saved routes %+v, want one to %v", stored, tc.route)
-			}
-			f.mu.Lock()
-			qs := strings.Join(f.offlineQs, ",")
-			f.mu.Unlock()
-			if want := map[bool]string{true: "m1"}[tc.presence && tc.failover]; qs != want {
-				t.Fatalf("Config.Offline asked about %q, want %q", qs, want)
 			}
 		})
 	}
@@ -215,8 +191,7 @@ func TestPoolFailoverNeedsANewSelection(t *testing.T) {
 }
 
 // PoolFailover changes nothing for a task that is not pooled: a handover
-// target that stays unreachable falls back to the card agent once, and
-// presence is not asked about it.
+// target that stays unreachable falls back to the card agent once.
 func TestPoolFailoverLeavesHandoverAlone(t *testing.T) {
 	f := &fleet{dead: map[string]bool{}}
 	var handedOver bool
@@ -233,7 +208,7 @@ func TestPoolFailoverLeavesHandoverAlone(t *testing.T) {
 		}
 		return f.answer(n, req, deliver)
 	}
-	c, err := requester.New(s, requester.Config{PoolFailover: true, Offline: f.offline})
+	c, err := requester.New(s, requester.Config{PoolFailover: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,10 +225,5 @@ func TestPoolFailoverLeavesHandoverAlone(t *testing.T) {
 	}
 	if r := c.Routes(); len(r) != 1 || r[0].State != fsm.HandoverStateFallenBack {
 		t.Fatalf("routes %+v", r)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.offlineQs) != 0 {
-		t.Fatalf("presence asked about %v", f.offlineQs)
 	}
 }

@@ -72,38 +72,6 @@ func (c *Client) fallBack(taskID string) fsm.HandoverOutput {
 	return 0
 }
 
-// presenceFailover asks Config.Offline about the member an operation on a
-// pooled task is about to go to (with Config.PoolFailover only); when it
-// is offline, the task goes back to its pool, and presenceFailover returns
-// the pool and true. The hook is called without c.mu held.
-func (c *Client) presenceFailover(taskID string, target Target) (Target, bool) {
-	if c.cfg.Offline == nil || !c.cfg.PoolFailover || taskID == "" || target.Agent == "" {
-		return target, false
-	}
-	serving := func() bool {
-		r, ok := c.routes.Route(taskID)
-		return ok && r.Pooled() && r.State == fsm.HandoverStateResponder && r.Target() == target
-	}
-	c.mu.Lock()
-	pooled := serving()
-	c.mu.Unlock()
-	if !pooled || !c.cfg.Offline(target.Agent) {
-		return target, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !serving() {
-		// A reply moved the task meanwhile: it goes where that said.
-		return target, false
-	}
-	step, err := c.routes.Offline(taskID)
-	if err != nil || !step.Outputs.Has(fsm.HandoverOutputFallBackToPool) {
-		return target, false
-	}
-	c.persist(taskID, step)
-	return step.Target, true
-}
-
 // noteReply applies what a reply says about the operation's task, on the
 // transport's goroutine before the operation is woken: the handover
 // table's step for its a2a-responder-agent-id (saved when the step says

@@ -7,7 +7,7 @@ import "strconv"
 
 // The Handover machine (schema/fsm/handover.json).
 //
-// Where a requester sends the operations of one Task.id (A2A-over-MQTT): to the agent whose card it used, to a pool, or to the responder named by the a2a-responder-agent-id user property of a reply or stream item. The latest property received for the Task.id always wins, whether it came from pool dispatch or from a handover; a reply without it changes nothing except on a pooled request, where it is a protocol error. Every retarget sends follow-ups and retries to the target's direct request topic with fresh Correlation Data; Task.id never changes. Each operation runs the retry profile against the current target; when it is exhausted against a responder, the requester falls back to the card agent, once per Task.id. A pooled task has no card agent and never falls back: after selection, retries must go to the responder's direct topic, never back to the pool. Only where the requester allows pool failover (a deployment choice outside the profile, for pools whose members share a task store: docs/protocol.md §4.6.1) does an operation whose retry profile ran out against a pool member, or whose member presence reports offline, run again on the pool; the route is then the pool's again until a reply names a responder, so a failover needs a new selection before another can follow. Replies with unknown or missing Correlation Data are dropped before this table.
+// Where a requester sends the operations of one Task.id (A2A-over-MQTT): to the agent whose card it used, to a pool, or to the responder named by the a2a-responder-agent-id user property of a reply or stream item. The latest property received for the Task.id always wins, whether it came from pool dispatch or from a handover; a reply without it changes nothing except on a pooled request, where it is a protocol error. Every retarget sends follow-ups and retries to the target's direct request topic with fresh Correlation Data; Task.id never changes. Each operation runs the retry profile against the current target; when it is exhausted against a responder, the requester falls back to the card agent, once per Task.id. A pooled task has no card agent and never falls back: after selection, retries must go to the responder's direct topic, never back to the pool. Only where the requester allows pool failover (a deployment choice outside the profile, for pools whose members share a task store: docs/protocol.md §4.6.1) does an operation whose retry profile ran out against a pool member run again on the pool; the route is then the pool's again until a reply names a responder, so a failover needs a new selection before another can follow. Replies with unknown or missing Correlation Data are dropped before this table.
 //
 // Source: A2A-over-MQTT 0.1 user story 07 (task handover, with its failure cases); sections Requester Behavior, Optional Task Handover, Requester Retry and Timeout Profile, Optional Shared Subscription Dispatch; docs/protocol.md §9, §4.6 and §4.6.1 (pool failover).
 
@@ -61,11 +61,9 @@ const (
 	HandoverEventReplyMalformedResponder HandoverEvent = 4
 	// HandoverEventRetryExhausted is an operation on the Task.id used up the retry profile against the current target (every attempt unaccepted, timed out before a first reply, or answered with a retry-eligible error) without a valid correlated reply.
 	HandoverEventRetryExhausted HandoverEvent = 5
-	// HandoverEventTargetOffline: Before an operation on the Task.id is published to an agent's direct request topic, the requester's presence view reports that agent offline (a hint: status is advisory, docs/protocol.md §3.4).
-	HandoverEventTargetOffline HandoverEvent = 6
 )
 
-var handoverEventNames = [...]string{"", "FirstRequest", "ReplyWithResponder", "ReplyWithoutResponder", "ReplyMalformedResponder", "RetryExhausted", "TargetOffline"}
+var handoverEventNames = [...]string{"", "FirstRequest", "ReplyWithResponder", "ReplyWithoutResponder", "ReplyMalformedResponder", "RetryExhausted"}
 
 // String returns the name the table uses.
 func (x HandoverEvent) String() string {
@@ -77,12 +75,12 @@ func (x HandoverEvent) String() string {
 
 // Valid reports whether x is one of the declared events.
 func (x HandoverEvent) Valid() bool {
-	return x >= 1 && int(x) <= 6
+	return x >= 1 && int(x) <= 5
 }
 
 // HandoverEvents lists every event in table order.
 func HandoverEvents() []HandoverEvent {
-	return []HandoverEvent{HandoverEventFirstRequest, HandoverEventReplyWithResponder, HandoverEventReplyWithoutResponder, HandoverEventReplyMalformedResponder, HandoverEventRetryExhausted, HandoverEventTargetOffline}
+	return []HandoverEvent{HandoverEventFirstRequest, HandoverEventReplyWithResponder, HandoverEventReplyWithoutResponder, HandoverEventReplyMalformedResponder, HandoverEventRetryExhausted}
 }
 
 // HandoverGuard is a guard of the Handover machine.
@@ -137,7 +135,7 @@ const (
 	HandoverOutputReportUnreachable HandoverOutput = 4
 	// HandoverOutputProtocolError: Report the reply as a binding protocol error (transport_protocol_error): it is not taken as the operation's answer and selects no route.
 	HandoverOutputProtocolError HandoverOutput = 5
-	// HandoverOutputFallBackToPool: Retarget the pooled Task.id to its pool's request topic, forgetting the unreachable responder, and run the operation there (again, after an exhausted profile) with the full retry profile and the same Task.id and messageId; the member that answers is the new responder.
+	// HandoverOutputFallBackToPool: Retarget the pooled Task.id to its pool's request topic, forgetting the unreachable responder, and run the failed operation again there with the full retry profile and the same Task.id and messageId; the member that answers is the new responder.
 	HandoverOutputFallBackToPool HandoverOutput = 6
 )
 
@@ -404,39 +402,11 @@ var handoverTable = [...]HandoverTransition{{
 		Guard:   HandoverGuardNone,
 		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
 		To:      HandoverStateFallenBack,
-	}, // docs/protocol.md §4.6.1: presence says the member is gone; the pool continues the task without waiting out the retry profile.
-	{
-		Event:   HandoverEventTargetOffline,
-		From:    HandoverStateResponder,
-		Guard:   HandoverGuardFailoverAllowed,
-		Outputs: 1<<(HandoverOutputFallBackToPool-1) | 1<<(HandoverOutputPersistRoute-1),
-		To:      HandoverStatePoolPending,
-	}, // Presence is advisory: without pool failover the operation goes to the responder anyway, and the retry profile decides (then the rows of RetryExhausted).
-	{
-		Event:   HandoverEventTargetOffline,
-		From:    HandoverStateResponder,
-		Guard:   HandoverGuardNone,
-		Outputs: 0,
-		To:      HandoverStateResponder,
-	}, // Presence is advisory: the operation goes to the card agent anyway.
-	{
-		Event:   HandoverEventTargetOffline,
-		From:    HandoverStateCardAgent,
-		Guard:   HandoverGuardNone,
-		Outputs: 0,
-		To:      HandoverStateCardAgent,
-	}, // Presence is advisory: the operation goes to the card agent anyway.
-	{
-		Event:   HandoverEventTargetOffline,
-		From:    HandoverStateFallenBack,
-		Guard:   HandoverGuardNone,
-		Outputs: 0,
-		To:      HandoverStateFallenBack,
 	}}
 
 // handoverRows lists, per (state, event), the table rows in table order.
-var handoverRows = [...]uint16{0, 1, 2, 3, 4, 5, 6, 27, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 25, 26, 20, 21, 22, 23, 24, 28}
-var handoverIndex = [6][7][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 2}, {2, 0}, {2, 0}, {2, 0}, {2, 0}, {2, 0}}, {{2, 0}, {2, 0}, {2, 2}, {4, 1}, {5, 1}, {6, 1}, {7, 1}}, {{8, 0}, {8, 0}, {8, 1}, {9, 1}, {10, 1}, {11, 1}, {12, 0}}, {{12, 0}, {12, 0}, {12, 3}, {15, 1}, {16, 1}, {17, 4}, {21, 2}}, {{23, 0}, {23, 0}, {23, 2}, {25, 1}, {26, 1}, {27, 1}, {28, 1}}}
+var handoverRows = [...]uint16{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}
+var handoverIndex = [6][6][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 2}, {2, 0}, {2, 0}, {2, 0}, {2, 0}}, {{2, 0}, {2, 0}, {2, 2}, {4, 1}, {5, 1}, {6, 1}}, {{7, 0}, {7, 0}, {7, 1}, {8, 1}, {9, 1}, {10, 1}}, {{11, 0}, {11, 0}, {11, 3}, {14, 1}, {15, 1}, {16, 4}}, {{20, 0}, {20, 0}, {20, 2}, {22, 1}, {23, 1}, {24, 1}}}
 
 // HandoverStep looks up the transition for event ev in state from. Rows of the same
 // (state, event) are tried in table order and the first whose guard is in held

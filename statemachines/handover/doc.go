@@ -13,8 +13,8 @@ card agent once; a pooled task never goes back to the pool once a responder
 is known, unless the requester allows pool failover (Table.PoolFailover, a
 deployment choice for pools whose members share a task store,
 docs/protocol.md §4.6.1): then a responder unreachable through the retry
-profile (Exhausted), or reported offline by presence (Offline), sends the
-task back to its pool, whose next member to answer continues it. Task.id
+profile (Exhausted) sends the task back to its pool, whose next member to
+answer continues it. Task.id
 never changes. The transitions are the generated table
 generated/fsm.HandoverStep (schema/fsm/handover.json).
 

@@ -1,7 +1,6 @@
 package handover
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
@@ -18,7 +17,6 @@ func TestPoolFailoverRows(t *testing.T) {
 	card := Route{TaskID: taskT, State: fsm.HandoverStateCardAgent, CardAgent: "agent-b"}
 	fallen := Route{TaskID: taskT, State: fsm.HandoverStateFallenBack, CardAgent: "agent-b", FellBack: true}
 	exhausted := func(tb *Table) (Step, error) { return tb.Exhausted(taskT) }
-	offline := func(tb *Table) (Step, error) { return tb.Offline(taskT) }
 	pool := Target{Pool: "workers"}
 	var none fsm.HandoverOutputSet
 	fellBackToPool := none.With(fsm.HandoverOutputFallBackToPool).With(fsm.HandoverOutputPersistRoute)
@@ -41,20 +39,11 @@ func TestPoolFailoverRows(t *testing.T) {
 		// still falls back to its card agent.
 		{"an unreachable handover target with failover on: the card agent", handedOver, true, exhausted,
 			fsm.HandoverStateFallenBack, none.With(fsm.HandoverOutputFallBackToCardAgent).With(fsm.HandoverOutputPersistRoute), Target{Agent: "agent-b"}},
-		// Responder --TargetOffline [FailoverAllowed] → PoolPending.
-		{"a pool member reported offline: back to the pool at once", pooled, true, offline,
-			fsm.HandoverStatePoolPending, fellBackToPool, pool},
-		// Responder --TargetOffline → Responder.
-		{"a pool member reported offline without failover: no change", pooled, false, offline,
-			fsm.HandoverStateResponder, none, Target{Agent: "member-1"}},
-		{"a handover target reported offline: no change", handedOver, true, offline,
-			fsm.HandoverStateResponder, none, Target{Agent: "agent-c"}},
-		// CardAgent --TargetOffline → CardAgent.
-		{"the card agent reported offline: no change", card, true, offline,
-			fsm.HandoverStateCardAgent, none, Target{Agent: "agent-b"}},
-		// FallenBack --TargetOffline → FallenBack.
-		{"the card agent after a fallback reported offline: no change", fallen, true, offline,
-			fsm.HandoverStateFallenBack, none, Target{Agent: "agent-b"}},
+		// The rows of other states are untouched by the guard.
+		{"the card agent unreachable with failover on: reported", card, true, exhausted,
+			fsm.HandoverStateCardAgent, none.With(fsm.HandoverOutputReportUnreachable), Target{Agent: "agent-b"}},
+		{"the card agent after a fallback unreachable with failover on: reported", fallen, true, exhausted,
+			fsm.HandoverStateFallenBack, none.With(fsm.HandoverOutputReportUnreachable), Target{Agent: "agent-b"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,18 +64,6 @@ func TestPoolFailoverRows(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a task on its pool has no agent to be offline", func(t *testing.T) {
-		tb := NewTable()
-		tb.PoolFailover = true
-		must(t)(tb.StartPooled(taskT, "workers"))
-		var te *fsm.TransitionError
-		if _, err := tb.Offline(taskT); !errors.As(err, &te) {
-			t.Fatalf("got %v", err)
-		}
-		if _, err := tb.Offline("nope"); !errors.Is(err, ErrUnknownTask) {
-			t.Fatalf("unknown task: %v", err)
-		}
-	})
 }
 
 // The whole failover story of one pooled task: selection, the member dies,
@@ -136,9 +113,9 @@ func TestPoolFailoverStory(t *testing.T) {
 	if !slices.Equal(restarted.Routes(), tb.Routes()) {
 		t.Fatalf("restored %+v, want %+v", restarted.Routes(), tb.Routes())
 	}
-	// member-2 is reported offline: back to the pool without waiting.
+	// member-2 is lost too: the restarted requester fails over again.
 	restarted.PoolFailover = true
-	if s := must(t)(restarted.Offline(taskT)); !s.Outputs.Has(fsm.HandoverOutputFallBackToPool) || s.Target != (Target{Pool: "workers"}) {
-		t.Fatalf("member-2 offline: %+v", s)
+	if s := must(t)(restarted.Exhausted(taskT)); !s.Outputs.Has(fsm.HandoverOutputFallBackToPool) || s.Target != (Target{Pool: "workers"}) {
+		t.Fatalf("member-2 unreachable: %+v", s)
 	}
 }

@@ -11,8 +11,8 @@ import (
 
 const modelSeed = 3003
 
-// Long seeded random sequences of replies, exhaustions, offline reports
-// and restarts over many tasks, with pool failover off and on, checked after
+// Long seeded random sequences of replies, exhaustions and restarts over
+// many tasks, with pool failover off and on, checked after
 // every step: the latest well-formed a2a-responder-agent-id always wins; no
 // property or a malformed one changes nothing; the fallback happens at most
 // once per task and never for a pooled task; a pooled task goes back to the
@@ -52,7 +52,7 @@ func modelRandomSequences(t *testing.T, failover bool) {
 		}
 		var step Step
 		var err error
-		switch op := rng.IntN(13); {
+		switch op := rng.IntN(12); {
 		case op < 8:
 			v := values[rng.IntN(len(values))]
 			step, err = tb.Reply(id, v)
@@ -94,24 +94,7 @@ func modelRandomSequences(t *testing.T, failover bool) {
 			case step.Target != before.Target():
 				t.Fatalf("step %d: exhaustion without fallback moved the route", i)
 			}
-		case op < 11: // presence reports the target offline
-			if before.State == fsm.HandoverStatePoolPending {
-				continue // no agent to be offline
-			}
-			step, err = tb.Offline(id)
-			if err != nil {
-				t.Fatalf("step %d: %v", i, err)
-			}
-			if step.Outputs.Has(fsm.HandoverOutputFallBackToPool) {
-				failovers++
-				if !failover || !selected[id] || !before.Pooled() || step.Target != (Target{Pool: "pool-1"}) {
-					t.Fatalf("step %d: failover of %+v to %v on an offline report", i, before, step.Target)
-				}
-				selected[id] = false
-			} else if step.Outputs != 0 || step.Target != before.Target() {
-				t.Fatalf("step %d: an offline report changed %+v: %+v", i, before, step)
-			}
-		case op < 12: // restart: save everything, restore into a new table
+		case op < 11: // restart: save everything, restore into a new table
 			s := &MemStore{}
 			if err := tb.Save(s); err != nil {
 				t.Fatal(err)

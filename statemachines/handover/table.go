@@ -14,9 +14,9 @@ var ErrUnknownTask = errors.New("handover: no route for this Task.id")
 
 // Table is a requester's routing table, keyed by Task.id.
 type Table struct {
-	// PoolFailover allows a pooled task whose responder is unreachable
-	// (Exhausted) or reported offline (Offline) to go back to its pool,
-	// where another member continues it (the table's guard
+	// PoolFailover allows a pooled task whose responder stayed
+	// unreachable through the retry profile (Exhausted) to go back to its
+	// pool, where another member continues it (the table's guard
 	// FailoverAllowed). Set it only when the pool's members share a task
 	// store: it is a deployment choice outside the profile's retry rule
 	// (docs/protocol.md §4.6.1). Off, a pooled task never goes back to
@@ -38,8 +38,8 @@ type Step struct {
 	// Outputs are the decisions to act on: SetTarget (publish later
 	// operations to Target, each with fresh Correlation Data), PersistRoute
 	// (save Table.Route to the store), FallBackToCardAgent and
-	// FallBackToPool (run the operation, again after an exhausted
-	// profile, at Target with the full retry profile), ReportUnreachable
+	// FallBackToPool (run the failed operation again at Target with the
+	// full retry profile), ReportUnreachable
 	// (fail the operation) and ProtocolError (the reply is a
 	// transport_protocol_error and not the operation's answer).
 	Outputs fsm.HandoverOutputSet
@@ -110,21 +110,6 @@ func (t *Table) Exhausted(taskID string) (Step, error) {
 		return Step{}, ErrUnknownTask
 	}
 	return apply(r, fsm.HandoverEventRetryExhausted, t.guards(r, ""), "")
-}
-
-// Offline applies what the requester's presence view says before an
-// operation is published to the task's target: that agent is offline.
-// Presence is advisory (docs/protocol.md §3.4): the route changes only for
-// a pooled task under PoolFailover, which goes back to its pool
-// (FallBackToPool); otherwise the step has no outputs. A task whose
-// operations go to a pool has no agent to be offline: the table refuses
-// the event there (a *fsm.TransitionError).
-func (t *Table) Offline(taskID string) (Step, error) {
-	r := t.routes[taskID]
-	if r == nil {
-		return Step{}, ErrUnknownTask
-	}
-	return apply(r, fsm.HandoverEventTargetOffline, t.guards(r, ""), "")
 }
 
 // Target returns where the task's next operation goes.

@@ -87,7 +87,6 @@ func TestMethodsFollowTable(t *testing.T) {
 		{"reply with a malformed responder", fsm.HandoverEventReplyMalformedResponder, func(tb *Table) (Step, error) { return tb.Reply("t", []string{"a/b"}) }},
 		{"reply with two responders", fsm.HandoverEventReplyMalformedResponder, func(tb *Table) (Step, error) { return tb.Reply("t", []string{"c", "d"}) }},
 		{"retry exhausted", fsm.HandoverEventRetryExhausted, func(tb *Table) (Step, error) { return tb.Exhausted("t") }},
-		{"target offline", fsm.HandoverEventTargetOffline, func(tb *Table) (Step, error) { return tb.Offline("t") }},
 	}
 	for _, s := range setups {
 		for _, c := range calls {
