@@ -176,7 +176,9 @@ func (f VerifierFunc) Verify(ctx context.Context, token string, method a2a.Metho
 // Caller is the identity behind a request.
 type Caller struct {
 	// Subject identifies the caller (a verified token subject, or the
-	// transport's own identity of the peer); "" when anonymous.
+	// transport's own identity of the peer); "" when anonymous. The tasks
+	// a call creates are its Subject's, which alone sees them; those
+	// created by anonymous calls are everyone's (docs/protocol.md §15).
 	Subject string
 	// Scopes are the verified scopes of the caller's token.
 	Scopes []string
