@@ -74,7 +74,8 @@ func storyO01(ctx context.Context, d *demo) (string, error) {
 
 	// Asleep: queued, then the per-peer cap.
 	first := msg("demo-offline-1", "first from alice")
-	var tasks []string
+	// Each task is its sender's: it alone reads it (docs/protocol.md §15).
+	var tasks, senders []string
 	for _, s := range []struct {
 		token string
 		m     *a2a.Message
@@ -84,6 +85,7 @@ func storyO01(ctx context.Context, d *demo) (string, error) {
 			return "", fmt.Errorf("sending %q: %w", agent.TextOf(s.m), err)
 		}
 		tasks = append(tasks, q.TaskID)
+		senders = append(senders, s.token)
 	}
 	_, err = send("alice-token", msg("demo-offline-4", "third from alice"))
 	var full *a2a.Error
@@ -100,8 +102,8 @@ func storyO01(ctx context.Context, d *demo) (string, error) {
 	if err := settled(ctx, ra.Offline(), 3); err != nil {
 		return "", err
 	}
-	for _, id := range tasks {
-		t, err := poll(ctx, c, id, "alice-token")
+	for i, id := range tasks {
+		t, err := poll(ctx, c, id, senders[i])
 		if err != nil {
 			return "", err
 		}
