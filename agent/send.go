@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/a2abind/a2abind/agent/taskstore"
@@ -168,6 +169,21 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
 		replaced := false
 		current, err = s.store.Update(ctx, rec.Task.ID, ownedBy(c.Caller, func(r *taskstore.Record) error {
+			// Checked again under the store's lock: agents sharing the
+			// store (a pool on PostgreSQL) may have taken the same
+			// message, or another one, since the task was read.
+			if slices.Contains(r.MessageIDs, msg.MessageID) {
+				return errAcceptedElsewhere
+			}
+			if st, err := tasklife.StateOf(r.Task.Status.State); err != nil || st != taskRec.State {
+				if err == nil {
+					life := tasklife.Restore(r.Task.ID, r.Task.ContextID, st)
+					_, err = life.Resume()
+				}
+				if err != nil {
+					return asProtocolError(err)
+				}
+			}
 			if pushCfg != nil {
 				cfg := *pushCfg
 				cfg.TaskID = r.Task.ID
@@ -181,6 +197,13 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			r.Task.Status = &a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: s.timestamp()}
 			return nil
 		}))
+		if errors.Is(err, errAcceptedElsewhere) {
+			// A retry of a message another agent sharing the store
+			// resumed the task with: answered as any retry is.
+			unlock()
+			locked = false
+			return s.attach(ctx, rec.Task, streaming, immediately, history, sink)
+		}
 		if err != nil {
 			var e *a2a.Error
 			if !errors.Is(err, taskstore.ErrExpired) && errors.As(err, &e) {
@@ -231,6 +254,10 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	return s.start(current, msg, resumed, c.Caller, c.IDs, prior,
 		origin{ctx: ctx, sink: sink, mode: waitModeOf(streaming, immediately), history: history, queued: c.queued}, unlock)
 }
+
+// errAcceptedElsewhere ends the Update of a resume whose message the task
+// already holds: another agent sharing the store accepted it first.
+var errAcceptedElsewhere = errors.New("agent: message accepted by another agent sharing the store")
 
 // attach answers a retried message: from the running turn if there is one,
 // else with the task as stored. Nothing is created and no handler runs.

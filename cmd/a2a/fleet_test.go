@@ -198,16 +198,6 @@ func checkStoredOnce(t *testing.T, db *pgx.Conn, id string, accepted int) {
 	}
 }
 
-// resumeRaceFixed records whether the agent runtime serves a follow-up
-// once across a fleet when two members get it at the same moment. False:
-// agent.Server resumes a task under a lock of its own process and appends
-// the message in store.Update without checking the record again, so two
-// members that read the task INPUT_REQUIRED before either writes both
-// resume it. TestPoolFleetServesAResumedTaskOnce then skips, naming what it
-// saw; set it true with the agent's fix, and the test fails on any second
-// serve.
-const resumeRaceFixed = false
-
 // TestPoolFleetServesAResumedTaskOnce: one follow-up (one messageId)
 // reaching two members of a pool that share a PostgreSQL store at the same
 // moment, as when a member thought gone was only slow, or a pool retry
@@ -286,11 +276,7 @@ func TestPoolFleetServesAResumedTaskOnce(t *testing.T) {
 			twice = append(twice, fmt.Sprintf("task %s: accepted %d message ids, the follow-up %d times in the history", res.Task.ID, len(ids), served))
 		}
 	}
-	switch {
-	case len(twice) > 0 && !resumeRaceFixed:
-		t.Skipf("known gap in the agent runtime (agent/send.go: the resume re-checks nothing inside store.Update): %d of %d follow-ups served twice:\n%s",
-			len(twice), trials, strings.Join(twice, "\n"))
-	case len(twice) > 0:
+	if len(twice) > 0 {
 		t.Fatalf("%d of %d follow-ups served twice:\n%s", len(twice), trials, strings.Join(twice, "\n"))
 	}
 }
