@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2abind/a2abind/agent/inbox"
@@ -44,7 +45,12 @@ type OfflineConfig struct {
 	// mode never queues (docs/protocol.md §7.1).
 	StoreForward bool
 	// Queue is the durable queue (required with StoreForward); the Server
-	// does not close it.
+	// does not close it. Several agents may share one (instances of one
+	// agent, each with a Store of its own on agent/inbox/pginbox's
+	// database): each record is delivered by one of them. When Queue is an
+	// inbox.Notifier, a record another agent queued, or put back, is
+	// delivered at once by an agent that accepts work, without polling;
+	// otherwise at its next wake, window or Idle pass.
 	Queue inbox.Store
 	// Bounds are the queue bounds; zero fields take the defaults of
 	// offline.DefaultQueueBounds (500 messages, 2 MiB, 50 per peer, 7
@@ -94,6 +100,12 @@ type Offline struct {
 	// started yet, by task id: GetTask still finds them (SUBMITTED) and
 	// CancelTask can still stop them.
 	taken map[string]*takenRecord
+
+	// For tests: cause is the wakeCause of the delivery loop's current
+	// round, and roundEnded, when set before the Server starts, is called
+	// by the loop after each round with its cause.
+	cause      atomic.Int32
+	roundEnded func(wakeCause)
 }
 
 // takenRecord is a record between Take and the start of its turn.

@@ -52,7 +52,9 @@ func (s *Server) stopOffline() {
 
 // loop purges expired records and, while the agent accepts work, delivers
 // the queue in order; it sleeps until woken (SetAwake), the next window
-// opens, or Idle passes.
+// opens, Idle passes, or, with a queue that is an inbox.Notifier (shared
+// with other agents), another agent added records while this one accepts
+// work.
 func (o *Offline) loop() {
 	defer close(o.stopped)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,27 +67,66 @@ func (o *Offline) loop() {
 		}
 	}()
 	s := o.server
+	var added <-chan struct{} // nil (never ready) without a Notifier
+	if n, ok := o.cfg.Queue.(inbox.Notifier); ok {
+		added = n.Notify()
+	}
+	cause := wokenAtStart
 	for ctx.Err() == nil {
+		o.cause.Store(int32(cause))
 		more, err := o.round(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.log.Error("agent: offline queue", "err", err)
 			more = false
 		}
+		if o.roundEnded != nil {
+			o.roundEnded(cause)
+		}
 		if more {
 			continue
 		}
-		wait := o.cfg.Idle
-		now := s.now()
-		if sc := o.cfg.Schedule; sc != nil && !o.accepting(now) {
-			wait = min(wait, sc.NextOpen(now).Sub(now)+time.Millisecond)
-		}
-		t := time.NewTimer(wait)
+		cause = o.sleep(ctx, added)
+	}
+}
+
+// wakeCause is what started a round of the delivery loop.
+type wakeCause int32
+
+const (
+	wokenAtStart wakeCause = iota // the loop started
+	wokenByKick                   // SetAwake
+	wokenByTimer                  // Idle passed, or a window opened
+	wokenByAdded                  // another agent added records (inbox.Notifier)
+	wokenByStop                   // the loop stops
+)
+
+// sleep waits until the loop is woken (SetAwake), the next window opens,
+// Idle passes, the loop stops, or added receives a value (another agent
+// sharing the queue added records) while the agent accepts work, and
+// returns which. A value received while it does not is dropped: its wake,
+// or the window's opening, delivers the whole queue.
+func (o *Offline) sleep(ctx context.Context, added <-chan struct{}) wakeCause {
+	s := o.server
+	wait := o.cfg.Idle
+	now := s.now()
+	if sc := o.cfg.Schedule; sc != nil && !o.accepting(now) {
+		wait = min(wait, sc.NextOpen(now).Sub(now)+time.Millisecond)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
 		select {
 		case <-o.kick:
+			return wokenByKick
 		case <-t.C:
+			return wokenByTimer
 		case <-ctx.Done():
+			return wokenByStop
+		case <-added:
+			if o.accepting(s.now()) {
+				return wokenByAdded
+			}
 		}
-		t.Stop()
 	}
 }
 
@@ -124,6 +165,15 @@ type ready struct {
 // transaction) while the other hands the batch before it to the handler,
 // one turn after the other, in order. When the loop stops, what was taken
 // but not handed goes back to the queue (Store.Untake).
+//
+// Each batch is read after the last Seq of the one before: every record
+// of a batch leaves the queue (taken, removed) or was missing when taken,
+// that is taken or held at that moment by another agent sharing the
+// queue (or canceled). A batch that comes back all missing is not read
+// again, so a pass never spins on records another agent holds: it goes on
+// with the records after them, and ends when the queue has no more. A
+// record another agent puts back (Untake) comes with a notification
+// (inbox.Notifier), which starts another pass from the first record.
 func (o *Offline) deliverAll(ctx context.Context) error {
 	s := o.server
 	batches := make(chan []ready, 1)
@@ -132,8 +182,10 @@ func (o *Offline) deliverAll(ctx context.Context) error {
 	var prepErr error
 	go func() {
 		defer close(batches)
+		var after uint64
 		for prepCtx.Err() == nil && o.accepting(s.now()) {
-			b, more, err := o.prepare(prepCtx, s.now())
+			b, last, more, err := o.prepare(prepCtx, s.now(), after)
+			after = max(after, last)
 			if err != nil {
 				prepErr = err
 				return
@@ -242,14 +294,16 @@ func (o *Offline) untake(b []ready) {
 	}
 }
 
-// prepare reads the next batch, validates it at now (in parallel), removes
-// the records that fail and takes the others with their replay keys in one
-// transaction. more reports whether the queue may hold more.
-func (o *Offline) prepare(ctx context.Context, now time.Time) (b []ready, more bool, err error) {
-	batch, err := o.cfg.Queue.Next(ctx, 0, o.cfg.DeliveryBatch)
+// prepare reads the batch of records after Seq after, validates it at now
+// (in parallel), removes the records that fail and takes the others with
+// their replay keys in one transaction. last is the last Seq read (0 when
+// none was); more reports whether the queue may hold more after it.
+func (o *Offline) prepare(ctx context.Context, now time.Time, after uint64) (b []ready, last uint64, more bool, err error) {
+	batch, err := o.cfg.Queue.Next(ctx, after, o.cfg.DeliveryBatch)
 	if err != nil || len(batch) == 0 {
-		return nil, false, err
+		return nil, 0, false, err
 	}
+	last = batch[len(batch)-1].Seq
 	more = len(batch) == o.cfg.DeliveryBatch
 	checked := make([]ready, len(batch))
 	reasons := make([]string, len(batch))
@@ -269,11 +323,11 @@ func (o *Offline) prepare(ctx context.Context, now time.Time) (b []ready, more b
 	}
 	if len(bad) > 0 {
 		if err := o.drain(ctx, bad, func(r inbox.Record) string { return why[r.Seq] }, a2a.TaskStateRejected); err != nil {
-			return nil, false, err
+			return nil, last, false, err
 		}
 	}
 	if len(takes) == 0 {
-		return nil, more || len(bad) > 0, nil
+		return nil, last, more, nil
 	}
 	// Known as taken before they leave the queue, so that GetTask never
 	// finds them in neither place.
@@ -289,7 +343,7 @@ func (o *Offline) prepare(ctx context.Context, now time.Time) (b []ready, more b
 			delete(o.taken, r.rec.TaskID)
 		}
 		o.mu.Unlock()
-		return nil, false, err
+		return nil, last, false, err
 	}
 	out := ok[:0]
 	o.mu.Lock()
@@ -298,13 +352,15 @@ func (o *Offline) prepare(ctx context.Context, now time.Time) (b []ready, more b
 			delete(o.taken, r.rec.TaskID)
 		}
 		if missing[i] {
-			continue // canceled meanwhile: CancelTask removed it
+			// Canceled meanwhile (CancelTask removed it), or taken by
+			// another agent sharing the queue.
+			continue
 		}
 		r.replayed = replayed[i]
 		out = append(out, r)
 	}
 	o.mu.Unlock()
-	return out, true, nil
+	return out, last, more, nil
 }
 
 // validate decodes and checks each record of a batch at now, on up to

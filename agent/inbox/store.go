@@ -96,6 +96,22 @@ type Store interface {
 	Close() error
 }
 
+// Notifier is implemented by a Store that several agents (instances of one
+// agent: a pool, handover instances) may share, such as
+// agent/inbox/pginbox's: each agent's Store says when the others added
+// records, so that an agent accepting work delivers them without polling.
+// The Server's delivery loop (agent.OfflineConfig.Queue) looks for it.
+type Notifier interface {
+	// Notify returns a channel that receives a value when records may
+	// have been added to the queue since the last value was received:
+	// another agent sharing the queue enqueued records, or put records it
+	// had taken back (Untake). Values do not accumulate: after receiving
+	// one, read the queue (Next) until it is empty. The channel is the
+	// same for every call and is read by one agent: agents sharing a
+	// queue each open a Store of their own.
+	Notify() <-chan struct{}
+}
+
 // DefaultMaxReplay is how many object ids the replay cache holds at most
 // by default: once full, enqueues are refused (kind messages) until keys
 // expire, rather than forgetting ids that are still live.
