@@ -122,7 +122,8 @@ func (s *Bolt) update(fn func(w *writer) error) error {
 // expires tasks left waiting for input after DefaultIdleExpiry; a file
 // already holding more is brought within the bounds as it is written to.
 // A file written before the store kept counters is indexed once, when
-// opened.
+// opened. The secrets of push configs are written in clear unless the
+// store is given a key ring (SealSecrets).
 func OpenBolt(path string, now func() time.Time, timeout time.Duration, opts ...Option) (*Bolt, error) {
 	if now == nil {
 		now = time.Now
@@ -160,7 +161,7 @@ func OpenBolt(path string, now func() time.Time, timeout time.Duration, opts ...
 func (s *Bolt) reindex(tx *bolt.Tx) error {
 	w := s.writer(tx)
 	if err := w.tasks.ForEach(func(_, v []byte) error {
-		r, err := decode(v)
+		r, _, err := decodeSealed(v)
 		if err != nil {
 			return err
 		}
@@ -264,12 +265,9 @@ func stateOf(r *Record) a2a.TaskState {
 	return r.Task.Status.State
 }
 
-// put stores r, which replaces old (nil for a new task) of oldSize bytes.
-func (w *writer) put(old *Record, oldSize int, r *Record) error {
-	data, err := encode(*r)
-	if err != nil {
-		return err
-	}
+// put stores r, encoded as data, which replaces old (nil for a new task)
+// of oldSize bytes.
+func (w *writer) put(old *Record, oldSize int, r *Record, data []byte) error {
 	if r.Task.ContextID != "" {
 		if err := w.contexts.Put(contextKey(r.Task.ContextID, r.Task.ID), contextValue(r)); err != nil {
 			return err
@@ -482,7 +480,7 @@ func (s *Bolt) Create(ctx context.Context, r Record) (Record, error) {
 			return err
 		}
 		if old := w.tasks.Get([]byte(r.Task.ID)); old != nil {
-			rec, err := decode(old)
+			rec, err := decode(old, s.cfg.keys)
 			if err != nil {
 				return err
 			}
@@ -490,11 +488,11 @@ func (s *Bolt) Create(ctx context.Context, r Record) (Record, error) {
 			return ErrExists
 		}
 		r.Created, r.Updated = now, now
-		data, err := encode(r)
+		data, err := encode(r, s.cfg.keys)
 		if err != nil {
 			return err
 		}
-		if out, err = decode(data); err != nil {
+		if out, err = decode(data, s.cfg.keys); err != nil {
 			return err
 		}
 		if !w.room(1, int64(len(data)), nil, 0) {
@@ -509,7 +507,7 @@ func (s *Bolt) Create(ctx context.Context, r Record) (Record, error) {
 		if err := w.forget(expiredKey('c', r.Task.ContextID)); err != nil {
 			return err
 		}
-		if err := w.put(nil, 0, &r); err != nil {
+		if err := w.put(nil, 0, &r, data); err != nil {
 			return err
 		}
 		return w.save()
@@ -538,7 +536,7 @@ func (s *Bolt) Get(ctx context.Context, id string) (Record, error) {
 			return missing(tx, 't', id)
 		}
 		var err error
-		if out, err = decode(data); err != nil {
+		if out, err = decode(data, s.cfg.keys); err != nil {
 			return err
 		}
 		_, err = s.gone(&out, s.now())
@@ -604,11 +602,12 @@ func (s *Bolt) change(ctx context.Context, id string, bounded bool, fn func(*Rec
 			expired = w.missing(id)
 			return w.save()
 		}
-		old, err := decode(data)
+		// old is what the indexes need: its secrets stay sealed.
+		old, _, err := decodeSealed(data)
 		if err != nil {
 			return err
 		}
-		r, err := decode(data)
+		r, err := decode(data, s.cfg.keys)
 		if err != nil {
 			return err
 		}
@@ -616,7 +615,7 @@ func (s *Bolt) change(ctx context.Context, id string, bounded bool, fn func(*Rec
 			return err
 		}
 		r.Updated = now
-		next, err := encode(r)
+		next, err := encode(r, s.cfg.keys)
 		if err != nil {
 			return err
 		}
@@ -624,7 +623,7 @@ func (s *Bolt) change(ctx context.Context, id string, bounded bool, fn func(*Rec
 		if bounded && grow > 0 && !w.room(0, grow, &old, len(data)) {
 			return w.cfg.full(w.count, w.bytes, 0, grow)
 		}
-		if err := w.put(&old, len(data), &r); err != nil {
+		if err := w.put(&old, len(data), &r, next); err != nil {
 			return err
 		}
 		if err := w.evict(0, 0, id); err != nil {
@@ -673,6 +672,17 @@ func (s *Bolt) SetPushDelivery(ctx context.Context, id string, d PushDelivery) (
 			return errUnchanged
 		}
 		r.PushDeliveries = next
+		if s.cfg.keys != nil {
+			// Sealed again, with the current key: secrets written in
+			// clear, or with an older key, are not left so.
+			cs, err := OpenPushSecrets(s.cfg.keys, id, r.PushConfigs, r.PushSecrets)
+			if err != nil {
+				return err
+			}
+			if r.PushConfigs, r.PushSecrets, err = SealPushSecrets(s.cfg.keys, id, cs); err != nil {
+				return err
+			}
+		}
 		value, err := json.Marshal(&r)
 		if err != nil {
 			return err
@@ -702,6 +712,78 @@ func (s *Bolt) SetPushDelivery(ctx context.Context, id string, d PushDelivery) (
 	return true, nil
 }
 
+// Reseal seals again, with the current key of the store's ring
+// (SealSecrets), the push-config secrets of every task that holds them in
+// clear or sealed with another key, in one transaction, and returns how
+// many tasks it rewrote. Once it returned, the other keys may leave the
+// ring. The tasks, their Updated times and their places are left as they
+// are; finished tasks are evicted after it if the store is past its
+// bounds. Without a ring it does nothing.
+func (s *Bolt) Reseal(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	keys := s.cfg.keys
+	if keys == nil {
+		return 0, nil
+	}
+	n := 0
+	err := s.update(func(w *writer) error {
+		n = 0
+		var stale [][]byte
+		if err := w.tasks.ForEach(func(k, v []byte) error {
+			if needsSeal(v, keys) {
+				stale = append(stale, bytes.Clone(k))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range stale {
+			data := w.tasks.Get(k)
+			var r wireKeepingTask
+			if err := json.Unmarshal(data, &r); err != nil {
+				return err
+			}
+			id := string(k)
+			cs, err := OpenPushSecrets(keys, id, r.PushConfigs, r.PushSecrets)
+			if err != nil {
+				return err
+			}
+			if r.PushConfigs, r.PushSecrets, err = SealPushSecrets(keys, id, cs); err != nil {
+				return err
+			}
+			value, err := json.Marshal(&r)
+			if err != nil {
+				return err
+			}
+			grow := int64(len(value) - len(data))
+			w.bytes += grow
+			if w.finished.Get(timeKey(r.Updated, id)) != nil {
+				w.finishedBytes += grow
+			}
+			if err := w.tasks.Put(k, value); err != nil {
+				return err
+			}
+			n++
+		}
+		if n == 0 {
+			return errUnchanged
+		}
+		if err := w.evict(0, 0, ""); err != nil {
+			return err
+		}
+		return w.save()
+	})
+	if errors.Is(err, errUnchanged) {
+		err = nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("taskstore: reseal: %w", err)
+	}
+	return n, nil
+}
+
 // List implements Store.
 func (s *Bolt) List(ctx context.Context, f Filter) (Page, error) {
 	if err := ctx.Err(); err != nil {
@@ -711,7 +793,7 @@ func (s *Bolt) List(ctx context.Context, f Filter) (Page, error) {
 	var all []Record
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketTasks).ForEach(func(_, v []byte) error {
-			r, err := decode(v)
+			r, err := decode(v, s.cfg.keys)
 			if err != nil {
 				return err
 			}
@@ -768,7 +850,7 @@ func (s *Bolt) Context(ctx context.Context, id string) (ContextInfo, error) {
 			if data == nil {
 				continue
 			}
-			r, err := decode(data)
+			r, _, err := decodeSealed(data)
 			if err != nil {
 				return err
 			}

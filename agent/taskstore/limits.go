@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
@@ -71,7 +72,8 @@ func (e *ExpiredError) Is(target error) bool { return target == ErrExpired }
 // returns too).
 func (e *ExpiredError) Unwrap() error { return a2a.NewError(a2a.TokenTaskNotFound, e.Error()) }
 
-// Option configures a store, Memory (NewMemory) or Bolt (OpenBolt).
+// Option configures a store, Memory (NewMemory) or Bolt (OpenBolt);
+// SealSecrets is the Bolt store's alone.
 type Option func(*config)
 
 // MemoryOption is an Option; the name is kept for the callers of
@@ -84,6 +86,8 @@ type config struct {
 	maxTasks     int
 	maxBytes     int64
 	idle         time.Duration
+	// keys seals the secrets of push configs (SealSecrets; Bolt only).
+	keys *sealed.Ring
 }
 
 func newConfig(opts []Option) config {

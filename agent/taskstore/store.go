@@ -17,6 +17,10 @@
 // waiting for input or authentication expires after DefaultIdleExpiry
 // unchanged (ExpireInterruptedAfter), and is then answered ErrExpired; with
 // KeepFinishedFor, finished tasks go after a retention time.
+//
+// The Bolt store seals the tokens and credentials of push-notification
+// configs with a key ring when given one (SealSecrets, package
+// agent/sealed); without one it keeps them in clear in its file.
 package taskstore
 
 import (

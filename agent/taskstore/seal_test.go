@@ -1,0 +1,513 @@
+package taskstore_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/agent/sealed"
+	"github.com/a2abind/a2abind/agent/taskstore"
+	"github.com/a2abind/a2abind/agent/taskstore/storetest"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/uuidv4"
+	"github.com/a2abind/a2abind/jsonrpc"
+)
+
+var bg = context.Background()
+
+// The secrets the tests store, each a string found nowhere else.
+const (
+	secretToken = "tok-7f3a9c2e-do-not-store-in-clear"
+	secretCreds = "cred-51b8d604-do-not-store-in-clear"
+)
+
+func newRing(t *testing.T, ids ...string) *sealed.Ring {
+	t.Helper()
+	keys := make([]sealed.Key, len(ids))
+	for i, id := range ids {
+		k, err := sealed.GenerateKey(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = k
+	}
+	r, err := sealed.New(keys[0], keys[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// ringOf returns a ring of keys taken from others, the first current.
+func ringOf(t *testing.T, keys ...sealed.Key) *sealed.Ring {
+	t.Helper()
+	r, err := sealed.New(keys[0], keys[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func genKey(t *testing.T, id string) sealed.Key {
+	t.Helper()
+	k, err := sealed.GenerateKey(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func openBolt(t *testing.T, path string, opts ...taskstore.Option) *taskstore.Bolt {
+	t.Helper()
+	return openBoltAt(t, path, nil, opts...)
+}
+
+func openBoltAt(t *testing.T, path string, now func() time.Time, opts ...taskstore.Option) *taskstore.Bolt {
+	t.Helper()
+	s, err := taskstore.OpenBolt(path, now, 0, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// withSecrets is a task with two push configs: one with a token, one with
+// a token and bearer credentials.
+func withSecrets(id string) taskstore.Record {
+	return taskstore.Record{Task: a2a.Task{ID: id, ContextID: "ctx-" + id, Status: &a2a.TaskStatus{State: a2a.TaskStateWorking}},
+		PushConfigs: []a2a.TaskPushNotificationConfig{
+			{ID: "cfg-1", TaskID: id, URL: "https://hooks.example/one", Token: secretToken},
+			{ID: "cfg-2", TaskID: id, URL: "https://hooks.example/two", Token: secretToken + "-2",
+				Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: secretCreds}},
+			{ID: "cfg-3", TaskID: id, URL: "https://hooks.example/three"},
+		}}
+}
+
+// assertNoSecret fails when dump holds a secret, in clear, in base64 or
+// in hex.
+func assertNoSecret(t *testing.T, what string, dump []byte) {
+	t.Helper()
+	for _, s := range []string{secretToken, secretCreds} {
+		for _, form := range []string{s, base64.StdEncoding.EncodeToString([]byte(s)), base64.StdEncoding.EncodeToString([]byte(s))[:20], hexOf(s)} {
+			if bytes.Contains(dump, []byte(form)) {
+				t.Fatalf("%s holds the secret %q (as %q)", what, s, form)
+			}
+		}
+	}
+}
+
+func hexOf(s string) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, 2*len(s))
+	for _, c := range []byte(s) {
+		b = append(b, digits[c>>4], digits[c&15])
+	}
+	return string(b)
+}
+
+// The contract of every store holds for a Bolt store sealing the secrets.
+func TestBoltSealingPassesTheContract(t *testing.T) {
+	keys := newRing(t, "k1")
+	storetest.Run(t, func(t *testing.T, c storetest.Config) taskstore.Store {
+		return openBoltAt(t, filepath.Join(t.TempDir(), "tasks.db"), c.Now, append(c.Options(), taskstore.SealSecrets(keys))...)
+	})
+}
+
+// A Bolt file written with a key ring holds no secret: not the token, not
+// the credentials, in no form; the store reads them back intact, and so
+// does GetTaskPushNotificationConfig through an agent.Server. Without a
+// ring the same file holds them (the check finds what it looks for).
+func TestBoltFileShowsNoSecret(t *testing.T) {
+	for _, sealing := range []bool{true, false} {
+		t.Run(map[bool]string{true: "sealed", false: "in clear"}[sealing], func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tasks.db")
+			var opts []taskstore.Option
+			if sealing {
+				opts = append(opts, taskstore.SealSecrets(newRing(t, "k1")))
+			}
+			s := openBolt(t, path, opts...)
+			r := withSecrets("t1")
+			if _, err := s.Create(bg, r); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := taskstore.SetPushDelivery(bg, s, "t1", taskstore.PushDelivery{ConfigID: "cfg-2", State: "failing", At: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			if err := taskstore.ReplaceTask(bg, s, a2a.Task{ID: "t1", ContextID: "ctx-t1", Status: &a2a.TaskStatus{State: a2a.TaskStateCompleted}}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Get(bg, "t1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalConfigs(got.PushConfigs, r.PushConfigs) {
+				t.Fatalf("read back %+v, want %+v", got.PushConfigs, r.PushConfigs)
+			}
+			id := serveThroughAgent(t, s)
+			dump, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sealing {
+				if !bytes.Contains(dump, []byte(secretToken)) || !bytes.Contains(dump, []byte(secretCreds)) {
+					t.Fatal("a file written without a ring does not hold the secrets: the check would find nothing")
+				}
+				return
+			}
+			assertNoSecret(t, "the bbolt file", dump)
+			if !bytes.Contains(dump, []byte("https://hooks.example/two")) || !bytes.Contains(dump, []byte(id)) {
+				t.Fatal("the file does not hold the configs' URLs and the task: is this the store's file?")
+			}
+		})
+	}
+}
+
+func equalConfigs(a, b []a2a.TaskPushNotificationConfig) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// notifier takes the notifications and sends none.
+type notifier struct{}
+
+func (notifier) Notify(a2a.TaskPushNotificationConfig, *a2a.StreamResponse) {}
+func (notifier) Forget(string, string)                                      {}
+
+var yes = true
+
+// call serves one request through srv as a transport whose card declares
+// push notifications would, and returns its final reply's result decoded
+// into out.
+func call(t *testing.T, srv *agent.Server, method a2a.Method, params, out any) {
+	t.Helper()
+	data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _, perr := srv.DecodeRequest(data)
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	var final *agent.Reply
+	sink := agent.SinkFunc(func(_ context.Context, r agent.Reply) error {
+		if r.Final {
+			final = &r
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+	defer cancel()
+	if err := srv.Serve(ctx, agent.Call{Request: req, Capabilities: &a2a.AgentCapabilities{PushNotifications: &yes}}, sink); err != nil {
+		t.Fatal(err)
+	}
+	if final == nil || final.Err != nil {
+		t.Fatalf("%s: %+v", method, final)
+	}
+	b, err := json.Marshal(final.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: %v: %s", method, err, b)
+	}
+}
+
+// serveThroughAgent has an agent.Server on st create a task whose message
+// carries a push config with the secrets, add a second config with
+// CreateTaskPushNotificationConfig, and read both back with
+// GetTaskPushNotificationConfig, intact. It returns the task's id.
+func serveThroughAgent(t *testing.T, st taskstore.Store) string {
+	t.Helper()
+	srv := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, turn *agent.Turn) error {
+		return turn.AskInput(ctx, "more?")
+	}), agent.WithStore(st), agent.WithPush(agent.PushConfig{Notifier: notifier{}}))
+	t.Cleanup(func() { srv.Close(bg) })
+	id := uuidv4.New()
+	first := &a2a.TaskPushNotificationConfig{ID: "via-message", URL: "https://hooks.example/msg", Token: secretToken,
+		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: secretCreds}}
+	var sent a2a.SendMessageResponse
+	call(t, srv, a2a.MethodSendMessage, &a2a.SendMessageRequest{
+		Message:       &a2a.Message{MessageID: uuidv4.New(), TaskID: id, Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("hello")}}},
+		Configuration: &a2a.SendMessageConfiguration{TaskPushNotificationConfig: first}}, &sent)
+	second := &a2a.TaskPushNotificationConfig{ID: "via-create", TaskID: id, URL: "https://hooks.example/create", Token: secretToken + "-c",
+		Authentication: &a2a.AuthenticationInfo{Scheme: "Basic", Credentials: secretCreds + "-c"}}
+	var made a2a.TaskPushNotificationConfig
+	call(t, srv, a2a.MethodCreateTaskPushNotificationConfig, second, &made)
+	for _, want := range []*a2a.TaskPushNotificationConfig{first, second} {
+		var got a2a.TaskPushNotificationConfig
+		call(t, srv, a2a.MethodGetTaskPushNotificationConfig, &a2a.GetTaskPushNotificationConfigRequest{TaskID: id, ID: want.ID}, &got)
+		if got.Token != want.Token || got.Authentication == nil || got.Authentication.Credentials != want.Authentication.Credentials ||
+			got.Authentication.Scheme != want.Authentication.Scheme || got.URL != want.URL {
+			t.Fatalf("GetTaskPushNotificationConfig %s: %+v (authentication %+v), want %+v", want.ID, got, got.Authentication, want)
+		}
+	}
+	return id
+}
+
+// rawTask reads the stored value of a task from a closed Bolt file.
+func rawTask(t *testing.T, path, id string) []byte {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v []byte
+	if err := db.View(func(tx *bolt.Tx) error {
+		v = bytes.Clone(tx.Bucket([]byte("tasks")).Get([]byte(id)))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// setRawTask rewrites the stored value of a task in a closed Bolt file.
+func setRawTask(t *testing.T, path, id string, change func(m map[string]any)) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("tasks"))
+		var m map[string]any
+		if err := json.Unmarshal(b.Get([]byte(id)), &m); err != nil {
+			return err
+		}
+		change(m)
+		v, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(id), v)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sealedWith returns the ids of the keys the push secrets of a stored
+// value are sealed with ("-" for a config with none).
+func sealedWith(t *testing.T, v []byte) string {
+	t.Helper()
+	var w struct {
+		PushSecrets [][]byte `json:"pushSecrets"`
+	}
+	if err := json.Unmarshal(v, &w); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range w.PushSecrets {
+		if s == nil {
+			ids = append(ids, "-")
+			continue
+		}
+		id, err := sealed.KeyID(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return strings.Join(ids, ",")
+}
+
+// Rotation: values sealed with k1 open while k1 is in the ring; a write
+// seals them again with the current key k2, after which k1 may go.
+func TestBoltRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	k1, k2 := genKey(t, "k1"), genKey(t, "k2")
+	r := withSecrets("t1")
+	s := openBolt(t, path, taskstore.SealSecrets(ringOf(t, k1)))
+	for _, id := range []string{"t1", "t2"} {
+		rec := withSecrets(id)
+		if _, err := s.Create(bg, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if got := sealedWith(t, rawTask(t, path, "t1")); got != "k1,k1,-" {
+		t.Fatalf("sealed with %s", got)
+	}
+
+	s = openBolt(t, path, taskstore.SealSecrets(ringOf(t, k2, k1)))
+	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
+		t.Fatalf("a record of the old key, read with both: %v %+v", err, got.PushConfigs)
+	}
+	// t1 is written (its delivery report), t2 is not.
+	if _, err := taskstore.SetPushDelivery(bg, s, "t1", taskstore.PushDelivery{ConfigID: "cfg-1", State: "delivered", At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if got := sealedWith(t, rawTask(t, path, "t1")); got != "k2,k2,-" {
+		t.Fatalf("after a write, sealed with %s", got)
+	}
+	if got := sealedWith(t, rawTask(t, path, "t2")); got != "k1,k1,-" {
+		t.Fatalf("a record not written, sealed with %s", got)
+	}
+
+	s = openBolt(t, path, taskstore.SealSecrets(ringOf(t, k2)))
+	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
+		t.Fatalf("the rewritten record without k1: %v %+v", err, got.PushConfigs)
+	}
+	if _, err := s.Get(bg, "t2"); !errors.Is(err, sealed.ErrUnknownKey) || !strings.Contains(err.Error(), "t2") {
+		t.Fatalf("a record of k1 without k1: %v", err)
+	}
+	if _, err := s.List(bg, taskstore.Filter{}); !errors.Is(err, sealed.ErrUnknownKey) {
+		t.Fatalf("a listing holding a record of k1 without k1: %v", err)
+	}
+	s.Close()
+
+	// Reseal rewrites what is left of k1 (t2 alone), and only that.
+	s = openBolt(t, path, taskstore.SealSecrets(ringOf(t, k2, k1)))
+	before, _ := s.Get(bg, "t2")
+	if n, err := s.Reseal(bg); n != 1 || err != nil {
+		t.Fatalf("Reseal: %d %v, want the one record of k1", n, err)
+	}
+	if n, err := s.Reseal(bg); n != 0 || err != nil {
+		t.Fatalf("Reseal again: %d %v", n, err)
+	}
+	s.Close()
+	if got := sealedWith(t, rawTask(t, path, "t2")); got != "k2,k2,-" {
+		t.Fatalf("after Reseal, sealed with %s", got)
+	}
+	s = openBolt(t, path, taskstore.SealSecrets(ringOf(t, k2)))
+	after, err := s.Get(bg, "t2")
+	if err != nil || !equalConfigs(after.PushConfigs, withSecrets("t2").PushConfigs) || !after.Updated.Equal(before.Updated) {
+		t.Fatalf("the resealed record without k1: %v %+v, updated %v (was %v)", err, after.PushConfigs, after.Updated, before.Updated)
+	}
+	if _, err := s.List(bg, taskstore.Filter{}); err != nil {
+		t.Fatalf("the listing without k1: %v", err)
+	}
+}
+
+// A file written without a ring is read with one, and each record is
+// sealed on its next write; a store without a ring refuses a sealed
+// record rather than answer its configs without their secrets.
+func TestBoltSealsClearRecordsOnTheirNextWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.db")
+	r := withSecrets("t1")
+	s := openBolt(t, path)
+	if _, err := s.Create(bg, r); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if v := rawTask(t, path, "t1"); !bytes.Contains(v, []byte(secretToken)) || sealedWith(t, v) != "" {
+		t.Fatalf("written without a ring: %s", v)
+	}
+	keys := newRing(t, "k1")
+	s = openBolt(t, path, taskstore.SealSecrets(keys))
+	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
+		t.Fatalf("a clear record read with a ring: %v %+v", err, got.PushConfigs)
+	}
+	if _, err := s.Update(bg, "t1", func(r *taskstore.Record) error {
+		r.MessageIDs = append(r.MessageIDs, "m2")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	v := rawTask(t, path, "t1")
+	assertNoSecret(t, "the record written again", v)
+	if got := sealedWith(t, v); got != "k1,k1,-" {
+		t.Fatalf("sealed with %s", got)
+	}
+
+	// Reseal seals what a file holds in clear, without waiting for writes.
+	s = openBolt(t, path, taskstore.SealSecrets(keys))
+	if _, err := s.Create(bg, withSecrets("t2")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Reseal(bg); n != 0 || err != nil {
+		t.Fatalf("Reseal of a sealed file: %d %v", n, err)
+	}
+	s.Close()
+	clear := openBolt(t, path)
+	if _, err := clear.Create(bg, withSecrets("t3")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := clear.Reseal(bg); n != 0 || err != nil {
+		t.Fatalf("Reseal without a ring: %d %v", n, err)
+	}
+	clear.Close()
+	s = openBolt(t, path, taskstore.SealSecrets(keys))
+	if n, err := s.Reseal(bg); n != 1 || err != nil {
+		t.Fatalf("Reseal of the record written in clear: %d %v", n, err)
+	}
+	s.Close()
+	assertNoSecret(t, "the record resealed", rawTask(t, path, "t3"))
+
+	s = openBolt(t, path)
+	if _, err := s.Get(bg, "t1"); !errors.Is(err, taskstore.ErrNoKeys) {
+		t.Fatalf("a sealed record read without a ring: %v", err)
+	}
+	if _, err := s.Update(bg, "t1", func(*taskstore.Record) error { return nil }); !errors.Is(err, taskstore.ErrNoKeys) {
+		t.Fatalf("a sealed record updated without a ring: %v", err)
+	}
+}
+
+// Sealed secrets open only where they were sealed: moved to another
+// config, or left under a config whose URL was changed in the file (to
+// have them sent elsewhere), they do not open.
+func TestBoltSealedSecretsAreBoundToTheirConfig(t *testing.T) {
+	keys := newRing(t, "k1")
+	for _, tc := range []struct {
+		name   string
+		change func(m map[string]any)
+	}{
+		{"swapped between two configs", func(m map[string]any) {
+			s := m["pushSecrets"].([]any)
+			s[0], s[1] = s[1], s[0]
+		}},
+		{"the URL changed", func(m map[string]any) {
+			m["pushConfigs"].([]any)[1].(map[string]any)["url"] = "https://attacker.example/"
+		}},
+		{"the scheme changed", func(m map[string]any) {
+			m["pushConfigs"].([]any)[1].(map[string]any)["authentication"] = map[string]any{"scheme": "Basic"}
+		}},
+		{"a byte of the sealed value changed", func(m map[string]any) {
+			s := m["pushSecrets"].([]any)
+			b, _ := base64.StdEncoding.DecodeString(s[0].(string))
+			b[len(b)-3] ^= 1
+			s[0] = base64.StdEncoding.EncodeToString(b)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tasks.db")
+			s := openBolt(t, path, taskstore.SealSecrets(keys))
+			if _, err := s.Create(bg, withSecrets("t1")); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			setRawTask(t, path, "t1", tc.change)
+			s = openBolt(t, path, taskstore.SealSecrets(keys))
+			if _, err := s.Get(bg, "t1"); !errors.Is(err, sealed.ErrOpen) {
+				t.Fatalf("Get: %v", err)
+			}
+		})
+	}
+}
+
+// The Memory store keeps nothing at rest: SealSecrets changes nothing.
+func TestMemoryIgnoresSealSecrets(t *testing.T) {
+	s := taskstore.NewMemory(nil, taskstore.SealSecrets(newRing(t, "k1")))
+	r := withSecrets("t1")
+	if _, err := s.Create(bg, r); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
+		t.Fatalf("%v %+v", err, got.PushConfigs)
+	}
+}
