@@ -101,6 +101,21 @@ to the microsecond (PostgreSQL's timestamptz): instances sharing a database
 should keep their clocks synchronised, as the expiries and the order of
 the tasks read them.
 
+# Secrets
+
+With Options.Keys (a *sealed.Ring, package agent/sealed), the token and
+the authentication credentials of each push config are sealed with
+AES-256-GCM before they are written, in the push column, and opened when
+read; the rest of the row is as without it (the task and its messages,
+the configs' URLs and schemes). Without a ring they are stored in clear.
+Rows written in clear are read as they are and sealed on their next write;
+a row sealed with a key the ring lacks, or read without a ring, is an
+error naming the task (sealed.ErrUnknownKey, taskstore.ErrNoKeys). Reseal
+seals every row again with the current key, so that older keys can leave
+the ring (docs/guide.md, "Secrets at rest"). Rows replaced keep their old
+versions in the table's dead tuples until VACUUM, and in the write-ahead
+log and its archives.
+
 # Drops
 
 WatchDrops tells the tasks this Store value dropped (evicted, expired,

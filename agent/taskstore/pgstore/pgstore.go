@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
@@ -46,6 +47,13 @@ type Options struct {
 	// remembered, the most recent (0: taskstore.RememberExpired; less than
 	// 0: none).
 	RememberExpired int
+	// Keys seals the tokens and credentials of the tasks' push configs
+	// before they are written, and opens them when read
+	// (taskstore.SealSecrets says what is sealed and how). Without it they
+	// are written in clear. Rows written in clear are read, and sealed on
+	// their next write or by Reseal; instances sharing a database should
+	// share the ring (docs/guide.md, "Secrets at rest").
+	Keys *sealed.Ring
 }
 
 // Store is a taskstore.Store on PostgreSQL. It is safe for concurrent use,
@@ -60,6 +68,7 @@ type Store struct {
 	idle     time.Duration
 	keep     time.Duration
 	remember int
+	keys     *sealed.Ring
 	watch    watchers
 }
 
@@ -113,7 +122,7 @@ func OpenPool(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error
 		return nil, err
 	}
 	s := &Store{pool: pool, now: o.Now, maxTasks: int64(o.MaxTasks), maxBytes: o.MaxBytes,
-		idle: o.ExpireInterruptedAfter, keep: max(o.KeepFinishedFor, 0), remember: o.RememberExpired}
+		idle: o.ExpireInterruptedAfter, keep: max(o.KeepFinishedFor, 0), remember: o.RememberExpired, keys: o.Keys}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -172,16 +181,32 @@ func (r *row) scan(sc pgx.Row) error {
 }
 
 // pushRecord is the stored form of a task's push configs and reports.
+// With a key ring the configs are stored without their secrets, which
+// Secrets holds sealed, one value per config (taskstore.SealPushSecrets);
+// without one, or in a row written before the ring was given, Secrets is
+// absent and the configs hold their secrets.
 type pushRecord struct {
 	Configs    []a2a.TaskPushNotificationConfig `json:"configs,omitempty"`
 	Deliveries []taskstore.PushDelivery         `json:"deliveries,omitempty"`
+	Secrets    [][]byte                         `json:"secrets,omitempty"`
 }
 
-func encodePush(cs []a2a.TaskPushNotificationConfig, ds []taskstore.PushDelivery) ([]byte, error) {
-	if len(cs) == 0 && len(ds) == 0 {
+func (p *pushRecord) encode() ([]byte, error) {
+	if len(p.Configs) == 0 && len(p.Deliveries) == 0 {
 		return nil, nil
 	}
-	return json.Marshal(pushRecord{Configs: cs, Deliveries: ds})
+	return json.Marshal(p)
+}
+
+// encodePush is the stored form of the push configs and reports of the
+// task taskID, the configs' secrets sealed with keys (nil: in clear).
+func encodePush(keys *sealed.Ring, taskID string, cs []a2a.TaskPushNotificationConfig, ds []taskstore.PushDelivery) ([]byte, error) {
+	p := pushRecord{Deliveries: ds}
+	var err error
+	if p.Configs, p.Secrets, err = taskstore.SealPushSecrets(keys, taskID, cs); err != nil {
+		return nil, err
+	}
+	return p.encode()
 }
 
 func decodePush(b []byte) (pushRecord, error) {
@@ -228,12 +253,12 @@ func phaseOf(st a2a.TaskState) int16 {
 }
 
 // encodeRow makes the stored form of a record.
-func encodeRow(r *taskstore.Record) (row, error) {
+func (s *Store) encodeRow(r *taskstore.Record) (row, error) {
 	task, err := r.Task.AppendJSON(nil)
 	if err != nil {
 		return row{}, fmt.Errorf("pgstore: %w", err)
 	}
-	push, err := encodePush(r.PushConfigs, r.PushDeliveries)
+	push, err := encodePush(s.keys, r.Task.ID, r.PushConfigs, r.PushDeliveries)
 	if err != nil {
 		return row{}, fmt.Errorf("pgstore: %w", err)
 	}
@@ -259,8 +284,9 @@ func (r *row) sizeOf() int64 {
 	return int64(n)
 }
 
-// record decodes a stored task.
-func (r *row) record() (taskstore.Record, error) {
+// record decodes a stored task, opening its push configs' secrets with
+// keys.
+func (r *row) record(keys *sealed.Ring) (taskstore.Record, error) {
 	out := taskstore.Record{Owner: r.owner, Principal: r.principal, Created: r.created, Updated: r.updated}
 	if len(r.messageIDs) > 0 {
 		out.MessageIDs = r.messageIDs
@@ -272,7 +298,10 @@ func (r *row) record() (taskstore.Record, error) {
 	if err != nil {
 		return taskstore.Record{}, fmt.Errorf("pgstore: task %s: %w", r.id, err)
 	}
-	out.PushConfigs, out.PushDeliveries = p.Configs, p.Deliveries
+	if out.PushConfigs, err = taskstore.OpenPushSecrets(keys, r.id, p.Configs, p.Secrets); err != nil {
+		return taskstore.Record{}, fmt.Errorf("pgstore: %w", err)
+	}
+	out.PushDeliveries = p.Deliveries
 	return out, nil
 }
 
@@ -322,7 +351,7 @@ func (s *Store) Get(ctx context.Context, id string) (taskstore.Record, error) {
 	if gone, err := s.gone(&r, s.now()); gone {
 		return taskstore.Record{}, err
 	}
-	return r.record()
+	return r.record(s.keys)
 }
 
 // tx is a write transaction of the store.
@@ -612,7 +641,7 @@ func (s *Store) create(ctx context.Context, r taskstore.Record) (taskstore.Recor
 	var existing taskstore.Record
 	err := s.write(ctx, func(t *tx) error {
 		r.Created, r.Updated = t.now, t.now
-		w, err := encodeRow(&r)
+		w, err := s.encodeRow(&r)
 		if err != nil {
 			return err
 		}
@@ -631,7 +660,7 @@ func (s *Store) create(ctx context.Context, r taskstore.Record) (taskstore.Recor
 			if err != nil {
 				return err
 			}
-			if existing, err = old.record(); err != nil {
+			if existing, err = old.record(s.keys); err != nil {
 				return err
 			}
 			return taskstore.ErrExists
@@ -707,7 +736,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*taskstore.Record
 		if err != nil || !found {
 			return err
 		}
-		r, err := old.record()
+		r, err := old.record(s.keys)
 		if err != nil {
 			return err
 		}
@@ -721,7 +750,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*taskstore.Record
 			return errors.New("pgstore: Update may not change the context id")
 		}
 		r.Updated = t.now
-		w, err := encodeRow(&r)
+		w, err := s.encodeRow(&r)
 		if err != nil {
 			return err
 		}
@@ -780,7 +809,11 @@ func (s *Store) SetPushDelivery(ctx context.Context, id string, d taskstore.Push
 		if !changed {
 			return errUnchanged
 		}
-		push, err := encodePush(p.Configs, next)
+		p.Deliveries = next
+		if err := s.reseal(id, &p); err != nil {
+			return err
+		}
+		push, err := p.encode()
 		if err != nil {
 			return err
 		}
@@ -801,6 +834,105 @@ func (s *Store) SetPushDelivery(ctx context.Context, id string, d taskstore.Push
 		return false, wrap(err)
 	}
 	return true, nil
+}
+
+// reseal seals the push configs' secrets of the task id again with the
+// current key of the store's ring: those in clear and those of another
+// key. Without a ring they are left as they are.
+func (s *Store) reseal(id string, p *pushRecord) error {
+	if s.keys == nil {
+		return nil
+	}
+	cs, err := taskstore.OpenPushSecrets(s.keys, id, p.Configs, p.Secrets)
+	if err != nil {
+		return fmt.Errorf("pgstore: %w", err)
+	}
+	p.Configs, p.Secrets, err = taskstore.SealPushSecrets(s.keys, id, cs)
+	return err
+}
+
+// resealBatch is how many tasks Reseal reads a statement.
+const resealBatch = 200
+
+// Reseal seals again, with the current key of Options.Keys, the push
+// configs' secrets of every task holding them in clear or sealed with
+// another key, and returns how many tasks it rewrote: once it returned,
+// the other keys may leave the ring of every instance. It reads the tasks
+// with push configs resealBatch at a time, and rewrites those that need
+// it in a transaction a batch, each row locked; the tasks, their Updated
+// times and their places are left as they are. Without a ring it does
+// nothing.
+func (s *Store) Reseal(ctx context.Context) (int, error) {
+	if s.keys == nil {
+		return 0, nil
+	}
+	n, after := 0, ""
+	for {
+		rows, err := s.pool.Query(ctx, "SELECT id, push FROM a2a_tasks WHERE push IS NOT NULL AND id > $1 ORDER BY id LIMIT $2", after, resealBatch)
+		if err != nil {
+			return n, fmt.Errorf("pgstore: reseal: %w", err)
+		}
+		var stale []string
+		read := 0
+		var id string
+		var push []byte
+		if _, err := pgx.ForEachRow(rows, []any{&id, &push}, func() error {
+			read++
+			after = id
+			if p, err := decodePush(push); err != nil || taskstore.StalePushSecrets(s.keys, p.Configs, p.Secrets) {
+				stale = append(stale, id)
+			}
+			return nil
+		}); err != nil {
+			return n, fmt.Errorf("pgstore: reseal: %w", err)
+		}
+		if len(stale) > 0 {
+			done := 0
+			err := s.write(ctx, func(t *tx) error {
+				done = 0
+				for _, id := range stale {
+					old, found, err := t.lock(id, false)
+					t.answer = nil // gone meanwhile: nothing to seal
+					if err != nil {
+						return err
+					}
+					if !found {
+						continue
+					}
+					p, err := decodePush(old.push)
+					if err != nil {
+						return fmt.Errorf("pgstore: task %s: %w", id, err)
+					}
+					if !taskstore.StalePushSecrets(s.keys, p.Configs, p.Secrets) {
+						continue
+					}
+					if err := s.reseal(id, &p); err != nil {
+						return err
+					}
+					next, err := p.encode()
+					if err != nil {
+						return err
+					}
+					grow := int64(len(next) - len(old.push))
+					if _, err := t.tx.Exec(ctx, "UPDATE a2a_tasks SET push = $2, size = size + $3 WHERE id = $1", id, next, grow); err != nil {
+						return err
+					}
+					t.bytes += grow
+					done++
+				}
+				// Sealed secrets are longer than clear ones: finished
+				// tasks are evicted if the store is past its bounds.
+				return t.makeRoom(0, 0, "", false)
+			})
+			if err != nil {
+				return n, fmt.Errorf("pgstore: reseal: %w", wrap(err))
+			}
+			n += done
+		}
+		if read < resealBatch {
+			return n, nil
+		}
+	}
 }
 
 // withDelivery returns deliveries with d as the report of the config
@@ -864,7 +996,7 @@ func (s *Store) List(ctx context.Context, f taskstore.Filter) (taskstore.Page, e
 			rows.Close()
 			return taskstore.Page{}, fmt.Errorf("pgstore: %w", err)
 		}
-		rec, err := r.record()
+		rec, err := r.record(s.keys)
 		if err != nil {
 			rows.Close()
 			return taskstore.Page{}, err
