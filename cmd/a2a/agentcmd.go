@@ -102,7 +102,7 @@ connections would take each other's session over).
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--store URL [--migrate] | --data DIR] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L]",
+	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--store URL [--migrate] | --data DIR] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR | --queue URL]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L]",
 		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo --store postgres://agent@db.example:5432/a2a --migrate", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp+reachabilityHelp) }
@@ -168,9 +168,12 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	storeAt, err := sf.spec(*data, stderr)
+	storeAt, err := sf.spec(*data, rf.pgQueue != nil, stderr)
 	if err != nil {
 		return err
+	}
+	if q := rf.pgQueue; q != nil && q.from == "--queue" && len(q.secrets) > 0 {
+		warnPasswordIn(stderr, fs.Name(), "the --queue DSN", storePasswordHelp)
 	}
 	log, err := logger(stderr, *logLevel)
 	if err != nil {
@@ -210,13 +213,28 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	// closeStores closes what Start has not taken over yet.
+	closeStores := func() {
+		if store != nil {
+			store.Close()
+		}
+		if reachability != nil && reachability.Queue != nil {
+			reachability.Queue.Close()
+		}
+	}
+	if rf.pgQueue != nil {
+		q, err := openQueue(ctx, *rf.pgQueue, *sf.migrate, "agent "+*id, stdout, log)
+		if err != nil {
+			closeStores()
+			return err
+		}
+		reachability.Queue = q
+	}
 	var ln net.Listener
 	if *httpAddr != "" {
 		var err error
 		if ln, err = net.Listen("tcp", *httpAddr); err != nil {
-			if store != nil {
-				store.Close()
-			}
+			closeStores()
 			return fail(1, "--http: %v", err)
 		}
 		// Webhooks on loopback are this machine's: fine for an agent
@@ -263,7 +281,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "agent %s online (spawned instance %s-c1 serves handed-over tasks)\n", name, *id)
 	}
 	if reachability != nil {
-		reportQueue(stdout, ra, reachability)
+		reportQueue(stdout, ra, reachability, rf.pgQueue)
 	}
 	var stopped error
 	select {

@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/a2abind/a2abind/agent/inbox/pginbox"
 	"github.com/a2abind/a2abind/agent/taskstore/pgstore"
 )
 
@@ -20,33 +23,63 @@ example:
 
 // dbHelp describes the subcommands, the DSN and the exit status.
 const dbHelp = `
+The database holds two components, each with its schema version: the task
+store (taskstore: a2a agent --store postgres://...) and the offline queue
+(inbox: a2a agent --queue postgres://...). Each subcommand prints a line
+per component.
+
 subcommands:
-  migrate  apply the task store's schema migrations the database lacks, in
-           one transaction (concurrent runs apply them once), and print
-           "schema taskstore: version N -> M" or "schema taskstore: already
+  migrate  apply the schema migrations the database lacks, each component's
+           in one transaction (concurrent runs apply them once), and print
+           "schema COMPONENT: version N -> M" or "schema COMPONENT: already
            at version N"
-  status   print the schema version in the database and the version this
-           a2a knows, and whether a migration is needed
+  status   print each component's schema version in the database and the
+           version this a2a knows, and whether a migration is needed
 
 --dsn DSN (default $A2A_DSN) is the database a2a agent --store postgres://...
-uses: a postgres:// or postgresql:// URL, or keyword/value pairs
-("host=db.example dbname=a2a user=agent"); a search_path parameter
-(?search_path=SCHEMA) keeps the tables in a schema of their own. The password is best left out of it
-(a password in --dsn shows in ps and stays in the shell's history: a2a
-warns): $PGPASSWORD, or the password file ~/.pgpass ($PGPASSFILE), as
-libpq reads them; the other PG* variables fill in what the DSN leaves out.
-A connection attempt gives up after 10 s unless the DSN sets
-connect_timeout. a2a never prints a password: the DSN is shown with xxxxx
-in its place.
+and --queue postgres://... use: a postgres:// or postgresql:// URL, or
+keyword/value pairs ("host=db.example dbname=a2a user=agent"); a
+search_path parameter (?search_path=SCHEMA) keeps the tables in a schema of
+their own. The password is best left out of it (a password in --dsn shows
+in ps and stays in the shell's history: a2a warns): $PGPASSWORD, or the
+password file ~/.pgpass ($PGPASSFILE), as libpq reads them; the other PG*
+variables fill in what the DSN leaves out. A connection attempt gives up
+after 10 s unless the DSN sets connect_timeout. a2a never prints a
+password: the DSN is shown with xxxxx in its place.
 
 Exit status:
-  0  migrate: the schema is current (migrations applied, or none needed);
-     status: the schema is current
+  0  migrate: every schema is current (migrations applied, or none needed);
+     status: every schema is current
   3  status: a migration is needed (run a2a db migrate)
-  1  an error: the database cannot be reached, or its schema is newer than
+  1  an error: the database cannot be reached, or a schema is newer than
      this a2a knows
   2  a usage error
 `
+
+// schemaComponent is one a2abind store's schema in a database: its name
+// in the version table (a2abind_schema), the version this a2a knows, its
+// package's Migrate and Version, and its SchemaError for a version newer
+// than known.
+type schemaComponent struct {
+	name    string
+	known   int
+	migrate func(context.Context, *pgx.Conn) (int, error)
+	version func(context.Context, *pgx.Conn) (int, error)
+	newer   func(v int) error
+}
+
+// schemaComponents are the components a2a db migrates and reports, in
+// order.
+var schemaComponents = []schemaComponent{
+	{"taskstore", pgstore.SchemaVersion,
+		func(ctx context.Context, c *pgx.Conn) (int, error) { return pgstore.Migrate(ctx, c) },
+		func(ctx context.Context, c *pgx.Conn) (int, error) { return pgstore.Version(ctx, c) },
+		func(v int) error { return &pgstore.SchemaError{Database: v, Known: pgstore.SchemaVersion} }},
+	{"inbox", pginbox.SchemaVersion,
+		func(ctx context.Context, c *pgx.Conn) (int, error) { return pginbox.Migrate(ctx, c) },
+		func(ctx context.Context, c *pgx.Conn) (int, error) { return pginbox.Version(ctx, c) },
+		func(v int) error { return &pginbox.SchemaError{Database: v, Known: pginbox.SchemaVersion} }},
+}
 
 // exitMigrationNeeded is a2a db status's exit status when the database
 // lacks migrations.
@@ -97,30 +130,44 @@ func runDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if sub == "migrate" {
-		from, err := pgstore.Migrate(ctx, conn)
+		for _, c := range schemaComponents {
+			from, err := c.migrate(ctx, conn)
+			if err != nil {
+				return s.schemaError(err)
+			}
+			if from == c.known {
+				fmt.Fprintf(stdout, "schema %s: already at version %d\n", c.name, from)
+			} else {
+				fmt.Fprintf(stdout, "schema %s: version %d -> %d\n", c.name, from, c.known)
+			}
+		}
+		return nil
+	}
+	fmt.Fprintf(stdout, "database %s\n", s.shown)
+	var newer error
+	needed := false
+	for _, c := range schemaComponents {
+		v, err := c.version(ctx, conn)
 		if err != nil {
 			return s.schemaError(err)
 		}
-		if from == pgstore.SchemaVersion {
-			fmt.Fprintf(stdout, "schema taskstore: already at version %d\n", from)
-		} else {
-			fmt.Fprintf(stdout, "schema taskstore: version %d -> %d\n", from, pgstore.SchemaVersion)
+		state := "current"
+		switch {
+		case v < c.known:
+			state, needed = "migration needed (a2a db migrate)", true
+		case v > c.known:
+			state = "newer than this a2a knows"
+			if newer == nil {
+				newer = s.schemaError(c.newer(v))
+			}
 		}
-		return nil
+		fmt.Fprintf(stdout, "schema %s: version %d in the database, this a2a knows version %d: %s\n", c.name, v, c.known, state)
 	}
-	v, err := pgstore.Version(ctx, conn)
-	if err != nil {
-		return s.schemaError(err)
-	}
-	fmt.Fprintf(stdout, "database %s\n", s.shown)
 	switch {
-	case v == pgstore.SchemaVersion:
-		fmt.Fprintf(stdout, "schema taskstore: version %d in the database, this a2a knows version %d: current\n", v, pgstore.SchemaVersion)
-		return nil
-	case v < pgstore.SchemaVersion:
-		fmt.Fprintf(stdout, "schema taskstore: version %d in the database, this a2a knows version %d: migration needed (a2a db migrate)\n", v, pgstore.SchemaVersion)
+	case newer != nil:
+		return newer
+	case needed:
 		return &exitError{code: exitMigrationNeeded}
 	}
-	fmt.Fprintf(stdout, "schema taskstore: version %d in the database, this a2a knows version %d: newer than this a2a knows\n", v, pgstore.SchemaVersion)
-	return s.schemaError(&pgstore.SchemaError{Database: v, Known: pgstore.SchemaVersion})
+	return nil
 }

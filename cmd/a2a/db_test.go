@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/a2abind/a2abind/agent/inbox/pginbox"
 	"github.com/a2abind/a2abind/agent/taskstore/pgstore"
 	"github.com/a2abind/a2abind/internal/pgtest"
 )
@@ -93,13 +94,13 @@ type usageCase struct {
 
 // checkUsageErrors runs each case: the exit status is the one wanted, the
 // error is one line at the end of stderr naming what is wanted, no panic,
-// and no output holds dbSecret. $A2A_STORE and $PGPASSWORD are empty
-// unless a case sets them.
+// and no output holds dbSecret. $A2A_STORE, $A2A_QUEUE and $PGPASSWORD are
+// empty unless a case sets them.
 func checkUsageErrors(t *testing.T, cases []usageCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := runCLI(t, append([]string{envStore + "=", "PGPASSWORD="}, c.env...), c.args...)
+			r := runCLI(t, append([]string{envStore + "=", envQueue + "=", "PGPASSWORD="}, c.env...), c.args...)
 			if r.code != c.code {
 				t.Fatalf("exit %d, want %d\n%s%s", r.code, c.code, r.stdout, r.stderr)
 			}
@@ -136,17 +137,19 @@ func TestDBUsageErrors(t *testing.T) {
 }
 
 // TestDBMigrateAndStatus: a2a db status finds a new database lacking the
-// migrations (exit 3), a2a db migrate applies them, status is then
-// current (exit 0), and migrate again has nothing to do. A schema newer
-// than the binary knows is an error (exit 1) naming both versions, for
-// status and migrate alike. The DSN's password is never
+// migrations of both components, the task store and the offline queue
+// (exit 3), a2a db migrate applies them, status is then current (exit 0),
+// and migrate again has nothing to do; a database with one component
+// current still needs a migration for the other. A schema newer than the
+// binary knows is an error (exit 1) naming both versions, for status and
+// migrate alike, whichever component it is. The DSN's password is never
 // printed, and a password in --dsn is warned about.
 func TestDBMigrateAndStatus(t *testing.T) {
 	plain := pgtest.NewDatabase(t)
 	dsn := withPassword(t, plain)
 	shown, _ := redactDSN(dsn)
 	env := []string{envDSN + "=", "PGPASSWORD="}
-	known := pgstore.SchemaVersion
+	known, inboxKnown := pgstore.SchemaVersion, pginbox.SchemaVersion
 	steps := []struct {
 		name   string
 		env    []string
@@ -155,11 +158,15 @@ func TestDBMigrateAndStatus(t *testing.T) {
 		stdout string
 	}{
 		{"status on a new database: migration needed", nil, []string{"status", "--dsn", dsn}, exitMigrationNeeded,
-			fmt.Sprintf("database %s\nschema taskstore: version 0 in the database, this a2a knows version %d: migration needed (a2a db migrate)\n", shown, known)},
-		{"migrate applies", nil, []string{"migrate", "--dsn", dsn}, 0, fmt.Sprintf("schema taskstore: version 0 -> %d\n", known)},
+			fmt.Sprintf("database %s\nschema taskstore: version 0 in the database, this a2a knows version %d: migration needed (a2a db migrate)\n"+
+				"schema inbox: version 0 in the database, this a2a knows version %d: migration needed (a2a db migrate)\n", shown, known, inboxKnown)},
+		{"migrate applies", nil, []string{"migrate", "--dsn", dsn}, 0,
+			fmt.Sprintf("schema taskstore: version 0 -> %d\nschema inbox: version 0 -> %d\n", known, inboxKnown)},
 		{"status is then current", nil, []string{"status", "--dsn", dsn}, 0,
-			fmt.Sprintf("database %s\nschema taskstore: version %d in the database, this a2a knows version %d: current\n", shown, known, known)},
-		{"migrate again: already at the version", nil, []string{"migrate", "--dsn", dsn}, 0, fmt.Sprintf("schema taskstore: already at version %d\n", known)},
+			fmt.Sprintf("database %s\nschema taskstore: version %d in the database, this a2a knows version %d: current\n"+
+				"schema inbox: version %d in the database, this a2a knows version %d: current\n", shown, known, known, inboxKnown, inboxKnown)},
+		{"migrate again: already at the version", nil, []string{"migrate", "--dsn", dsn}, 0,
+			fmt.Sprintf("schema taskstore: already at version %d\nschema inbox: already at version %d\n", known, inboxKnown)},
 		{"status by $A2A_DSN", []string{envDSN + "=" + plain}, []string{"status"}, 0, "current\n"},
 	}
 	for _, s := range steps {
@@ -176,37 +183,66 @@ func TestDBMigrateAndStatus(t *testing.T) {
 		})
 	}
 
+	t.Run("one component current, the other not: migration needed", func(t *testing.T) {
+		half := pgtest.NewDatabase(t)
+		setSchemaVersion(t, half, known) // the task store's alone
+		r := runCLI(t, env, "db", "status", "--dsn", half)
+		want := fmt.Sprintf("schema taskstore: version %d in the database, this a2a knows version %d: current\n"+
+			"schema inbox: version 0 in the database, this a2a knows version %d: migration needed (a2a db migrate)\n", known, known, inboxKnown)
+		if r.code != exitMigrationNeeded || !strings.HasSuffix(r.stdout, want) {
+			t.Fatalf("exit %d, want %d; stdout:\n%s\nwant:\n%s\nstderr:\n%s", r.code, exitMigrationNeeded, r.stdout, want, r.stderr)
+		}
+	})
+
 	t.Run("a newer schema is refused, naming both versions", func(t *testing.T) {
-		setSchemaVersion(t, plain, known+98)
-		want := fmt.Sprintf("the database's task store schema is version %d, newer than version %d, the newest this a2a knows", known+98, known)
-		for _, args := range [][]string{
-			{"db", "status", "--dsn", dsn},
-			{"db", "migrate", "--dsn", dsn},
-		} {
-			r := runCLI(t, env, args...)
-			if r.code != 1 || !strings.Contains(r.stderr, want) || strings.Contains(r.stdout, "online") {
-				t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		for _, c := range []struct{ component, what string }{{"inbox", "offline queue"}, {"taskstore", "task store"}} {
+			v := map[string]int{"taskstore": known, "inbox": inboxKnown}[c.component] + 98
+			setComponentVersion(t, plain, c.component, v)
+			want := fmt.Sprintf("the database's %s schema is version %d, newer than version %d, the newest this a2a knows", c.what, v, v-98)
+			for _, args := range [][]string{
+				{"db", "status", "--dsn", dsn},
+				{"db", "migrate", "--dsn", dsn},
+			} {
+				r := runCLI(t, env, args...)
+				if r.code != 1 || !strings.Contains(r.stderr, want) {
+					t.Fatalf("%s %v: exit %d, want 1 with %q\n%s%s", c.component, args, r.code, want, r.stdout, r.stderr)
+				}
+				if args[1] == "status" && !strings.Contains(r.stdout, fmt.Sprintf("schema %s: version %d in the database, this a2a knows version %d: newer than this a2a knows\n", c.component, v, v-98)) {
+					t.Fatalf("status does not report the newer %s schema:\n%s", c.component, r.stdout)
+				}
+				noSecret(t, r.stdout, r.stderr)
 			}
-			noSecret(t, r.stdout, r.stderr)
 		}
 	})
 }
 
-// setSchemaVersion records version as the task store schema's in the
-// database of dsn, whose migrations were applied.
-func setSchemaVersion(t *testing.T, dsn string, version int) {
+// setComponentVersion records version as component's schema version
+// ("taskstore", "inbox") in the database of dsn, once that component's
+// migrations are applied.
+func setComponentVersion(t *testing.T, dsn, component string, version int) {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	if _, err := pgstore.Migrate(context.Background(), conn); err != nil {
+	migrate := pgstore.Migrate
+	if component == "inbox" {
+		migrate = func(ctx context.Context, db pgstore.DB) (int, error) { return pginbox.Migrate(ctx, db) }
+	}
+	if _, err := migrate(context.Background(), conn); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(context.Background(), "UPDATE a2abind_schema SET version = $1 WHERE component = 'taskstore'", version); err != nil {
+	if _, err := conn.Exec(context.Background(), "UPDATE a2abind_schema SET version = $1 WHERE component = $2", version, component); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// setSchemaVersion records version as the task store schema's in the
+// database of dsn, whose migrations were applied.
+func setSchemaVersion(t *testing.T, dsn string, version int) {
+	t.Helper()
+	setComponentVersion(t, dsn, "taskstore", version)
 }
 
 // passwordNode starts a PostgreSQL node of the test's own that asks for

@@ -1,7 +1,7 @@
 package main
 
 // DSNs: the PostgreSQL database of a2a db (--dsn, $A2A_DSN) and of a2a
-// agent --store postgres://. A DSN's password is never printed: every DSN
+// agent --store postgres:// and --queue postgres://. A DSN's password is never printed: every DSN
 // shown is redacted (its passwords replaced by xxxxx), and every message
 // that could quote one is scrubbed of it.
 
@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/a2abind/a2abind/agent/inbox/pginbox"
 	"github.com/a2abind/a2abind/agent/taskstore/pgstore"
 )
 
@@ -47,18 +49,47 @@ func newDSNRef(from, raw string) dsnRef {
 }
 
 // schemaError is the message of a failed open or migration: a schema this
-// a2a cannot use says what to do.
+// a2a cannot use (the task store's, pgstore, or the offline queue's,
+// pginbox) says what to do.
 func (s dsnRef) schemaError(err error) error {
+	var what string
+	var database, known int
 	var se *pgstore.SchemaError
-	if !errors.As(err, &se) {
+	var qe *pginbox.SchemaError
+	switch {
+	case errors.As(err, &se):
+		what, database, known = "task store", se.Database, se.Known
+	case errors.As(err, &qe):
+		what, database, known = "offline queue", qe.Database, qe.Known
+	default:
 		return fail(1, "%s %s: %s", s.from, s.shown, s.scrub(err))
 	}
-	if se.Newer() {
-		return fail(1, "%s %s: the database's task store schema is version %d, newer than version %d, the newest this a2a knows: run a newer a2a, or use another database",
-			s.from, s.shown, se.Database, se.Known)
+	if database > known {
+		return fail(1, "%s %s: the database's %s schema is version %d, newer than version %d, the newest this a2a knows: run a newer a2a, or use another database",
+			s.from, s.shown, what, database, known)
 	}
-	return fail(1, "%s %s: the database's task store schema is version %d, this a2a needs version %d: apply the migrations with a2a db migrate --dsn %s (or start the agent with --migrate)",
-		s.from, s.shown, se.Database, se.Known, s.shown)
+	return fail(1, "%s %s: the database's %s schema is version %d, this a2a needs version %d: apply the migrations with a2a db migrate --dsn %s (or start the agent with --migrate)",
+		s.from, s.shown, what, database, known, s.shown)
+}
+
+// pgPool connects a pool to the database of a DSN (a2a agent's --store
+// and --queue): exit status 2 for a DSN that does not parse, 1 for a
+// database that cannot be reached; no message quotes a password. The
+// returned dsnRef also scrubs the password the DSN's parse found.
+func (s dsnRef) pgPool(ctx context.Context) (*pgxpool.Pool, dsnRef, error) {
+	cfg, err := pgxpool.ParseConfig(s.raw)
+	if err != nil {
+		return nil, s, fail(2, "%s: %s", s.from, s.scrub(err))
+	}
+	s.secrets = append(s.secrets, cfg.ConnConfig.Password)
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, s, fail(1, "%s %s: %s", s.from, s.shown, s.scrub(err))
+	}
+	return pool, s, nil
 }
 
 // scrub is err's message on one line, with the DSN's passwords replaced

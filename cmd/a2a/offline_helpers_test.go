@@ -32,7 +32,14 @@ type offAgent struct {
 // its queue line (docs/protocol.md §7.10), the last line of its start.
 func startOffAgent(t *testing.T, args ...string) *offAgent {
 	t.Helper()
-	p := start(t, append([]string{"agent"}, args...)...)
+	return startOffAgentEnv(t, nil, args...)
+}
+
+// startOffAgentEnv is startOffAgent with variables added to the
+// environment.
+func startOffAgentEnv(t *testing.T, env []string, args ...string) *offAgent {
+	t.Helper()
+	p := startEnv(t, env, append([]string{"agent"}, args...)...)
 	offWaitOutput(t, p, "agent is sleep: offline queue ")
 	m := endpointRE.FindStringSubmatch(p.output())
 	if m == nil {

@@ -25,15 +25,23 @@ PERIOD:OFFSET:LENGTH (Go durations, whole seconds: 1h:12m:5m opens every
 hour, 12 minutes past, for 5 minutes), by default a 5-minute window each
 hour at a point picked from the agent id. sleep accepts nothing live until
 woken. Both queue what they do not accept live in DIR/queue.db (--queue-dir,
-default the --data directory): the sender gets HTTP 503 agent_asleep with
-queued true and the task to poll, or 507/429 asleep_queue_full when a bound
-(--queue-max-messages, --queue-max-bytes, --queue-max-per-peer, defaults
-500, 2 MiB, 50) would be passed; records expire after --queue-ttl (default
-7 days). --asleep-answer jsonrpc answers with HTTP 200 JSON-RPC errors
-instead. With --trusted-keys FILE (lines "KEY_ID BASE64URL_ED25519_PUBLIC_KEY")
-every queued message must carry a governed object signed by one of them
-(agent/governed), for one of --purposes (comma-separated; default any).
-The card publishes the mode, the windows and the bounds.
+default the --data directory), or in PostgreSQL with --queue
+postgres://USER@HOST/DB (not both flags; $A2A_QUEUE when neither they nor
+--data is given). Agents started with the same --queue (and the same
+--store postgres://...) share the queue: each message is delivered by one
+of them (in queue order within each agent, not across them), and one that
+is awake delivers at once what another queued (LISTEN/NOTIFY). The
+database's offline queue schema must be the version this a2a knows, as for
+--store: --migrate (or a2a db migrate) applies it. The sender gets HTTP
+503 agent_asleep with queued true and the task to poll, or 507/429
+asleep_queue_full when a bound (--queue-max-messages, --queue-max-bytes,
+--queue-max-per-peer, defaults 500, 2 MiB, 50) would be passed; records
+expire after --queue-ttl (default 7 days). --asleep-answer jsonrpc answers
+with HTTP 200 JSON-RPC errors instead. With --trusted-keys FILE (lines
+"KEY_ID BASE64URL_ED25519_PUBLIC_KEY") every queued message must carry a
+governed object signed by one of them (agent/governed), for one of
+--purposes (comma-separated; default any). The card publishes the mode,
+the windows and the bounds.
 
 Signals: SIGUSR1 wakes the agent (sleep: delivers the queue, in order, and
 serves live; session: begins a session), SIGUSR2 puts it back to sleep
@@ -42,17 +50,22 @@ serves live; session: begins a session), SIGUSR2 puts it back to sleep
 
 // reachFlags are a2a agent's reachability flags.
 type reachFlags struct {
-	mode, window, queueDir, answer, keys, purposes *string
-	maxMessages, maxPerPeer                        *int
-	maxBytes                                       *int64
-	ttl                                            *time.Duration
+	mode, window, queueDir, queue, answer, keys, purposes *string
+	maxMessages, maxPerPeer                               *int
+	maxBytes                                              *int64
+	ttl                                                   *time.Duration
+	// pgQueue is the offline queue in PostgreSQL that config chose
+	// (--queue or $A2A_QUEUE), nil for none.
+	pgQueue *dsnRef
 }
 
 func addReachFlags(fs *flag.FlagSet) *reachFlags {
 	return &reachFlags{
-		mode:        fs.String("reachability", "", "always_on, session, hourly_wake or sleep (docs/protocol.md §7)"),
-		window:      fs.String("window", "", "accept windows PERIOD:OFFSET:LENGTH, e.g. 1h:12m:5m (hourly_wake; sleep: when it wakes)"),
-		queueDir:    fs.String("queue-dir", "", "directory of the offline queue, queue.db (default: the --data directory)"),
+		mode:     fs.String("reachability", "", "always_on, session, hourly_wake or sleep (docs/protocol.md §7)"),
+		window:   fs.String("window", "", "accept windows PERIOD:OFFSET:LENGTH, e.g. 1h:12m:5m (hourly_wake; sleep: when it wakes)"),
+		queueDir: fs.String("queue-dir", "", "directory of the offline queue, queue.db (default: the --data directory)"),
+		queue: fs.String("queue", "", "keep the offline queue in PostgreSQL, postgres://USER@HOST/DB, which several agents may share, instead of --queue-dir "+
+			"(the password from "+storePasswordHelp+") (default: $"+envQueue+" when neither --queue-dir nor --data is given)"),
 		answer:      fs.String("asleep-answer", "http_status", "how an asleep agent answers over HTTP: http_status (503/507/429) or jsonrpc (HTTP 200)"),
 		keys:        fs.String("trusted-keys", "", "require queued messages to carry a governed object signed by a key of this file"),
 		purposes:    fs.String("purposes", "", "with --trusted-keys: the purposes served, comma-separated (default: any)"),
@@ -64,11 +77,18 @@ func addReachFlags(fs *flag.FlagSet) *reachFlags {
 }
 
 // config checks the flags and returns the reference agent's reachability
-// (nil without --reachability).
+// (nil without --reachability). Its queue is a directory (QueueDir), or a
+// PostgreSQL database, which r.pgQueue then names: opening it is the
+// caller's (openQueue).
 func (r *reachFlags) config(fs *flag.FlagSet, id, dataDir string) (*refagent.Reachability, error) {
 	if *r.mode == "" {
-		return nil, onlyWith(fs, "--reachability", "window", "queue-dir", "trusted-keys", "purposes",
+		return nil, onlyWith(fs, "--reachability", "window", "queue-dir", "queue", "trusted-keys", "purposes",
 			"queue-max-messages", "queue-max-per-peer", "queue-max-bytes", "queue-ttl", "asleep-answer")
+	}
+	queueGiven := false
+	fs.Visit(func(f *flag.Flag) { queueGiven = queueGiven || f.Name == "queue" })
+	if queueGiven && *r.queueDir != "" {
+		return nil, fail(2, "give one of --queue and --queue-dir, not both: --queue postgres://... keeps the offline queue in PostgreSQL, --queue-dir DIR in DIR/queue.db")
 	}
 	mode := offline.ReachabilityMode(*r.mode)
 	if !mode.Valid() {
@@ -98,16 +118,29 @@ func (r *reachFlags) config(fs *flag.FlagSet, id, dataDir string) (*refagent.Rea
 		w.Offset = w.Offset.Truncate(time.Second)
 		out.Window = &w
 	}
-	if queues {
+	switch {
+	case queues && queueGiven:
+		q, err := parseQueue("--queue", *r.queue)
+		if err != nil {
+			return nil, err
+		}
+		r.pgQueue = &q
+	case queues && *r.queueDir != "":
 		out.QueueDir = *r.queueDir
-		if out.QueueDir == "" {
-			out.QueueDir = dataDir
+	case queues && dataDir != "":
+		out.QueueDir = dataDir
+	case queues && os.Getenv(envQueue) != "":
+		q, err := parseQueue("$"+envQueue, os.Getenv(envQueue))
+		if err != nil {
+			return nil, err
 		}
-		if out.QueueDir == "" {
-			return nil, fail(2, "--reachability %s queues messages: give --queue-dir DIR (or --data DIR)", mode)
-		}
-	} else if *r.queueDir != "" {
+		r.pgQueue = &q
+	case queues:
+		return nil, fail(2, "--reachability %s queues messages: give --queue-dir DIR or --queue postgres://... (or --data DIR, or $%s)", mode, envQueue)
+	case *r.queueDir != "":
 		return nil, fail(2, "--queue-dir goes with --reachability hourly_wake or sleep (%s never queues)", mode)
+	case queueGiven:
+		return nil, fail(2, "--queue goes with --reachability hourly_wake or sleep (%s never queues)", mode)
 	}
 	if *r.keys != "" {
 		keys, err := readTrustedKeys(*r.keys)
@@ -182,11 +215,17 @@ func readTrustedKeys(path string) (map[string]ed25519.PublicKey, error) {
 	return keys, nil
 }
 
-// reportQueue prints what the offline queue holds at start and what a
-// damaged queue file lost.
-func reportQueue(out io.Writer, ra *refagent.Agent, r *refagent.Reachability) {
+// reportQueue prints where the offline queue is (a file, or pg, the
+// database of --queue), its bounds, and what a damaged queue file lost.
+func reportQueue(out io.Writer, ra *refagent.Agent, r *refagent.Reachability, pg *dsnRef) {
 	o := ra.Offline()
-	if o == nil || r.QueueDir == "" {
+	if o == nil || (r.QueueDir == "" && pg == nil) {
+		return
+	}
+	b := o.Bounds()
+	if pg != nil {
+		fmt.Fprintf(out, "agent is %s: offline queue %s (at most %d messages, %d bytes, %d per caller, kept %s)\n",
+			o.Mode(), pg.shown, b.MaxMessages, b.MaxBytes, b.MaxPerPeer, b.RecordTTL)
 		return
 	}
 	path := filepath.Join(r.QueueDir, "queue.db")
@@ -200,7 +239,6 @@ func reportQueue(out io.Writer, ra *refagent.Agent, r *refagent.Reachability) {
 	} else if rec.Unreadable > 0 {
 		fmt.Fprintf(out, "offline queue %s: %d unreadable records dropped\n", path, rec.Unreadable)
 	}
-	b := o.Bounds()
 	fmt.Fprintf(out, "agent is %s: offline queue %s (at most %d messages, %d bytes, %d per caller, kept %s)\n",
 		o.Mode(), path, b.MaxMessages, b.MaxBytes, b.MaxPerPeer, b.RecordTTL)
 }

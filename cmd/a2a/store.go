@@ -86,16 +86,16 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	return &storeFlags{fs: fs,
 		store: fs.String("store", "", "keep tasks in memory, bolt://PATH (a bbolt file) or postgres://USER@HOST/DB (PostgreSQL, "+
 			"the password from "+storePasswordHelp+"; see Task store below) (default: $"+envStore+", else memory)"),
-		migrate: fs.Bool("migrate", false, "with a postgres:// store: apply the schema migrations it lacks at start (as a2a db migrate)"),
+		migrate: fs.Bool("migrate", false, "with a postgres:// store or queue: apply the schema migrations it lacks at start (as a2a db migrate)"),
 	}
 }
 
 // spec returns the store the flags choose: --store, else --data DIR (the
 // bbolt file DIR/tasks.db), else $A2A_STORE, else memory. --store and
-// --data together, and --migrate without a postgres:// store, are usage
-// errors (exit 2). A password in the --store DSN prints a warning on
-// stderr.
-func (f *storeFlags) spec(dataDir string, stderr io.Writer) (storeSpec, error) {
+// --data together, and --migrate with neither a postgres:// store nor an
+// offline queue in PostgreSQL (pgQueue), are usage errors (exit 2). A
+// password in the --store DSN prints a warning on stderr.
+func (f *storeFlags) spec(dataDir string, pgQueue bool, stderr io.Writer) (storeSpec, error) {
 	var s storeSpec
 	var err error
 	given := false
@@ -116,8 +116,8 @@ func (f *storeFlags) spec(dataDir string, stderr io.Writer) (storeSpec, error) {
 	if err != nil {
 		return s, err
 	}
-	if *f.migrate && s.kind != storePostgres {
-		return s, fail(2, "--migrate goes with a postgres:// store (--store or $%s), not %s", envStore, s.shown)
+	if *f.migrate && s.kind != storePostgres && !pgQueue {
+		return s, fail(2, "--migrate goes with a postgres:// store (--store or $%s) or offline queue (--queue or $%s), not %s", envStore, envQueue, s.shown)
 	}
 	if s.from == "--store" && len(s.secrets) > 0 {
 		warnPasswordIn(stderr, f.fs.Name(), "the --store DSN", storePasswordHelp)
@@ -165,18 +165,11 @@ func (s pgStore) Close() error {
 }
 
 func (s storeSpec) openPostgres(ctx context.Context, migrate bool, who string, stdout io.Writer) (taskstore.Store, error) {
-	cfg, err := pgxpool.ParseConfig(s.raw)
+	pool, ref, err := s.pgPool(ctx)
 	if err != nil {
-		return nil, fail(2, "%s: %s", s.from, s.scrub(err))
+		return nil, err
 	}
-	s.secrets = append(s.secrets, cfg.ConnConfig.Password)
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fail(1, "%s %s: %s", s.from, s.shown, s.scrub(err))
-	}
+	s.dsnRef = ref
 	if migrate {
 		from, err := pgstore.Migrate(ctx, pool)
 		if err != nil {

@@ -105,8 +105,13 @@ type Reachability struct {
 	Mode   offline.ReachabilityMode
 	Window *reach.Schedule
 	// QueueDir holds the offline queue (queue.db) of hourly_wake and sleep,
-	// which store and forward; required for them.
+	// which store and forward; one of QueueDir and Queue is required for
+	// them.
 	QueueDir string
+	// Queue, instead of QueueDir, is an offline queue the caller opened
+	// (agent/inbox/pginbox's, which several agents may share). Start takes
+	// it over: it is closed by Close, or at once when Start fails.
+	Queue inbox.Store
 	// Bounds are the queue bounds (zero fields: the defaults).
 	Bounds offline.QueueBounds
 	// Answer is how the HTTP binding answers (default the HTTP statuses).
@@ -131,7 +136,7 @@ type Agent struct {
 	served              chan error // Serve's result
 	store               taskstore.Store
 	offline             *agent.Offline
-	queue               *inbox.Bolt
+	queue               inbox.Store
 	recovery            inbox.Recovery
 	sender              *webhook.Sender // nil without Config.Push
 	log                 *slog.Logger
@@ -161,9 +166,15 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		if c.Store != nil {
 			c.Store.Close()
 		}
+		if c.Reachability != nil && c.Reachability.Queue != nil {
+			c.Reachability.Queue.Close()
+		}
 		return nil, errors.New("refagent: a broker or an HTTP listener is required")
 	}
 	ra := &Agent{log: c.Log}
+	if c.Reachability != nil {
+		ra.queue = c.Reachability.Queue // closed by abort on failure
+	}
 	if ra.log == nil {
 		ra.log = slog.New(slog.DiscardHandler)
 	}
@@ -302,7 +313,15 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 func (ra *Agent) openOffline(r *Reachability, authenticated bool, log *slog.Logger) (*agent.Offline, error) {
 	cfg := agent.OfflineConfig{Mode: r.Mode, Schedule: r.Window, Bounds: r.Bounds, Answer: r.Answer,
 		RequireCaller: authenticated}
-	if r.Mode == offline.ReachabilityModePeriodicallyAvailable || r.Mode == offline.ReachabilityModeUnavailableStoreForward {
+	queues := r.Mode == offline.ReachabilityModePeriodicallyAvailable || r.Mode == offline.ReachabilityModeUnavailableStoreForward
+	switch {
+	case r.Queue != nil && r.QueueDir != "":
+		return nil, errors.New("refagent: give a Queue or a QueueDir, not both")
+	case r.Queue != nil && !queues:
+		return nil, fmt.Errorf("refagent: reachability %s never queues: it takes no Queue", r.Mode)
+	case r.Queue != nil:
+		cfg.StoreForward, cfg.Queue = true, r.Queue
+	case queues:
 		if r.QueueDir == "" {
 			return nil, fmt.Errorf("refagent: reachability %s stores and forwards: a queue directory is required", r.Mode)
 		}
