@@ -13,6 +13,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/a2abind/a2abind/agent/sealed"
 )
 
 // The buckets of a queue file.
@@ -74,7 +76,24 @@ type BoltOptions struct {
 	// RecoverTimeout bounds the reading of the file at open, and again of
 	// a damaged file's salvage (0: DefaultRecoverTimeout).
 	RecoverTimeout time.Duration
+	// Keys seals the payload of each record before it is written
+	// (AES-256-GCM, package sealed), bound to the record's Peer,
+	// MessageID, TaskID and ContextID, and opens it when read. The payload
+	// is the queued request whole: its push config's token and
+	// credentials, and its message. Peer and the ids stay in clear: the
+	// store indexes them. Without a ring payloads are written in clear.
+	// Records written in clear are read as they are; a file opened with a
+	// ring is marked format 3, which earlier versions refuse (ErrFormat).
+	// Next, Lookup and Expired return an error naming the Seq of a record
+	// sealed with a key the ring lacks (sealed.ErrUnknownKey), or read
+	// without a ring (ErrNoKeys); Remove removes it all the same, and
+	// returns it without its payload (docs/guide.md, "Secrets at rest").
+	Keys *sealed.Ring
 }
+
+// ErrNoKeys is matched (errors.Is) by the error of a read of a record
+// whose payload is sealed, by a store given no key ring.
+var ErrNoKeys = errors.New("inbox: the record's payload is sealed and the store has no key ring")
 
 // Bolt is a Store in a bbolt database file, one file per agent queue.
 // Every change is synced to disk before the call returns. Enqueues from
@@ -89,6 +108,7 @@ type Bolt struct {
 	db        *bolt.DB
 	now       func() time.Time
 	maxReplay int
+	keys      *sealed.Ring
 
 	// wlock is held by the one writer at a time (a group commit, Take,
 	// Untake, Remove, Expired), over its transaction and the update of st.
@@ -166,6 +186,7 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, Recovery, error) {
 		db:        db,
 		now:       opts.Now,
 		maxReplay: opts.MaxReplay,
+		keys:      opts.Keys,
 		wlock:     make(chan struct{}, 1),
 		st:        st,
 		reqs:      make(chan *enqueueReq, maxGroup),
@@ -214,18 +235,31 @@ func dbErr(err error) error {
 	return fmt.Errorf("inbox: %w", err)
 }
 
-// get reads the record of seq in tx; ok is false when it is not there.
-func get(tx *bolt.Tx, seq uint64) (Record, bool, error) {
+// get reads the record of seq in tx, its payload opened with keys; ok is
+// false when it is not there.
+func get(tx *bolt.Tx, seq uint64, keys *sealed.Ring) (Record, bool, error) {
 	k := seqKey(seq)
 	v := tx.Bucket(bucketRecords).Get(k)
 	if v == nil {
 		return Record{}, false, nil
 	}
-	r, err := decodeRecord(k, v)
+	r, err := read(k, v, keys)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("%w (seq %d)", err, seq)
+		return Record{}, false, err
 	}
 	return r, true, nil
+}
+
+// read decodes a stored record, its payload opened with keys.
+func read(k, v []byte, keys *sealed.Ring) (Record, error) {
+	r, isSealed, err := decodeRecord(k, v)
+	if err == nil && isSealed {
+		err = openPayload(&r, keys)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("%w (seq %d)", err, binary.BigEndian.Uint64(k))
+	}
+	return r, nil
 }
 
 // Next returns up to n pending records with Seq > after, oldest first.
@@ -242,9 +276,9 @@ func (s *Bolt) Next(ctx context.Context, after uint64, n int) ([]Record, error) 
 		// Each record is decoded once, into the answer: the cursor stops
 		// at the n-th.
 		for k, v := c.Seek(seqKey(after + 1)); k != nil; k, v = c.Next() {
-			r, err := decodeRecord(k, v)
+			r, err := read(k, v, s.keys)
 			if err != nil {
-				return fmt.Errorf("%w (seq %d)", err, binary.BigEndian.Uint64(k))
+				return err
 			}
 			if out == nil {
 				out = make([]Record, 0, min(n, 256))
@@ -279,7 +313,7 @@ func (s *Bolt) Lookup(ctx context.Context, taskID string) (Record, bool, error) 
 	var r Record
 	var ok bool
 	err := s.db.View(func(tx *bolt.Tx) (err error) {
-		r, ok, err = get(tx, seq)
+		r, ok, err = get(tx, seq, s.keys)
 		return err
 	})
 	if err != nil {
@@ -423,8 +457,8 @@ func (s *Bolt) Untake(ctx context.Context, recs []Record, keys []string) error {
 			return errors.New("inbox: Untake of a record without a Seq")
 		case r.Expires.IsZero():
 			return errNoExpiry
-		case encodedLen(r) > maxRecord:
-			return fmt.Errorf("inbox: a record of %d bytes is over the %d the file can hold", encodedLen(r), maxRecord)
+		case encodedLen(r, s.keys) > maxRecord:
+			return fmt.Errorf("inbox: a record of %d bytes is over the %d the file can hold", encodedLen(r, s.keys), maxRecord)
 		}
 	}
 	hashes := make([]replayHash, 0, len(keys))
@@ -456,7 +490,11 @@ func (s *Bolt) Untake(ctx context.Context, recs []Record, keys []string) error {
 				continue
 			}
 			seen[r.Seq] = true
-			if err := rb.Put(seqKey(r.Seq), sealRecord(encodeRecord(nil, r), r.Seq)); err != nil {
+			b, err := encodeRecord(nil, r, s.keys)
+			if err != nil {
+				return err
+			}
+			if err := rb.Put(seqKey(r.Seq), sealRecord(b, r.Seq)); err != nil {
 				return err
 			}
 			back = append(back, r)
@@ -515,7 +553,7 @@ func (s *Bolt) Remove(ctx context.Context, seqs []uint64) ([]Record, error) {
 	defer s.unlock()
 	var out []Record
 	err := s.db.Update(func(tx *bolt.Tx) (err error) {
-		out, err = removeIn(tx, s.st, seqs)
+		out, err = removeIn(tx, s.st, seqs, s.keys)
 		return err
 	})
 	if err != nil {
@@ -530,7 +568,7 @@ func (s *Bolt) Remove(ctx context.Context, seqs []uint64) ([]Record, error) {
 }
 
 // removeIn deletes the pending records of seqs in tx and returns them.
-func removeIn(tx *bolt.Tx, st *state, seqs []uint64) ([]Record, error) {
+func removeIn(tx *bolt.Tx, st *state, seqs []uint64, keys *sealed.Ring) ([]Record, error) {
 	var out []Record
 	gone := make(map[uint64]bool, len(seqs))
 	recs := tx.Bucket(bucketRecords)
@@ -539,10 +577,11 @@ func removeIn(tx *bolt.Tx, st *state, seqs []uint64) ([]Record, error) {
 			continue
 		}
 		gone[seq] = true
-		r, ok, err := get(tx, seq)
+		r, ok, err := get(tx, seq, keys)
 		if err != nil {
-			// Damaged since the file was opened: removed all the same
-			// (it would block the queue), described from memory.
+			// Damaged since the file was opened, or sealed with a key
+			// the ring lacks: removed all the same (it would block the
+			// queue), described from memory.
 			e := st.entries[seq]
 			r, ok = Record{Seq: seq, Peer: e.peer, MessageID: e.messageID, TaskID: e.taskID, Expires: e.expires}, true
 		}
@@ -579,7 +618,7 @@ func (s *Bolt) Expired(ctx context.Context, now time.Time, n int) ([]Record, err
 		s.mu.RUnlock()
 		out = out[:0]
 		for _, seq := range seqs {
-			r, ok, err := get(tx, seq)
+			r, ok, err := get(tx, seq, s.keys)
 			if err != nil {
 				return err
 			}

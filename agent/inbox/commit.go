@@ -36,7 +36,7 @@ var errNothingStored = errors.New("inbox: nothing stored")
 // enqueueReq is one Enqueue waiting for the committer.
 type enqueueReq struct {
 	rec    Record
-	buf    []byte // encodeRecord(&rec), sealed by the committer
+	buf    []byte // encodeRecord(&rec), completed by the committer (sealRecord)
 	bounds offline.QueueBounds
 	state  atomic.Int32
 	done   chan enqueueRes // buffered: the committer never waits
@@ -69,7 +69,7 @@ func (s *Bolt) Enqueue(ctx context.Context, r Record, b offline.QueueBounds) (st
 	if r.Expires.IsZero() {
 		return Record{}, false, "", errNoExpiry
 	}
-	if n := encodedLen(&r); n > maxRecord {
+	if n := encodedLen(&r, s.keys); n > maxRecord {
 		return Record{}, false, "", fmt.Errorf("inbox: a record of %d bytes is over the %d the file can hold", n, maxRecord)
 	}
 	s.senders.Add(1)
@@ -79,7 +79,12 @@ func (s *Bolt) Enqueue(ctx context.Context, r Record, b offline.QueueBounds) (st
 	req := reqPool.Get().(*enqueueReq)
 	req.rec, req.bounds = r, b
 	req.state.Store(reqWaiting)
-	req.buf = encodeRecord(getBuf(), &req.rec)
+	buf, err := encodeRecord(getBuf(), &req.rec, s.keys)
+	if err != nil {
+		putReq(req)
+		return Record{}, false, "", fmt.Errorf("inbox: %w", err)
+	}
+	req.buf = buf
 	select {
 	case s.reqs <- req:
 	case <-ctx.Done():
@@ -261,7 +266,7 @@ func (s *Bolt) commit(group []*enqueueReq) {
 					continue
 				}
 				if old, ok := s.st.byMessage[mk]; ok {
-					first, found, err := get(tx, old)
+					first, found, err := get(tx, old, s.keys)
 					if err == nil && !found {
 						err = fmt.Errorf("inbox: pending record %d is missing", old)
 					}

@@ -79,6 +79,8 @@ type loaded struct {
 	// missing is true when a bucket or the format is to be created (a
 	// new file).
 	missing bool
+	// format is the file's format (0 when it has none).
+	format uint64
 	// txid is the id of the last transaction committed to the file read.
 	txid int
 }
@@ -214,7 +216,7 @@ func openSound(path string, o *BoltOptions) (*bolt.DB, *loaded, error) {
 		}
 		return nil, nil, fmt.Errorf("inbox: open %s: %w", path, err)
 	}
-	if err := repair(db, l); err != nil {
+	if err := repair(db, l, wantFormat(o)); err != nil {
 		closeAll()
 		if isDamage(err) {
 			return nil, nil, err
@@ -331,8 +333,10 @@ func (l *loaded) read(tx *bolt.Tx) error {
 		if n, ok := clampCount(m.Get(metaCount)); ok {
 			l.count = n
 		}
-		if m.Get(metaFormat) == nil {
+		if v := m.Get(metaFormat); v == nil {
 			l.missing = true
+		} else {
+			l.format = binary.BigEndian.Uint64(v) // checked by checkFormat
 		}
 	}
 	if b := tx.Bucket(bucketRecords); b != nil {
@@ -341,12 +345,14 @@ func (l *loaded) read(tx *bolt.Tx) error {
 			if v == nil {
 				return damaged("a bucket among the records")
 			}
-			r, err := decodeRecord(k, v)
+			r, isSealed, err := decodeRecord(k, v)
 			if err != nil {
 				l.badRecords = append(l.badRecords, bytes.Clone(k))
 				return nil
 			}
-			l.st.add(r.Seq, entryOf(&r))
+			e := entryOf(&r)
+			e.size = storedSize(&r, isSealed)
+			l.st.add(r.Seq, e)
 			l.maxSeq = r.Seq
 			return nil
 		}); err != nil {
@@ -395,8 +401,8 @@ func checkFormat(tx *bolt.Tx) error {
 			if len(v) != 8 {
 				return fmt.Errorf("%w: its format is unreadable (%d bytes)", ErrFormat, len(v))
 			}
-			if f := binary.BigEndian.Uint64(v); f != fileFormat {
-				return fmt.Errorf("%w: it is of format %d, this version reads format %d", ErrFormat, f, fileFormat)
+			if f := binary.BigEndian.Uint64(v); f != fileFormat && f != fileFormatSealed {
+				return fmt.Errorf("%w: it is of format %d, this version reads formats %d and %d", ErrFormat, f, fileFormat, fileFormatSealed)
 			}
 			return nil
 		}
@@ -421,16 +427,26 @@ func checkFormat(tx *bolt.Tx) error {
 	return nil
 }
 
-// repair creates the missing buckets and the format, deletes the entries
-// failing their checksum and the superseded log entries, and brings the
-// counters in line, in one transaction, when anything needs it.
-func repair(db *bolt.DB, l *loaded) error {
+// wantFormat is the format a store opened with o marks its file with:
+// fileFormatSealed with a key ring, else fileFormat.
+func wantFormat(o *BoltOptions) uint64 {
+	if o.Keys != nil {
+		return fileFormatSealed
+	}
+	return fileFormat
+}
+
+// repair creates the missing buckets and the format (raising it to format
+// when it is lower), deletes the entries failing their checksum and the
+// superseded log entries, and brings the counters in line, in one
+// transaction, when anything needs it.
+func repair(db *bolt.DB, l *loaded, format uint64) error {
 	if !l.missing && len(l.badRecords) == 0 && len(l.badReplay) == 0 && len(l.extraReplay) == 0 &&
-		l.seq >= l.maxSeq && l.logSeq >= l.maxLog && l.count == len(l.st.entries) {
+		l.seq >= l.maxSeq && l.logSeq >= l.maxLog && l.count == len(l.st.entries) && l.format >= format {
 		return nil
 	}
 	return db.Update(func(tx *bolt.Tx) error {
-		if err := createBuckets(tx); err != nil {
+		if err := createBuckets(tx, format); err != nil {
 			return err
 		}
 		recs, lg := tx.Bucket(bucketRecords), tx.Bucket(bucketReplayLog)
@@ -459,12 +475,17 @@ func repair(db *bolt.DB, l *loaded) error {
 }
 
 // createBuckets creates the buckets of a queue file that are missing and
-// stores its format.
-func createBuckets(tx *bolt.Tx) error {
+// stores its format: format, unless it has a higher one already (a file
+// that may hold sealed records stays marked so).
+func createBuckets(tx *bolt.Tx, format uint64) error {
 	for _, name := range buckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
 	}
-	return tx.Bucket(bucketMeta).Put(metaFormat, seqKey(fileFormat))
+	m := tx.Bucket(bucketMeta)
+	if v := m.Get(metaFormat); len(v) == 8 && binary.BigEndian.Uint64(v) >= format {
+		return nil
+	}
+	return m.Put(metaFormat, seqKey(format))
 }

@@ -285,7 +285,11 @@ func writeBolt(t *testing.T, path string, fill func(tx *bolt.Tx) error) {
 func TestAFileOfAnotherFormatIsReportedAndLeftAlone(t *testing.T) {
 	record := msg("p1", "a")
 	record.Enqueued = t0
-	stored := sealRecord(encodeRecord(nil, &record), 1)
+	encoded, err := encodeRecord(nil, &record, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := sealRecord(encoded, 1)
 	for _, tc := range []struct {
 		name string
 		fill func(tx *bolt.Tx) error
@@ -303,13 +307,13 @@ func TestAFileOfAnotherFormatIsReportedAndLeftAlone(t *testing.T) {
 			return tx.Bucket([]byte("records")).Put(seqKey(1), stored)
 		}, "format 1"},
 		{"a later format", func(tx *bolt.Tx) error {
-			if err := createBuckets(tx); err != nil {
+			if err := createBuckets(tx, fileFormat); err != nil {
 				return err
 			}
-			return tx.Bucket(bucketMeta).Put(metaFormat, seqKey(3))
-		}, "format 3"},
+			return tx.Bucket(bucketMeta).Put(metaFormat, seqKey(4))
+		}, "format 4"},
 		{"an unreadable format", func(tx *bolt.Tx) error {
-			if err := createBuckets(tx); err != nil {
+			if err := createBuckets(tx, fileFormat); err != nil {
 				return err
 			}
 			return tx.Bucket(bucketMeta).Put(metaFormat, []byte("v2"))

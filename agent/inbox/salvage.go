@@ -154,7 +154,7 @@ func (sv *salvaged) read(tx *bolt.Tx, stop *atomic.Bool) {
 		limit = ^uint64(0)
 	}
 	if !salvageBucket(recs, seqProbe(limit), stop, func(k, v []byte) bool {
-		if _, err := decodeRecord(k, v); err != nil {
+		if _, _, err := decodeRecord(k, v); err != nil {
 			sv.mu.Lock()
 			sv.bad++
 			sv.mu.Unlock()
@@ -335,8 +335,15 @@ func writeFresh(path string, o *BoltOptions, sv *salvaged) error {
 	if err != nil {
 		return err
 	}
+	// Sealed records keep the file marked as one that may hold them.
+	format := wantFormat(o)
+	for _, e := range sv.records {
+		if len(e.v) > 0 && e.v[0] == recordSealed {
+			format = fileFormatSealed
+		}
+	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		if err := createBuckets(tx); err != nil {
+		if err := createBuckets(tx, format); err != nil {
 			return err
 		}
 		recs, lg := tx.Bucket(bucketRecords), tx.Bucket(bucketReplayLog)
