@@ -42,7 +42,8 @@ edited once released; a change of the schema is a new file.
 
 The tables: a2a_inbox (one row a pending record, its ids as bytea, as a Go
 string may hold bytes text cannot, indexed by their SHA-256 so that an id
-of any length fits), a2a_inbox_replay (the replay cache: the SHA-256 of
+of any length fits; since version 2, whether its payload is sealed and the
+length of the request it holds), a2a_inbox_replay (the replay cache: the SHA-256 of
 each key and its Until), a2a_inbox_totals (the count and bytes of the
 records and the count of the keys, as sums over 16 slots) and the
 sequence a2a_inbox_seq (the Seqs: increasing, never reused; a refused
@@ -72,6 +73,22 @@ instance enqueues:
 
 Records are not deleted when they expire: Expired lists them and the
 agent removes them (Remove), as with the bbolt store.
+
+# Secrets
+
+A record's payload is the queued request whole: its message, and the push
+config it carries with its token and credentials. With Options.Keys (a
+*sealed.Ring, package agent/sealed) each payload is sealed with
+AES-256-GCM before it is written, bound to the record's peer and ids
+(which stay in clear: the store indexes them), and opened when read;
+without a ring it is written in clear. A record counts the length of its
+request against MaxBytes, sealed or not. Rows written in clear are read
+as they are (a record lives no longer than its time to live, so a queue
+is all sealed a RecordTTL after the ring is given); a row sealed with a
+key the ring lacks, or read without a ring, is an error naming its Seq
+(sealed.ErrUnknownKey, inbox.ErrNoKeys), and is still removed by Remove
+(docs/guide.md, "Secrets at rest"). Deleted rows stay in the table's dead
+tuples until VACUUM, and in the write-ahead log and its archives.
 
 # Several instances
 

@@ -19,7 +19,7 @@ import (
 
 // SchemaVersion is the version of the database schema this package reads
 // and writes: that of its last migration (migrations/NNNN_name.sql).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // component names the offline queue's row in the version table.
 const component = "inbox"

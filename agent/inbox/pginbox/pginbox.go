@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/a2abind/a2abind/agent/inbox"
+	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/generated/offline"
 	"github.com/a2abind/a2abind/statemachines/reach"
 )
@@ -39,6 +40,17 @@ type Options struct {
 	// Logger receives a Warn when the connection Notify listens on is lost
 	// or cannot be made (nil: nothing is logged).
 	Logger *slog.Logger
+	// Keys seals the payload of each record before it is written, as
+	// inbox.BoltOptions.Keys does (the payload whole, bound to the
+	// record's Peer and ids; these stay in clear), and opens it when
+	// read. Without it payloads are written in clear. Rows written in
+	// clear are read as they are. Next, Lookup and Expired return an error
+	// naming the Seq of a row sealed with a key the ring lacks
+	// (sealed.ErrUnknownKey), or read without a ring (inbox.ErrNoKeys);
+	// Remove removes it all the same, and returns it without its payload.
+	// Instances sharing a queue should share the ring (docs/guide.md,
+	// "Secrets at rest").
+	Keys *sealed.Ring
 }
 
 // MaxPayloadBytes is the largest payload the store takes: a bytea value
@@ -65,6 +77,7 @@ type Store struct {
 	channel string
 	lis     *listener
 	closed  atomic.Bool
+	keys    *sealed.Ring
 }
 
 // totalSlots is the number of rows of a2a_inbox_totals (migration 1); slot
@@ -114,7 +127,7 @@ func OpenPool(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error
 	if err := pool.QueryRow(ctx, "SELECT 'a2a_inbox'::regclass::oid").Scan(&oid); err != nil {
 		return nil, fmt.Errorf("pginbox: %w", err)
 	}
-	s := &Store{pool: pool, now: o.Now, maxReplay: int64(o.MaxReplay), channel: fmt.Sprintf("a2a_inbox_%d", oid)}
+	s := &Store{pool: pool, now: o.Now, maxReplay: int64(o.MaxReplay), channel: fmt.Sprintf("a2a_inbox_%d", oid), keys: o.Keys}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -185,16 +198,23 @@ func replayKey(key string) []byte {
 // microsecond.
 func stamp(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
 
-// recordColumns are the columns of a record, in the order scan reads them.
-const recordColumns = "seq, peer, message_id, task_id, context_id, payload, enqueued, expires"
+// recordColumns are the columns of a record, in the order scan reads them:
+// sealed says whether the payload is sealed, size is its length in clear.
+const recordColumns = "seq, peer, message_id, task_id, context_id, payload, enqueued, expires, sealed, size"
+
+// stored is a record as read: its payload sealed when isSealed.
+type stored struct {
+	inbox.Record
+	isSealed bool
+}
 
 // scanRecord reads a row of recordColumns.
-func scanRecord(row pgx.Row) (inbox.Record, error) {
-	var r inbox.Record
-	var seq int64
+func scanRecord(row pgx.Row) (stored, error) {
+	var r stored
+	var seq, size int64
 	var peer, messageID, taskID, contextID []byte
-	if err := row.Scan(&seq, &peer, &messageID, &taskID, &contextID, &r.Payload, &r.Enqueued, &r.Expires); err != nil {
-		return inbox.Record{}, err
+	if err := row.Scan(&seq, &peer, &messageID, &taskID, &contextID, &r.Payload, &r.Enqueued, &r.Expires, &r.isSealed, &size); err != nil {
+		return stored{}, err
 	}
 	r.Seq = uint64(seq)
 	r.Peer, r.MessageID, r.TaskID, r.ContextID = string(peer), string(messageID), string(taskID), string(contextID)
@@ -204,9 +224,9 @@ func scanRecord(row pgx.Row) (inbox.Record, error) {
 	return r, nil
 }
 
-// collect reads the records of rows.
-func collect(rows pgx.Rows) ([]inbox.Record, error) {
-	var out []inbox.Record
+// collect reads the records of rows, their payloads still sealed.
+func collect(rows pgx.Rows) ([]stored, error) {
+	var out []stored
 	for rows.Next() {
 		r, err := scanRecord(rows)
 		if err != nil {
@@ -216,6 +236,50 @@ func collect(rows pgx.Rows) ([]inbox.Record, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// payloadAAD binds a sealed payload to its record, as the bbolt store's
+// do: it does not open in another.
+func payloadAAD(r *inbox.Record) []byte {
+	return sealed.AAD("a2abind/inbox/payload/v1", r.Peer, r.MessageID, r.TaskID, r.ContextID)
+}
+
+// seal returns the payload to store for r, and whether it is sealed.
+func (s *Store) seal(r *inbox.Record) ([]byte, bool, error) {
+	if s.keys == nil {
+		return r.Payload, false, nil
+	}
+	v, err := s.keys.Seal(r.Payload, payloadAAD(r))
+	return v, true, err
+}
+
+// open returns the record of a row, its payload opened.
+func (s *Store) open(r stored) (inbox.Record, error) {
+	if !r.isSealed {
+		return r.Record, nil
+	}
+	if s.keys == nil {
+		return inbox.Record{}, fmt.Errorf("%w (seq %d)", inbox.ErrNoKeys, r.Seq)
+	}
+	plain, err := s.keys.Open(r.Payload, payloadAAD(&r.Record))
+	if err != nil {
+		return inbox.Record{}, fmt.Errorf("pginbox: %w (seq %d)", err, r.Seq)
+	}
+	r.Payload = plain
+	return r.Record, nil
+}
+
+// openAll opens the payloads of rows.
+func (s *Store) openAll(rows []stored) ([]inbox.Record, error) {
+	var out []inbox.Record
+	for _, r := range rows {
+		rec, err := s.open(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
 }
 
 // Enqueue implements inbox.Store. Enqueues take turns: each locks slot 0
@@ -247,6 +311,10 @@ func (s *Store) Enqueue(ctx context.Context, r inbox.Record, b offline.QueueBoun
 		r.Payload = []byte{}
 	}
 	peer, messageID := []byte(r.Peer), []byte(r.MessageID)
+	payload, isSealed, err := s.seal(&r)
+	if err != nil {
+		return inbox.Record{}, false, "", fmt.Errorf("pginbox: %w", err)
+	}
 	err = s.tx(ctx, func(tx pgx.Tx) error {
 		stored, dup, full = inbox.Record{}, false, ""
 		if _, err := tx.Exec(ctx, "SELECT 1 FROM a2a_inbox_totals WHERE slot = 0 FOR UPDATE"); err != nil {
@@ -255,10 +323,14 @@ func (s *Store) Enqueue(ctx context.Context, r inbox.Record, b offline.QueueBoun
 		// Statements after the lock: they see every enqueue committed
 		// before it.
 		if r.MessageID != "" {
-			first, err := scanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM a2a_inbox
+			row, err := scanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM a2a_inbox
 				WHERE message_id <> '\x'::bytea AND sha256(message_id) = sha256($1) AND message_id = $1 AND peer = $2
 				ORDER BY seq DESC LIMIT 1`, messageID, peer))
 			if err == nil {
+				first, err := s.open(row)
+				if err != nil {
+					return err
+				}
 				stored, dup = first, true
 				return nil
 			}
@@ -284,8 +356,8 @@ func (s *Store) Enqueue(ctx context.Context, r inbox.Record, b offline.QueueBoun
 		}
 		var seq int64
 		if err := tx.QueryRow(ctx, `INSERT INTO a2a_inbox (`+recordColumns+`)
-			VALUES (nextval('a2a_inbox_seq'), $1, $2, $3, $4, $5, $6, $7) RETURNING seq`,
-			peer, messageID, []byte(r.TaskID), []byte(r.ContextID), r.Payload, r.Enqueued, r.Expires).Scan(&seq); err != nil {
+			VALUES (nextval('a2a_inbox_seq'), $1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq`,
+			peer, messageID, []byte(r.TaskID), []byte(r.ContextID), payload, r.Enqueued, r.Expires, isSealed, r.Size()).Scan(&seq); err != nil {
 			return err
 		}
 		batch := &pgx.Batch{}
@@ -321,11 +393,11 @@ func (s *Store) Next(ctx context.Context, after uint64, n int) ([]inbox.Record, 
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	out, err := collect(rows)
+	got, err := collect(rows)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return out, nil
+	return s.openAll(got)
 }
 
 // Lookup implements inbox.Store: the oldest pending record of a task id
@@ -337,13 +409,17 @@ func (s *Store) Lookup(ctx context.Context, taskID string) (inbox.Record, bool, 
 	if taskID == "" {
 		return inbox.Record{}, false, nil
 	}
-	r, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM a2a_inbox
+	row, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM a2a_inbox
 		WHERE task_id <> '\x'::bytea AND sha256(task_id) = sha256($1) AND task_id = $1 ORDER BY seq LIMIT 1`, []byte(taskID)))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return inbox.Record{}, false, nil
 	case err != nil:
 		return inbox.Record{}, false, s.fail(ctx, err)
+	}
+	r, err := s.open(row)
+	if err != nil {
+		return inbox.Record{}, false, err
 	}
 	return r, true, nil
 }
@@ -400,7 +476,7 @@ func (s *Store) Take(ctx context.Context, takes []inbox.Taken) (replayed, missin
 			return nil
 		}
 		rows, err := tx.Query(ctx, `DELETE FROM a2a_inbox WHERE seq IN (SELECT seq FROM a2a_inbox WHERE seq = ANY($1) FOR UPDATE SKIP LOCKED)
-			RETURNING seq, octet_length(payload)`, seqs)
+			RETURNING seq, size`, seqs)
 		if err != nil {
 			return err
 		}
@@ -525,14 +601,19 @@ func (s *Store) Untake(ctx context.Context, recs []inbox.Record, keys []string) 
 	seqs := make([]int64, n)
 	peers, messageIDs, taskIDs, contextIDs, payloads := make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n), make([][]byte, n)
 	enqueued, expires := make([]time.Time, n), make([]time.Time, n)
+	areSealed, sizes := make([]bool, n), make([]int64, n)
 	for i, r := range back {
 		seqs[i] = int64(min(r.Seq, math.MaxInt64))
 		peers[i], messageIDs[i], taskIDs[i], contextIDs[i] = []byte(r.Peer), []byte(r.MessageID), []byte(r.TaskID), []byte(r.ContextID)
-		payloads[i] = r.Payload
+		var err error
+		if payloads[i], areSealed[i], err = s.seal(&r); err != nil {
+			return fmt.Errorf("pginbox: %w", err)
+		}
 		if payloads[i] == nil {
 			payloads[i] = []byte{}
 		}
 		enqueued[i], expires[i] = stamp(r.Enqueued), stamp(r.Expires)
+		sizes[i] = r.Size()
 	}
 	var hashes [][]byte
 	seen := map[string]bool{}
@@ -561,9 +642,10 @@ func (s *Store) Untake(ctx context.Context, recs []inbox.Record, keys []string) 
 		var messages, bytes, forgot int64
 		if n > 0 {
 			batch.Queue(`INSERT INTO a2a_inbox (`+recordColumns+`)
-				SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::bytea[], $7::timestamptz[], $8::timestamptz[])
-				ORDER BY 1 ON CONFLICT (seq) DO NOTHING RETURNING octet_length(payload)`,
-				seqs, peers, messageIDs, taskIDs, contextIDs, payloads, enqueued, expires).Query(func(rows pgx.Rows) error {
+				SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::bytea[], $7::timestamptz[], $8::timestamptz[],
+					$9::boolean[], $10::bigint[])
+				ORDER BY 1 ON CONFLICT (seq) DO NOTHING RETURNING size`,
+				seqs, peers, messageIDs, taskIDs, contextIDs, payloads, enqueued, expires, areSealed, sizes).Query(func(rows pgx.Rows) error {
 				sizes, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 				messages = int64(len(sizes))
 				for _, sz := range sizes {
@@ -619,13 +701,13 @@ func (s *Store) Remove(ctx context.Context, seqs []uint64) ([]inbox.Record, erro
 	if len(ask) == 0 {
 		return nil, nil
 	}
-	var got []inbox.Record
+	var got []stored
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `WITH gone AS (
 				DELETE FROM a2a_inbox WHERE seq IN (SELECT seq FROM a2a_inbox WHERE seq = ANY($1) ORDER BY seq FOR UPDATE)
 				RETURNING `+recordColumns+`),
 			totals AS (
-				UPDATE a2a_inbox_totals SET messages = messages - (SELECT count(*) FROM gone), bytes = bytes - (SELECT coalesce(sum(octet_length(payload)), 0) FROM gone)
+				UPDATE a2a_inbox_totals SET messages = messages - (SELECT count(*) FROM gone), bytes = bytes - (SELECT coalesce(sum(size), 0) FROM gone)
 				WHERE slot = $2 AND EXISTS (SELECT 1 FROM gone))
 			SELECT `+recordColumns+` FROM gone`, ask, slot())
 		if err != nil {
@@ -638,7 +720,14 @@ func (s *Store) Remove(ctx context.Context, seqs []uint64) ([]inbox.Record, erro
 		return nil, s.fail(ctx, err)
 	}
 	bySeq := make(map[uint64]inbox.Record, len(got))
-	for _, r := range got {
+	for _, row := range got {
+		r, err := s.open(row)
+		if err != nil {
+			// Sealed with a key the ring lacks: removed all the same,
+			// returned without its payload.
+			r = row.Record
+			r.Payload = nil
+		}
 		bySeq[r.Seq] = r
 	}
 	var out []inbox.Record
@@ -684,11 +773,11 @@ func (s *Store) Expired(ctx context.Context, now time.Time, n int) ([]inbox.Reco
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	out, err := collect(rows)
+	got, err := collect(rows)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return out, nil
+	return s.openAll(got)
 }
 
 var _ inbox.Store = (*Store)(nil)

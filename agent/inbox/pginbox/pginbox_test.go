@@ -59,24 +59,34 @@ func TestContract(t *testing.T) {
 // Seqs.
 func checkTotals(t *testing.T, s *Store) {
 	t.Helper()
-	var messages, bytes, replay, rows, size, keys, bad, over int64
+	var messages, bytes, replay, rows, size, keys, bad, over, badSize int64
 	err := s.pool.QueryRow(ctx, `SELECT
 		(SELECT coalesce(sum(messages), 0)::bigint FROM a2a_inbox_totals),
 		(SELECT coalesce(sum(bytes), 0)::bigint FROM a2a_inbox_totals),
 		(SELECT coalesce(sum(replay), 0)::bigint FROM a2a_inbox_totals),
 		(SELECT count(*) FROM a2a_inbox),
-		(SELECT coalesce(sum(octet_length(payload)), 0)::bigint FROM a2a_inbox),
+		(SELECT coalesce(sum(size), 0)::bigint FROM a2a_inbox),
 		(SELECT count(*) FROM a2a_inbox_replay),
 		(SELECT count(*) FROM a2a_inbox_replay WHERE octet_length(key) <> 32),
-		(SELECT count(*) FROM a2a_inbox WHERE seq > (SELECT last_value FROM a2a_inbox_seq))`).
-		Scan(&messages, &bytes, &replay, &rows, &size, &keys, &bad, &over)
+		(SELECT count(*) FROM a2a_inbox WHERE seq > (SELECT last_value FROM a2a_inbox_seq)),
+		(SELECT count(*) FROM a2a_inbox WHERE size <> octet_length(payload) - CASE WHEN sealed THEN $1::int ELSE 0 END)`, sealOverhead(s)).
+		Scan(&messages, &bytes, &replay, &rows, &size, &keys, &bad, &over, &badSize)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if messages != rows || bytes != size || replay != keys || bad != 0 || over != 0 {
-		t.Fatalf("totals %d records %d bytes %d keys; rows %d records %d bytes %d keys; %d keys not a SHA-256, %d Seqs past the sequence",
-			messages, bytes, replay, rows, size, keys, bad, over)
+	if messages != rows || bytes != size || replay != keys || bad != 0 || over != 0 || badSize != 0 {
+		t.Fatalf("totals %d records %d bytes %d keys; rows %d records %d bytes %d keys; %d keys not a SHA-256, %d Seqs past the sequence, %d rows of a wrong size",
+			messages, bytes, replay, rows, size, keys, bad, over, badSize)
 	}
+}
+
+// sealOverhead is how much longer than its request a payload s seals is
+// (0 without a ring).
+func sealOverhead(s *Store) int {
+	if s.keys == nil {
+		return 0
+	}
+	return s.keys.Overhead()
 }
 
 // Two Stores on one queue (two instances of an agent) racing to take

@@ -1,0 +1,428 @@
+package pginbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/agent/inbox"
+	"github.com/a2abind/a2abind/agent/inbox/inboxtest"
+	"github.com/a2abind/a2abind/agent/sealed"
+	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/generated/offline"
+	"github.com/a2abind/a2abind/internal/pgtest"
+	"github.com/a2abind/a2abind/internal/uuidv4"
+	"github.com/a2abind/a2abind/jsonrpc"
+	"github.com/a2abind/a2abind/statemachines/tasklife"
+)
+
+// The secrets and the message the tests queue, each a string found
+// nowhere else.
+const (
+	secretToken = "tok-8c5d12e7-do-not-store-in-clear"
+	secretCreds = "cred-e60a4b93-do-not-store-in-clear"
+	secretText  = "text-2d7b8f41-the-caller-wrote"
+)
+
+func genKey(t *testing.T, id string) sealed.Key {
+	t.Helper()
+	k, err := sealed.GenerateKey(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func ringOf(t *testing.T, keys ...sealed.Key) *sealed.Ring {
+	t.Helper()
+	r, err := sealed.New(keys[0], keys[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The contract of every store holds for a store sealing the payloads, its
+// totals in line with its rows.
+func TestSealingPassesTheContract(t *testing.T) {
+	keys := ringOf(t, genKey(t, "k1"))
+	inboxtest.Run(t, func(t *testing.T, c inboxtest.Config) func() inbox.Store {
+		dsn := pgtest.NewSchema(t)
+		return func() inbox.Store {
+			return open(t, dsn, Options{Migrate: true, Now: c.Now, MaxReplay: c.MaxReplay, Keys: keys})
+		}
+	}, inboxtest.WithCheck(func(t *testing.T, s inbox.Store) { checkTotals(t, s.(*Store)) }))
+}
+
+// secretForms are the forms a secret would take in a dump: itself, a
+// prefix of its base64 and its hex (bytea in text).
+func secretForms() []string {
+	var forms []string
+	for _, s := range []string{secretToken, secretCreds, secretText} {
+		forms = append(forms, s, base64.StdEncoding.EncodeToString([]byte(s))[:20], hexOf(s))
+	}
+	return forms
+}
+
+func hexOf(s string) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, 2*len(s))
+	for _, c := range []byte(s) {
+		b = append(b, digits[c>>4], digits[c&15])
+	}
+	return string(b)
+}
+
+type notifier struct{}
+
+func (notifier) Notify(a2a.TaskPushNotificationConfig, *a2a.StreamResponse) {}
+func (notifier) Forget(string, string)                                      {}
+
+// serve serves one request through srv as a transport whose card declares
+// push notifications would, and returns its final reply.
+func serve(t *testing.T, srv *agent.Server, method a2a.Method, params any) agent.Reply {
+	t.Helper()
+	data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _, perr := srv.DecodeRequest(data)
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	var final agent.Reply
+	sink := agent.SinkFunc(func(_ context.Context, r agent.Reply) error {
+		if r.Final {
+			final = r
+		}
+		return nil
+	})
+	yes := true
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := srv.Serve(c, agent.Call{Request: req, IDs: tasklife.RequesterIDs,
+		Capabilities: &a2a.AgentCapabilities{PushNotifications: &yes}}, sink); err != nil {
+		t.Fatal(err)
+	}
+	return final
+}
+
+// queueThroughAgent has an asleep agent.Server queue in q a message
+// carrying a push config with the secrets, and reads the config back with
+// GetTaskPushNotificationConfig (answered from the queue), intact.
+func queueThroughAgent(t *testing.T, q inbox.Store) {
+	t.Helper()
+	off, err := agent.NewOffline(agent.OfflineConfig{Mode: offline.ReachabilityModeUnavailableStoreForward, StoreForward: true, Queue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := agent.NewServer(agent.HandlerFunc(func(context.Context, *agent.Turn) error { return nil }),
+		agent.WithOffline(off), agent.WithPush(agent.PushConfig{Notifier: notifier{}}))
+	t.Cleanup(func() { srv.Close(ctx) })
+	id := uuidv4.New()
+	cfg := &a2a.TaskPushNotificationConfig{ID: "via-message", URL: "https://hooks.example/q", Token: secretToken,
+		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: secretCreds}}
+	r := serve(t, srv, a2a.MethodSendMessage, &a2a.SendMessageRequest{
+		Message:       &a2a.Message{MessageID: uuidv4.New(), TaskID: id, Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText(secretText)}}},
+		Configuration: &a2a.SendMessageConfiguration{TaskPushNotificationConfig: cfg}})
+	if r.Err == nil || r.Err.Token != a2a.TokenAgentAsleep {
+		t.Fatalf("SendMessage to a sleeping agent: %+v", r)
+	}
+	g := serve(t, srv, a2a.MethodGetTaskPushNotificationConfig, &a2a.GetTaskPushNotificationConfigRequest{TaskID: id, ID: cfg.ID})
+	var got a2a.TaskPushNotificationConfig
+	b, _ := json.Marshal(g.Result)
+	if g.Err != nil || json.Unmarshal(b, &got) != nil || got.Token != secretToken || got.Authentication == nil ||
+		got.Authentication.Credentials != secretCreds || got.URL != cfg.URL {
+		t.Fatalf("GetTaskPushNotificationConfig of the queued task: %+v %s", g.Err, b)
+	}
+}
+
+// A queue written with a key ring holds no secret, in no form, nor the
+// queued message: not in its tables read through SQL, not in pg_dump's
+// dump of it, not in the node's files (its tables and write-ahead log,
+// after a CHECKPOINT); GetTaskPushNotificationConfig through an
+// agent.Server returns the secrets intact. Written without a ring, each of
+// the three holds them (the checks find what they look for). The node is
+// the test's own, so that no other test's rows are in its files.
+func TestDatabaseShowsNoSecret(t *testing.T) {
+	node := pgtest.Start(t)
+	for _, sealing := range []bool{true, false} {
+		name := map[bool]string{true: "sealed", false: "in clear"}[sealing]
+		dsn := node.NewDatabase(t)
+		o := Options{Migrate: true}
+		if sealing {
+			o.Keys = ringOf(t, genKey(t, "k1"))
+		}
+		s := open(t, dsn, o)
+		queueThroughAgent(t, s)
+		if st, err := s.Stats(ctx); err != nil || st.Messages != 1 {
+			t.Fatalf("%s: queued %+v %v", name, st, err)
+		}
+		dumps := map[string][]byte{
+			"the tables read through SQL": tablesDump(t, s.pool),
+			"pg_dump":                     pgDump(t, dsn),
+			"the node's files":            nodeFiles(t, s.pool, node.Dir()),
+		}
+		for what, dump := range dumps {
+			for _, f := range secretForms() {
+				if sealing && bytes.Contains(dump, []byte(f)) {
+					t.Fatalf("%s: %s hold a secret (as %q)", name, what, f)
+				}
+			}
+			if !sealing && !bytes.Contains(dump, []byte(secretCreds)) && !bytes.Contains(dump, []byte(hexOf(secretCreds))) {
+				t.Fatalf("%s: %s do not hold the credentials written in clear: the check would find nothing", name, what)
+			}
+		}
+	}
+}
+
+// tablesDump is every row of every table of the pool's schema, as text
+// (bytea as hex), and the raw bytes of the payloads.
+func tablesDump(t *testing.T, pool *pgxpool.Pool) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	rows, err := pool.Query(ctx, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(tables, "a2a_inbox") {
+		t.Fatalf("tables %v", tables)
+	}
+	for _, table := range tables {
+		rows, err := pool.Query(ctx, "SELECT t::text FROM "+pgx.Identifier{table}.Sanitize()+" t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString(strings.Join(texts, "\n"))
+	}
+	rows, err = pool.Query(ctx, "SELECT payload FROM a2a_inbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range payloads {
+		out.Write(p)
+	}
+	return out.Bytes()
+}
+
+// pgDump runs pg_dump (of the node's version, else the one on PATH) on
+// the database of dsn, data only.
+func pgDump(t *testing.T, dsn string) []byte {
+	t.Helper()
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
+	slices.Sort(bins)
+	bin := ""
+	if len(bins) > 0 {
+		bin = bins[len(bins)-1]
+	} else if p, err := exec.LookPath("pg_dump"); err == nil {
+		bin = p
+	} else {
+		t.Fatalf("no pg_dump: %s", pgtest.InstallHint)
+	}
+	cmd := exec.Command(bin, "--data-only", "--no-password", "--dbname="+dsn)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pg_dump: %v: %s", err, stderr.String())
+	}
+	if !bytes.Contains(out, []byte("a2a_inbox")) {
+		t.Fatalf("pg_dump dumped no queue table:\n%s", out)
+	}
+	return out
+}
+
+// nodeFiles has the node write what it holds to its files (CHECKPOINT)
+// and returns the bytes of every file of its directory.
+func nodeFiles(t *testing.T, pool *pgxpool.Pool, dir string) []byte {
+	t.Helper()
+	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // a temporary file gone meanwhile
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		out.Write(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// sealedBy says how the payload of seq is kept: "clear", or the id of the
+// key that sealed it.
+func sealedBy(t *testing.T, s *Store, seq uint64) string {
+	t.Helper()
+	var payload []byte
+	var isSealed bool
+	if err := s.pool.QueryRow(ctx, "SELECT payload, sealed FROM a2a_inbox WHERE seq = $1", int64(seq)).Scan(&payload, &isSealed); err != nil {
+		t.Fatal(err)
+	}
+	if !isSealed {
+		return "clear"
+	}
+	id, err := sealed.KeyID(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func enqueue(t *testing.T, s *Store, r inbox.Record) inbox.Record {
+	t.Helper()
+	got, dup, full, err := s.Enqueue(ctx, r, roomy)
+	if err != nil || dup || full != "" {
+		t.Fatalf("Enqueue: %v %v %q", err, dup, full)
+	}
+	return got
+}
+
+// Rotation: rows sealed with k1 open while k1 is in the ring; a row
+// written again (Untake) is sealed with the current key k2, and opens once
+// k1 is gone. Rows written in clear are read with a ring; a store without
+// a ring refuses sealed rows with inbox.ErrNoKeys, one lacking their key
+// with sealed.ErrUnknownKey, and both remove them all the same.
+func TestRotation(t *testing.T) {
+	dsn := pgtest.NewSchema(t)
+	k1, k2 := genKey(t, "k1"), genKey(t, "k2")
+	plain := open(t, dsn, Options{Migrate: true})
+	clear := enqueue(t, plain, msg("p1", "clear"))
+	s1 := open(t, dsn, Options{Keys: ringOf(t, k1)})
+	a, b := enqueue(t, s1, msg("p1", "a")), enqueue(t, s1, msg("p1", "b"))
+	if got := sealedBy(t, s1, clear.Seq) + " " + sealedBy(t, s1, a.Seq); got != "clear k1" {
+		t.Fatalf("stored %s", got)
+	}
+	if _, err := plain.Next(ctx, 0, 10); !errors.Is(err, inbox.ErrNoKeys) {
+		t.Fatalf("sealed rows read without a ring: %v", err)
+	}
+
+	s12 := open(t, dsn, Options{Keys: ringOf(t, k2, k1)})
+	got, err := s12.Next(ctx, 0, 10)
+	if err != nil || len(got) != 3 || string(got[0].Payload) != string(msg("p1", "clear").Payload) || string(got[1].Payload) != string(msg("p1", "a").Payload) {
+		t.Fatalf("read with both keys: %v %+v", err, got)
+	}
+	if _, _, err := s12.Take(ctx, []inbox.Taken{{Seq: a.Seq, ReplayKey: "obj-a", Until: inboxtest.T0.Add(2 * time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s12.Untake(ctx, []inbox.Record{got[1]}, []string{"obj-a"}); err != nil {
+		t.Fatal(err)
+	}
+	if x, y := sealedBy(t, s12, a.Seq), sealedBy(t, s12, b.Seq); x != "k2" || y != "k1" {
+		t.Fatalf("after Untake, sealed with %s and %s", x, y)
+	}
+
+	s2 := open(t, dsn, Options{Keys: ringOf(t, k2)})
+	if r, ok, err := s2.Lookup(ctx, "task-a"); !ok || err != nil || string(r.Payload) != string(msg("p1", "a").Payload) {
+		t.Fatalf("the row sealed again, without k1: %v %v", ok, err)
+	}
+	if _, _, err := s2.Lookup(ctx, "task-b"); !errors.Is(err, sealed.ErrUnknownKey) || !strings.Contains(err.Error(), "seq") {
+		t.Fatalf("a row of k1 without k1: %v", err)
+	}
+	removed, err := s2.Remove(ctx, []uint64{b.Seq})
+	if err != nil || len(removed) != 1 || removed[0].Payload != nil || removed[0].TaskID != "task-b" {
+		t.Fatalf("Remove of a row it cannot open: %+v %v", removed, err)
+	}
+	if st, err := s2.Stats(ctx); err != nil || st.Messages != 2 || st.Bytes != int64(len(msg("p1", "clear").Payload)+len(msg("p1", "a").Payload)) {
+		t.Fatalf("Stats %+v %v", st, err)
+	}
+	checkTotals(t, s2)
+}
+
+// A sealed payload opens only in its own row: moved to another, it fails
+// with sealed.ErrOpen.
+func TestASealedPayloadIsBoundToItsRecord(t *testing.T) {
+	s := open(t, pgtest.NewSchema(t), Options{Migrate: true, Keys: ringOf(t, genKey(t, "k1"))})
+	a, b := enqueue(t, s, msg("p1", "a")), enqueue(t, s, msg("p2", "b"))
+	if _, err := s.pool.Exec(ctx, "UPDATE a2a_inbox SET payload = (SELECT payload FROM a2a_inbox WHERE seq = $1) WHERE seq = $2", int64(a.Seq), int64(b.Seq)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Lookup(ctx, "task-b"); !errors.Is(err, sealed.ErrOpen) {
+		t.Fatalf("Lookup: %v", err)
+	}
+}
+
+// A queue of schema version 1 is migrated with its rows: each keeps its
+// size, in clear, and is read and counted as before.
+func TestMigrationKeepsTheRowsOfVersion1(t *testing.T) {
+	dsn := pgtest.NewSchema(t)
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := msg("p1", "old")
+	if _, err := pool.Exec(ctx, ms[0].sql); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{versionTable, nil},
+		{"INSERT INTO a2abind_schema (component, version) VALUES ('inbox', 1)", nil},
+		{`INSERT INTO a2a_inbox (seq, peer, message_id, task_id, context_id, payload, enqueued, expires)
+			VALUES (nextval('a2a_inbox_seq'), 'p1', 'old', 'task-old', '', $1, now(), now() + interval '1 hour')`, []any{r.Payload}},
+		{"UPDATE a2a_inbox_totals SET messages = 1, bytes = $1 WHERE slot = 0", []any{len(r.Payload)}},
+	} {
+		if _, err := pool.Exec(ctx, q.sql, q.args...); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+	}
+	s := open(t, dsn, Options{Migrate: true, Keys: ringOf(t, genKey(t, "k1"))})
+	got, ok, err := s.Lookup(ctx, "task-old")
+	if !ok || err != nil || !bytes.Equal(got.Payload, r.Payload) {
+		t.Fatalf("the row of version 1: %v %v %+v", ok, err, got)
+	}
+	checkTotals(t, s)
+	if _, err := s.Remove(ctx, []uint64{got.Seq}); err != nil {
+		t.Fatal(err)
+	}
+	checkTotals(t, s)
+	if st, _ := s.Stats(ctx); st.Messages != 0 || st.Bytes != 0 {
+		t.Fatalf("Stats after removing it: %+v", st)
+	}
+}
