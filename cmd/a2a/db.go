@@ -122,7 +122,7 @@ func runDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fail(2, "--dsn is required (or $%s): the PostgreSQL database", envDSN)
 	}
 	conn, s, err := pgConn(ctx, from, *dsn)
-	if given && len(s.secrets) > 0 {
+	if given && holdsPassword(*dsn) {
 		warnPasswordIn(stderr, "a2a db "+sub, "the --dsn DSN", storePasswordHelp)
 	}
 	if err != nil {

@@ -322,6 +322,10 @@ func TestPostgresPasswordFromTheEnvironment(t *testing.T) {
 			if r.code != c.code || !strings.Contains(r.stdout+r.stderr, c.want) {
 				t.Fatalf("exit %d, want %d and %q\n%s%s", r.code, c.code, c.want, r.stdout, r.stderr)
 			}
+			// The password comes from the environment, not the DSN.
+			if strings.Contains(r.stderr, "warning") {
+				t.Fatalf("warned of a password in --dsn:\n%s", r.stderr)
+			}
 			noSecret(t, r.stdout, r.stderr)
 		})
 	}

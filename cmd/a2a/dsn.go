@@ -190,10 +190,10 @@ func redactDSN(dsn string) (shown string, secrets []string) {
 	return b.String(), secrets
 }
 
-// pgConn connects to the database of a2a db's DSN (from names the flag or
-// variable). Errors are exit status 2 for a DSN that does not parse, 1
-// for a database that cannot be reached; none quotes a password.
-func pgConn(ctx context.Context, from, dsn string) (*pgx.Conn, dsnRef, error) {
+// parsePG parses a DSN (from names the flag or variable): a postgres://
+// or postgresql:// URL, or keyword/value pairs. Errors are usage errors
+// (exit 2); none quotes a password.
+func parsePG(from, dsn string) (*pgx.ConnConfig, dsnRef, error) {
 	s := newDSNRef(from, dsn)
 	if scheme, _, ok := strings.Cut(dsn, "://"); ok && scheme != "postgres" && scheme != "postgresql" {
 		return nil, s, fail(2, "%s %s: not a postgres:// or postgresql:// URL (nor keyword/value pairs)", from, s.shown)
@@ -202,7 +202,27 @@ func pgConn(ctx context.Context, from, dsn string) (*pgx.Conn, dsnRef, error) {
 	if err != nil {
 		return nil, s, fail(2, "%s: %s", from, s.scrub(err))
 	}
-	s.secrets = append(s.secrets, cfg.Password)
+	if cfg.Password != "" { // from the DSN, $PGPASSWORD or a password file
+		s.secrets = append(s.secrets, cfg.Password)
+	}
+	return cfg, s, nil
+}
+
+// holdsPassword reports whether a DSN, as given, holds a password (those
+// from $PGPASSWORD or a password file do not count).
+func holdsPassword(dsn string) bool {
+	_, secrets := redactDSN(dsn)
+	return len(secrets) > 0
+}
+
+// pgConn connects to the database of a2a db's DSN (from names the flag or
+// variable). Errors are exit status 2 for a DSN that does not parse, 1
+// for a database that cannot be reached; none quotes a password.
+func pgConn(ctx context.Context, from, dsn string) (*pgx.Conn, dsnRef, error) {
+	cfg, s, err := parsePG(from, dsn)
+	if err != nil {
+		return nil, s, err
+	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = pgConnectTimeout
 	}
