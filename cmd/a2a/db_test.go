@@ -94,13 +94,13 @@ type usageCase struct {
 
 // checkUsageErrors runs each case: the exit status is the one wanted, the
 // error is one line at the end of stderr naming what is wanted, no panic,
-// and no output holds dbSecret. $A2A_STORE, $A2A_QUEUE and $PGPASSWORD are
-// empty unless a case sets them.
+// and no output holds dbSecret. $A2A_STORE, $A2A_QUEUE, $A2A_PG and
+// $PGPASSWORD are empty unless a case sets them.
 func checkUsageErrors(t *testing.T, cases []usageCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := runCLI(t, append([]string{envStore + "=", envQueue + "=", "PGPASSWORD="}, c.env...), c.args...)
+			r := runCLI(t, append([]string{envStore + "=", envQueue + "=", envPG + "=", "PGPASSWORD="}, c.env...), c.args...)
 			if r.code != c.code {
 				t.Fatalf("exit %d, want %d\n%s%s", r.code, c.code, r.stdout, r.stderr)
 			}

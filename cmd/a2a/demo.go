@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/a2abind/a2abind/cmd/a2a/internal/demo"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
@@ -19,22 +21,39 @@ broker that refuses topics beginning with $ (ejabberd answers 0x90 topic
 name invalid) needs a root without $, such as a2a/v1 (docs/protocol.md
 §1.5).
 
+Story F01, an agent fleet on PostgreSQL (three pool members sharing a task
+store, the one holding a task killed, the follow-up failing over to the
+pool: docs/protocol.md §4.6.1), runs when --pg DSN (or $A2A_PG) names a
+database: a postgres:// URL or keyword/value pairs, the password best left
+out of it ($PGPASSWORD or ~/.pgpass, as for a2a db). The story creates a
+schema of its own there (a2a_demo_ and 8 hex digits), migrates it, and
+drops it at the end; a database it cannot reach fails the story. Without
+--pg the story is skipped with its reason.
+
 Exit status: 0 when every story passed or was skipped, 1 when one failed
 or the broker refused what the stories need (the demo stops at the first
 refusal), 2 when the command line is wrong. A story is skipped, not
 failed, when the broker does not offer a capability that only an Extended
-conformance feature needs: story 05's pool on a broker without shared
-subscriptions prints "SKIP" with the reason, and the last line counts it
-("11 passed, 1 skipped (05: the broker does not offer shared
-subscriptions)").
+conformance feature needs, or when the run was not given what it needs:
+story 05's pool on a broker without shared subscriptions prints "SKIP"
+with the reason, and the last line counts it ("11 passed, 2 skipped (05:
+the broker does not offer shared subscriptions; F01: no PostgreSQL given:
+--pg DSN)").
 `
 
+// envPG is the environment variable of a2a demo's PostgreSQL database
+// (story F01); --pg takes precedence.
+const envPG = "A2A_PG"
+
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("demo", "[--broker URL [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F]] [--topic-root ROOT] [--quiet]", "a2a demo", stderr)
+	fs := newFlags("demo", "[--broker URL [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F]] [--topic-root ROOT] [--pg DSN] [--quiet]",
+		"a2a demo\n  a2a demo --pg postgres://agent@db.example:5432/a2a", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), demoHelp) }
 	brokerURL := fs.String("broker", "", "run against this broker instead of embedded ones")
 	quiet := fs.Bool("quiet", false, "print the verdicts only, not the transcript")
+	pg := fs.String("pg", "", "run story F01, the agent fleet, on this PostgreSQL database: a postgres:// URL or keyword/value pairs (default $"+envPG+
+		"; without either the story is skipped); the password from "+storePasswordHelp)
 	cf := addConnFlags(fs)
 	rootf := addRootFlag(fs)
 	if err := parse(fs, args); err != nil {
@@ -49,6 +68,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
+	pgRef, err := demoPG(fs, *pg, stderr)
+	if err != nil {
+		return err
+	}
 	root, err := rootf.root(stderr)
 	if err != nil {
 		return err
@@ -60,7 +83,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// conn.Broker is the URL without its userinfo (the demo prints it).
 	_, err = demo.Run(ctx, demo.Config{BrokerURL: conn.Broker, TLS: conn.TLS, Username: conn.Username, Password: conn.Password, Root: root,
-		Out: stdout, Transcript: !*quiet,
+		Out: stdout, Transcript: !*quiet, PG: pgRef.raw,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
 	if errors.Is(err, demo.ErrFailed) {
 		return withRootHint(fail(1, "%v", err), err, root)
@@ -72,4 +95,31 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fail(1, "%v", err)
 	}
 	return nil
+}
+
+// demoPG returns story F01's database: --pg, else $A2A_PG, else none (the
+// story is skipped). A DSN that does not parse is a usage error (exit 2)
+// naming where it comes from, its password never quoted; a password in
+// --pg prints a warning on stderr.
+func demoPG(fs *flag.FlagSet, flagValue string, stderr io.Writer) (dsnRef, error) {
+	from, raw := "--pg", flagValue
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "pg" })
+	if !given {
+		from, raw = "$"+envPG, os.Getenv(envPG)
+	}
+	if raw == "" {
+		if given {
+			return dsnRef{}, fail(2, "--pg: give the PostgreSQL database of story F01, or leave the flag out to skip the story")
+		}
+		return dsnRef{}, nil
+	}
+	_, ref, err := parsePG(from, raw)
+	if err != nil {
+		return ref, err
+	}
+	if given && holdsPassword(raw) {
+		warnPasswordIn(stderr, fs.Name(), "the --pg DSN", storePasswordHelp)
+	}
+	return ref, nil
 }

@@ -2,9 +2,11 @@
 // 05, 07, 08, 09) against a broker with the reference agent, three of them
 // (H02, H03, H08) against the reference agent served over HTTP on a
 // loopback port, an agent that sleeps (O01) and push notifications (P01)
-// over HTTP too, and story S11, an intruder refused by an embedded broker
-// secured as docs/protocol.md §13 describes, printing a transcript of what
-// crosses the broker or the HTTP connection and a verdict per story. It is the main job of the a2a
+// over HTTP too, story S11, an intruder refused by an embedded broker
+// secured as docs/protocol.md §13 describes, and story F01, an agent fleet
+// on PostgreSQL with pool failover (skipped unless Config.PG names a
+// database), printing a transcript of what crosses the broker or the HTTP
+// connection and a verdict per story. It is the main job of the a2a
 // command and feeds the golden wire transcripts.
 package demo
 
@@ -58,6 +60,8 @@ type demo struct {
 	// transcript receives the transcript (io.Discard with Transcript
 	// false).
 	transcript io.Writer
+	// pg is the PostgreSQL database of story F01 (Config.PG).
+	pg string
 }
 
 // sniffOut is where a story writes lines of its own transcript.
@@ -120,6 +124,10 @@ type Config struct {
 	// RecordHTTP, when set, receives every HTTP exchange of each HTTP
 	// story (for golden transcripts).
 	RecordHTTP func(story string, xs []Exchange)
+	// PG is the DSN of a PostgreSQL database for story F01, the agent
+	// fleet: the story creates a schema of its own there and drops it at
+	// the end. Empty, the story is skipped (a *NotGivenError).
+	PG string
 }
 
 // Result is the verdict of one story.
@@ -128,9 +136,11 @@ type Result struct {
 	Err               error
 	// Skipped says the story was not told: the broker does not offer a
 	// capability that only an Extended conformance feature needs (shared
-	// subscriptions, for the pool of story 05: docs/protocol.md §4.6,
-	// §10). Err is the *a2amqtt.CapabilityError that says so. A skipped
-	// story is not a failure.
+	// subscriptions, for the pools of stories 05 and F01: docs/protocol.md
+	// §4.6, §10), and Err is the *a2amqtt.CapabilityError that says so;
+	// or the run was not given what the story needs (story F01 without
+	// Config.PG), and Err is a *NotGivenError. A skipped story is not a
+	// failure.
 	Skipped bool
 }
 
@@ -146,6 +156,22 @@ var ErrFailed = errors.New("demo: a story failed")
 // the SKIP line says of it.
 var optionalCapabilities = map[string]string{
 	"shared subscriptions": "shared pools are Extended conformance: docs/protocol.md §4.6, §10",
+}
+
+// skipReason says why a story that ended with err is skipped: line is
+// what its SKIP line says, summary what the summary line says; ok is
+// false for a story that is not skipped (optionalCapability,
+// NotGivenError).
+func skipReason(err error) (line, summary string, ok bool) {
+	var ng *NotGivenError
+	if errors.As(err, &ng) {
+		return ng.Reason, ng.Reason, true
+	}
+	capability, why, ok := optionalCapability(err)
+	if !ok {
+		return "", "", false
+	}
+	return fmt.Sprintf("%v (%s)", err, why), "the broker does not offer " + capability, true
 }
 
 // optionalCapability returns what a story skipped says when err is a
@@ -169,7 +195,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	d := &demo{out: stdout, root: cfg.Root, org: "demo", unit: "lab-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:6], log: cfg.Log}
+	d := &demo{out: stdout, root: cfg.Root, org: "demo", unit: "lab-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:6], log: cfg.Log, pg: cfg.PG}
 	if !d.root.IsDefault() {
 		fmt.Fprintf(stdout, "topic root: %s, not the profile's %s (docs/protocol.md §1.5)\n", d.root, mqttbind.DefaultRoot)
 	}
@@ -266,12 +292,12 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		case cfg.Record != nil:
 			cfg.Record(s.ID, sniff.takeMessages())
 		}
-		_, why, skip := optionalCapability(err)
+		why, _, skip := skipReason(err)
 		r := Result{ID: s.ID, Title: s.Title, Detail: detail, Err: err, Skipped: skip}
 		results = append(results, r)
 		switch {
 		case r.Skipped:
-			fmt.Fprintf(stdout, "   SKIP: %v (%s)\n", err, why)
+			fmt.Fprintf(stdout, "   SKIP: %s\n", why)
 			continue
 		case err != nil:
 			fmt.Fprintf(stdout, "   FAIL: %v\n", err)
@@ -299,8 +325,8 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		switch {
 		case r.Skipped:
 			verdict = "SKIP"
-			capability, _, _ := optionalCapability(r.Err)
-			skipped = append(skipped, r.ID+": the broker does not offer "+capability)
+			_, why, _ := skipReason(r.Err)
+			skipped = append(skipped, r.ID+": "+why)
 		case r.Err != nil:
 			verdict = "FAIL"
 			failed++
@@ -322,7 +348,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 }
 
 // Stories are the user stories the demo runs, in order: over MQTT, over
-// HTTP, then on the secured broker.
+// HTTP, on the secured broker, then the agent fleet on PostgreSQL.
 var Stories = []Story{
 	{"02", "single request, single reply", false, false, story02},
 	{"03", "streaming reply", false, false, story03},
@@ -336,6 +362,8 @@ var Stories = []Story{
 	{"O01", "offline store-and-forward over HTTP: asleep, queued, queue full, wake, delivered once, replay refused", true, false, storyO01},
 	{"P01", "push notifications over HTTP: bind, deliver, receiver killed, the poll settles it", true, false, storyP01},
 	{"S11", "an intruder is refused (secured broker)", false, true, storyS11},
+	{"F01", "agent fleet on PostgreSQL: three pool members share a store, the one holding an INPUT_REQUIRED task is killed, " +
+		"the follow-up fails over to the pool and completes on another, once", false, false, storyF01},
 }
 
 // startHTTP serves the reference agent "echo" over HTTP alone on a
