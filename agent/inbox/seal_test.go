@@ -260,3 +260,70 @@ func TestASealedPayloadIsBoundToItsRecord(t *testing.T) {
 		t.Fatalf("Lookup: %v", err)
 	}
 }
+
+// A file that may hold sealed records stays marked so (format 3) when a
+// store without a ring repairs it (a record failing its checksum is
+// dropped) or salvages it (damaged: its sealed records are copied to a
+// fresh file); the sealed records it keeps open with the key.
+func TestAFileOfSealedRecordsStaysMarked(t *testing.T) {
+	keys := ringOf(t, genKey(t, "k1"))
+	path := dbPath(t)
+	s, _ := openAt(t, path, BoltOptions{Keys: keys})
+	for i := range 200 {
+		r := msg("p1", string(rune('a'+i%26))+strings.Repeat("x", i/26))
+		r.Payload = bytes.Repeat([]byte("y"), 200)
+		mustEnqueue(t, s, r)
+	}
+	s.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("repaired", func(t *testing.T) {
+		p := dbPath(t)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		writeBolt(t, p, func(tx *bolt.Tx) error {
+			v := bytes.Clone(tx.Bucket(bucketRecords).Get(seqKey(7)))
+			v[len(v)-1] ^= 1
+			return tx.Bucket(bucketRecords).Put(seqKey(7), v)
+		})
+		s, rec := openAt(t, p, BoltOptions{})
+		if rec.Unreadable != 1 {
+			t.Fatalf("recovery %+v, want the one record dropped", rec)
+		}
+		s.Close()
+		if f := formatOf(t, p); f != fileFormatSealed {
+			t.Fatalf("format %d after the repair", f)
+		}
+	})
+
+	t.Run("salvaged", func(t *testing.T) {
+		p := dbPath(t)
+		db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pageSize := db.Info().PageSize
+		var hwm int64
+		db.View(func(tx *bolt.Tx) error { hwm = tx.Size(); return nil })
+		db.Close()
+		if err := os.WriteFile(p, data[:hwm-int64(pageSize)], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, rec := openAt(t, p, BoltOptions{})
+		if !rec.Damaged || rec.Records == 0 {
+			t.Fatalf("recovery %+v, want a damaged file with records salvaged", rec)
+		}
+		s.Close()
+		if f := formatOf(t, p); f != fileFormatSealed {
+			t.Fatalf("format %d after the salvage", f)
+		}
+		s, _ = openAt(t, p, BoltOptions{Keys: keys})
+		if got := all(t, s); len(got) != rec.Records || !bytes.Equal(got[0].Payload, bytes.Repeat([]byte("y"), 200)) {
+			t.Fatalf("%d records read with the key, %d salvaged", len(got), rec.Records)
+		}
+	})
+}
