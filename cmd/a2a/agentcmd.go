@@ -102,7 +102,7 @@ connections would take each other's session over).
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--store URL [--migrate] | --data DIR] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR | --queue URL]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L]",
+	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--store URL [--migrate] | --data DIR] [--secrets-key-file F] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR | --queue URL]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L]",
 		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo --store postgres://agent@db.example:5432/a2a --migrate", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp+reachabilityHelp) }
@@ -209,7 +209,14 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// The store opens before anything is served: a database that cannot
 	// be used stops the agent before it is seen online.
-	store, err := storeAt.open(ctx, *sf.migrate, "agent "+*id, stdout)
+	keys, err := sf.keys(log)
+	if err != nil {
+		return err
+	}
+	if reachability != nil {
+		reachability.QueueKeys = keys
+	}
+	store, err := storeAt.open(ctx, *sf.migrate, keys, "agent "+*id, stdout)
 	if err != nil {
 		return err
 	}
@@ -223,7 +230,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if rf.pgQueue != nil {
-		q, err := openQueue(ctx, *rf.pgQueue, *sf.migrate, "agent "+*id, stdout, log)
+		q, err := openQueue(ctx, *rf.pgQueue, *sf.migrate, keys, "agent "+*id, stdout, log)
 		if err != nil {
 			closeStores()
 			return err

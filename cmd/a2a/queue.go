@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2abind/a2abind/agent/inbox"
 	"github.com/a2abind/a2abind/agent/inbox/pginbox"
+	"github.com/a2abind/a2abind/agent/sealed"
 )
 
 // envQueue is the environment variable of a2a agent's offline queue in
@@ -51,7 +52,7 @@ func (q pgQueue) Close() error {
 // exit status 2 for a DSN that does not parse, 1 otherwise (the database
 // unreachable, its schema not the one this a2a knows); each names the
 // flag or variable, and none quotes a password.
-func openQueue(ctx context.Context, q dsnRef, migrate bool, who string, stdout io.Writer, log *slog.Logger) (pgQueue, error) {
+func openQueue(ctx context.Context, q dsnRef, migrate bool, keys *sealed.Ring, who string, stdout io.Writer, log *slog.Logger) (pgQueue, error) {
 	pool, q, err := q.pgPool(ctx)
 	if err != nil {
 		return pgQueue{}, err
@@ -66,7 +67,7 @@ func openQueue(ctx context.Context, q dsnRef, migrate bool, who string, stdout i
 			fmt.Fprintf(stdout, "%s: schema inbox: version %d -> %d\n", who, from, pginbox.SchemaVersion)
 		}
 	}
-	st, err := pginbox.OpenPool(ctx, pool, pginbox.Options{Logger: log})
+	st, err := pginbox.OpenPool(ctx, pool, pginbox.Options{Logger: log, Keys: keys})
 	if err != nil {
 		pool.Close()
 		return pgQueue{}, q.schemaError(err)

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/agent/taskstore/pgstore"
 )
@@ -22,6 +24,9 @@ import (
 // envStore is the environment variable of a2a agent's task store; --store
 // and --data take precedence.
 const envStore = "A2A_STORE"
+
+// envSecretsKeyFile is the default of --secrets-key-file.
+const envSecretsKeyFile = "A2A_SECRETS_KEY_FILE"
 
 // Kinds of task store.
 const (
@@ -77,9 +82,10 @@ func parseStore(from, raw string) (storeSpec, error) {
 
 // storeFlags are a2a agent's task store flags.
 type storeFlags struct {
-	fs      *flag.FlagSet
-	store   *string
-	migrate *bool
+	fs             *flag.FlagSet
+	store          *string
+	migrate        *bool
+	secretsKeyFile *string
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
@@ -87,7 +93,29 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 		store: fs.String("store", "", "keep tasks in memory, bolt://PATH (a bbolt file) or postgres://USER@HOST/DB (PostgreSQL, "+
 			"the password from "+storePasswordHelp+"; see Task store below) (default: $"+envStore+", else memory)"),
 		migrate: fs.Bool("migrate", false, "with a postgres:// store or queue: apply the schema migrations it lacks at start (as a2a db migrate)"),
+		secretsKeyFile: fs.String("secrets-key-file", "", "seal push-notification tokens and credentials, and queued messages, at rest in a bolt:// or postgres:// "+
+			"store and queue with the AES-256-GCM keys of this file: one 'ID BASE64' line a key, 32 bytes, the first the current one, the others older ones still read "+
+			"(docs/guide.md, Secrets at rest) (default: $"+envSecretsKeyFile+", else secrets are stored in clear)"),
 	}
+}
+
+// keys loads the key ring of --secrets-key-file (else $A2A_SECRETS_KEY_FILE):
+// nil when neither is set. A file that cannot be read or holds no valid
+// key is exit 1 naming the flag or the variable; one that others may read
+// is logged as a warning.
+func (f *storeFlags) keys(log *slog.Logger) (*sealed.Ring, error) {
+	from, path := "--secrets-key-file", *f.secretsKeyFile
+	if path == "" {
+		from, path = "$"+envSecretsKeyFile, os.Getenv(envSecretsKeyFile)
+	}
+	if path == "" {
+		return nil, nil
+	}
+	ring, err := sealed.LoadFile(path, log)
+	if err != nil {
+		return nil, fail(1, "%s %s: %v", from, path, err)
+	}
+	return ring, nil
 }
 
 // spec returns the store the flags choose: --store, else --data DIR (the
@@ -131,13 +159,13 @@ func (f *storeFlags) spec(dataDir string, pgQueue bool, stderr io.Writer) (store
 // a bolt:// path that is a directory, 1 otherwise (the database
 // unreachable, its schema not the one this a2a knows, the file locked);
 // each names the flag, and none quotes a password.
-func (s storeSpec) open(ctx context.Context, migrate bool, who string, stdout io.Writer) (taskstore.Store, error) {
+func (s storeSpec) open(ctx context.Context, migrate bool, keys *sealed.Ring, who string, stdout io.Writer) (taskstore.Store, error) {
 	switch s.kind {
 	case storeBolt:
 		if fi, err := os.Stat(s.path); err == nil && fi.IsDir() {
 			return nil, fail(2, "%s %s: %s is a directory: name the database file (%s/tasks.db, say)", s.from, s.shown, s.path, strings.TrimSuffix(s.shown, "/"))
 		}
-		st, err := taskstore.OpenBolt(s.path, nil, 0)
+		st, err := taskstore.OpenBolt(s.path, nil, 0, taskstore.SealSecrets(keys))
 		if err != nil {
 			msg := err.Error()
 			if strings.HasSuffix(msg, "timeout") {
@@ -147,7 +175,7 @@ func (s storeSpec) open(ctx context.Context, migrate bool, who string, stdout io
 		}
 		return st, nil
 	case storePostgres:
-		return s.openPostgres(ctx, migrate, who, stdout)
+		return s.openPostgres(ctx, migrate, keys, who, stdout)
 	}
 	return nil, nil
 }
@@ -164,7 +192,7 @@ func (s pgStore) Close() error {
 	return err
 }
 
-func (s storeSpec) openPostgres(ctx context.Context, migrate bool, who string, stdout io.Writer) (taskstore.Store, error) {
+func (s storeSpec) openPostgres(ctx context.Context, migrate bool, keys *sealed.Ring, who string, stdout io.Writer) (taskstore.Store, error) {
 	pool, ref, err := s.pgPool(ctx)
 	if err != nil {
 		return nil, err
@@ -180,7 +208,7 @@ func (s storeSpec) openPostgres(ctx context.Context, migrate bool, who string, s
 			fmt.Fprintf(stdout, "%s: schema taskstore: version %d -> %d\n", who, from, pgstore.SchemaVersion)
 		}
 	}
-	st, err := pgstore.OpenPool(ctx, pool, pgstore.Options{})
+	st, err := pgstore.OpenPool(ctx, pool, pgstore.Options{Keys: keys})
 	if err != nil {
 		pool.Close()
 		return nil, s.schemaError(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/agent/governed"
 	"github.com/a2abind/a2abind/agent/inbox"
+	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/agent/webhook"
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -112,6 +113,10 @@ type Reachability struct {
 	// (agent/inbox/pginbox's, which several agents may share). Start takes
 	// it over: it is closed by Close, or at once when Start fails.
 	Queue inbox.Store
+	// QueueKeys seals the records of the QueueDir queue at rest
+	// (inbox.BoltOptions.Keys); nil stores them in clear. A Queue the
+	// caller opened carries its own.
+	QueueKeys *sealed.Ring
 	// Bounds are the queue bounds (zero fields: the defaults).
 	Bounds offline.QueueBounds
 	// Answer is how the HTTP binding answers (default the HTTP statuses).
@@ -328,7 +333,7 @@ func (ra *Agent) openOffline(r *Reachability, authenticated bool, log *slog.Logg
 		if err := os.MkdirAll(r.QueueDir, 0o700); err != nil {
 			return nil, err
 		}
-		q, rec, err := inbox.OpenBolt(filepath.Join(r.QueueDir, "queue.db"), inbox.BoltOptions{Logger: log})
+		q, rec, err := inbox.OpenBolt(filepath.Join(r.QueueDir, "queue.db"), inbox.BoltOptions{Logger: log, Keys: r.QueueKeys})
 		if err != nil {
 			return nil, err
 		}
