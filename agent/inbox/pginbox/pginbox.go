@@ -20,6 +20,7 @@ import (
 	"github.com/a2abind/a2abind/agent/inbox"
 	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/generated/offline"
+	"github.com/a2abind/a2abind/internal/pgschema"
 	"github.com/a2abind/a2abind/statemachines/reach"
 )
 
@@ -96,31 +97,20 @@ var errNoExpiry = errors.New("pginbox: the record has no Expires")
 // Open connects to the database dsn names and opens the store on it; Close
 // closes the connections.
 func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		return nil, fmt.Errorf("pginbox: %w", err)
-	}
-	s, err := OpenPool(ctx, pool, o)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	s.own = true
-	return s, nil
+	return pgschema.Open(ctx, schema, dsn, func(pool *pgxpool.Pool) (*Store, error) {
+		s, err := OpenPool(ctx, pool, o)
+		if err == nil {
+			s.own = true
+		}
+		return s, err
+	})
 }
 
 // OpenPool opens the store on a pool the caller keeps: Close leaves it
 // open. It checks the schema version (see Options.Migrate). The
 // connection Notify listens on is made from the pool's configuration.
 func OpenPool(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error) {
-	var v int
-	var err error
-	if o.Migrate {
-		_, err = Migrate(ctx, pool)
-	} else if v, err = Version(ctx, pool); err == nil && v != SchemaVersion {
-		err = &SchemaError{Database: v, Known: SchemaVersion}
-	}
-	if err != nil {
+	if err := schema.Check(ctx, pool, o.Migrate); err != nil {
 		return nil, err
 	}
 	var oid uint32

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/a2abind/a2abind/agent/inbox"
 	"github.com/a2abind/a2abind/agent/inbox/inboxtest"
@@ -406,31 +405,22 @@ func TestTheQueuesOfTwoSchemasHaveTheirOwnChannels(t *testing.T) {
 	}
 }
 
-// Open checks the schema version: a database without the schema is
-// refused unless Options.Migrate applies it, and one newer than the
-// package knows is refused either way, naming both versions.
+// Open checks the offline queue's schema (the versioning itself is
+// internal/pgschema's, tested there, with the task store's migrations
+// beside it): a database without it is refused unless Options.Migrate
+// applies it, one newer either way, with a *SchemaError naming both
+// versions. OpenPool leaves the caller's pool open, its listener stopped.
 func TestOpenChecksTheSchemaVersion(t *testing.T) {
 	dsn := pgtest.NewSchema(t)
 	_, err := Open(ctx, dsn, Options{})
 	var se *SchemaError
-	if !errors.As(err, &se) || se.Database != 0 || se.Known != SchemaVersion || se.Newer() ||
-		!strings.Contains(err.Error(), "version 0") || !strings.Contains(err.Error(), fmt.Sprintf("version %d", SchemaVersion)) ||
-		!strings.Contains(err.Error(), "Migrate") {
+	if !errors.As(err, &se) || *se != (SchemaError{Database: 0, Known: SchemaVersion}) || se.Newer() ||
+		!strings.HasPrefix(err.Error(), fmt.Sprintf("pginbox: the database's offline queue schema is version 0, this program needs version %d: ", SchemaVersion)) {
 		t.Fatalf("a database without the schema: %v", err)
 	}
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if v, err := Version(ctx, pool); v != 0 || err != nil {
-		t.Fatalf("version of an empty database: %d %v", v, err)
-	}
-	if from, err := Migrate(ctx, pool); from != 0 || err != nil {
-		t.Fatalf("migrate: %d %v", from, err)
-	}
-	if from, err := Migrate(ctx, pool); from != SchemaVersion || err != nil {
-		t.Fatalf("migrate again: %d %v", from, err)
+	pool := open(t, dsn, Options{Migrate: true}).pool
+	if v, err := Version(ctx, pool); v != SchemaVersion || err != nil {
+		t.Fatalf("version after Options.Migrate: %d %v", v, err)
 	}
 	s, err := OpenPool(ctx, pool, Options{})
 	if err != nil {
@@ -441,93 +431,16 @@ func TestOpenChecksTheSchemaVersion(t *testing.T) {
 	if err := pool.Ping(ctx); err != nil {
 		t.Fatalf("Close closed the caller's pool: %v", err)
 	}
-
 	newer := SchemaVersion + 1
 	if _, err := pool.Exec(ctx, "UPDATE a2abind_schema SET version = $1 WHERE component = 'inbox'", newer); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []Options{{}, {Migrate: true}} {
-		_, err := Open(ctx, dsn, o)
-		if !errors.As(err, &se) || se.Database != newer || !se.Newer() ||
-			!strings.Contains(err.Error(), fmt.Sprintf("version %d, newer than version %d", newer, SchemaVersion)) {
-			t.Fatalf("a newer schema (migrate %v): %v", o.Migrate, err)
-		}
+	if _, err := Open(ctx, dsn, Options{Migrate: true}); !errors.As(err, &se) || se.Database != newer || !se.Newer() ||
+		!strings.Contains(err.Error(), fmt.Sprintf("offline queue schema is version %d, newer than version %d", newer, SchemaVersion)) {
+		t.Fatalf("a newer schema: %v", err)
 	}
-	if _, err := Migrate(ctx, pool); !errors.As(err, &se) || se.Database != newer {
-		t.Fatalf("migrate a newer schema: %v", err)
-	}
-	if v, _ := Version(ctx, pool); v != newer {
-		t.Fatalf("migrate changed a newer schema to %d", v)
-	}
-}
-
-// Instances starting together with Options.Migrate apply the schema once;
-// the version table keeps a row per store, the task store's untouched.
-func TestConcurrentMigrationsApplyOnce(t *testing.T) {
-	dsn := pgtest.NewSchema(t)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := pool.Exec(ctx, versionTable+"; INSERT INTO a2abind_schema (component, version) VALUES ('taskstore', 7)"); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	froms := make([]int, 4)
-	for i := range froms {
-		wg.Go(func() {
-			p, err := pgxpool.New(ctx, dsn)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer p.Close()
-			if froms[i], err = Migrate(ctx, p); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	zeros := 0
-	for _, f := range froms {
-		if f == 0 {
-			zeros++
-		}
-	}
-	if zeros != 1 {
-		t.Fatalf("migrations found versions %v: want one 0, the others %d", froms, SchemaVersion)
-	}
-	rows, err := pool.Query(ctx, "SELECT component || '=' || version FROM a2abind_schema ORDER BY component")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || !slices.Equal(got, []string{fmt.Sprintf("inbox=%d", SchemaVersion), "taskstore=7"}) {
-		t.Fatalf("a2abind_schema: %v, %v", got, err)
-	}
-	checkTotals(t, open(t, dsn, Options{}))
-}
-
-// The embedded migrations are numbered from 1 without a gap, the last one
-// SchemaVersion.
-func TestMigrationsAreNumbered(t *testing.T) {
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) != SchemaVersion || ms[len(ms)-1].version != SchemaVersion {
-		t.Fatalf("%d migrations, SchemaVersion %d", len(ms), SchemaVersion)
-	}
-}
-
-// A DSN that does not parse, or names no server, fails Open.
-func TestOpenFailsOnABadDSN(t *testing.T) {
-	if _, err := Open(ctx, "postgres://%zz", Options{}); err == nil {
-		t.Fatal("a DSN that does not parse")
-	}
-	if _, err := Open(ctx, "postgres://nobody@127.0.0.1:1/none?connect_timeout=5", Options{}); err == nil {
-		t.Fatal("a DSN of no server")
+	if from, err := Migrate(ctx, pool); from != newer || !errors.As(err, &se) || se.Database != newer {
+		t.Fatalf("migrate a newer schema: %d %v", from, err)
 	}
 }
 

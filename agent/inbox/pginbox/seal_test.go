@@ -390,20 +390,14 @@ func TestMigrationKeepsTheRowsOfVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := msg("p1", "old")
-	if _, err := pool.Exec(ctx, ms[0].sql); err != nil {
+	if _, err := schema.MigrateTo(ctx, pool, 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []struct {
 		sql  string
 		args []any
 	}{
-		{versionTable, nil},
-		{"INSERT INTO a2abind_schema (component, version) VALUES ('inbox', 1)", nil},
 		{`INSERT INTO a2a_inbox (seq, peer, message_id, task_id, context_id, payload, enqueued, expires)
 			VALUES (nextval('a2a_inbox_seq'), 'p1', 'old', 'task-old', '', $1, now(), now() + interval '1 hour')`, []any{r.Payload}},
 		{"UPDATE a2a_inbox_totals SET messages = 1, bytes = $1 WHERE slot = 0", []any{len(r.Payload)}},

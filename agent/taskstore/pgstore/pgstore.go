@@ -18,6 +18,7 @@ import (
 	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/pgschema"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
@@ -95,30 +96,19 @@ const totalSlots = 64
 // Open connects to the database dsn names and opens the store on it; Close
 // closes the connections.
 func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: %w", err)
-	}
-	s, err := OpenPool(ctx, pool, o)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
-	s.own = true
-	return s, nil
+	return pgschema.Open(ctx, schema, dsn, func(pool *pgxpool.Pool) (*Store, error) {
+		s, err := OpenPool(ctx, pool, o)
+		if err == nil {
+			s.own = true
+		}
+		return s, err
+	})
 }
 
 // OpenPool opens the store on a pool the caller keeps: Close leaves it
 // open. It checks the schema version (see Options.Migrate).
 func OpenPool(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error) {
-	var v int
-	var err error
-	if o.Migrate {
-		_, err = Migrate(ctx, pool)
-	} else if v, err = Version(ctx, pool); err == nil && v != SchemaVersion {
-		err = &SchemaError{Database: v, Known: SchemaVersion}
-	}
-	if err != nil {
+	if err := schema.Check(ctx, pool, o.Migrate); err != nil {
 		return nil, err
 	}
 	s := &Store{pool: pool, now: o.Now, maxTasks: int64(o.MaxTasks), maxBytes: o.MaxBytes,

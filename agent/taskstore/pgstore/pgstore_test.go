@@ -199,31 +199,22 @@ func TestRememberedExpiriesAreBounded(t *testing.T) {
 	}
 }
 
-// Open checks the schema version: a database without the schema is
-// refused unless Options.Migrate applies it, and one newer than the
-// package knows is refused either way, naming both versions.
+// Open checks the task store's schema (the versioning itself is
+// internal/pgschema's, tested there): a database without it is refused
+// unless Options.Migrate applies it, one newer either way, with a
+// *SchemaError naming both versions. OpenPool leaves the caller's pool
+// open.
 func TestOpenChecksTheSchemaVersion(t *testing.T) {
 	dsn := pgtest.NewSchema(t)
 	_, err := Open(ctx, dsn, Options{})
 	var se *SchemaError
-	if !errors.As(err, &se) || se.Database != 0 || se.Known != SchemaVersion || se.Newer() ||
-		!strings.Contains(err.Error(), "version 0") || !strings.Contains(err.Error(), fmt.Sprintf("version %d", SchemaVersion)) ||
-		!strings.Contains(err.Error(), "Migrate") {
+	if !errors.As(err, &se) || *se != (SchemaError{Database: 0, Known: SchemaVersion}) || se.Newer() ||
+		!strings.HasPrefix(err.Error(), fmt.Sprintf("pgstore: the database's task store schema is version 0, this program needs version %d: ", SchemaVersion)) {
 		t.Fatalf("a database without the schema: %v", err)
 	}
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if v, err := Version(ctx, pool); v != 0 || err != nil {
-		t.Fatalf("version of an empty database: %d %v", v, err)
-	}
-	if from, err := Migrate(ctx, pool); from != 0 || err != nil {
-		t.Fatalf("migrate: %d %v", from, err)
-	}
-	if from, err := Migrate(ctx, pool); from != SchemaVersion || err != nil {
-		t.Fatalf("migrate again: %d %v", from, err)
+	pool := open(t, dsn, Options{Migrate: true}).pool
+	if v, err := Version(ctx, pool); v != SchemaVersion || err != nil {
+		t.Fatalf("version after Options.Migrate: %d %v", v, err)
 	}
 	s, err := OpenPool(ctx, pool, Options{})
 	if err != nil {
@@ -233,23 +224,16 @@ func TestOpenChecksTheSchemaVersion(t *testing.T) {
 	if err := pool.Ping(ctx); err != nil {
 		t.Fatalf("Close closed the caller's pool: %v", err)
 	}
-
 	newer := SchemaVersion + 1
 	if _, err := pool.Exec(ctx, "UPDATE a2abind_schema SET version = $1 WHERE component = 'taskstore'", newer); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []Options{{}, {Migrate: true}} {
-		_, err := Open(ctx, dsn, o)
-		if !errors.As(err, &se) || se.Database != newer || !se.Newer() ||
-			!strings.Contains(err.Error(), fmt.Sprintf("version %d, newer than version %d", newer, SchemaVersion)) {
-			t.Fatalf("a newer schema (migrate %v): %v", o.Migrate, err)
-		}
+	if _, err := Open(ctx, dsn, Options{Migrate: true}); !errors.As(err, &se) || se.Database != newer || !se.Newer() ||
+		!strings.Contains(err.Error(), fmt.Sprintf("task store schema is version %d, newer than version %d", newer, SchemaVersion)) {
+		t.Fatalf("a newer schema: %v", err)
 	}
-	if _, err := Migrate(ctx, pool); !errors.As(err, &se) || se.Database != newer {
-		t.Fatalf("migrate a newer schema: %v", err)
-	}
-	if v, _ := Version(ctx, pool); v != newer {
-		t.Fatalf("migrate changed a newer schema to %d", v)
+	if from, err := Migrate(ctx, pool); from != newer || !errors.As(err, &se) || se.Database != newer {
+		t.Fatalf("migrate a newer schema: %d %v", from, err)
 	}
 }
 
@@ -264,20 +248,13 @@ func TestAVersion1DatabaseIsMigratedKeepingItsTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
 	body, err := (&a2a.Task{ID: "old", ContextID: "c1", Status: &a2a.TaskStatus{State: a2a.TaskStateWorking}}).AppendJSON(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The schema and a task as version 1 wrote them.
 	size := len(body) + len("old") + len("c1") + len("m1")
-	if _, err := pool.Exec(ctx, versionTable+"; "+ms[0].sql); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO a2abind_schema (component, version) VALUES ('taskstore', 1)`); err != nil {
+	if _, err := schema.MigrateTo(ctx, pool, 1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO a2a_tasks (id, context_id, state, phase, created, updated, size, owner, message_ids, task, push)
@@ -325,59 +302,6 @@ func ids(p taskstore.Page) string {
 		out = append(out, r.Task.ID)
 	}
 	return strings.Join(out, ",")
-}
-
-// Instances starting together with Options.Migrate apply the schema once.
-func TestConcurrentMigrationsApplyOnce(t *testing.T) {
-	dsn := pgtest.NewSchema(t)
-	var wg sync.WaitGroup
-	froms := make([]int, 4)
-	for i := range froms {
-		wg.Go(func() {
-			pool, err := pgxpool.New(ctx, dsn)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer pool.Close()
-			if froms[i], err = Migrate(ctx, pool); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	zeros := 0
-	for _, f := range froms {
-		if f == 0 {
-			zeros++
-		}
-	}
-	if zeros != 1 {
-		t.Fatalf("migrations found versions %v: want one 0, the others %d", froms, SchemaVersion)
-	}
-	checkTotals(t, open(t, dsn, Options{}))
-}
-
-// The embedded migrations are numbered from 1 without a gap, the last one
-// SchemaVersion.
-func TestMigrationsAreNumbered(t *testing.T) {
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) != SchemaVersion || ms[len(ms)-1].version != SchemaVersion {
-		t.Fatalf("%d migrations, SchemaVersion %d", len(ms), SchemaVersion)
-	}
-}
-
-// A DSN that does not parse, or names no server, fails Open.
-func TestOpenFailsOnABadDSN(t *testing.T) {
-	if _, err := Open(ctx, "postgres://%zz", Options{}); err == nil {
-		t.Fatal("a DSN that does not parse")
-	}
-	if _, err := Open(ctx, "postgres://nobody@127.0.0.1:1/none?connect_timeout=5", Options{}); err == nil {
-		t.Fatal("a DSN of no server")
-	}
 }
 
 // The store's tables are those of the connection's search_path, which a
