@@ -17,7 +17,6 @@ import (
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/agent/taskstore"
-	"github.com/a2abind/a2abind/agent/taskstore/storetest"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/internal/uuidv4"
 	"github.com/a2abind/a2abind/jsonrpc"
@@ -114,14 +113,6 @@ func hexOf(s string) string {
 		b = append(b, digits[c>>4], digits[c&15])
 	}
 	return string(b)
-}
-
-// The contract of every store holds for a Bolt store sealing the secrets.
-func TestBoltSealingPassesTheContract(t *testing.T) {
-	keys := newRing(t, "k1")
-	storetest.Run(t, func(t *testing.T, c storetest.Config) taskstore.Store {
-		return openBoltAt(t, filepath.Join(t.TempDir(), "tasks.db"), c.Now, append(c.Options(), taskstore.SealSecrets(keys))...)
-	})
 }
 
 // A Bolt file written with a key ring holds no secret: not the token, not
