@@ -99,6 +99,35 @@ func seqsOf(rs []Record) []uint64 {
 	return out
 }
 
+// sendAll runs senders goroutines, each enqueueing perSender records made
+// by mk, and counts the records stored and the refusals by kind.
+func sendAll(t *testing.T, s Store, senders, perSender int, b offline.QueueBounds, mk func(g, i int) Record) (stored int64, full map[offline.QueueFullKind]int64) {
+	t.Helper()
+	var mu sync.Mutex
+	full = map[offline.QueueFullKind]int64{}
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Go(func() {
+			for i := range perSender {
+				_, dup, kind, err := s.Enqueue(bg, mk(g, i), b)
+				if err != nil || dup {
+					t.Errorf("Enqueue: dup %v, %v", dup, err)
+					continue
+				}
+				mu.Lock()
+				if kind == "" {
+					stored++
+				} else {
+					full[kind]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return stored, full
+}
+
 // syncBuffer is a bytes.Buffer safe for concurrent writes.
 type syncBuffer struct {
 	mu sync.Mutex
