@@ -672,28 +672,7 @@ func (s *Bolt) SetPushDelivery(ctx context.Context, id string, d PushDelivery) (
 			return errUnchanged
 		}
 		r.PushDeliveries = next
-		if s.cfg.keys != nil {
-			// Sealed again, with the current key: secrets written in
-			// clear, or with an older key, are not left so.
-			cs, err := OpenPushSecrets(s.cfg.keys, id, r.PushConfigs, r.PushSecrets)
-			if err != nil {
-				return err
-			}
-			if r.PushConfigs, r.PushSecrets, err = SealPushSecrets(s.cfg.keys, id, cs); err != nil {
-				return err
-			}
-		}
-		value, err := json.Marshal(&r)
-		if err != nil {
-			return err
-		}
-		grow := int64(len(value) - len(data))
-		w.bytes += grow
-		// The finished index counts the bytes of its tasks.
-		if w.finished.Get(timeKey(r.Updated, id)) != nil {
-			w.finishedBytes += grow
-		}
-		if err := w.tasks.Put([]byte(id), value); err != nil {
+		if err := w.rewrite(id, data, &r); err != nil {
 			return err
 		}
 		if err := w.evict(0, 0, id); err != nil {
@@ -710,6 +689,34 @@ func (s *Bolt) SetPushDelivery(ctx context.Context, id string, d PushDelivery) (
 		return false, expired
 	}
 	return true, nil
+}
+
+// rewrite stores r as the value of task id in place of data, its Updated
+// time and places unchanged, its push-config secrets sealed again with
+// the current key of the store's ring, if it has one (secrets written in
+// clear, or with an older key, are not left so), and counts the change
+// of its size.
+func (w *writer) rewrite(id string, data []byte, r *wireKeepingTask) error {
+	if keys := w.cfg.keys; keys != nil {
+		cs, err := OpenPushSecrets(keys, id, r.PushConfigs, r.PushSecrets)
+		if err != nil {
+			return err
+		}
+		if r.PushConfigs, r.PushSecrets, err = SealPushSecrets(keys, id, cs); err != nil {
+			return err
+		}
+	}
+	value, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	grow := int64(len(value) - len(data))
+	w.bytes += grow
+	// The finished index counts the bytes of its tasks.
+	if w.finished.Get(timeKey(r.Updated, id)) != nil {
+		w.finishedBytes += grow
+	}
+	return w.tasks.Put([]byte(id), value)
 }
 
 // Reseal seals again, with the current key of the store's ring
@@ -745,24 +752,7 @@ func (s *Bolt) Reseal(ctx context.Context) (int, error) {
 			if err := json.Unmarshal(data, &r); err != nil {
 				return err
 			}
-			id := string(k)
-			cs, err := OpenPushSecrets(keys, id, r.PushConfigs, r.PushSecrets)
-			if err != nil {
-				return err
-			}
-			if r.PushConfigs, r.PushSecrets, err = SealPushSecrets(keys, id, cs); err != nil {
-				return err
-			}
-			value, err := json.Marshal(&r)
-			if err != nil {
-				return err
-			}
-			grow := int64(len(value) - len(data))
-			w.bytes += grow
-			if w.finished.Get(timeKey(r.Updated, id)) != nil {
-				w.finishedBytes += grow
-			}
-			if err := w.tasks.Put(k, value); err != nil {
+			if err := w.rewrite(string(k), data, &r); err != nil {
 				return err
 			}
 			n++

@@ -9,13 +9,14 @@ import (
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
-// wire is the stored form of a Record. With a key ring (SealSecrets) the
-// push configs are stored without their secrets, which PushSecrets holds
-// sealed, one value per config (null for a config with none;
-// SealPushSecrets); without one, or in a record written before the ring
-// was given, PushSecrets is absent and the configs hold their secrets.
-type wire struct {
-	Task       a2a.Task  `json:"task"`
+// wireOf is the stored form of a Record, its task as T. With a key ring
+// (SealSecrets) the push configs are stored without their secrets, which
+// PushSecrets holds sealed, one value per config (null for a config with
+// none; SealPushSecrets); without one, or in a record written before the
+// ring was given, PushSecrets is absent and the configs hold their
+// secrets.
+type wireOf[T any] struct {
+	Task       T         `json:"task"`
 	MessageIDs []string  `json:"messageIds,omitempty"`
 	Owner      string    `json:"owner,omitempty"`
 	Principal  string    `json:"principal,omitempty"`
@@ -27,20 +28,13 @@ type wire struct {
 	PushSecrets    [][]byte                         `json:"pushSecrets,omitempty"`
 }
 
+// wire is the stored form of a Record.
+type wire = wireOf[a2a.Task]
+
 // wireKeepingTask is the stored form of a Record with the task left
 // encoded: a change of the bookkeeping rewrites the value without decoding
 // the task.
-type wireKeepingTask struct {
-	Task           json.RawMessage                  `json:"task"`
-	MessageIDs     []string                         `json:"messageIds,omitempty"`
-	Owner          string                           `json:"owner,omitempty"`
-	Principal      string                           `json:"principal,omitempty"`
-	Created        time.Time                        `json:"created"`
-	Updated        time.Time                        `json:"updated"`
-	PushConfigs    []a2a.TaskPushNotificationConfig `json:"pushConfigs,omitempty"`
-	PushDeliveries []PushDelivery                   `json:"pushDeliveries,omitempty"`
-	PushSecrets    [][]byte                         `json:"pushSecrets,omitempty"`
-}
+type wireKeepingTask = wireOf[json.RawMessage]
 
 // pushConfigIDs returns the ids of the push-notification configs of a
 // stored record, without decoding the rest when it has none.

@@ -384,18 +384,11 @@ func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
 // nor encoded, and keeps its Updated time and its place in the store's
 // orders.
 func (m *Memory) SetPushDelivery(_ context.Context, id string, d PushDelivery) (bool, error) {
-	now := m.now()
-	m.mu.Lock()
-	m.sweep(now)
-	t, ok := m.tasks[id]
-	if !ok {
-		err := m.missing('t', id)
-		m.unlock()
+	// Serialised with the task's updates, which rewrite its reports.
+	t, _, err := m.lockTask(id)
+	if err != nil {
 		return false, err
 	}
-	m.unlock()
-	// Serialised with the task's updates, which rewrite its reports.
-	t.update.Lock()
 	defer t.update.Unlock()
 	m.mu.Lock()
 	defer m.unlock()
@@ -422,23 +415,36 @@ func (m *Memory) SetPushDelivery(_ context.Context, id string, d PushDelivery) (
 	return true, nil
 }
 
+// lockTask sweeps the store at its time now and takes the update lock of
+// task id (which serialises the task's changes) for the caller to
+// release. It returns without the store's lock: the caller takes it
+// again and checks that the task is still there. A task not found is
+// missing's error.
+func (m *Memory) lockTask(id string) (t *memTask, now time.Time, err error) {
+	now = m.now()
+	m.mu.Lock()
+	m.sweep(now)
+	t, ok := m.tasks[id]
+	if !ok {
+		err = m.missing('t', id)
+		m.unlock()
+		return nil, now, err
+	}
+	m.unlock()
+	t.update.Lock()
+	return t, now, nil
+}
+
 // change replaces the stored record of a task with what fn makes of it.
 // Changes of one task are serialised; fn runs outside the store's lock.
 // With bounded set, a change that grows the task is refused when the store
 // cannot make room for it; otherwise finished tasks are evicted after the
 // change until the store is within its bounds, if it can be.
 func (m *Memory) change(id string, bounded bool, fn func(old packed, now time.Time) (packed, error)) error {
-	now := m.now()
-	m.mu.Lock()
-	m.sweep(now)
-	t, ok := m.tasks[id]
-	if !ok {
-		err := m.missing('t', id)
-		m.unlock()
+	t, now, err := m.lockTask(id)
+	if err != nil {
 		return err
 	}
-	m.unlock()
-	t.update.Lock()
 	defer t.update.Unlock()
 	m.mu.Lock()
 	old := t.rec
