@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
-	"github.com/a2abind/a2abind/jsonrpc"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
@@ -27,21 +25,7 @@ var byToken = VerifierFunc(func(_ context.Context, token string, _ a2a.Method) (
 // declaring push notifications and streaming.
 func (f *fixture) callAs(token string, ids tasklife.IDOrigin, method a2a.Method, params any) []Reply {
 	f.t.Helper()
-	data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, params)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	req, _, perr := f.srv.DecodeRequest(data)
-	if perr != nil {
-		return []Reply{{Err: perr, Final: true}}
-	}
-	rec := &recorder{}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.srv.Serve(ctx, Call{Request: req, IDs: ids, Token: token, Capabilities: pushCaps}, rec); err != nil {
-		f.t.Fatalf("serve: %v", err)
-	}
-	return rec.all()
+	return f.serve(Call{IDs: ids, Token: token, Capabilities: pushCaps}, method, params)
 }
 
 // listAs lists the tasks token's caller sees, in a context when ctxID is

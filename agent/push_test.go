@@ -14,7 +14,6 @@ import (
 
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
-	"github.com/a2abind/a2abind/jsonrpc"
 )
 
 // notice is one Notify call as fakeNotifier saw it.
@@ -88,21 +87,7 @@ var pushCaps = &a2a.AgentCapabilities{PushNotifications: &yes, Streaming: &yes}
 // callCaps serves a request as a transport serving a card with caps would.
 func (f *fixture) callCaps(caps *a2a.AgentCapabilities, method a2a.Method, params any) []Reply {
 	f.t.Helper()
-	data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, params)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	req, _, perr := f.srv.DecodeRequest(data)
-	if perr != nil {
-		return []Reply{{Err: perr, Final: true}}
-	}
-	rec := &recorder{}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.srv.Serve(ctx, Call{Request: req, IDs: f.ids, Caller: f.caller, Capabilities: caps}, rec); err != nil {
-		f.t.Fatalf("serve: %v", err)
-	}
-	return rec.all()
+	return f.serve(Call{IDs: f.ids, Caller: f.caller, Capabilities: caps}, method, params)
 }
 
 // pushFixture is a server with push notifications through a fakeNotifier.

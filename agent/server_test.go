@@ -69,6 +69,13 @@ func newFixture(t *testing.T, h Handler, opts ...Option) *fixture {
 // call decodes a request as a transport would and serves it.
 func (f *fixture) call(method a2a.Method, params any) []Reply {
 	f.t.Helper()
+	return f.serve(Call{IDs: f.ids, Caller: f.caller}, method, params)
+}
+
+// serve decodes a request as a transport would and serves it as c, its
+// Request set: the replies, or the decoding's error as the one reply.
+func (f *fixture) serve(c Call, method a2a.Method, params any) []Reply {
+	f.t.Helper()
 	data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, params)
 	if err != nil {
 		f.t.Fatal(err)
@@ -77,10 +84,11 @@ func (f *fixture) call(method a2a.Method, params any) []Reply {
 	if perr != nil {
 		return []Reply{{Err: perr, Final: true}}
 	}
+	c.Request = req
 	rec := &recorder{}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := f.srv.Serve(ctx, Call{Request: req, IDs: f.ids, Caller: f.caller}, rec); err != nil {
+	if err := f.srv.Serve(ctx, c, rec); err != nil {
 		f.t.Fatalf("serve: %v", err)
 	}
 	return rec.all()
