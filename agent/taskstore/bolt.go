@@ -589,18 +589,10 @@ func (s *Bolt) change(ctx context.Context, id string, bounded bool, fn func(*Rec
 	var expired error
 	err := s.update(func(w *writer) error {
 		now := s.now()
-		if err := w.sweep(now); err != nil {
-			return err
-		}
-		data := w.tasks.Get([]byte(id))
+		data, exp, err := w.lookup(now, id)
 		if data == nil {
-			if err := w.missing(id); !errors.Is(err, ErrExpired) {
-				return err
-			}
-			// Perhaps expired by this very sweep: keep the sweep, answer
-			// the expiry.
-			expired = w.missing(id)
-			return w.save()
+			expired = exp
+			return err
 		}
 		// old is what the indexes need: its secrets stay sealed.
 		old, _, err := decodeSealed(data)
@@ -650,16 +642,10 @@ func (s *Bolt) SetPushDelivery(ctx context.Context, id string, d PushDelivery) (
 	}
 	var expired error
 	err := s.update(func(w *writer) error {
-		if err := w.sweep(s.now()); err != nil {
-			return err
-		}
-		data := w.tasks.Get([]byte(id))
+		data, exp, err := w.lookup(s.now(), id)
 		if data == nil {
-			if err := w.missing(id); !errors.Is(err, ErrExpired) {
-				return err
-			}
-			expired = w.missing(id)
-			return w.save()
+			expired = exp
+			return err
 		}
 		var r wireKeepingTask
 		if err := json.Unmarshal(data, &r); err != nil {
@@ -689,6 +675,23 @@ func (s *Bolt) SetPushDelivery(ctx context.Context, id string, d PushDelivery) (
 		return false, expired
 	}
 	return true, nil
+}
+
+// lookup sweeps the store at now and returns the value of task id. For a
+// task it does not hold it returns nil and missing's error; for one that
+// expired (perhaps in this very sweep), nil, the expiry for the caller
+// to answer once the transaction committed, and the sweep saved.
+func (w *writer) lookup(now time.Time, id string) (data []byte, expired, err error) {
+	if err := w.sweep(now); err != nil {
+		return nil, nil, err
+	}
+	if data = w.tasks.Get([]byte(id)); data != nil {
+		return data, nil, nil
+	}
+	if err := w.missing(id); !errors.Is(err, ErrExpired) {
+		return nil, nil, err
+	}
+	return nil, w.missing(id), w.save()
 }
 
 // rewrite stores r as the value of task id in place of data, its Updated
