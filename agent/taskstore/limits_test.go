@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,31 +14,11 @@ import (
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
-// manual is a clock that moves only when told to.
-type manual struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newManual() *manual { return &manual{t: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)} }
-
-func (c *manual) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manual) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // The store remembers the most recent RememberExpired expiries of tasks
 // and contexts, no more.
 func TestExpiriesAreRememberedWithinABound(t *testing.T) {
 	ctx := context.Background()
-	clk := newManual()
+	clk := newClock(0)
 	s := NewMemory(clk.now, ExpireInterruptedAfter(time.Minute), MaxTasks(0))
 	for i := range RememberExpired + 5 {
 		s.Create(ctx, task(fmt.Sprint("t", i), "c", a2a.TaskStateInputRequired))
@@ -71,7 +50,7 @@ func TestExpiriesAreRememberedWithinABound(t *testing.T) {
 func TestBoltIndexesAnOlderFileAndKeepsItsCounters(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "tasks.db")
-	clk := newManual()
+	clk := newClock(0)
 	s, err := OpenBolt(path, clk.now, 0, MaxTasks(0))
 	if err != nil {
 		t.Fatal(err)

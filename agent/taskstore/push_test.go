@@ -64,7 +64,7 @@ func checkCounters(t *testing.T, s Store) {
 // store.)
 func TestMemoryTellsADropFoundByARead(t *testing.T) {
 	ctx := context.Background()
-	clk := newManual()
+	clk := newClock(0)
 	s := NewMemory(clk.now, ExpireInterruptedAfter(time.Minute))
 	var told []Dropped
 	defer s.WatchDrops(func(d Dropped) { told = append(told, d) })()

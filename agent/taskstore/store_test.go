@@ -17,20 +17,31 @@ import (
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
-// clock is a deterministic time source.
+// clock is the tests' time source. It moves by step at each reading, and
+// by what advance says.
 type clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
+}
+
+// newClock is a clock at 2026-11-29 10:00 UTC.
+func newClock(step time.Duration) *clock {
+	return &clock{t: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC), step: step}
 }
 
 func (c *clock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Second)
+	c.t = c.t.Add(c.step)
 	return c.t
 }
 
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)} }
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
 
 func task(id, ctxID string, state a2a.TaskState) Record {
 	return Record{Task: a2a.Task{ID: id, ContextID: ctxID, Status: &a2a.TaskStatus{State: state}}, MessageIDs: []string{"m-" + id}}
@@ -42,7 +53,7 @@ func task(id, ctxID string, state a2a.TaskState) Record {
 func TestBoltKeepsTasksAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "tasks.db")
-	s, err := OpenBolt(path, newClock().now, 0)
+	s, err := OpenBolt(path, newClock(time.Second).now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +71,7 @@ func TestBoltKeepsTasksAcrossRestart(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = OpenBolt(path, newClock().now, 0)
+	s, err = OpenBolt(path, newClock(time.Second).now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +109,7 @@ func TestBoltRefusesASecondOpener(t *testing.T) {
 // values) still answers Context, from the tasks themselves.
 func TestBoltReadsAnIndexWithoutTimes(t *testing.T) {
 	ctx := context.Background()
-	clk := newClock()
+	clk := newClock(time.Second)
 	s, err := OpenBolt(filepath.Join(t.TempDir(), "tasks.db"), clk.now, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +135,7 @@ func TestBoltReadsAnIndexWithoutTimes(t *testing.T) {
 // the principal from the task.
 func TestBoltReadsAnIndexWithoutPrincipals(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenBolt(filepath.Join(t.TempDir(), "tasks.db"), newClock().now, 0)
+	s, err := OpenBolt(filepath.Join(t.TempDir(), "tasks.db"), newClock(time.Second).now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
