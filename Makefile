@@ -30,7 +30,7 @@ fmt-check:
 
 ## bench: the benchmarks recorded in docs/benchmarks.md
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./golden/ ./statemachines/... ./agent/ ./agent/inbox/ ./agent/webhook/ ./internal/uuidv4/ ./transport/mqtt/ ./transport/http/
+	$(GO) test -run '^$$' -bench . -benchmem ./golden/ ./statemachines/... ./agent/ ./agent/inbox/ ./agent/webhook/ ./agent/taskstore/pgstore/ ./internal/uuidv4/ ./transport/mqtt/ ./transport/http/
 
 ## update-golden: rewrite golden files after an intended change
 update-golden:
