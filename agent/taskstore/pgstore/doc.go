@@ -87,7 +87,9 @@ the defaults of the other stores (docs/protocol.md §14):
     a2a.ErrInvalidParams.
 
 Expired tasks are deleted by the writes that follow, at most 1,000 a
-statement; reads leave them out meanwhile. The count and bytes of the
+statement, by one write a second (of the store's clock) and by a write
+the bounds would refuse, before it is refused; reads leave them out
+meanwhile, and a drop watcher hears of them once deleted. The count and bytes of the
 tasks are checked, in the transaction of each change, as they are
 committed: instances creating tasks at the same moment may each pass the
 check, so the store can exceed MaxTasks by as many tasks as there are

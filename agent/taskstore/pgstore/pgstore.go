@@ -71,7 +71,16 @@ type Store struct {
 	remember int
 	keys     *sealed.Ring
 	watch    watchers
+	// nextSweep is the time of the store's clock, in Unix nanoseconds,
+	// from which a write sweeps again (sweepEvery).
+	nextSweep atomic.Int64
 }
+
+// sweepEvery is how often, by the store's clock, writes sweep the expired
+// tasks: a write sweeps when the last sweep is older, or when a bound would
+// refuse it. Tasks expired meanwhile are answered as expired by the reads
+// and left out of the listings, as before they are swept.
+const sweepEvery = time.Second
 
 // The phases of a task, column phase.
 const (
@@ -366,10 +375,53 @@ var errUnchanged = errors.New("pgstore: unchanged")
 // change to the totals and commits; then it tells the watchers of the
 // tasks dropped and returns tx.answer. An error of fn rolls it back.
 func (s *Store) write(ctx context.Context, fn func(t *tx) error) error {
+	return s.writeRetrying(ctx, true, fn)
+}
+
+// writeRetrying is write. When the bounds refuse a change (ErrFull) of a
+// write that did not sweep, expired tasks not swept yet may hold the
+// room: it sweeps, then, with retry set, runs fn again in a new
+// transaction (Update leaves it unset: its caller's function runs once,
+// and its caller may retry).
+func (s *Store) writeRetrying(ctx context.Context, retry bool, fn func(t *tx) error) error {
 	now := s.clock()
-	if err := s.sweep(ctx, now); err != nil {
+	swept, err := s.sweepDue(ctx, now, false)
+	if err != nil {
 		return err
 	}
+	err = s.writeTx(ctx, now, fn)
+	if !swept && errors.Is(err, taskstore.ErrFull) {
+		if _, serr := s.sweepDue(ctx, now, true); serr != nil || !retry {
+			return err
+		}
+		err = s.writeTx(ctx, now, fn)
+	}
+	return err
+}
+
+// sweepDue sweeps (sweep) when the last sweep is sweepEvery old at now, or
+// with force; it reports whether it swept. Writes running at once leave
+// the sweep to one of them.
+func (s *Store) sweepDue(ctx context.Context, now time.Time, force bool) (bool, error) {
+	if s.idle <= 0 && s.keep <= 0 {
+		return true, nil
+	}
+	next := s.nextSweep.Load()
+	if !force && (now.UnixNano() < next || !s.nextSweep.CompareAndSwap(next, now.Add(sweepEvery).UnixNano())) {
+		return false, nil
+	}
+	if force {
+		s.nextSweep.Store(now.Add(sweepEvery).UnixNano())
+	}
+	if err := s.sweep(ctx, now); err != nil {
+		s.nextSweep.Store(0) // the next write tries again
+		return false, err
+	}
+	return true, nil
+}
+
+// writeTx is write's transaction.
+func (s *Store) writeTx(ctx context.Context, now time.Time, fn func(t *tx) error) error {
 	t := &tx{s: s, ctx: ctx, now: now}
 	// READ COMMITTED whatever the server's default: each statement sees
 	// what is committed when it starts, and a row lock waited for gives
@@ -721,7 +773,7 @@ func (t *tx) put(old, w *row, bounded bool) error {
 // MaxBytes.
 func (s *Store) Update(ctx context.Context, id string, fn func(*taskstore.Record) error) (taskstore.Record, error) {
 	var out taskstore.Record
-	err := s.write(ctx, func(t *tx) error {
+	err := s.writeRetrying(ctx, false, func(t *tx) error {
 		old, found, err := t.lock(id, true)
 		if err != nil || !found {
 			return err
