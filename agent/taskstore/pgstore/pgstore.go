@@ -679,9 +679,50 @@ func (s *Store) Create(ctx context.Context, r taskstore.Record) (taskstore.Recor
 // errRetry ends a Create whose id was taken and is free again.
 var errRetry = errors.New("pgstore: retry")
 
+// createSQL inserts a task, in one statement, when its id is free and
+// the store, as committed, has room for it without evicting; it forgets
+// the expiries of its id and context and adds it to the totals, and
+// returns the rows inserted (0 or 1). $1 to $12 are the columns, $13 and
+// $14 the bounds (0: none), $15 a totals slot.
+const createSQL = `WITH tot AS (
+    SELECT coalesce(sum(tasks), 0)::bigint AS n, coalesce(sum(bytes), 0)::bigint AS b FROM a2a_task_totals
+), ins AS (
+    INSERT INTO a2a_tasks (` + columns + `)
+    SELECT $1::text, $2::text, $3::text, $4::smallint, $5::timestamptz, $6::timestamptz, $7::bigint, $8::text, $9::text,
+        $10::text[], $11::bytea, $12::bytea
+    FROM tot WHERE ($13::bigint = 0 OR tot.n < $13) AND ($14::bigint = 0 OR tot.b + $7 <= $14)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING size
+), forget AS (
+    DELETE FROM a2a_task_expiries
+    WHERE ((kind = 't' AND id = $1) OR (kind = 'c' AND id = $2)) AND EXISTS (SELECT 1 FROM ins)
+), counted AS (
+    UPDATE a2a_task_totals SET tasks = tasks + 1, bytes = bytes + ins.size FROM ins WHERE slot = $15
+)
+SELECT count(*) FROM ins`
+
 func (s *Store) create(ctx context.Context, r taskstore.Record) (taskstore.Record, error) {
+	// Most tasks are new and fit: one statement, its own transaction.
+	now := s.clock()
+	if _, err := s.sweepDue(ctx, now, false); err != nil {
+		return taskstore.Record{}, err
+	}
+	r.Created, r.Updated = now, now
+	w, err := s.encodeRow(&r)
+	if err != nil {
+		return taskstore.Record{}, err
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, createSQL, w.id, w.contextID, w.state, w.phase, w.created, w.updated, w.size, w.owner,
+		w.principal, w.messageIDs, w.task, w.push, s.maxTasks, s.maxBytes, rand.IntN(totalSlots)).Scan(&n); err != nil {
+		return taskstore.Record{}, fmt.Errorf("pgstore: %w", err)
+	}
+	if n == 1 {
+		return r, nil
+	}
+	// The id is taken, or room must be made: a transaction.
 	var existing taskstore.Record
-	err := s.write(ctx, func(t *tx) error {
+	err = s.write(ctx, func(t *tx) error {
 		r.Created, r.Updated = t.now, t.now
 		w, err := s.encodeRow(&r)
 		if err != nil {
