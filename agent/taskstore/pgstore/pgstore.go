@@ -791,12 +791,40 @@ func (t *tx) lock(id string, task bool) (r row, found bool, err error) {
 	return r, true, nil
 }
 
+// putSQL writes a task's row when the store, as committed and changed by
+// the transaction so far, is within its bounds once it grew, and adds its
+// growth to the totals, in one statement that returns the rows written (0
+// or 1): $1 to $10 are the columns, $11 and $12 the bounds (0: none), $13
+// and $14 the transaction's change of the count and the bytes with the
+// growth, $15 the growth, $16 a totals slot.
+const putSQL = `WITH tot AS (
+    SELECT coalesce(sum(tasks), 0)::bigint AS n, coalesce(sum(bytes), 0)::bigint AS b FROM a2a_task_totals
+), up AS (
+    UPDATE a2a_tasks SET state = $2, phase = $3, updated = $4, size = $5, owner = $6,
+        principal = $7, message_ids = $8, task = coalesce($9, task), push = $10
+    FROM tot
+    WHERE id = $1 AND ($11::bigint = 0 OR tot.n + $13::bigint <= $11) AND ($12::bigint = 0 OR tot.b + $14::bigint <= $12)
+    RETURNING 1
+), counted AS (
+    UPDATE a2a_task_totals SET bytes = bytes + $15::bigint FROM up WHERE slot = $16 AND $15 <> 0
+)
+SELECT count(*) FROM up`
+
 // put stores w over old, which it grows by w.size - old.size bytes: with
 // bounded set, a change that grows the task is refused when the store
 // cannot make room for it; otherwise finished tasks are evicted until the
 // store is within its bounds, if it can be.
 func (t *tx) put(old, w *row, bounded bool) error {
 	grow := w.size - old.size
+	// Most changes leave the store within its bounds: one statement.
+	var n int
+	if err := t.tx.QueryRow(t.ctx, putSQL, w.id, w.state, w.phase, w.updated, w.size, w.owner, w.principal, w.messageIDs, w.task, w.push,
+		t.s.maxTasks, t.s.maxBytes, t.tasks, t.bytes+grow, grow, rand.IntN(totalSlots)).Scan(&n); err != nil {
+		return err
+	}
+	if n == 1 {
+		return nil
+	}
 	if err := t.makeRoom(0, grow, w.id, bounded && grow > 0); err != nil {
 		return err
 	}
