@@ -357,7 +357,7 @@ func (s *Store) Get(ctx context.Context, id string) (taskstore.Record, error) {
 type tx struct {
 	s   *Store
 	ctx context.Context
-	tx  pgx.Tx
+	tx  *pipeTx
 	now time.Time
 	// tasks and bytes are the change of the totals so far, written to one
 	// slot when the transaction ends.
@@ -422,24 +422,18 @@ func (s *Store) sweepDue(ctx context.Context, now time.Time, force bool) (bool, 
 
 // writeTx is write's transaction.
 func (s *Store) writeTx(ctx context.Context, now time.Time, fn func(t *tx) error) error {
-	t := &tx{s: s, ctx: ctx, now: now}
-	// READ COMMITTED whatever the server's default: each statement sees
-	// what is committed when it starts, and a row lock waited for gives
-	// the row as its holder left it (PostgreSQL's "Transaction
-	// Isolation").
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(ptx pgx.Tx) error {
-		t.tx = ptx
-		if err := fn(t); err != nil {
-			return err
-		}
-		if t.tasks == 0 && t.bytes == 0 {
-			return nil
-		}
-		_, err := ptx.Exec(ctx, "UPDATE a2a_task_totals SET tasks = tasks + $1, bytes = bytes + $2 WHERE slot = $3",
-			t.tasks, t.bytes, rand.IntN(totalSlots))
-		return err
-	})
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	t := &tx{s: s, ctx: ctx, now: now, tx: &pipeTx{conn: conn}}
+	if err := fn(t); err != nil {
+		t.tx.rollback(ctx)
+		return err
+	}
+	if err := t.tx.commit(ctx, t.tasks, t.bytes, rand.IntN(totalSlots)); err != nil {
+		t.tx.rollback(ctx)
 		return err
 	}
 	s.watch.tell(t.dropped)
