@@ -362,6 +362,12 @@ type tx struct {
 	// tasks and bytes are the change of the totals so far, written to one
 	// slot when the transaction ends.
 	tasks, bytes int64
+	// seen is set once lock read the totals as committed, seenTasks and
+	// seenBytes.
+	seen                 bool
+	seenTasks, seenBytes int64
+	// later are the statements sent with COMMIT.
+	later []statement
 	// dropped are the tasks it dropped, told once it committed.
 	dropped []taskstore.Dropped
 	// answer is returned once the transaction committed.
@@ -432,7 +438,7 @@ func (s *Store) writeTx(ctx context.Context, now time.Time, fn func(t *tx) error
 		t.tx.rollback(ctx)
 		return err
 	}
-	if err := t.tx.commit(ctx, t.tasks, t.bytes, rand.IntN(totalSlots)); err != nil {
+	if err := t.tx.commit(ctx, t.later, t.tasks, t.bytes, rand.IntN(totalSlots)); err != nil {
 		t.tx.rollback(ctx)
 		return err
 	}
@@ -539,9 +545,13 @@ func (s *Store) sweep(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// totals returns the count and bytes of the tasks, as committed plus the
-// change of t so far.
+// totals returns the count and bytes of the tasks, as committed (when
+// the transaction locked a task, as they were then) plus the change of t
+// so far.
 func (t *tx) totals() (tasks, bytes int64, err error) {
+	if t.seen {
+		return t.seenTasks + t.tasks, t.seenBytes + t.bytes, nil
+	}
 	err = t.tx.QueryRow(t.ctx, "SELECT coalesce(sum(tasks), 0)::bigint, coalesce(sum(bytes), 0)::bigint FROM a2a_task_totals").Scan(&tasks, &bytes)
 	return tasks + t.tasks, bytes + t.bytes, err
 }
@@ -762,14 +772,19 @@ func (s *Store) create(ctx context.Context, r taskstore.Record) (taskstore.Recor
 }
 
 // lock reads a task's row for a change, holding it until the transaction
-// ends; with task unset the task itself is not read. A task the store
-// does not hold, or that has expired, is t.answer, and found is false.
+// ends, and the totals as committed (totals); with task unset the task
+// itself is not read. A task the store does not hold, or that has
+// expired, is t.answer, and found is false.
 func (t *tx) lock(id string, task bool) (r row, found bool, err error) {
 	cols := columns
 	if !task {
 		cols = headColumns
 	}
-	err = r.scan(t.tx.QueryRow(t.ctx, "SELECT "+cols+" FROM a2a_tasks WHERE id = $1 FOR UPDATE", id))
+	var tasks, bytes int64
+	err = t.tx.QueryRow(t.ctx, "SELECT "+cols+`,
+		(SELECT coalesce(sum(tasks), 0)::bigint FROM a2a_task_totals), (SELECT coalesce(sum(bytes), 0)::bigint FROM a2a_task_totals)
+		FROM a2a_tasks WHERE id = $1 FOR UPDATE OF a2a_tasks`, id).
+		Scan(&r.id, &r.contextID, &r.state, &r.phase, &r.created, &r.updated, &r.size, &r.owner, &r.principal, &r.messageIDs, &r.task, &r.push, &tasks, &bytes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// The sweep before the transaction may just have expired it.
 		t.answer = missing(t.ctx, t.tx, "t", id)
@@ -778,6 +793,7 @@ func (t *tx) lock(id string, task bool) (r row, found bool, err error) {
 	if err != nil {
 		return row{}, false, err
 	}
+	t.seen, t.seenTasks, t.seenBytes = true, tasks, bytes
 	if gone, err := t.s.gone(&r, t.now); gone {
 		t.answer = err
 		return row{}, false, nil
@@ -785,48 +801,21 @@ func (t *tx) lock(id string, task bool) (r row, found bool, err error) {
 	return r, true, nil
 }
 
-// putSQL writes a task's row when the store, as committed and changed by
-// the transaction so far, is within its bounds once it grew, and adds its
-// growth to the totals, in one statement that returns the rows written (0
-// or 1): $1 to $10 are the columns, $11 and $12 the bounds (0: none), $13
-// and $14 the transaction's change of the count and the bytes with the
-// growth, $15 the growth, $16 a totals slot.
-const putSQL = `WITH tot AS (
-    SELECT coalesce(sum(tasks), 0)::bigint AS n, coalesce(sum(bytes), 0)::bigint AS b FROM a2a_task_totals
-), up AS (
-    UPDATE a2a_tasks SET state = $2, phase = $3, updated = $4, size = $5, owner = $6,
-        principal = $7, message_ids = $8, task = coalesce($9, task), push = $10
-    FROM tot
-    WHERE id = $1 AND ($11::bigint = 0 OR tot.n + $13::bigint <= $11) AND ($12::bigint = 0 OR tot.b + $14::bigint <= $12)
-    RETURNING 1
-), counted AS (
-    UPDATE a2a_task_totals SET bytes = bytes + $15::bigint FROM up WHERE slot = $16 AND $15 <> 0
-)
-SELECT count(*) FROM up`
-
 // put stores w over old, which it grows by w.size - old.size bytes: with
 // bounded set, a change that grows the task is refused when the store
 // cannot make room for it; otherwise finished tasks are evicted until the
 // store is within its bounds, if it can be.
 func (t *tx) put(old, w *row, bounded bool) error {
 	grow := w.size - old.size
-	// Most changes leave the store within its bounds: one statement.
-	var n int
-	if err := t.tx.QueryRow(t.ctx, putSQL, w.id, w.state, w.phase, w.updated, w.size, w.owner, w.principal, w.messageIDs, w.task, w.push,
-		t.s.maxTasks, t.s.maxBytes, t.tasks, t.bytes+grow, grow, rand.IntN(totalSlots)).Scan(&n); err != nil {
-		return err
-	}
-	if n == 1 {
-		return nil
-	}
 	if err := t.makeRoom(0, grow, w.id, bounded && grow > 0); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(t.ctx, `UPDATE a2a_tasks SET state = $2, phase = $3, updated = $4, size = $5, owner = $6,
+	// Sent with COMMIT: nothing the transaction does depends on it.
+	t.later = append(t.later, statement{`UPDATE a2a_tasks SET state = $2, phase = $3, updated = $4, size = $5, owner = $6,
 		principal = $7, message_ids = $8, task = coalesce($9, task), push = $10 WHERE id = $1`,
-		w.id, w.state, w.phase, w.updated, w.size, w.owner, w.principal, w.messageIDs, w.task, w.push)
+		[]any{w.id, w.state, w.phase, w.updated, w.size, w.owner, w.principal, w.messageIDs, w.task, w.push}})
 	t.bytes += grow
-	return err
+	return nil
 }
 
 // Update implements taskstore.Store. fn runs while the task's row is

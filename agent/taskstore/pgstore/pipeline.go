@@ -15,8 +15,9 @@ import (
 const beginSQL = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
 // pipeTx is a transaction on a connection of the pool that saves round
-// trips: BEGIN is sent with its first statement, and the change of the
-// totals with COMMIT, each pair in one pgx.Batch (pgx's "Batch"; the
+// trips: BEGIN is sent with its first statement, and the statements whose
+// results it does not need, then the change of the totals, with COMMIT,
+// each in one pgx.Batch (pgx's "Batch"; the
 // extended query protocol's pipelining, PostgreSQL's "Message Flow").
 type pipeTx struct {
 	conn  *pgxpool.Conn
@@ -77,14 +78,27 @@ func (p *pipeTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 	return p.conn.Query(ctx, sql, args...)
 }
 
-// commit adds tasks and bytes to the totals slot slot, when not zero, and
-// commits, in one round trip. A transaction that ran no statement has
-// nothing to commit.
-func (p *pipeTx) commit(ctx context.Context, tasks, bytes int64, slot int) error {
-	if !p.begun {
+// statement is a statement and its arguments.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// commit runs later, adds tasks and bytes to the totals slot slot, when
+// not zero, and commits, in one round trip. A transaction that ran no
+// statement and has none for later has nothing to commit.
+func (p *pipeTx) commit(ctx context.Context, later []statement, tasks, bytes int64, slot int) error {
+	if !p.begun && len(later) == 0 {
 		return nil
 	}
 	b := &pgx.Batch{}
+	if !p.begun {
+		p.begun = true
+		b.Queue(beginSQL)
+	}
+	for _, st := range later {
+		b.Queue(st.sql, st.args...)
+	}
 	if tasks != 0 || bytes != 0 {
 		b.Queue("UPDATE a2a_task_totals SET tasks = tasks + $1, bytes = bytes + $2 WHERE slot = $3", tasks, bytes, slot)
 	}
