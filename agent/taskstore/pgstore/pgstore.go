@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/a2abind/a2abind/agent/sealed"
@@ -683,45 +684,105 @@ func (s *Store) Create(ctx context.Context, r taskstore.Record) (taskstore.Recor
 // errRetry ends a Create whose id was taken and is free again.
 var errRetry = errors.New("pgstore: retry")
 
-// createSQL inserts a task, in one statement, when its id is free and
-// the store, as committed, has room for it without evicting; it forgets
-// the expiries of its id and context and adds it to the totals, and
-// returns the rows inserted (0 or 1). $1 to $12 are the columns, $13 and
-// $14 the bounds (0: none), $15 a totals slot.
+// createSQL inserts a task when its id is free and the store, as
+// committed, has room for it once it evicted the finished tasks, least
+// recently changed first, the count bound needs (passing over those other
+// transactions hold), and forgets the expiries of its id and context, in
+// one statement, its own transaction, which also adds the change to the
+// totals. It returns a row whose first column is 1 (the other columns
+// NULL) and one per task evicted (id, context id, size, push; the first
+// column NULL). When it inserts nothing it fails with division_by_zero
+// (SQLSTATE 22012), the first row's 1/0, and so changes nothing: a
+// statement that fails is undone whole, its WITH clauses included
+// (PostgreSQL's "Data-Modifying Statements in WITH"). $1 to $12 are the
+// columns, $13 and $14 the bounds (0: none), $15 a totals slot.
 const createSQL = `WITH tot AS (
     SELECT coalesce(sum(tasks), 0)::bigint AS n, coalesce(sum(bytes), 0)::bigint AS b FROM a2a_task_totals
+), victims AS (
+    SELECT id FROM a2a_tasks
+    WHERE phase = 2 AND id <> $1::text
+    ORDER BY updated, id
+    LIMIT (SELECT CASE WHEN $13::bigint = 0 THEN 0 ELSE greatest(n + 1 - $13::bigint, 0) END FROM tot)
+    FOR UPDATE SKIP LOCKED
+), evicted AS (
+    DELETE FROM a2a_tasks t USING victims v WHERE t.id = v.id
+    RETURNING t.id, t.context_id, t.size, t.push
 ), ins AS (
     INSERT INTO a2a_tasks (` + columns + `)
     SELECT $1::text, $2::text, $3::text, $4::smallint, $5::timestamptz, $6::timestamptz, $7::bigint, $8::text, $9::text,
         $10::text[], $11::bytea, $12::bytea
-    FROM tot WHERE ($13::bigint = 0 OR tot.n < $13) AND ($14::bigint = 0 OR tot.b + $7 <= $14)
+    FROM tot
+    WHERE ($13::bigint = 0 OR tot.n - (SELECT count(*) FROM evicted) + 1 <= $13::bigint)
+      AND ($14::bigint = 0 OR tot.b - (SELECT coalesce(sum(size), 0) FROM evicted) + $7::bigint <= $14::bigint)
     ON CONFLICT (id) DO NOTHING
-    RETURNING size
+    RETURNING 1
 ), forget AS (
     DELETE FROM a2a_task_expiries
-    WHERE ((kind = 't' AND id = $1) OR (kind = 'c' AND id = $2)) AND EXISTS (SELECT 1 FROM ins)
+    WHERE ((kind = 't' AND id = $1::text) OR (kind = 'c' AND id = $2::text)) AND EXISTS (SELECT 1 FROM ins)
 ), counted AS (
-    UPDATE a2a_task_totals SET tasks = tasks + 1, bytes = bytes + ins.size FROM ins WHERE slot = $15
+    UPDATE a2a_task_totals SET tasks = tasks + 1 - (SELECT count(*) FROM evicted),
+        bytes = bytes + $7::bigint - (SELECT coalesce(sum(size), 0) FROM evicted)
+    WHERE slot = $15 AND EXISTS (SELECT 1 FROM ins)
 )
-SELECT count(*) FROM ins`
+SELECT 1 / (SELECT count(*) FROM ins), NULL::text, NULL::text, NULL::bigint, NULL::bytea
+UNION ALL
+SELECT NULL, id, context_id, size, push FROM evicted`
 
-func (s *Store) create(ctx context.Context, r taskstore.Record) (taskstore.Record, error) {
-	// Most tasks are new and fit: one statement, its own transaction.
+// errSlow is the error of a Create that createSQL could not make: Create
+// takes the general way.
+var errSlow = errors.New("pgstore: create the general way")
+
+// createFast is Create in one statement, createSQL: errSlow when it stored
+// nothing.
+func (s *Store) createFast(ctx context.Context, r *taskstore.Record) error {
 	now := s.clock()
 	if _, err := s.sweepDue(ctx, now, false); err != nil {
-		return taskstore.Record{}, err
+		return err
 	}
 	r.Created, r.Updated = now, now
-	w, err := s.encodeRow(&r)
+	w, err := s.encodeRow(r)
 	if err != nil {
-		return taskstore.Record{}, err
+		return err
 	}
-	var n int
-	if err := s.pool.QueryRow(ctx, createSQL, w.id, w.contextID, w.state, w.phase, w.created, w.updated, w.size, w.owner,
-		w.principal, w.messageIDs, w.task, w.push, s.maxTasks, s.maxBytes, rand.IntN(totalSlots)).Scan(&n); err != nil {
-		return taskstore.Record{}, fmt.Errorf("pgstore: %w", err)
+	rows, err := s.pool.Query(ctx, createSQL, w.id, w.contextID, w.state, w.phase, w.created, w.updated, w.size, w.owner,
+		w.principal, w.messageIDs, w.task, w.push, s.maxTasks, s.maxBytes, rand.IntN(totalSlots))
+	if err != nil {
+		return err
 	}
-	if n == 1 {
+	defer rows.Close()
+	collect := s.watch.on.Load()
+	var dropped []taskstore.Dropped
+	for rows.Next() {
+		var n *int64
+		var id, contextID *string
+		var size *int64
+		var push []byte
+		if err := rows.Scan(&n, &id, &contextID, &size, &push); err != nil {
+			return err
+		}
+		if n == nil && collect {
+			dropped = append(dropped, taskstore.Dropped{TaskID: *id, ContextID: *contextID, PushConfigIDs: pushConfigIDs(push)})
+		}
+	}
+	rows.Close()
+	var pgErr *pgconn.PgError
+	if err := rows.Err(); errors.As(err, &pgErr) && pgErr.Code == "22012" {
+		return errSlow
+	} else if err != nil {
+		return err
+	}
+	s.watch.tell(dropped)
+	return nil
+}
+
+func (s *Store) create(ctx context.Context, r taskstore.Record) (taskstore.Record, error) {
+	// Most tasks are new, and fit or take a finished task's room: one
+	// statement.
+	err := s.createFast(ctx, &r)
+	if !errors.Is(err, errSlow) {
+		if err != nil {
+			return taskstore.Record{}, wrap(err)
+		}
 		return r, nil
 	}
 	// The id is taken, or room must be made: a transaction.

@@ -67,15 +67,44 @@ func (p *pipeTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 	return batchRow{br: br, row: br.QueryRow()}
 }
 
-// Query runs a query in the transaction (BEGIN on its own when first).
+// Query runs a query in the transaction; the caller closes the rows.
 func (p *pipeTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if !p.begun {
-		p.begun = true
-		if _, err := p.conn.Exec(ctx, beginSQL); err != nil {
-			return nil, err
-		}
+	if p.begun {
+		return p.conn.Query(ctx, sql, args...)
 	}
-	return p.conn.Query(ctx, sql, args...)
+	br, err := p.batch(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+// batchRows are the rows of a query sent with BEGIN: closing them closes
+// the batch, whose error Err then returns.
+type batchRows struct {
+	pgx.Rows
+	br  pgx.BatchResults
+	err error
+}
+
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	if r.br != nil {
+		r.err = r.br.Close()
+		r.br = nil
+	}
+}
+
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
 }
 
 // statement is a statement and its arguments.
