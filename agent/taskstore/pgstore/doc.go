@@ -91,7 +91,7 @@ statement, by one write a second (of the store's clock) and by a write
 the bounds would refuse, before it is refused; reads leave them out
 meanwhile, and a drop watcher hears of them once deleted. The count and bytes of the
 tasks are checked, in the transaction of each change, as they are
-committed: instances creating tasks at the same moment may each pass the
+committed (for a change of a task, when it locks the task's row): instances creating tasks at the same moment may each pass the
 check, so the store can exceed MaxTasks by as many tasks as there are
 concurrent writers (the connections of the instances' pools), and
 MaxBytes by their sizes, until the next change evicts back within them.
