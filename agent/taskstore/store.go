@@ -237,11 +237,16 @@ func SetPushDelivery(ctx context.Context, st Store, id string, d PushDelivery) (
 // errUnchanged ends an Update that has nothing to write.
 var errUnchanged = errors.New("taskstore: unchanged")
 
-// withDelivery returns deliveries with d as the report of the config
+// withDelivery is WithDelivery, under the name the stores of this
+// package call.
+var withDelivery = WithDelivery
+
+// WithDelivery returns deliveries with d as the report of the config
 // d.ConfigID, and true; or, when configs has no such config or its report
 // differs from d only by its time, deliveries and false. deliveries is
-// never changed in place.
-func withDelivery(configs []a2a.TaskPushNotificationConfig, deliveries []PushDelivery, d PushDelivery) ([]PushDelivery, bool) {
+// never changed in place. It is the change DeliverySetter describes, for
+// a store of another package to apply to a task's configs and reports.
+func WithDelivery(configs []a2a.TaskPushNotificationConfig, deliveries []PushDelivery, d PushDelivery) ([]PushDelivery, bool) {
 	known := false
 	for i := range configs {
 		if configs[i].ID == d.ConfigID {

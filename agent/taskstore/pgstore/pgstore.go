@@ -960,7 +960,7 @@ func (s *Store) SetPushDelivery(ctx context.Context, id string, d taskstore.Push
 		if err != nil {
 			return err
 		}
-		next, changed := withDelivery(p.Configs, p.Deliveries, d)
+		next, changed := taskstore.WithDelivery(p.Configs, p.Deliveries, d)
 		if !changed {
 			return errUnchanged
 		}
@@ -1088,35 +1088,6 @@ func (s *Store) Reseal(ctx context.Context) (int, error) {
 			return n, nil
 		}
 	}
-}
-
-// withDelivery returns deliveries with d as the report of the config
-// d.ConfigID, and true; or, when configs has no such config or its report
-// differs from d only by its time, deliveries and false
-// (taskstore.DeliverySetter).
-func withDelivery(configs []a2a.TaskPushNotificationConfig, deliveries []taskstore.PushDelivery, d taskstore.PushDelivery) ([]taskstore.PushDelivery, bool) {
-	known := false
-	for i := range configs {
-		if configs[i].ID == d.ConfigID {
-			known = true
-			break
-		}
-	}
-	if !known {
-		return deliveries, false
-	}
-	for i, o := range deliveries {
-		if o.ConfigID != d.ConfigID {
-			continue
-		}
-		if o.State == d.State && o.Status == d.Status && o.Reason == d.Reason && o.Dropped == d.Dropped {
-			return deliveries, false
-		}
-		next := append([]taskstore.PushDelivery(nil), deliveries...)
-		next[i] = d
-		return next, true
-	}
-	return append(append([]taskstore.PushDelivery(nil), deliveries...), d), true
 }
 
 // List implements taskstore.Store: newest first (by creation, then id),
