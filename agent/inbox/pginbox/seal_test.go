@@ -3,19 +3,12 @@ package pginbox
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/a2abind/a2abind/agent"
@@ -25,6 +18,7 @@ import (
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/offline"
 	"github.com/a2abind/a2abind/internal/pgtest"
+	"github.com/a2abind/a2abind/internal/sealtest"
 	"github.com/a2abind/a2abind/internal/uuidv4"
 	"github.com/a2abind/a2abind/jsonrpc"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
@@ -38,53 +32,16 @@ const (
 	secretText  = "text-2d7b8f41-the-caller-wrote"
 )
 
-func genKey(t *testing.T, id string) sealed.Key {
-	t.Helper()
-	k, err := sealed.GenerateKey(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func ringOf(t *testing.T, keys ...sealed.Key) *sealed.Ring {
-	t.Helper()
-	r, err := sealed.New(keys[0], keys[1:]...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // The contract of every store holds for a store sealing the payloads, its
 // totals in line with its rows.
 func TestSealingPassesTheContract(t *testing.T) {
-	keys := ringOf(t, genKey(t, "k1"))
+	keys := sealtest.NewRing(t, "k1")
 	inboxtest.Run(t, func(t *testing.T, c inboxtest.Config) func() inbox.Store {
 		dsn := pgtest.NewSchema(t)
 		return func() inbox.Store {
 			return open(t, dsn, Options{Migrate: true, Now: c.Now, MaxReplay: c.MaxReplay, Keys: keys})
 		}
 	}, inboxtest.WithCheck(func(t *testing.T, s inbox.Store) { checkTotals(t, s.(*Store)) }))
-}
-
-// secretForms are the forms a secret would take in a dump: itself, a
-// prefix of its base64 and its hex (bytea in text).
-func secretForms() []string {
-	var forms []string
-	for _, s := range []string{secretToken, secretCreds, secretText} {
-		forms = append(forms, s, base64.StdEncoding.EncodeToString([]byte(s))[:20], hexOf(s))
-	}
-	return forms
-}
-
-func hexOf(s string) string {
-	const digits = "0123456789abcdef"
-	b := make([]byte, 0, 2*len(s))
-	for _, c := range []byte(s) {
-		b = append(b, digits[c>>4], digits[c&15])
-	}
-	return string(b)
 }
 
 type notifier struct{}
@@ -165,128 +122,21 @@ func TestDatabaseShowsNoSecret(t *testing.T) {
 		dsn := node.NewDatabase(t)
 		o := Options{Migrate: true}
 		if sealing {
-			o.Keys = ringOf(t, genKey(t, "k1"))
+			o.Keys = sealtest.NewRing(t, "k1")
 		}
 		s := open(t, dsn, o)
 		queueThroughAgent(t, s)
 		if st, err := s.Stats(ctx); err != nil || st.Messages != 1 {
 			t.Fatalf("%s: queued %+v %v", name, st, err)
 		}
-		dumps := map[string][]byte{
-			"the tables read through SQL": tablesDump(t, s.pool),
-			"pg_dump":                     pgDump(t, dsn),
-			"the node's files":            nodeFiles(t, s.pool, node.Dir()),
-		}
-		for what, dump := range dumps {
-			for _, f := range secretForms() {
-				if sealing && bytes.Contains(dump, []byte(f)) {
-					t.Fatalf("%s: %s hold a secret (as %q)", name, what, f)
-				}
-			}
-			if !sealing && !bytes.Contains(dump, []byte(secretCreds)) && !bytes.Contains(dump, []byte(hexOf(secretCreds))) {
-				t.Fatalf("%s: %s do not hold the credentials written in clear: the check would find nothing", name, what)
+		for what, dump := range sealtest.PGDumps(t, s.pool, dsn, node.Dir(), "a2a_inbox", "SELECT payload FROM a2a_inbox") {
+			if sealing {
+				sealtest.AssertAbsent(t, name+": "+what, dump, secretToken, secretCreds, secretText)
+			} else {
+				sealtest.AssertPresent(t, name+": "+what, dump, secretToken, secretCreds, secretText)
 			}
 		}
 	}
-}
-
-// tablesDump is every row of every table of the pool's schema, as text
-// (bytea as hex), and the raw bytes of the payloads.
-func tablesDump(t *testing.T, pool *pgxpool.Pool) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	rows, err := pool.Query(ctx, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(tables, "a2a_inbox") {
-		t.Fatalf("tables %v", tables)
-	}
-	for _, table := range tables {
-		rows, err := pool.Query(ctx, "SELECT t::text FROM "+pgx.Identifier{table}.Sanitize()+" t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.WriteString(strings.Join(texts, "\n"))
-	}
-	rows, err = pool.Query(ctx, "SELECT payload FROM a2a_inbox")
-	if err != nil {
-		t.Fatal(err)
-	}
-	payloads, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range payloads {
-		out.Write(p)
-	}
-	return out.Bytes()
-}
-
-// pgDump runs pg_dump (of the node's version, else the one on PATH) on
-// the database of dsn, data only.
-func pgDump(t *testing.T, dsn string) []byte {
-	t.Helper()
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
-	slices.Sort(bins)
-	bin := ""
-	if len(bins) > 0 {
-		bin = bins[len(bins)-1]
-	} else if p, err := exec.LookPath("pg_dump"); err == nil {
-		bin = p
-	} else {
-		t.Fatalf("no pg_dump: %s", pgtest.InstallHint)
-	}
-	cmd := exec.Command(bin, "--data-only", "--no-password", "--dbname="+dsn)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("pg_dump: %v: %s", err, stderr.String())
-	}
-	if !bytes.Contains(out, []byte("a2a_inbox")) {
-		t.Fatalf("pg_dump dumped no queue table:\n%s", out)
-	}
-	return out
-}
-
-// nodeFiles has the node write what it holds to its files (CHECKPOINT)
-// and returns the bytes of every file of its directory.
-func nodeFiles(t *testing.T, pool *pgxpool.Pool, dir string) []byte {
-	t.Helper()
-	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // a temporary file gone meanwhile
-			}
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		out.Write(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
 }
 
 // sealedBy says how the payload of seq is kept: "clear", or the id of the
@@ -324,10 +174,10 @@ func enqueue(t *testing.T, s *Store, r inbox.Record) inbox.Record {
 // with sealed.ErrUnknownKey, and both remove them all the same.
 func TestRotation(t *testing.T) {
 	dsn := pgtest.NewSchema(t)
-	k1, k2 := genKey(t, "k1"), genKey(t, "k2")
+	k1, k2 := sealtest.NewKey(t, "k1"), sealtest.NewKey(t, "k2")
 	plain := open(t, dsn, Options{Migrate: true})
 	clear := enqueue(t, plain, msg("p1", "clear"))
-	s1 := open(t, dsn, Options{Keys: ringOf(t, k1)})
+	s1 := open(t, dsn, Options{Keys: sealtest.RingOf(t, k1)})
 	a, b := enqueue(t, s1, msg("p1", "a")), enqueue(t, s1, msg("p1", "b"))
 	if got := sealedBy(t, s1, clear.Seq) + " " + sealedBy(t, s1, a.Seq); got != "clear k1" {
 		t.Fatalf("stored %s", got)
@@ -336,7 +186,7 @@ func TestRotation(t *testing.T) {
 		t.Fatalf("sealed rows read without a ring: %v", err)
 	}
 
-	s12 := open(t, dsn, Options{Keys: ringOf(t, k2, k1)})
+	s12 := open(t, dsn, Options{Keys: sealtest.RingOf(t, k2, k1)})
 	got, err := s12.Next(ctx, 0, 10)
 	if err != nil || len(got) != 3 || string(got[0].Payload) != string(msg("p1", "clear").Payload) || string(got[1].Payload) != string(msg("p1", "a").Payload) {
 		t.Fatalf("read with both keys: %v %+v", err, got)
@@ -351,7 +201,7 @@ func TestRotation(t *testing.T) {
 		t.Fatalf("after Untake, sealed with %s and %s", x, y)
 	}
 
-	s2 := open(t, dsn, Options{Keys: ringOf(t, k2)})
+	s2 := open(t, dsn, Options{Keys: sealtest.RingOf(t, k2)})
 	if r, ok, err := s2.Lookup(ctx, "task-a"); !ok || err != nil || string(r.Payload) != string(msg("p1", "a").Payload) {
 		t.Fatalf("the row sealed again, without k1: %v %v", ok, err)
 	}
@@ -371,7 +221,7 @@ func TestRotation(t *testing.T) {
 // A sealed payload opens only in its own row: moved to another, it fails
 // with sealed.ErrOpen.
 func TestASealedPayloadIsBoundToItsRecord(t *testing.T) {
-	s := open(t, pgtest.NewSchema(t), Options{Migrate: true, Keys: ringOf(t, genKey(t, "k1"))})
+	s := open(t, pgtest.NewSchema(t), Options{Migrate: true, Keys: sealtest.NewRing(t, "k1")})
 	a, b := enqueue(t, s, msg("p1", "a")), enqueue(t, s, msg("p2", "b"))
 	if _, err := s.pool.Exec(ctx, "UPDATE a2a_inbox SET payload = (SELECT payload FROM a2a_inbox WHERE seq = $1) WHERE seq = $2", int64(a.Seq), int64(b.Seq)); err != nil {
 		t.Fatal(err)
@@ -406,7 +256,7 @@ func TestMigrationKeepsTheRowsOfVersion1(t *testing.T) {
 			t.Fatalf("%s: %v", q.sql, err)
 		}
 	}
-	s := open(t, dsn, Options{Migrate: true, Keys: ringOf(t, genKey(t, "k1"))})
+	s := open(t, dsn, Options{Migrate: true, Keys: sealtest.NewRing(t, "k1")})
 	got, ok, err := s.Lookup(ctx, "task-old")
 	if !ok || err != nil || !bytes.Equal(got.Payload, r.Payload) {
 		t.Fatalf("the row of version 1: %v %v %+v", ok, err, got)

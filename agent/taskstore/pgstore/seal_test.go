@@ -3,19 +3,11 @@ package pgstore
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/agent/sealed"
@@ -23,6 +15,7 @@ import (
 	"github.com/a2abind/a2abind/agent/taskstore/storetest"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/internal/pgtest"
+	"github.com/a2abind/a2abind/internal/sealtest"
 	"github.com/a2abind/a2abind/internal/uuidv4"
 	"github.com/a2abind/a2abind/jsonrpc"
 )
@@ -32,24 +25,6 @@ const (
 	secretToken = "tok-3e81d0c4-do-not-store-in-clear"
 	secretCreds = "cred-9a27f15b-do-not-store-in-clear"
 )
-
-func genKey(t *testing.T, id string) sealed.Key {
-	t.Helper()
-	k, err := sealed.GenerateKey(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func ringOf(t *testing.T, keys ...sealed.Key) *sealed.Ring {
-	t.Helper()
-	r, err := sealed.New(keys[0], keys[1:]...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 // withSecrets is a task with three push configs: one with a token, one
 // with a token and bearer credentials, one with neither.
@@ -69,40 +44,9 @@ func equalConfigs(a, b []a2a.TaskPushNotificationConfig) bool {
 	return bytes.Equal(x, y)
 }
 
-// secretForms are the forms a secret would take in a dump: itself, its
-// base64 (and a prefix of it, for base64 at another offset) and its hex
-// (bytea in text).
-func secretForms() []string {
-	var forms []string
-	for _, s := range []string{secretToken, secretCreds} {
-		b64 := base64.StdEncoding.EncodeToString([]byte(s))
-		forms = append(forms, s, b64, b64[:20], hexOf(s))
-	}
-	return forms
-}
-
-func hexOf(s string) string {
-	const digits = "0123456789abcdef"
-	b := make([]byte, 0, 2*len(s))
-	for _, c := range []byte(s) {
-		b = append(b, digits[c>>4], digits[c&15])
-	}
-	return string(b)
-}
-
-// holdsSecret returns the first form of a secret dump holds, or "".
-func holdsSecret(dump []byte) string {
-	for _, f := range secretForms() {
-		if bytes.Contains(dump, []byte(f)) {
-			return f
-		}
-	}
-	return ""
-}
-
 // The contract of every store holds for a store sealing the secrets.
 func TestSealingPassesTheContract(t *testing.T) {
-	keys := ringOf(t, genKey(t, "k1"))
+	keys := sealtest.NewRing(t, "k1")
 	storetest.Run(t, func(t *testing.T, c storetest.Config) taskstore.Store {
 		o := options(c)
 		o.Keys = keys
@@ -125,7 +69,7 @@ func TestDatabaseShowsNoSecret(t *testing.T) {
 		dsn := node.NewDatabase(t)
 		o := Options{Migrate: true}
 		if sealing {
-			o.Keys = ringOf(t, genKey(t, "k1"))
+			o.Keys = sealtest.NewRing(t, "k1")
 		}
 		s := open(t, dsn, o)
 		r := withSecrets("t1")
@@ -143,123 +87,17 @@ func TestDatabaseShowsNoSecret(t *testing.T) {
 		}
 		serveThroughAgent(t, s)
 
-		dumps := map[string][]byte{
-			"the tables read through SQL": tablesDump(t, s),
-			"pg_dump":                     pgDump(t, dsn),
-			"the node's files":            nodeFiles(t, s, node.Dir()),
-		}
-		for what, dump := range dumps {
-			found := holdsSecret(dump)
-			switch {
-			case sealing && found != "":
-				t.Fatalf("%s: %s hold the secret (as %q)", name, what, found)
-			case !sealing && !bytes.Contains(dump, []byte(secretCreds)) && !bytes.Contains(dump, []byte(hexOf(secretCreds))):
-				t.Fatalf("%s: %s do not hold the credentials written in clear: the check would find nothing", name, what)
-			case sealing && !bytes.Contains(dump, []byte("hooks.example/two")) && !bytes.Contains(dump, []byte(hexOf("hooks.example/two"))):
+		for what, dump := range sealtest.PGDumps(t, s.pool, dsn, node.Dir(), "a2a_tasks", "SELECT task, push FROM a2a_tasks") {
+			if !sealing {
+				sealtest.AssertPresent(t, name+": "+what, dump, secretToken, secretCreds)
+				continue
+			}
+			sealtest.AssertAbsent(t, name+": "+what, dump, secretToken, secretCreds)
+			if sealtest.Find(dump, "hooks.example/two") == "" {
 				t.Fatalf("%s: %s do not hold the configs' URLs: not the store's data?", name, what)
 			}
 		}
 	}
-}
-
-// tablesDump is every row of every table of the store's schema, as text
-// (bytea as hex), and the raw bytes of its bytea columns.
-func tablesDump(t *testing.T, s *Store) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	rows, err := s.pool.Query(ctx, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(tables, "a2a_tasks") {
-		t.Fatalf("tables %v", tables)
-	}
-	for _, table := range tables {
-		rows, err := s.pool.Query(ctx, "SELECT t::text FROM "+pgx.Identifier{table}.Sanitize()+" t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.WriteString(strings.Join(texts, "\n"))
-	}
-	rows, err = s.pool.Query(ctx, "SELECT task, coalesce(push, ''::bytea) FROM a2a_tasks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var task, push []byte
-	if _, err := pgx.ForEachRow(rows, []any{&task, &push}, func() error {
-		out.Write(task)
-		out.Write(push)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
-}
-
-// pgDump runs pg_dump (of the node's version, else the one on PATH) on
-// the database of dsn, data only.
-func pgDump(t *testing.T, dsn string) []byte {
-	t.Helper()
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
-	slices.Sort(bins)
-	bin := ""
-	if len(bins) > 0 {
-		bin = bins[len(bins)-1]
-	} else if p, err := exec.LookPath("pg_dump"); err == nil {
-		bin = p
-	} else {
-		t.Fatalf("no pg_dump: %s", pgtest.InstallHint)
-	}
-	cmd := exec.Command(bin, "--data-only", "--no-password", "--dbname="+dsn)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("pg_dump: %v: %s", err, stderr.String())
-	}
-	if !bytes.Contains(out, []byte("a2a_tasks")) {
-		t.Fatalf("pg_dump dumped no task table:\n%s", out)
-	}
-	return out
-}
-
-// nodeFiles has the node write what it holds to its files (CHECKPOINT)
-// and returns the bytes of every file of its directory.
-func nodeFiles(t *testing.T, s *Store, dir string) []byte {
-	t.Helper()
-	if _, err := s.pool.Exec(ctx, "CHECKPOINT"); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // a temporary file gone meanwhile
-			}
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		out.Write(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
 }
 
 // notifier takes the notifications and sends none.
@@ -375,12 +213,12 @@ func sealedWith(t *testing.T, s *Store, id string) string {
 // on their next write; a store without a ring refuses sealed rows.
 func TestRotation(t *testing.T) {
 	dsn := pgtest.NewSchema(t)
-	k1, k2 := genKey(t, "k1"), genKey(t, "k2")
+	k1, k2 := sealtest.NewKey(t, "k1"), sealtest.NewKey(t, "k2")
 	plain := open(t, dsn, Options{Migrate: true})
 	if _, err := plain.Create(ctx, withSecrets("clear")); err != nil {
 		t.Fatal(err)
 	}
-	s1 := open(t, dsn, Options{Keys: ringOf(t, k1)})
+	s1 := open(t, dsn, Options{Keys: sealtest.RingOf(t, k1)})
 	if got, err := s1.Get(ctx, "clear"); err != nil || !equalConfigs(got.PushConfigs, withSecrets("clear").PushConfigs) {
 		t.Fatalf("a row written in clear, read with a ring: %v %+v", err, got.PushConfigs)
 	}
@@ -396,7 +234,7 @@ func TestRotation(t *testing.T) {
 		t.Fatalf("sealed with %q", got)
 	}
 
-	s12 := open(t, dsn, Options{Keys: ringOf(t, k2, k1)})
+	s12 := open(t, dsn, Options{Keys: sealtest.RingOf(t, k2, k1)})
 	if got, err := s12.Get(ctx, "t1"); err != nil || !equalConfigs(got.PushConfigs, withSecrets("t1").PushConfigs) {
 		t.Fatalf("a row of the old key, read with both: %v %+v", err, got.PushConfigs)
 	}
@@ -412,7 +250,7 @@ func TestRotation(t *testing.T) {
 	if got := sealedWith(t, s12, "t1") + " " + sealedWith(t, s12, "clear") + " " + sealedWith(t, s12, "t2"); got != "k2,k2,- k2,k2,- k1,k1,-" {
 		t.Fatalf("after writes, sealed with %q", got)
 	}
-	s2 := open(t, dsn, Options{Keys: ringOf(t, k2)})
+	s2 := open(t, dsn, Options{Keys: sealtest.RingOf(t, k2)})
 	if _, err := s2.Get(ctx, "t2"); !errors.Is(err, sealed.ErrUnknownKey) {
 		t.Fatalf("a row of k1 without k1: %v", err)
 	}
@@ -442,7 +280,7 @@ func TestRotation(t *testing.T) {
 // config, or left under a config whose URL was changed in the table (to
 // have them sent elsewhere), they do not open.
 func TestSealedSecretsAreBoundToTheirConfig(t *testing.T) {
-	keys := ringOf(t, genKey(t, "k1"))
+	keys := sealtest.NewRing(t, "k1")
 	for _, tc := range []struct {
 		name   string
 		change func(p *pushRecord)
