@@ -11,25 +11,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/a2abind/a2abind/agent/sealed"
+	"github.com/a2abind/a2abind/internal/sealtest"
 )
-
-func genKey(t *testing.T, id string) sealed.Key {
-	t.Helper()
-	k, err := sealed.GenerateKey(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func ringOf(t *testing.T, keys ...sealed.Key) *sealed.Ring {
-	t.Helper()
-	r, err := sealed.New(keys[0], keys[1:]...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 // secretPayload is a queued request carrying a push config's secrets.
 func secretPayload(id string) []byte {
@@ -92,7 +75,7 @@ func sealedBy(t *testing.T, v []byte) string {
 // after a reopen, and marks its file format 3.
 func TestPayloadsAreSealed(t *testing.T) {
 	path := dbPath(t)
-	keys := ringOf(t, genKey(t, "k1"))
+	keys := sealtest.NewRing(t, "k1")
 	s, _ := openAt(t, path, BoltOptions{Keys: keys})
 	r := msg("p1", "a")
 	r.Payload = secretPayload("a")
@@ -120,11 +103,7 @@ func TestPayloadsAreSealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{"tok-5c0e-in-clear", "cred-91fd-in-clear", "hello"} {
-		if bytes.Contains(file, []byte(secret)) {
-			t.Fatalf("the file holds %q", secret)
-		}
-	}
+	sealtest.AssertAbsent(t, "the file", file, "tok-5c0e-in-clear", "cred-91fd-in-clear", "hello")
 	s, _ = openAt(t, path, BoltOptions{Keys: keys})
 	check(s)
 }
@@ -143,8 +122,8 @@ func TestClearAndSealedRecords(t *testing.T) {
 	if formatOf(t, path) != fileFormat {
 		t.Fatalf("a file without a ring is of format %d", formatOf(t, path))
 	}
-	k1 := genKey(t, "k1")
-	s, _ = openAt(t, path, BoltOptions{Keys: ringOf(t, k1)})
+	k1 := sealtest.NewKey(t, "k1")
+	s, _ = openAt(t, path, BoltOptions{Keys: sealtest.RingOf(t, k1)})
 	sealedRec := mustEnqueue(t, s, msg("p1", "b"))
 	if got := all(t, s); len(got) != 2 || string(got[0].Payload) != string(msg("p1", "a").Payload) || string(got[1].Payload) != string(msg("p1", "b").Payload) {
 		t.Fatalf("read %+v", got)
@@ -160,7 +139,7 @@ func TestClearAndSealedRecords(t *testing.T) {
 		want error
 	}{
 		{"without a ring", nil, ErrNoKeys},
-		{"without the key", ringOf(t, genKey(t, "k2")), sealed.ErrUnknownKey},
+		{"without the key", sealtest.RingOf(t, sealtest.NewKey(t, "k2")), sealed.ErrUnknownKey},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := openAt(t, path, BoltOptions{Keys: tc.keys})
@@ -197,12 +176,12 @@ func TestClearAndSealedRecords(t *testing.T) {
 // k1 is gone.
 func TestRotation(t *testing.T) {
 	path := dbPath(t)
-	k1, k2 := genKey(t, "k1"), genKey(t, "k2")
-	s, _ := openAt(t, path, BoltOptions{Keys: ringOf(t, k1)})
+	k1, k2 := sealtest.NewKey(t, "k1"), sealtest.NewKey(t, "k2")
+	s, _ := openAt(t, path, BoltOptions{Keys: sealtest.RingOf(t, k1)})
 	a, b := mustEnqueue(t, s, msg("p1", "a")), mustEnqueue(t, s, msg("p1", "b"))
 	s.Close()
 
-	s, _ = openAt(t, path, BoltOptions{Keys: ringOf(t, k2, k1)})
+	s, _ = openAt(t, path, BoltOptions{Keys: sealtest.RingOf(t, k2, k1)})
 	got := all(t, s)
 	if len(got) != 2 || string(got[0].Payload) != string(msg("p1", "a").Payload) {
 		t.Fatalf("records of k1 read with both: %+v", got)
@@ -218,7 +197,7 @@ func TestRotation(t *testing.T) {
 		t.Fatalf("after Untake, sealed with %s and %s", x, y)
 	}
 
-	s, _ = openAt(t, path, BoltOptions{Keys: ringOf(t, k2)})
+	s, _ = openAt(t, path, BoltOptions{Keys: sealtest.RingOf(t, k2)})
 	if r, ok, err := s.Lookup(bg, "task-a"); !ok || err != nil || string(r.Payload) != string(msg("p1", "a").Payload) {
 		t.Fatalf("the record sealed again, without k1: %v %v", ok, err)
 	}
@@ -231,7 +210,7 @@ func TestRotation(t *testing.T) {
 // fails with sealed.ErrOpen.
 func TestASealedPayloadIsBoundToItsRecord(t *testing.T) {
 	path := dbPath(t)
-	keys := ringOf(t, genKey(t, "k1"))
+	keys := sealtest.NewRing(t, "k1")
 	s, _ := openAt(t, path, BoltOptions{Keys: keys})
 	a, b := mustEnqueue(t, s, msg("p1", "a")), mustEnqueue(t, s, msg("p2", "b"))
 	s.Close()
@@ -266,7 +245,7 @@ func TestASealedPayloadIsBoundToItsRecord(t *testing.T) {
 // dropped) or salvages it (damaged: its sealed records are copied to a
 // fresh file); the sealed records it keeps open with the key.
 func TestAFileOfSealedRecordsStaysMarked(t *testing.T) {
-	keys := ringOf(t, genKey(t, "k1"))
+	keys := sealtest.NewRing(t, "k1")
 	path := dbPath(t)
 	s, _ := openAt(t, path, BoltOptions{Keys: keys})
 	for i := range 200 {

@@ -18,6 +18,7 @@ import (
 	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/sealtest"
 	"github.com/a2abind/a2abind/internal/uuidv4"
 	"github.com/a2abind/a2abind/jsonrpc"
 )
@@ -30,41 +31,8 @@ const (
 	secretCreds = "cred-51b8d604-do-not-store-in-clear"
 )
 
-func newRing(t *testing.T, ids ...string) *sealed.Ring {
-	t.Helper()
-	keys := make([]sealed.Key, len(ids))
-	for i, id := range ids {
-		k, err := sealed.GenerateKey(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys[i] = k
-	}
-	r, err := sealed.New(keys[0], keys[1:]...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// ringOf returns a ring of keys taken from others, the first current.
-func ringOf(t *testing.T, keys ...sealed.Key) *sealed.Ring {
-	t.Helper()
-	r, err := sealed.New(keys[0], keys[1:]...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-func genKey(t *testing.T, id string) sealed.Key {
-	t.Helper()
-	k, err := sealed.GenerateKey(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+// newRing is sealtest.NewRing, under the name the contract tests call.
+var newRing = sealtest.NewRing
 
 func openBolt(t *testing.T, path string, opts ...taskstore.Option) *taskstore.Bolt {
 	t.Helper()
@@ -93,28 +61,6 @@ func withSecrets(id string) taskstore.Record {
 		}}
 }
 
-// assertNoSecret fails when dump holds a secret, in clear, in base64 or
-// in hex.
-func assertNoSecret(t *testing.T, what string, dump []byte) {
-	t.Helper()
-	for _, s := range []string{secretToken, secretCreds} {
-		for _, form := range []string{s, base64.StdEncoding.EncodeToString([]byte(s)), base64.StdEncoding.EncodeToString([]byte(s))[:20], hexOf(s)} {
-			if bytes.Contains(dump, []byte(form)) {
-				t.Fatalf("%s holds the secret %q (as %q)", what, s, form)
-			}
-		}
-	}
-}
-
-func hexOf(s string) string {
-	const digits = "0123456789abcdef"
-	b := make([]byte, 0, 2*len(s))
-	for _, c := range []byte(s) {
-		b = append(b, digits[c>>4], digits[c&15])
-	}
-	return string(b)
-}
-
 // A Bolt file written with a key ring holds no secret: not the token, not
 // the credentials, in no form; the store reads them back intact, and so
 // does GetTaskPushNotificationConfig through an agent.Server. Without a
@@ -125,7 +71,7 @@ func TestBoltFileShowsNoSecret(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "tasks.db")
 			var opts []taskstore.Option
 			if sealing {
-				opts = append(opts, taskstore.SealSecrets(newRing(t, "k1")))
+				opts = append(opts, taskstore.SealSecrets(sealtest.NewRing(t, "k1")))
 			}
 			s := openBolt(t, path, opts...)
 			r := withSecrets("t1")
@@ -151,12 +97,10 @@ func TestBoltFileShowsNoSecret(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !sealing {
-				if !bytes.Contains(dump, []byte(secretToken)) || !bytes.Contains(dump, []byte(secretCreds)) {
-					t.Fatal("a file written without a ring does not hold the secrets: the check would find nothing")
-				}
+				sealtest.AssertPresent(t, "a file written without a ring", dump, secretToken, secretCreds)
 				return
 			}
-			assertNoSecret(t, "the bbolt file", dump)
+			sealtest.AssertAbsent(t, "the bbolt file", dump, secretToken, secretCreds)
 			if !bytes.Contains(dump, []byte("https://hooks.example/two")) || !bytes.Contains(dump, []byte(id)) {
 				t.Fatal("the file does not hold the configs' URLs and the task: is this the store's file?")
 			}
@@ -319,9 +263,9 @@ func sealedWith(t *testing.T, v []byte) string {
 // seals them again with the current key k2, after which k1 may go.
 func TestBoltRotation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.db")
-	k1, k2 := genKey(t, "k1"), genKey(t, "k2")
+	k1, k2 := sealtest.NewKey(t, "k1"), sealtest.NewKey(t, "k2")
 	r := withSecrets("t1")
-	s := openBolt(t, path, taskstore.SealSecrets(ringOf(t, k1)))
+	s := openBolt(t, path, taskstore.SealSecrets(sealtest.RingOf(t, k1)))
 	for _, id := range []string{"t1", "t2"} {
 		rec := withSecrets(id)
 		if _, err := s.Create(bg, rec); err != nil {
@@ -333,7 +277,7 @@ func TestBoltRotation(t *testing.T) {
 		t.Fatalf("sealed with %s", got)
 	}
 
-	s = openBolt(t, path, taskstore.SealSecrets(ringOf(t, k2, k1)))
+	s = openBolt(t, path, taskstore.SealSecrets(sealtest.RingOf(t, k2, k1)))
 	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
 		t.Fatalf("a record of the old key, read with both: %v %+v", err, got.PushConfigs)
 	}
@@ -349,7 +293,7 @@ func TestBoltRotation(t *testing.T) {
 		t.Fatalf("a record not written, sealed with %s", got)
 	}
 
-	s = openBolt(t, path, taskstore.SealSecrets(ringOf(t, k2)))
+	s = openBolt(t, path, taskstore.SealSecrets(sealtest.RingOf(t, k2)))
 	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
 		t.Fatalf("the rewritten record without k1: %v %+v", err, got.PushConfigs)
 	}
@@ -362,7 +306,7 @@ func TestBoltRotation(t *testing.T) {
 	s.Close()
 
 	// Reseal rewrites what is left of k1 (t2 alone), and only that.
-	s = openBolt(t, path, taskstore.SealSecrets(ringOf(t, k2, k1)))
+	s = openBolt(t, path, taskstore.SealSecrets(sealtest.RingOf(t, k2, k1)))
 	before, _ := s.Get(bg, "t2")
 	if n, err := s.Reseal(bg); n != 1 || err != nil {
 		t.Fatalf("Reseal: %d %v, want the one record of k1", n, err)
@@ -374,7 +318,7 @@ func TestBoltRotation(t *testing.T) {
 	if got := sealedWith(t, rawTask(t, path, "t2")); got != "k2,k2,-" {
 		t.Fatalf("after Reseal, sealed with %s", got)
 	}
-	s = openBolt(t, path, taskstore.SealSecrets(ringOf(t, k2)))
+	s = openBolt(t, path, taskstore.SealSecrets(sealtest.RingOf(t, k2)))
 	after, err := s.Get(bg, "t2")
 	if err != nil || !equalConfigs(after.PushConfigs, withSecrets("t2").PushConfigs) || !after.Updated.Equal(before.Updated) {
 		t.Fatalf("the resealed record without k1: %v %+v, updated %v (was %v)", err, after.PushConfigs, after.Updated, before.Updated)
@@ -398,7 +342,7 @@ func TestBoltSealsClearRecordsOnTheirNextWrite(t *testing.T) {
 	if v := rawTask(t, path, "t1"); !bytes.Contains(v, []byte(secretToken)) || sealedWith(t, v) != "" {
 		t.Fatalf("written without a ring: %s", v)
 	}
-	keys := newRing(t, "k1")
+	keys := sealtest.NewRing(t, "k1")
 	s = openBolt(t, path, taskstore.SealSecrets(keys))
 	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
 		t.Fatalf("a clear record read with a ring: %v %+v", err, got.PushConfigs)
@@ -411,7 +355,7 @@ func TestBoltSealsClearRecordsOnTheirNextWrite(t *testing.T) {
 	}
 	s.Close()
 	v := rawTask(t, path, "t1")
-	assertNoSecret(t, "the record written again", v)
+	sealtest.AssertAbsent(t, "the record written again", v, secretToken, secretCreds)
 	if got := sealedWith(t, v); got != "k1,k1,-" {
 		t.Fatalf("sealed with %s", got)
 	}
@@ -438,7 +382,7 @@ func TestBoltSealsClearRecordsOnTheirNextWrite(t *testing.T) {
 		t.Fatalf("Reseal of the record written in clear: %d %v", n, err)
 	}
 	s.Close()
-	assertNoSecret(t, "the record resealed", rawTask(t, path, "t3"))
+	sealtest.AssertAbsent(t, "the record resealed", rawTask(t, path, "t3"), secretToken, secretCreds)
 
 	s = openBolt(t, path)
 	if _, err := s.Get(bg, "t1"); !errors.Is(err, taskstore.ErrNoKeys) {
@@ -453,7 +397,7 @@ func TestBoltSealsClearRecordsOnTheirNextWrite(t *testing.T) {
 // config, or left under a config whose URL was changed in the file (to
 // have them sent elsewhere), they do not open.
 func TestBoltSealedSecretsAreBoundToTheirConfig(t *testing.T) {
-	keys := newRing(t, "k1")
+	keys := sealtest.NewRing(t, "k1")
 	for _, tc := range []struct {
 		name   string
 		change func(m map[string]any)
@@ -493,7 +437,7 @@ func TestBoltSealedSecretsAreBoundToTheirConfig(t *testing.T) {
 
 // The Memory store keeps nothing at rest: SealSecrets changes nothing.
 func TestMemoryIgnoresSealSecrets(t *testing.T) {
-	s := taskstore.NewMemory(nil, taskstore.SealSecrets(newRing(t, "k1")))
+	s := taskstore.NewMemory(nil, taskstore.SealSecrets(sealtest.NewRing(t, "k1")))
 	r := withSecrets("t1")
 	if _, err := s.Create(bg, r); err != nil {
 		t.Fatal(err)
