@@ -14,13 +14,11 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/internal/sealtest"
-	"github.com/a2abind/a2abind/internal/uuidv4"
-	"github.com/a2abind/a2abind/jsonrpc"
+	"github.com/a2abind/a2abind/internal/sealtest/sealagent"
 )
 
 var bg = context.Background()
@@ -49,16 +47,10 @@ func openBoltAt(t *testing.T, path string, now func() time.Time, opts ...tasksto
 	return s
 }
 
-// withSecrets is a task with two push configs: one with a token, one with
-// a token and bearer credentials.
+// withSecrets is a task with three push configs: one with a token, one
+// with a token and bearer credentials, one with neither.
 func withSecrets(id string) taskstore.Record {
-	return taskstore.Record{Task: a2a.Task{ID: id, ContextID: "ctx-" + id, Status: &a2a.TaskStatus{State: a2a.TaskStateWorking}},
-		PushConfigs: []a2a.TaskPushNotificationConfig{
-			{ID: "cfg-1", TaskID: id, URL: "https://hooks.example/one", Token: secretToken},
-			{ID: "cfg-2", TaskID: id, URL: "https://hooks.example/two", Token: secretToken + "-2",
-				Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: secretCreds}},
-			{ID: "cfg-3", TaskID: id, URL: "https://hooks.example/three"},
-		}}
+	return sealagent.TaskWithSecrets(id, secretToken, secretCreds)
 }
 
 // A Bolt file written with a key ring holds no secret: not the token, not
@@ -88,10 +80,10 @@ func TestBoltFileShowsNoSecret(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !equalConfigs(got.PushConfigs, r.PushConfigs) {
+			if !sealagent.EqualConfigs(got.PushConfigs, r.PushConfigs) {
 				t.Fatalf("read back %+v, want %+v", got.PushConfigs, r.PushConfigs)
 			}
-			id := serveThroughAgent(t, s)
+			id := sealagent.ServeTask(t, s, secretToken, secretCreds)
 			dump, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -106,89 +98,6 @@ func TestBoltFileShowsNoSecret(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalConfigs(a, b []a2a.TaskPushNotificationConfig) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
-}
-
-// notifier takes the notifications and sends none.
-type notifier struct{}
-
-func (notifier) Notify(a2a.TaskPushNotificationConfig, *a2a.StreamResponse) {}
-func (notifier) Forget(string, string)                                      {}
-
-var yes = true
-
-// call serves one request through srv as a transport whose card declares
-// push notifications would, and returns its final reply's result decoded
-// into out.
-func call(t *testing.T, srv *agent.Server, method a2a.Method, params, out any) {
-	t.Helper()
-	data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _, perr := srv.DecodeRequest(data)
-	if perr != nil {
-		t.Fatal(perr)
-	}
-	var final *agent.Reply
-	sink := agent.SinkFunc(func(_ context.Context, r agent.Reply) error {
-		if r.Final {
-			final = &r
-		}
-		return nil
-	})
-	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
-	defer cancel()
-	if err := srv.Serve(ctx, agent.Call{Request: req, Capabilities: &a2a.AgentCapabilities{PushNotifications: &yes}}, sink); err != nil {
-		t.Fatal(err)
-	}
-	if final == nil || final.Err != nil {
-		t.Fatalf("%s: %+v", method, final)
-	}
-	b, err := json.Marshal(final.Result)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		t.Fatalf("%s: %v: %s", method, err, b)
-	}
-}
-
-// serveThroughAgent has an agent.Server on st create a task whose message
-// carries a push config with the secrets, add a second config with
-// CreateTaskPushNotificationConfig, and read both back with
-// GetTaskPushNotificationConfig, intact. It returns the task's id.
-func serveThroughAgent(t *testing.T, st taskstore.Store) string {
-	t.Helper()
-	srv := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, turn *agent.Turn) error {
-		return turn.AskInput(ctx, "more?")
-	}), agent.WithStore(st), agent.WithPush(agent.PushConfig{Notifier: notifier{}}))
-	t.Cleanup(func() { srv.Close(bg) })
-	id := uuidv4.New()
-	first := &a2a.TaskPushNotificationConfig{ID: "via-message", URL: "https://hooks.example/msg", Token: secretToken,
-		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: secretCreds}}
-	var sent a2a.SendMessageResponse
-	call(t, srv, a2a.MethodSendMessage, &a2a.SendMessageRequest{
-		Message:       &a2a.Message{MessageID: uuidv4.New(), TaskID: id, Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("hello")}}},
-		Configuration: &a2a.SendMessageConfiguration{TaskPushNotificationConfig: first}}, &sent)
-	second := &a2a.TaskPushNotificationConfig{ID: "via-create", TaskID: id, URL: "https://hooks.example/create", Token: secretToken + "-c",
-		Authentication: &a2a.AuthenticationInfo{Scheme: "Basic", Credentials: secretCreds + "-c"}}
-	var made a2a.TaskPushNotificationConfig
-	call(t, srv, a2a.MethodCreateTaskPushNotificationConfig, second, &made)
-	for _, want := range []*a2a.TaskPushNotificationConfig{first, second} {
-		var got a2a.TaskPushNotificationConfig
-		call(t, srv, a2a.MethodGetTaskPushNotificationConfig, &a2a.GetTaskPushNotificationConfigRequest{TaskID: id, ID: want.ID}, &got)
-		if got.Token != want.Token || got.Authentication == nil || got.Authentication.Credentials != want.Authentication.Credentials ||
-			got.Authentication.Scheme != want.Authentication.Scheme || got.URL != want.URL {
-			t.Fatalf("GetTaskPushNotificationConfig %s: %+v (authentication %+v), want %+v", want.ID, got, got.Authentication, want)
-		}
-	}
-	return id
 }
 
 // rawTask reads the stored value of a task from a closed Bolt file.
@@ -278,7 +187,7 @@ func TestBoltRotation(t *testing.T) {
 	}
 
 	s = openBolt(t, path, taskstore.SealSecrets(sealtest.RingOf(t, k2, k1)))
-	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
+	if got, err := s.Get(bg, "t1"); err != nil || !sealagent.EqualConfigs(got.PushConfigs, r.PushConfigs) {
 		t.Fatalf("a record of the old key, read with both: %v %+v", err, got.PushConfigs)
 	}
 	// t1 is written (its delivery report), t2 is not.
@@ -294,7 +203,7 @@ func TestBoltRotation(t *testing.T) {
 	}
 
 	s = openBolt(t, path, taskstore.SealSecrets(sealtest.RingOf(t, k2)))
-	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
+	if got, err := s.Get(bg, "t1"); err != nil || !sealagent.EqualConfigs(got.PushConfigs, r.PushConfigs) {
 		t.Fatalf("the rewritten record without k1: %v %+v", err, got.PushConfigs)
 	}
 	if _, err := s.Get(bg, "t2"); !errors.Is(err, sealed.ErrUnknownKey) || !strings.Contains(err.Error(), "t2") {
@@ -320,7 +229,7 @@ func TestBoltRotation(t *testing.T) {
 	}
 	s = openBolt(t, path, taskstore.SealSecrets(sealtest.RingOf(t, k2)))
 	after, err := s.Get(bg, "t2")
-	if err != nil || !equalConfigs(after.PushConfigs, withSecrets("t2").PushConfigs) || !after.Updated.Equal(before.Updated) {
+	if err != nil || !sealagent.EqualConfigs(after.PushConfigs, withSecrets("t2").PushConfigs) || !after.Updated.Equal(before.Updated) {
 		t.Fatalf("the resealed record without k1: %v %+v, updated %v (was %v)", err, after.PushConfigs, after.Updated, before.Updated)
 	}
 	if _, err := s.List(bg, taskstore.Filter{}); err != nil {
@@ -344,7 +253,7 @@ func TestBoltSealsClearRecordsOnTheirNextWrite(t *testing.T) {
 	}
 	keys := sealtest.NewRing(t, "k1")
 	s = openBolt(t, path, taskstore.SealSecrets(keys))
-	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
+	if got, err := s.Get(bg, "t1"); err != nil || !sealagent.EqualConfigs(got.PushConfigs, r.PushConfigs) {
 		t.Fatalf("a clear record read with a ring: %v %+v", err, got.PushConfigs)
 	}
 	if _, err := s.Update(bg, "t1", func(r *taskstore.Record) error {
@@ -442,7 +351,7 @@ func TestMemoryIgnoresSealSecrets(t *testing.T) {
 	if _, err := s.Create(bg, r); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Get(bg, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
+	if got, err := s.Get(bg, "t1"); err != nil || !sealagent.EqualConfigs(got.PushConfigs, r.PushConfigs) {
 		t.Fatalf("%v %+v", err, got.PushConfigs)
 	}
 }

@@ -2,8 +2,6 @@ package pginbox
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -11,17 +9,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/agent/inbox"
 	"github.com/a2abind/a2abind/agent/inbox/inboxtest"
 	"github.com/a2abind/a2abind/agent/sealed"
-	"github.com/a2abind/a2abind/generated/a2a"
-	"github.com/a2abind/a2abind/generated/offline"
 	"github.com/a2abind/a2abind/internal/pgtest"
 	"github.com/a2abind/a2abind/internal/sealtest"
-	"github.com/a2abind/a2abind/internal/uuidv4"
-	"github.com/a2abind/a2abind/jsonrpc"
-	"github.com/a2abind/a2abind/statemachines/tasklife"
+	"github.com/a2abind/a2abind/internal/sealtest/sealagent"
 )
 
 // The secrets and the message the tests queue, each a string found
@@ -44,70 +37,6 @@ func TestSealingPassesTheContract(t *testing.T) {
 	}, inboxtest.WithCheck(func(t *testing.T, s inbox.Store) { checkTotals(t, s.(*Store)) }))
 }
 
-type notifier struct{}
-
-func (notifier) Notify(a2a.TaskPushNotificationConfig, *a2a.StreamResponse) {}
-func (notifier) Forget(string, string)                                      {}
-
-// serve serves one request through srv as a transport whose card declares
-// push notifications would, and returns its final reply.
-func serve(t *testing.T, srv *agent.Server, method a2a.Method, params any) agent.Reply {
-	t.Helper()
-	data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _, perr := srv.DecodeRequest(data)
-	if perr != nil {
-		t.Fatal(perr)
-	}
-	var final agent.Reply
-	sink := agent.SinkFunc(func(_ context.Context, r agent.Reply) error {
-		if r.Final {
-			final = r
-		}
-		return nil
-	})
-	yes := true
-	c, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := srv.Serve(c, agent.Call{Request: req, IDs: tasklife.RequesterIDs,
-		Capabilities: &a2a.AgentCapabilities{PushNotifications: &yes}}, sink); err != nil {
-		t.Fatal(err)
-	}
-	return final
-}
-
-// queueThroughAgent has an asleep agent.Server queue in q a message
-// carrying a push config with the secrets, and reads the config back with
-// GetTaskPushNotificationConfig (answered from the queue), intact.
-func queueThroughAgent(t *testing.T, q inbox.Store) {
-	t.Helper()
-	off, err := agent.NewOffline(agent.OfflineConfig{Mode: offline.ReachabilityModeUnavailableStoreForward, StoreForward: true, Queue: q})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := agent.NewServer(agent.HandlerFunc(func(context.Context, *agent.Turn) error { return nil }),
-		agent.WithOffline(off), agent.WithPush(agent.PushConfig{Notifier: notifier{}}))
-	t.Cleanup(func() { srv.Close(ctx) })
-	id := uuidv4.New()
-	cfg := &a2a.TaskPushNotificationConfig{ID: "via-message", URL: "https://hooks.example/q", Token: secretToken,
-		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: secretCreds}}
-	r := serve(t, srv, a2a.MethodSendMessage, &a2a.SendMessageRequest{
-		Message:       &a2a.Message{MessageID: uuidv4.New(), TaskID: id, Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText(secretText)}}},
-		Configuration: &a2a.SendMessageConfiguration{TaskPushNotificationConfig: cfg}})
-	if r.Err == nil || r.Err.Token != a2a.TokenAgentAsleep {
-		t.Fatalf("SendMessage to a sleeping agent: %+v", r)
-	}
-	g := serve(t, srv, a2a.MethodGetTaskPushNotificationConfig, &a2a.GetTaskPushNotificationConfigRequest{TaskID: id, ID: cfg.ID})
-	var got a2a.TaskPushNotificationConfig
-	b, _ := json.Marshal(g.Result)
-	if g.Err != nil || json.Unmarshal(b, &got) != nil || got.Token != secretToken || got.Authentication == nil ||
-		got.Authentication.Credentials != secretCreds || got.URL != cfg.URL {
-		t.Fatalf("GetTaskPushNotificationConfig of the queued task: %+v %s", g.Err, b)
-	}
-}
-
 // A queue written with a key ring holds no secret, in no form, nor the
 // queued message: not in its tables read through SQL, not in pg_dump's
 // dump of it, not in the node's files (its tables and write-ahead log,
@@ -125,7 +54,7 @@ func TestDatabaseShowsNoSecret(t *testing.T) {
 			o.Keys = sealtest.NewRing(t, "k1")
 		}
 		s := open(t, dsn, o)
-		queueThroughAgent(t, s)
+		sealagent.Queue(t, s, secretToken, secretCreds, secretText)
 		if st, err := s.Stats(ctx); err != nil || st.Messages != 1 {
 			t.Fatalf("%s: queued %+v %v", name, st, err)
 		}

@@ -1,23 +1,18 @@
 package pgstore
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/agent/sealed"
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/agent/taskstore/storetest"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/internal/pgtest"
 	"github.com/a2abind/a2abind/internal/sealtest"
-	"github.com/a2abind/a2abind/internal/uuidv4"
-	"github.com/a2abind/a2abind/jsonrpc"
+	"github.com/a2abind/a2abind/internal/sealtest/sealagent"
 )
 
 // The secrets the tests store, each a string found nowhere else.
@@ -29,19 +24,7 @@ const (
 // withSecrets is a task with three push configs: one with a token, one
 // with a token and bearer credentials, one with neither.
 func withSecrets(id string) taskstore.Record {
-	return taskstore.Record{Task: a2a.Task{ID: id, ContextID: "ctx-" + id, Status: &a2a.TaskStatus{State: a2a.TaskStateWorking}},
-		PushConfigs: []a2a.TaskPushNotificationConfig{
-			{ID: "cfg-1", TaskID: id, URL: "https://hooks.example/one", Token: secretToken},
-			{ID: "cfg-2", TaskID: id, URL: "https://hooks.example/two", Token: secretToken + "-2",
-				Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: secretCreds}},
-			{ID: "cfg-3", TaskID: id, URL: "https://hooks.example/three"},
-		}}
-}
-
-func equalConfigs(a, b []a2a.TaskPushNotificationConfig) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
+	return sealagent.TaskWithSecrets(id, secretToken, secretCreds)
 }
 
 // The contract of every store holds for a store sealing the secrets.
@@ -82,10 +65,10 @@ func TestDatabaseShowsNoSecret(t *testing.T) {
 		if err := taskstore.ReplaceTask(ctx, s, a2a.Task{ID: "t1", ContextID: "ctx-t1", Status: &a2a.TaskStatus{State: a2a.TaskStateCompleted}}); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.Get(ctx, "t1"); err != nil || !equalConfigs(got.PushConfigs, r.PushConfigs) {
+		if got, err := s.Get(ctx, "t1"); err != nil || !sealagent.EqualConfigs(got.PushConfigs, r.PushConfigs) {
 			t.Fatalf("%s: read back %v %+v, want %+v", name, err, got.PushConfigs, r.PushConfigs)
 		}
-		serveThroughAgent(t, s)
+		sealagent.ServeTask(t, s, secretToken, secretCreds)
 
 		for what, dump := range sealtest.PGDumps(t, s.pool, dsn, node.Dir(), "a2a_tasks", "SELECT task, push FROM a2a_tasks") {
 			if !sealing {
@@ -96,80 +79,6 @@ func TestDatabaseShowsNoSecret(t *testing.T) {
 			if sealtest.Find(dump, "hooks.example/two") == "" {
 				t.Fatalf("%s: %s do not hold the configs' URLs: not the store's data?", name, what)
 			}
-		}
-	}
-}
-
-// notifier takes the notifications and sends none.
-type notifier struct{}
-
-func (notifier) Notify(a2a.TaskPushNotificationConfig, *a2a.StreamResponse) {}
-func (notifier) Forget(string, string)                                      {}
-
-// call serves one request through srv as a transport whose card declares
-// push notifications would, and decodes its final result into out.
-func call(t *testing.T, srv *agent.Server, method a2a.Method, params, out any) {
-	t.Helper()
-	data, err := jsonrpc.EncodeRequest(json.RawMessage(`1`), method, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _, perr := srv.DecodeRequest(data)
-	if perr != nil {
-		t.Fatal(perr)
-	}
-	var final *agent.Reply
-	sink := agent.SinkFunc(func(_ context.Context, r agent.Reply) error {
-		if r.Final {
-			final = &r
-		}
-		return nil
-	})
-	yes := true
-	c, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := srv.Serve(c, agent.Call{Request: req, Capabilities: &a2a.AgentCapabilities{PushNotifications: &yes}}, sink); err != nil {
-		t.Fatal(err)
-	}
-	if final == nil || final.Err != nil {
-		t.Fatalf("%s: %+v", method, final)
-	}
-	b, err := json.Marshal(final.Result)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, out); err != nil {
-		t.Fatalf("%s: %v: %s", method, err, b)
-	}
-}
-
-// serveThroughAgent has an agent.Server on st create a task whose message
-// carries a push config with the secrets, add a second config with
-// CreateTaskPushNotificationConfig, and read both back with
-// GetTaskPushNotificationConfig, intact.
-func serveThroughAgent(t *testing.T, st taskstore.Store) {
-	t.Helper()
-	srv := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, turn *agent.Turn) error {
-		return turn.AskInput(ctx, "more?")
-	}), agent.WithStore(st), agent.WithPush(agent.PushConfig{Notifier: notifier{}}))
-	t.Cleanup(func() { srv.Close(ctx) })
-	id := uuidv4.New()
-	first := &a2a.TaskPushNotificationConfig{ID: "via-message", URL: "https://hooks.example/msg", Token: secretToken,
-		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: secretCreds}}
-	var sent a2a.SendMessageResponse
-	call(t, srv, a2a.MethodSendMessage, &a2a.SendMessageRequest{
-		Message:       &a2a.Message{MessageID: uuidv4.New(), TaskID: id, Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("hello")}}},
-		Configuration: &a2a.SendMessageConfiguration{TaskPushNotificationConfig: first}}, &sent)
-	second := &a2a.TaskPushNotificationConfig{ID: "via-create", TaskID: id, URL: "https://hooks.example/create", Token: secretToken + "-c",
-		Authentication: &a2a.AuthenticationInfo{Scheme: "Basic", Credentials: secretCreds + "-c"}}
-	var made a2a.TaskPushNotificationConfig
-	call(t, srv, a2a.MethodCreateTaskPushNotificationConfig, second, &made)
-	for _, want := range []*a2a.TaskPushNotificationConfig{first, second} {
-		var got a2a.TaskPushNotificationConfig
-		call(t, srv, a2a.MethodGetTaskPushNotificationConfig, &a2a.GetTaskPushNotificationConfigRequest{TaskID: id, ID: want.ID}, &got)
-		if got.Token != want.Token || got.Authentication == nil || got.Authentication.Credentials != want.Authentication.Credentials ||
-			got.Authentication.Scheme != want.Authentication.Scheme || got.URL != want.URL {
-			t.Fatalf("GetTaskPushNotificationConfig %s: %+v (authentication %+v), want %+v", want.ID, got, got.Authentication, want)
 		}
 	}
 }
@@ -219,7 +128,7 @@ func TestRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	s1 := open(t, dsn, Options{Keys: sealtest.RingOf(t, k1)})
-	if got, err := s1.Get(ctx, "clear"); err != nil || !equalConfigs(got.PushConfigs, withSecrets("clear").PushConfigs) {
+	if got, err := s1.Get(ctx, "clear"); err != nil || !sealagent.EqualConfigs(got.PushConfigs, withSecrets("clear").PushConfigs) {
 		t.Fatalf("a row written in clear, read with a ring: %v %+v", err, got.PushConfigs)
 	}
 	for _, id := range []string{"t1", "t2"} {
@@ -235,7 +144,7 @@ func TestRotation(t *testing.T) {
 	}
 
 	s12 := open(t, dsn, Options{Keys: sealtest.RingOf(t, k2, k1)})
-	if got, err := s12.Get(ctx, "t1"); err != nil || !equalConfigs(got.PushConfigs, withSecrets("t1").PushConfigs) {
+	if got, err := s12.Get(ctx, "t1"); err != nil || !sealagent.EqualConfigs(got.PushConfigs, withSecrets("t1").PushConfigs) {
 		t.Fatalf("a row of the old key, read with both: %v %+v", err, got.PushConfigs)
 	}
 	if _, err := taskstore.SetPushDelivery(ctx, s12, "t1", taskstore.PushDelivery{ConfigID: "cfg-1", State: "delivered", At: time.Now()}); err != nil {
@@ -263,7 +172,7 @@ func TestRotation(t *testing.T) {
 	}
 	for _, id := range []string{"t1", "t2", "clear"} {
 		got, err := s2.Get(ctx, id)
-		if err != nil || !equalConfigs(got.PushConfigs, withSecrets(id).PushConfigs) {
+		if err != nil || !sealagent.EqualConfigs(got.PushConfigs, withSecrets(id).PushConfigs) {
 			t.Fatalf("%s without k1: %v %+v", id, err, got.PushConfigs)
 		}
 		if id == "t2" && !got.Updated.Equal(before.Updated) {
