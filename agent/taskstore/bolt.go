@@ -651,7 +651,7 @@ func (s *Bolt) SetPushDelivery(ctx context.Context, id string, d PushDelivery) (
 		if err := json.Unmarshal(data, &r); err != nil {
 			return err
 		}
-		next, changed := withDelivery(r.PushConfigs, r.PushDeliveries, d)
+		next, changed := WithDelivery(r.PushConfigs, r.PushDeliveries, d)
 		if !changed {
 			// Nothing to write: the transaction is rolled back, the
 			// sweep with it (the next write makes it again).

@@ -1,6 +1,7 @@
 package taskstore_test
 
 import (
+	"github.com/a2abind/a2abind/internal/sealtest"
 	"path/filepath"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 // every case, the store's counters (tasks, bytes, the finished ones') are
 // checked against what it holds.
 func TestContract(t *testing.T) {
-	keys := newRing(t, "k1")
+	keys := sealtest.NewRing(t, "k1")
 	bolt := func(opts ...taskstore.Option) storetest.Opener {
 		return func(t *testing.T, c storetest.Config) taskstore.Store {
 			return openBoltAt(t, filepath.Join(t.TempDir(), "tasks.db"), c.Now, append(c.Options(), opts...)...)

@@ -396,7 +396,7 @@ func (m *Memory) SetPushDelivery(_ context.Context, id string, d PushDelivery) (
 		// Expired or evicted meanwhile.
 		return false, m.missing('t', id)
 	}
-	next, changed := withDelivery(t.rec.configs, t.rec.deliveries, d)
+	next, changed := WithDelivery(t.rec.configs, t.rec.deliveries, d)
 	if !changed {
 		return false, nil
 	}

@@ -29,9 +29,6 @@ const (
 	secretCreds = "cred-51b8d604-do-not-store-in-clear"
 )
 
-// newRing is sealtest.NewRing, under the name the contract tests call.
-var newRing = sealtest.NewRing
-
 func openBolt(t *testing.T, path string, opts ...taskstore.Option) *taskstore.Bolt {
 	t.Helper()
 	return openBoltAt(t, path, nil, opts...)

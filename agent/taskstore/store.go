@@ -221,7 +221,7 @@ func SetPushDelivery(ctx context.Context, st Store, id string, d PushDelivery) (
 	}
 	changed := false
 	_, err := st.Update(ctx, id, func(r *Record) error {
-		next, ok := withDelivery(r.PushConfigs, r.PushDeliveries, d)
+		next, ok := WithDelivery(r.PushConfigs, r.PushDeliveries, d)
 		if !ok {
 			return errUnchanged
 		}
@@ -236,10 +236,6 @@ func SetPushDelivery(ctx context.Context, st Store, id string, d PushDelivery) (
 
 // errUnchanged ends an Update that has nothing to write.
 var errUnchanged = errors.New("taskstore: unchanged")
-
-// withDelivery is WithDelivery, under the name the stores of this
-// package call.
-var withDelivery = WithDelivery
 
 // WithDelivery returns deliveries with d as the report of the config
 // d.ConfigID, and true; or, when configs has no such config or its report
