@@ -1,12 +1,12 @@
 package taskstore_test
 
 import (
-	"github.com/a2abind/a2abind/internal/sealtest"
 	"path/filepath"
 	"testing"
 
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/agent/taskstore/storetest"
+	"github.com/a2abind/a2abind/internal/sealtest"
 )
 
 // The contract of every store (agent/taskstore/storetest) on the stores of
