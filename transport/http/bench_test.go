@@ -369,6 +369,38 @@ func reportPercentiles(b *testing.B, prefix string, d []time.Duration) (p50 floa
 	return p50
 }
 
+// pairedBlocks times b.N calls of each stack, in blocks of httpBenchBlock
+// calls of one stack at a time, the stack that opens a round rotating, and
+// returns each stack's latencies. between, when not nil, runs untimed
+// after each block. The timer is stopped on return.
+func pairedBlocks(b *testing.B, ctx context.Context, sts []stack, between func()) [][]time.Duration {
+	lat := make([][]time.Duration, len(sts))
+	for i := range lat {
+		lat[i] = make([]time.Duration, 0, b.N)
+	}
+	b.ResetTimer()
+	for round := 0; len(lat[0]) < b.N; round++ {
+		n := min(httpBenchBlock, b.N-len(lat[0]))
+		for k := range sts {
+			i := (round + k) % len(sts)
+			for range n {
+				t0 := time.Now()
+				if err := sts[i].call(ctx); err != nil {
+					b.Fatal(err)
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+			if between != nil {
+				b.StopTimer()
+				between()
+				b.StartTimer()
+			}
+		}
+	}
+	b.StopTimer()
+	return lat
+}
+
 // BenchmarkHTTPSendMessage times one SendMessage round trip (to a
 // completed task), one at a time, on each stack; paired alternates blocks
 // of 500 round trips of the three stacks and reports each median and the
@@ -404,25 +436,7 @@ func BenchmarkHTTPSendMessage(b *testing.B) {
 		for _, st := range sts {
 			warm(b, ctx, 100, st.call)
 		}
-		lat := make([][]time.Duration, len(sts))
-		for i := range lat {
-			lat[i] = make([]time.Duration, 0, b.N)
-		}
-		b.ResetTimer()
-		for round := 0; len(lat[0]) < b.N; round++ {
-			n := min(httpBenchBlock, b.N-len(lat[0]))
-			for k := range sts {
-				i := (round + k) % len(sts)
-				for range n {
-					t0 := time.Now()
-					if err := sts[i].call(ctx); err != nil {
-						b.Fatal(err)
-					}
-					lat[i] = append(lat[i], time.Since(t0))
-				}
-			}
-		}
-		b.StopTimer()
+		lat := pairedBlocks(b, ctx, sts, nil)
 		floor := reportPercentiles(b, stackNetHTTP+"-", lat[0])
 		goP50 := reportPercentiles(b, stackA2AGo+"-", lat[1])
 		bind := reportPercentiles(b, stackA2ABind+"-", lat[2])

@@ -258,25 +258,7 @@ func BenchmarkHTTPSendMessagePush(b *testing.B) {
 			warm(b, ctx, 100, st.call)
 		}
 		p.waitIdle(b)
-		lat := [][]time.Duration{make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)}
-		b.ResetTimer()
-		for round := 0; len(lat[0]) < b.N; round++ {
-			n := min(httpBenchBlock, b.N-len(lat[0]))
-			for k := range calls {
-				i := (round + k) % len(calls)
-				for range n {
-					t0 := time.Now()
-					if err := calls[i].call(ctx); err != nil {
-						b.Fatal(err)
-					}
-					lat[i] = append(lat[i], time.Since(t0))
-				}
-				b.StopTimer()
-				p.waitIdle(b)
-				b.StartTimer()
-			}
-		}
-		b.StopTimer()
+		lat := pairedBlocks(b, ctx, calls, func() { p.waitIdle(b) })
 		plain := reportPercentiles(b, "plain-", lat[0])
 		bound := reportPercentiles(b, "bound-", lat[1])
 		b.ReportMetric(bound/plain, "bound/plain-p50")
