@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -293,4 +294,51 @@ func TestCloseCutsAnAttemptUnderWay(t *testing.T) {
 	if err := s.Close(ctx); err != context.DeadlineExceeded {
 		t.Errorf("Close = %v", err)
 	}
+}
+
+// blockedReporter holds the first report until released, and counts the
+// reports it gets.
+type blockedReporter struct {
+	first   chan struct{}
+	release chan struct{}
+	mu      sync.Mutex
+	n       int
+}
+
+func (r *blockedReporter) PushReport(agent.PushReport) {
+	r.mu.Lock()
+	r.n++
+	n := r.n
+	r.mu.Unlock()
+	if n == 1 {
+		close(r.first)
+		<-r.release
+	}
+}
+
+// TestPendingReportsBounded: with the Reporter stuck, the reports waiting
+// for it stop at MaxConfigs; the rest are counted, not kept.
+func TestPendingReportsBounded(t *testing.T) {
+	handle, release := gate(t)
+	held := newReceiver(t, handle)
+	rep := &blockedReporter{first: make(chan struct{}), release: make(chan struct{})}
+	s := newSender(t, Config{Reporter: rep, MaxConfigs: 1})
+	s.Notify(config(held, "b0", "c"), working("b0", 0))
+	waitFor(t, "held", func() bool { return held.count() == 1 })
+	// Every other config is refused for MaxConfigs, each with a report.
+	s.Notify(config(held, "r0", "c"), working("r0", 0))
+	<-rep.first // the reporting goroutine is stuck on r0's report
+	const more = 50
+	for i := range more {
+		task := fmt.Sprintf("r%d", i+1)
+		s.Notify(config(held, task, "c"), working(task, 0))
+	}
+	s.mu.Lock()
+	pending := len(s.reports)
+	s.mu.Unlock()
+	if st := s.Stats(); pending != 1 || st.ReportsDropped != more-1 {
+		t.Errorf("pending %d, dropped %d; want 1 and %d", pending, st.ReportsDropped, more-1)
+	}
+	close(rep.release)
+	release()
 }

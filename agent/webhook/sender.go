@@ -116,6 +116,11 @@ type Stats struct {
 	// Evicted counts the idle configs dropped to make room for new ones
 	// past Config.MaxConfigs.
 	Evicted uint64
+	// ReportsDropped counts the reports not handed to the Reporter
+	// because Config.MaxConfigs reports were already waiting for it (a
+	// Reporter slower than the updates: each config has at most one
+	// state, so that many pending reports means it is far behind).
+	ReportsDropped uint64
 }
 
 // Sender is the HTTP push-notification sender: an agent.Notifier. Its
@@ -667,7 +672,14 @@ func (s *Sender) reportLocked(b *binding, state agent.PushState, status int, rea
 	})
 }
 
+// queueReportLocked queues r for the reporting goroutine; past maxConfigs
+// waiting reports it is dropped and counted (Stats.ReportsDropped), so a
+// slow Reporter cannot make the queue grow with the updates.
 func (s *Sender) queueReportLocked(r agent.PushReport) {
+	if len(s.reports) >= s.maxConfigs {
+		s.st.ReportsDropped++
+		return
+	}
 	s.reports = append(s.reports, r)
 	select {
 	case s.wake <- struct{}{}:
