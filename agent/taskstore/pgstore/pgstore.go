@@ -666,10 +666,11 @@ func (s *Store) full(tasks, bytes int64, more int, moreBytes int64) error {
 // finished tasks, or is refused with ErrFull. A task or context id longer
 // than MaxIDBytes is refused with ErrIDTooLong.
 func (s *Store) Create(ctx context.Context, r taskstore.Record) (taskstore.Record, error) {
-	for what, id := range map[string]string{"task id": r.Task.ID, "context id": r.Task.ContextID} {
-		if len(id) > MaxIDBytes {
-			return taskstore.Record{}, fmt.Errorf("%w: a %s of %d bytes (at most %d)", ErrIDTooLong, what, len(id), MaxIDBytes)
-		}
+	if len(r.Task.ID) > MaxIDBytes {
+		return taskstore.Record{}, fmt.Errorf("%w: a task id of %d bytes (at most %d)", ErrIDTooLong, len(r.Task.ID), MaxIDBytes)
+	}
+	if len(r.Task.ContextID) > MaxIDBytes {
+		return taskstore.Record{}, fmt.Errorf("%w: a context id of %d bytes (at most %d)", ErrIDTooLong, len(r.Task.ContextID), MaxIDBytes)
 	}
 	for {
 		out, err := s.create(ctx, r)
