@@ -734,17 +734,14 @@ SELECT NULL, id, context_id, size, push FROM evicted`
 var errSlow = errors.New("pgstore: create the general way")
 
 // createFast is Create in one statement, createSQL: errSlow when it stored
-// nothing.
-func (s *Store) createFast(ctx context.Context, r *taskstore.Record) error {
+// nothing. w is r encoded; createFast sets the times of both.
+func (s *Store) createFast(ctx context.Context, r *taskstore.Record, w *row) error {
 	now := s.clock()
 	if _, err := s.sweepDue(ctx, now, false); err != nil {
 		return err
 	}
 	r.Created, r.Updated = now, now
-	w, err := s.encodeRow(r)
-	if err != nil {
-		return err
-	}
+	w.created, w.updated = now, now
 	rows, err := s.pool.Query(ctx, createSQL, w.id, w.contextID, w.state, w.phase, w.created, w.updated, w.size, w.owner,
 		w.principal, w.messageIDs, w.task, w.push, s.maxTasks, s.maxBytes, rand.IntN(totalSlots))
 	if err != nil {
@@ -779,7 +776,13 @@ func (s *Store) createFast(ctx context.Context, r *taskstore.Record) error {
 func (s *Store) create(ctx context.Context, r taskstore.Record) (taskstore.Record, error) {
 	// Most tasks are new, and fit or take a finished task's room: one
 	// statement.
-	err := s.createFast(ctx, &r)
+	// The times are set by the way taken; the rest of the row does not
+	// depend on them.
+	w, err := s.encodeRow(&r)
+	if err != nil {
+		return taskstore.Record{}, wrap(err)
+	}
+	err = s.createFast(ctx, &r, &w)
 	if !errors.Is(err, errSlow) {
 		if err != nil {
 			return taskstore.Record{}, wrap(err)
@@ -790,10 +793,7 @@ func (s *Store) create(ctx context.Context, r taskstore.Record) (taskstore.Recor
 	var existing taskstore.Record
 	err = s.write(ctx, func(t *tx) error {
 		r.Created, r.Updated = t.now, t.now
-		w, err := s.encodeRow(&r)
-		if err != nil {
-			return err
-		}
+		w.created, w.updated = t.now, t.now
 		tag, err := t.tx.Exec(ctx, `INSERT INTO a2a_tasks (`+columns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 			ON CONFLICT (id) DO NOTHING`,
 			w.id, w.contextID, w.state, w.phase, w.created, w.updated, w.size, w.owner, w.principal, w.messageIDs, w.task, w.push)
