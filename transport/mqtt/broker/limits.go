@@ -30,7 +30,7 @@ const (
 	DefaultMaxConnectionsPerAddress = 1000
 
 	// maxRateKeys bounds a rate limiter's table; past it, keys whose
-	// bucket has refilled are forgotten.
+	// bucket has refilled are forgotten, else the fullest one.
 	maxRateKeys = 10000
 )
 
@@ -92,12 +92,22 @@ func (l *rateLimiter) take(key string) (ok, firstRefusal bool) {
 }
 
 // prune forgets the buckets that have refilled (they would start full
-// anyway).
+// anyway); when none has, it forgets the fullest one, so the table never
+// holds more than maxRateKeys (that key starts again with a full burst).
 func (l *rateLimiter) prune(now time.Time) {
+	fullest, most := "", -1.0
 	for k, b := range l.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
+		tokens := b.tokens + now.Sub(b.last).Seconds()*l.rate
+		if tokens >= l.burst {
 			delete(l.buckets, k)
+			continue
 		}
+		if tokens > most {
+			fullest, most = k, tokens
+		}
+	}
+	if len(l.buckets) >= maxRateKeys {
+		delete(l.buckets, fullest)
 	}
 }
 

@@ -3,6 +3,7 @@ package broker
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -362,4 +363,22 @@ func TestTopicAliasRefused(t *testing.T) {
 		}
 		return string(m.Payload) == "sentinel"
 	})
+}
+
+// TestRateLimiterTableBounded: keys that never refill (each refused at
+// once: a burst of 1, no time passing) still leave at most maxRateKeys
+// buckets, the fullest forgotten first.
+func TestRateLimiterTableBounded(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := newRateLimiter(0.001, 1, func() time.Time { return now })
+	for i := range maxRateKeys + 500 {
+		l.allow(fmt.Sprintf("198.51.100.%d", i))
+	}
+	if n := len(l.buckets); n > maxRateKeys {
+		t.Fatalf("%d buckets, want at most %d", n, maxRateKeys)
+	}
+	// The last key's bucket is kept: it is still limited.
+	if l.allow(fmt.Sprintf("198.51.100.%d", maxRateKeys+499)) {
+		t.Fatal("the newest key's empty bucket was forgotten")
+	}
 }
