@@ -700,14 +700,9 @@ func (w *writer) lookup(now time.Time, id string) (data []byte, expired, err err
 // clear, or with an older key, are not left so), and counts the change
 // of its size.
 func (w *writer) rewrite(id string, data []byte, r *wireKeepingTask) error {
-	if keys := w.cfg.keys; keys != nil {
-		cs, err := OpenPushSecrets(keys, id, r.PushConfigs, r.PushSecrets)
-		if err != nil {
-			return err
-		}
-		if r.PushConfigs, r.PushSecrets, err = SealPushSecrets(keys, id, cs); err != nil {
-			return err
-		}
+	var err error
+	if r.PushConfigs, r.PushSecrets, _, err = ResealPushSecrets(w.cfg.keys, id, r.PushConfigs, r.PushSecrets); err != nil {
+		return err
 	}
 	value, err := json.Marshal(r)
 	if err != nil {

@@ -156,3 +156,24 @@ func StalePushSecrets(keys *sealed.Ring, cs []a2a.TaskPushNotificationConfig, se
 	}
 	return false
 }
+
+// ResealPushSecrets returns the push configs cs of the task taskID and
+// their secrets, stored as SealPushSecrets left them, sealed again with
+// keys when StalePushSecrets says so (changed true): opened with whichever
+// key of the ring sealed them, and sealed with its current one. With keys
+// nil, or nothing stale, it returns cs and secrets as they are. The
+// stores call it on every write of a task's push configs, so that secrets
+// in clear or sealed with an older key are not left so.
+func ResealPushSecrets(keys *sealed.Ring, taskID string, cs []a2a.TaskPushNotificationConfig, secrets [][]byte) (configs []a2a.TaskPushNotificationConfig, sealedSecrets [][]byte, changed bool, err error) {
+	if keys == nil || !StalePushSecrets(keys, cs, secrets) {
+		return cs, secrets, false, nil
+	}
+	open, err := OpenPushSecrets(keys, taskID, cs, secrets)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if configs, sealedSecrets, err = SealPushSecrets(keys, taskID, open); err != nil {
+		return nil, nil, false, err
+	}
+	return configs, sealedSecrets, true, nil
+}

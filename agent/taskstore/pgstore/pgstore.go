@@ -996,15 +996,11 @@ func (s *Store) SetPushDelivery(ctx context.Context, id string, d taskstore.Push
 // current key of the store's ring: those in clear and those of another
 // key. Without a ring they are left as they are.
 func (s *Store) reseal(id string, p *pushRecord) error {
-	if s.keys == nil {
-		return nil
-	}
-	cs, err := taskstore.OpenPushSecrets(s.keys, id, p.Configs, p.Secrets)
-	if err != nil {
+	var err error
+	if p.Configs, p.Secrets, _, err = taskstore.ResealPushSecrets(s.keys, id, p.Configs, p.Secrets); err != nil {
 		return fmt.Errorf("pgstore: %w", err)
 	}
-	p.Configs, p.Secrets, err = taskstore.SealPushSecrets(s.keys, id, cs)
-	return err
+	return nil
 }
 
 // resealBatch is how many tasks Reseal reads a statement.
