@@ -25,6 +25,14 @@ import (
 // are an offline.ReachabilityParams.
 const ReachabilityExtensionURI = "https://a2abind.dev/extensions/reachability/v1"
 
+// StoresAndForwards reports whether an agent of reachability mode m
+// queues what it gets while it cannot serve, for delivery at its next wake
+// (docs/protocol.md §7.1): hourly_wake and sleep do; always and session
+// never do.
+func StoresAndForwards(m offline.ReachabilityMode) bool {
+	return m == offline.ReachabilityModePeriodicallyAvailable || m == offline.ReachabilityModeUnavailableStoreForward
+}
+
 // DefaultDeliveryBatch is how many queued records a wake takes from the
 // queue at a time (OfflineConfig.DeliveryBatch).
 const DefaultDeliveryBatch = 64

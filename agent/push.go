@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -28,6 +29,17 @@ type Notifier interface {
 	Notify(cfg a2a.TaskPushNotificationConfig, ev *a2a.StreamResponse)
 	// Forget drops what is queued for a config and stops delivering to it.
 	Forget(taskID, configID string)
+}
+
+// CheckCard checks a card the server is to be served under against what
+// the server does: a card that declares capabilities.pushNotifications
+// (A2A v1.0 §3.3.4) needs WithPush. Transports call it before they serve
+// a card.
+func (s *Server) CheckCard(c *a2a.AgentCard) error {
+	if caps := c.Capabilities; caps != nil && caps.PushNotifications != nil && *caps.PushNotifications && !s.PushEnabled() {
+		return errors.New("agent card: capabilities.pushNotifications is declared, but the server sends no push notifications (give it agent.WithPush, or leave the capability out)")
+	}
+	return nil
 }
 
 // PushState is the delivery state of one push-notification config, as the

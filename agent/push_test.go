@@ -705,3 +705,34 @@ func TestConfigsOfDroppedTasksAreForgotten(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckCard: a card may declare pushNotifications only for a server
+// with WithPush.
+func TestCheckCard(t *testing.T) {
+	yes, no := true, false
+	card := func(push *bool) *a2a.AgentCard {
+		return &a2a.AgentCard{Capabilities: &a2a.AgentCapabilities{PushNotifications: push}}
+	}
+	plain := NewServer(HandlerFunc(func(context.Context, *Turn) error { return nil }))
+	pushing := NewServer(HandlerFunc(func(context.Context, *Turn) error { return nil }), WithPush(PushConfig{Notifier: &fakeNotifier{}}))
+	t.Cleanup(func() { plain.Close(context.Background()); pushing.Close(context.Background()) })
+	cases := []struct {
+		name string
+		srv  *Server
+		card *a2a.AgentCard
+		ok   bool
+	}{
+		{"push declared, served", pushing, card(&yes), true},
+		{"push declared, not served", plain, card(&yes), false},
+		{"push declared false", plain, card(&no), true},
+		{"push left out", plain, card(nil), true},
+		{"no capabilities", plain, &a2a.AgentCard{}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.srv.CheckCard(c.card); (err == nil) != c.ok {
+				t.Fatalf("CheckCard = %v, want ok %v", err, c.ok)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
 	"github.com/a2abind/a2abind/generated/offline"
 	"github.com/a2abind/a2abind/statemachines/reach"
@@ -102,7 +103,7 @@ func (r *reachFlags) config(fs *flag.FlagSet, id, dataDir string) (*refagent.Rea
 	if *r.maxMessages < 0 || *r.maxPerPeer < 0 || *r.maxBytes < 0 || *r.ttl < 0 {
 		return nil, fail(2, "the --queue-max-* flags and --queue-ttl must not be negative")
 	}
-	queues := mode == offline.ReachabilityModePeriodicallyAvailable || mode == offline.ReachabilityModeUnavailableStoreForward
+	queues := agent.StoresAndForwards(mode)
 	switch {
 	case *r.window != "":
 		if !queues {

@@ -71,10 +71,10 @@ func (h *Handler) UpdateCard(c *a2a.AgentCard) error {
 	if !hasJSONRPC {
 		return errors.New("http: agent card: supportedInterfaces lists no JSONRPC interface (add JSONRPCInterface(url))")
 	}
-	caps := c.Capabilities
-	if caps.PushNotifications != nil && *caps.PushNotifications && !h.srv.PushEnabled() {
-		return errors.New("http: agent card: capabilities.pushNotifications is declared, but the server sends no push notifications (give it agent.WithPush, or leave the capability out)")
+	if err := h.srv.CheckCard(c); err != nil {
+		return fmt.Errorf("http: %w", err)
 	}
+	caps := c.Capabilities
 	b, err := c.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("http: agent card: %w", err)

@@ -318,7 +318,7 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 func (ra *Agent) openOffline(r *Reachability, authenticated bool, log *slog.Logger) (*agent.Offline, error) {
 	cfg := agent.OfflineConfig{Mode: r.Mode, Schedule: r.Window, Bounds: r.Bounds, Answer: r.Answer,
 		RequireCaller: authenticated}
-	queues := r.Mode == offline.ReachabilityModePeriodicallyAvailable || r.Mode == offline.ReachabilityModeUnavailableStoreForward
+	queues := agent.StoresAndForwards(r.Mode)
 	switch {
 	case r.Queue != nil && r.QueueDir != "":
 		return nil, errors.New("refagent: give a Queue or a QueueDir, not both")
