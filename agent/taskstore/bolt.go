@@ -91,12 +91,12 @@ type Bolt struct {
 	cfg config
 	// watch are the functions told of the tasks the store drops
 	// (WatchDrops).
-	watch watchers
+	watch Watchers
 }
 
 // WatchDrops implements DropWatcher: the tasks a transaction dropped are
 // told once it committed.
-func (s *Bolt) WatchDrops(fn func(Dropped)) (stop func()) { return s.watch.add(fn) }
+func (s *Bolt) WatchDrops(fn func(Dropped)) (stop func()) { return s.watch.Add(fn) }
 
 // update runs fn in a write transaction, then, once it committed, tells
 // the watchers of the tasks it dropped.
@@ -104,13 +104,13 @@ func (s *Bolt) update(fn func(w *writer) error) error {
 	var dropped []Dropped
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		w := s.writer(tx)
-		w.collect = s.watch.on.Load()
+		w.collect = s.watch.Active()
 		err := fn(w)
 		dropped = w.dropped
 		return err
 	})
 	if err == nil {
-		s.watch.tell(dropped)
+		s.watch.Tell(dropped)
 	}
 	return err
 }

@@ -50,7 +50,7 @@ type Memory struct {
 	// watch are the functions told of the tasks the store drops
 	// (WatchDrops); dropped holds those dropped under the lock, told once
 	// it is released (unlock).
-	watch   watchers
+	watch   Watchers
 	dropped []Dropped
 }
 
@@ -60,11 +60,11 @@ func (m *Memory) unlock() {
 	ds := m.dropped
 	m.dropped = nil
 	m.mu.Unlock()
-	m.watch.tell(ds)
+	m.watch.Tell(ds)
 }
 
 // WatchDrops implements DropWatcher.
-func (m *Memory) WatchDrops(fn func(Dropped)) (stop func()) { return m.watch.add(fn) }
+func (m *Memory) WatchDrops(fn func(Dropped)) (stop func()) { return m.watch.Add(fn) }
 
 // expiry is a task or context that expired at a time.
 type expiry struct {
@@ -226,7 +226,7 @@ func (m *Memory) drop(t *memTask) bool {
 	delete(m.tasks, id)
 	m.bytes -= t.size
 	m.unplace(t)
-	if m.watch.on.Load() {
+	if m.watch.Active() {
 		d := Dropped{TaskID: id, ContextID: t.rec.contextID}
 		for i := range t.rec.configs {
 			d.PushConfigIDs = append(d.PushConfigIDs, t.rec.configs[i].ID)

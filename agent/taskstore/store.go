@@ -293,8 +293,10 @@ type DropWatcher interface {
 	WatchDrops(fn func(Dropped)) (stop func())
 }
 
-// watchers is the list of functions a store calls for the tasks it drops.
-type watchers struct {
+// Watchers is the list of functions a store calls for the tasks it
+// drops: the stores of this module keep one to implement DropWatcher. The
+// zero value is ready to use.
+type Watchers struct {
 	mu   sync.Mutex
 	next int
 	fns  map[int]func(Dropped)
@@ -303,8 +305,8 @@ type watchers struct {
 	on atomic.Bool
 }
 
-// add implements DropWatcher.WatchDrops.
-func (w *watchers) add(fn func(Dropped)) (stop func()) {
+// Add implements DropWatcher.WatchDrops.
+func (w *Watchers) Add(fn func(Dropped)) (stop func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.fns == nil {
@@ -322,8 +324,12 @@ func (w *watchers) add(fn func(Dropped)) (stop func()) {
 	}
 }
 
-// tell calls the watchers for each of ds.
-func (w *watchers) tell(ds []Dropped) {
+// Active reports whether any function watches: a store collects the
+// tasks it drops only then.
+func (w *Watchers) Active() bool { return w.on.Load() }
+
+// Tell calls the watchers for each of ds.
+func (w *Watchers) Tell(ds []Dropped) {
 	if len(ds) == 0 {
 		return
 	}

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,7 +70,7 @@ type Store struct {
 	keep     time.Duration
 	remember int
 	keys     *sealed.Ring
-	watch    watchers
+	watch    taskstore.Watchers
 	// nextSweep is the time of the store's clock, in Unix nanoseconds,
 	// from which a write sweeps again (sweepEvery).
 	nextSweep atomic.Int64
@@ -152,7 +151,7 @@ func (s *Store) Close() error {
 
 // WatchDrops implements taskstore.DropWatcher for the tasks this Store
 // drops, told once the transaction that dropped them committed.
-func (s *Store) WatchDrops(fn func(taskstore.Dropped)) (stop func()) { return s.watch.add(fn) }
+func (s *Store) WatchDrops(fn func(taskstore.Dropped)) (stop func()) { return s.watch.Add(fn) }
 
 // clock is the time of a change, to the microsecond PostgreSQL keeps.
 func (s *Store) clock() time.Time { return s.now().Truncate(time.Microsecond) }
@@ -443,7 +442,7 @@ func (s *Store) writeTx(ctx context.Context, now time.Time, fn func(t *tx) error
 		t.tx.rollback(ctx)
 		return err
 	}
-	s.watch.tell(t.dropped)
+	s.watch.Tell(t.dropped)
 	return t.answer
 }
 
@@ -519,7 +518,7 @@ func (s *Store) sweep(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("pgstore: sweep: %w", err)
 	}
-	collect := s.watch.on.Load()
+	collect := s.watch.Active()
 	var dropped []taskstore.Dropped
 	var remembered int64
 	for rows.Next() {
@@ -542,7 +541,7 @@ func (s *Store) sweep(ctx context.Context, now time.Time) error {
 			return fmt.Errorf("pgstore: sweep: %w", err)
 		}
 	}
-	s.watch.tell(dropped)
+	s.watch.Tell(dropped)
 	return nil
 }
 
@@ -643,7 +642,7 @@ func (t *tx) makeRoom(more int, moreBytes int64, keep string, refuse bool) error
 	}
 	t.tasks -= freedTasks
 	t.bytes -= freedBytes
-	if s.watch.on.Load() {
+	if s.watch.Active() {
 		for _, v := range chosen {
 			t.dropped = append(t.dropped, taskstore.Dropped{TaskID: v.id, ContextID: v.contextID, PushConfigIDs: pushConfigIDs(v.push)})
 		}
@@ -748,7 +747,7 @@ func (s *Store) createFast(ctx context.Context, r *taskstore.Record, w *row) err
 		return err
 	}
 	defer rows.Close()
-	collect := s.watch.on.Load()
+	collect := s.watch.Active()
 	var dropped []taskstore.Dropped
 	for rows.Next() {
 		var n *int64
@@ -769,7 +768,7 @@ func (s *Store) createFast(ctx context.Context, r *taskstore.Record, w *row) err
 	} else if err != nil {
 		return err
 	}
-	s.watch.tell(dropped)
+	s.watch.Tell(dropped)
 	return nil
 }
 
@@ -1229,51 +1228,6 @@ func (s *Store) Context(ctx context.Context, id string) (taskstore.ContextInfo, 
 		return taskstore.ContextInfo{}, &taskstore.ExpiredError{ID: id, Context: true, At: expiredAt}
 	}
 	return taskstore.ContextInfo{}, missing(ctx, s.pool, "c", id)
-}
-
-// watchers is the list of functions a store calls for the tasks it drops.
-type watchers struct {
-	mu   sync.Mutex
-	next int
-	fns  map[int]func(taskstore.Dropped)
-	// on is set while fns is not empty, so that the store does not
-	// collect the tasks it drops when nobody watches.
-	on atomic.Bool
-}
-
-func (w *watchers) add(fn func(taskstore.Dropped)) (stop func()) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.fns == nil {
-		w.fns = map[int]func(taskstore.Dropped){}
-	}
-	id := w.next
-	w.next++
-	w.fns[id] = fn
-	w.on.Store(true)
-	return func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		delete(w.fns, id)
-		w.on.Store(len(w.fns) > 0)
-	}
-}
-
-func (w *watchers) tell(ds []taskstore.Dropped) {
-	if len(ds) == 0 {
-		return
-	}
-	w.mu.Lock()
-	fns := make([]func(taskstore.Dropped), 0, len(w.fns))
-	for _, fn := range w.fns {
-		fns = append(fns, fn)
-	}
-	w.mu.Unlock()
-	for _, d := range ds {
-		for _, fn := range fns {
-			fn(d)
-		}
-	}
 }
 
 var (
