@@ -146,11 +146,20 @@ func (c *config) fits(tasks int, bytes int64) bool {
 // tasks tasks of bytes bytes, none of them finished, that needed adding
 // more and more bytes.
 func (c *config) full(tasks int, bytes int64, more int, moreBytes int64) error {
-	if c.maxTasks > 0 && tasks+more > c.maxTasks {
+	return FullError(int64(c.maxTasks), c.maxBytes, int64(tasks), bytes, more, moreBytes)
+}
+
+// FullError is the error, matching ErrFull, of a change refused at the
+// bounds maxTasks and maxBytes (0: none): a store keeping tasks tasks of
+// bytes bytes, none of them finished and free, that needed adding more
+// tasks and moreBytes bytes. The stores of this module (Memory, Bolt and
+// pgstore) answer it.
+func FullError(maxTasks, maxBytes, tasks, bytes int64, more int, moreBytes int64) error {
+	if maxTasks > 0 && tasks+int64(more) > maxTasks {
 		return fmt.Errorf("%w: %d tasks kept, the limit, none of them finished to make room; retry once tasks finish or expire", ErrFull, tasks)
 	}
 	return fmt.Errorf("%w: %d more bytes would pass the limit of %d bytes (%d bytes kept in %d tasks, none of them finished to make room); retry once tasks finish or expire",
-		ErrFull, moreBytes, c.maxBytes, bytes, tasks)
+		ErrFull, moreBytes, maxBytes, bytes, tasks)
 }
 
 // interrupted reports whether a task state waits for input or

@@ -628,7 +628,7 @@ func (t *tx) makeRoom(more int, moreBytes int64, keep string, refuse bool) error
 		}
 	}
 	if refuse && (freedTasks < needTasks || freedBytes < needBytes) {
-		return s.full(tasks, bytes, more, moreBytes)
+		return taskstore.FullError(s.maxTasks, s.maxBytes, tasks, bytes, more, moreBytes)
 	}
 	if len(chosen) == 0 {
 		return nil
@@ -648,17 +648,6 @@ func (t *tx) makeRoom(more int, moreBytes int64, keep string, refuse bool) error
 		}
 	}
 	return nil
-}
-
-// full is the error for a change refused at the bounds: a store keeping
-// tasks tasks of bytes bytes, none of them finished and free, that needed
-// adding more and moreBytes bytes.
-func (s *Store) full(tasks, bytes int64, more int, moreBytes int64) error {
-	if s.maxTasks > 0 && tasks+int64(more) > s.maxTasks {
-		return fmt.Errorf("%w: %d tasks kept, the limit, none of them finished to make room; retry once tasks finish or expire", taskstore.ErrFull, tasks)
-	}
-	return fmt.Errorf("%w: %d more bytes would pass the limit of %d bytes (%d bytes kept in %d tasks, none of them finished to make room); retry once tasks finish or expire",
-		taskstore.ErrFull, moreBytes, s.maxBytes, bytes, tasks)
 }
 
 // Create implements taskstore.Store. A new task past the bounds evicts
