@@ -254,7 +254,7 @@ func get(tx *bolt.Tx, seq uint64, keys *sealed.Ring) (Record, bool, error) {
 func read(k, v []byte, keys *sealed.Ring) (Record, error) {
 	r, isSealed, err := decodeRecord(k, v)
 	if err == nil && isSealed {
-		err = openPayload(&r, keys)
+		err = OpenPayload(&r, keys)
 	}
 	if err != nil {
 		return Record{}, fmt.Errorf("%w (seq %d)", err, binary.BigEndian.Uint64(k))

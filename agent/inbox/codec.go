@@ -144,7 +144,7 @@ func encodeRecord(b []byte, r *Record, keys *sealed.Ring) ([]byte, error) {
 	payload, version := r.Payload, byte(recordVersion)
 	if keys != nil {
 		var err error
-		if payload, err = keys.Seal(r.Payload, payloadAAD(r)); err != nil {
+		if payload, err = SealPayload(keys, r); err != nil {
 			return nil, err
 		}
 		version = recordSealed
@@ -174,7 +174,7 @@ func seqKey(seq uint64) []byte {
 // decodeRecord reads a stored record, checking its checksum and that it is
 // the record of key. The result shares no memory with b. For a record of
 // version 2, isSealed is set and the Payload is the sealed value
-// (openPayload opens it).
+// (OpenPayload opens it).
 func decodeRecord(key, b []byte) (r Record, isSealed bool, err error) {
 	if len(key) != 8 || len(b) < 1+5+recordTail || b[0] != recordVersion && b[0] != recordSealed {
 		return Record{}, false, errBadRecord
@@ -217,9 +217,22 @@ func decodeRecord(key, b []byte) (r Record, isSealed bool, err error) {
 	return r, isSealed, nil
 }
 
-// openPayload opens the sealed payload of a record of version 2 with
-// keys.
-func openPayload(r *Record, keys *sealed.Ring) error {
+// SealPayload returns r's payload sealed with keys, bound to r (its Peer,
+// MessageID, TaskID and ContextID): it does not open in another record.
+// The stores of this module (the bbolt one, and pginbox) store payloads
+// so with a key ring, and OpenPayload reverses it. With keys nil it
+// returns an error matching ErrNoKeys.
+func SealPayload(keys *sealed.Ring, r *Record) ([]byte, error) {
+	if keys == nil {
+		return nil, ErrNoKeys
+	}
+	return keys.Seal(r.Payload, payloadAAD(r))
+}
+
+// OpenPayload opens with keys r's payload, sealed by SealPayload, in
+// place. With keys nil it returns ErrNoKeys; a payload that does not open
+// is the error of sealed.Ring.Open and leaves r as it was.
+func OpenPayload(r *Record, keys *sealed.Ring) error {
 	if keys == nil {
 		return ErrNoKeys
 	}

@@ -228,18 +228,12 @@ func collect(rows pgx.Rows) ([]stored, error) {
 	return out, rows.Err()
 }
 
-// payloadAAD binds a sealed payload to its record, as the bbolt store's
-// do: it does not open in another.
-func payloadAAD(r *inbox.Record) []byte {
-	return sealed.AAD("a2abind/inbox/payload/v1", r.Peer, r.MessageID, r.TaskID, r.ContextID)
-}
-
 // seal returns the payload to store for r, and whether it is sealed.
 func (s *Store) seal(r *inbox.Record) ([]byte, bool, error) {
 	if s.keys == nil {
 		return r.Payload, false, nil
 	}
-	v, err := s.keys.Seal(r.Payload, payloadAAD(r))
+	v, err := inbox.SealPayload(s.keys, r)
 	return v, true, err
 }
 
@@ -251,11 +245,11 @@ func (s *Store) open(r stored) (inbox.Record, error) {
 	if s.keys == nil {
 		return inbox.Record{}, fmt.Errorf("%w (seq %d)", inbox.ErrNoKeys, r.Seq)
 	}
-	plain, err := s.keys.Open(r.Payload, payloadAAD(&r.Record))
-	if err != nil {
+	// The payload is sealed as the bbolt store's are: it does not open in
+	// another record.
+	if err := inbox.OpenPayload(&r.Record, s.keys); err != nil {
 		return inbox.Record{}, fmt.Errorf("pginbox: %w (seq %d)", err, r.Seq)
 	}
-	r.Payload = plain
 	return r.Record, nil
 }
 
