@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -112,17 +111,15 @@ func runDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fail(2, "unexpected argument %q", fs.Arg(0))
 	}
-	from := "--dsn"
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "dsn" })
-	if !given {
+	from, flagged := "--dsn", given(fs, "dsn")
+	if !flagged {
 		*dsn, from = os.Getenv(envDSN), "$"+envDSN
 	}
 	if *dsn == "" {
 		return fail(2, "--dsn is required (or $%s): the PostgreSQL database", envDSN)
 	}
 	conn, s, err := pgConn(ctx, from, *dsn)
-	if given && holdsPassword(*dsn) {
+	if flagged && holdsPassword(*dsn) {
 		warnPasswordIn(stderr, "a2a db "+sub, "the --dsn DSN", storePasswordHelp)
 	}
 	if err != nil {

@@ -102,14 +102,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // naming where it comes from, its password never quoted; a password in
 // --pg prints a warning on stderr.
 func demoPG(fs *flag.FlagSet, flagValue string, stderr io.Writer) (dsnRef, error) {
-	from, raw := "--pg", flagValue
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "pg" })
-	if !given {
+	from, raw, flagged := "--pg", flagValue, given(fs, "pg")
+	if !flagged {
 		from, raw = "$"+envPG, os.Getenv(envPG)
 	}
 	if raw == "" {
-		if given {
+		if flagged {
 			return dsnRef{}, fail(2, "--pg: give the PostgreSQL database of story F01, or leave the flag out to skip the story")
 		}
 		return dsnRef{}, nil
@@ -118,7 +116,7 @@ func demoPG(fs *flag.FlagSet, flagValue string, stderr io.Writer) (dsnRef, error
 	if err != nil {
 		return ref, err
 	}
-	if given && holdsPassword(raw) {
+	if flagged && holdsPassword(raw) {
 		warnPasswordIn(stderr, fs.Name(), "the --pg DSN", storePasswordHelp)
 	}
 	return ref, nil

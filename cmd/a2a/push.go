@@ -24,9 +24,7 @@ import (
 // says when it was given, else with --http only. --allow-loopback-webhooks
 // needs them on.
 func pushFlag(fs *flag.FlagSet, push, allowLoopback bool, httpAddr string) (bool, error) {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "push" })
-	if !given {
+	if !given(fs, "push") {
 		push = httpAddr != ""
 	}
 	if allowLoopback && !push {

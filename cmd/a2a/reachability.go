@@ -86,8 +86,7 @@ func (r *reachFlags) config(fs *flag.FlagSet, id, dataDir string) (*refagent.Rea
 		return nil, onlyWith(fs, "--reachability", "window", "queue-dir", "queue", "trusted-keys", "purposes",
 			"queue-max-messages", "queue-max-per-peer", "queue-max-bytes", "queue-ttl", "asleep-answer")
 	}
-	queueGiven := false
-	fs.Visit(func(f *flag.Flag) { queueGiven = queueGiven || f.Name == "queue" })
+	queueGiven := given(fs, "queue")
 	if queueGiven && *r.queueDir != "" {
 		return nil, fail(2, "give one of --queue and --queue-dir, not both: --queue postgres://... keeps the offline queue in PostgreSQL, --queue-dir DIR in DIR/queue.db")
 	}

@@ -39,9 +39,7 @@ func addRootFlag(fs *flag.FlagSet) *rootFlag {
 
 // set reports whether --topic-root was given.
 func (r *rootFlag) set() bool {
-	given := false
-	r.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "topic-root" })
-	return given
+	return given(r.fs, "topic-root")
 }
 
 // root returns the topic root: --topic-root, else $A2A_TOPIC_ROOT, else

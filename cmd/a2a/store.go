@@ -126,12 +126,11 @@ func (f *storeFlags) keys(log *slog.Logger) (*sealed.Ring, error) {
 func (f *storeFlags) spec(dataDir string, pgQueue bool, stderr io.Writer) (storeSpec, error) {
 	var s storeSpec
 	var err error
-	given := false
-	f.fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "store" })
+	storeGiven := given(f.fs, "store")
 	switch {
-	case given && dataDir != "":
+	case storeGiven && dataDir != "":
 		return s, fail(2, "give one of --store and --data, not both: --data DIR keeps tasks in bolt://DIR/tasks.db (the offline queue's directory is --queue-dir)")
-	case given:
+	case storeGiven:
 		s, err = parseStore("--store", *f.store)
 	case dataDir != "":
 		p := filepath.Join(dataDir, "tasks.db")
