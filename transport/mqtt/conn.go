@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -530,6 +531,10 @@ func (c *conn) confirm(ctx context.Context, cancel context.CancelFunc, gen uint6
 	}
 	c.mu.Unlock()
 	switch {
+	case wasReady && connectionGone(err):
+		// The connection went down under the subscriptions (a takeover,
+		// a broker that closed it): the lost connection is logged as such,
+		// and the reconnect subscribes again.
 	case wasReady:
 		c.failures.event("err", err)
 	default:
@@ -774,6 +779,13 @@ func publishVia(ctx context.Context, cm *autopaho.ConnectionManager, caps Broker
 // subscribe makes QoS 1 subscriptions and reports a refused one as a
 // *SubscribeError: it returns nil only once the broker granted every
 // filter.
+// connectionGone reports whether err says the connection closed under a
+// request, rather than the broker answering it.
+func connectionGone(err error) bool {
+	return errors.Is(err, paho.ErrConnectionLost) || errors.Is(err, autopaho.ConnectionDownError) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF)
+}
+
 func subscribe(ctx context.Context, cm *autopaho.ConnectionManager, filters ...string) error {
 	subs := make([]paho.SubscribeOptions, len(filters))
 	for i, f := range filters {
