@@ -13,6 +13,7 @@
 //	a2a send  --url http://127.0.0.1:8080 hello
 //	a2a webhook --listen 127.0.0.1:9090
 //	a2a send  --url http://127.0.0.1:8080 --webhook http://127.0.0.1:9090/ hello
+//	a2a validate agent-card.json task.json       # check payloads; the type told by each one's shape
 //
 // Run "a2a <command> -h" for the flags of each command.
 package main
@@ -54,6 +55,7 @@ var commands = []struct {
 	{"send", "send a message to an agent and print the replies", runSend},
 	{"webhook", "receive push notifications on an HTTP address and print them", runWebhook},
 	{"watch", "show the live presence table of an org/unit", runWatch},
+	{"validate", "check A2A payloads in files or stdin against the schemas (exit 1 when any is invalid)", runValidate},
 	{"db", "migrate a PostgreSQL task store's schema, or show its version", runDB},
 	{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 		fmt.Fprintln(stdout, "a2a", refagent.Version, "(A2A v1.0, A2A-over-MQTT profile 0.1)")
@@ -64,7 +66,7 @@ var commands = []struct {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: a2a <command> [flags]\n\ncommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nexample:\n  a2a demo\n\nRun a2a <command> -h for the flags of a command.\n")
 }
