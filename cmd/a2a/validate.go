@@ -129,7 +129,8 @@ FILE, a file that cannot be read or is larger than --max-bytes).
   "configs"                       ListTaskPushNotificationConfigsResponse
   "tasks" or "nextPageToken"                        ListTasksResponse
   "url" with "token", "authentication" or "taskId"  TaskPushNotificationConfig
-  "taskId" with "pageSize" or "pageToken"  ListTaskPushNotificationConfigsRequest
+  "taskId" with "pageSize" or "pageToken"
+                                 ListTaskPushNotificationConfigsRequest
   "pageSize", "pageToken", "statusTimestampAfter" or "includeArtifacts"
                                                     ListTasksRequest
   "text", "raw" or "data", or "url" with "mediaType" or "filename"
