@@ -42,7 +42,7 @@ func mustUpdate(t *testing.T, l *Ledger, id string, s a2a.TaskState, now time.Ti
 
 // docs/protocol.md §5.3 (follow-up turns): T1 starts context C, T2 is a new
 // task in the same context and sees T1 as a prior turn.
-func TestSeed004FollowUpTurns(t *testing.T) {
+func TestFollowUpTurns(t *testing.T) {
 	l := NewLedger(Policy{}, nil)
 	out := mustSend(t, l, Request{TaskID: t1, ContextID: ctxC, MessageID: "m1"}, t0)
 	if out.Verdict != VerdictCreate || !out.NewContext || len(out.Prior) != 0 {
@@ -65,7 +65,7 @@ func TestSeed004FollowUpTurns(t *testing.T) {
 // docs/protocol.md §5.4 (interrupted tasks): the interrupted status ends the
 // correlation, and a new message with the same Task.id and contextId resumes
 // the task.
-func TestSeed004InterruptedTask(t *testing.T) {
+func TestInterruptedTask(t *testing.T) {
 	l := NewLedger(Policy{}, nil)
 	mustSend(t, l, Request{TaskID: t3, ContextID: ctxC, MessageID: "m3"}, t0)
 	mustUpdate(t, l, t3, a2a.TaskStateWorking, t0)
@@ -86,7 +86,7 @@ func TestSeed004InterruptedTask(t *testing.T) {
 }
 
 // docs/protocol.md §5.6, the failure cases: one test each.
-func TestSeed004FailureCases(t *testing.T) {
+func TestFailureCases(t *testing.T) {
 	t.Run("mismatched contextId for an existing Task.id is -32602", func(t *testing.T) {
 		l := NewLedger(Policy{}, nil)
 		mustSend(t, l, Request{TaskID: t3, ContextID: ctxC, MessageID: "m3"}, t0)

@@ -57,7 +57,7 @@ func check(t *testing.T, tr *Tracker, agent string, w want) {
 }
 
 // docs/protocol.md §3.3, the subscriber table: one test per row.
-func TestSeed000SubscriberTable(t *testing.T) {
+func TestSubscriberTable(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		msgs []msg
@@ -95,7 +95,7 @@ func TestSeed000SubscriberTable(t *testing.T) {
 
 // docs/protocol.md §3.1, the lifecycle phases 1 to 4 in order: connect,
 // graceful disconnect, reconnect, crash.
-func TestSeed000Lifecycle(t *testing.T) {
+func TestLifecycle(t *testing.T) {
 	tr := NewTracker()
 	steps := []struct {
 		msg  msg
@@ -116,7 +116,7 @@ func TestSeed000Lifecycle(t *testing.T) {
 }
 
 // docs/protocol.md §3.5, the failure cases: one test each.
-func TestSeed000FailureCases(t *testing.T) {
+func TestFailureCases(t *testing.T) {
 	t.Run("agent crashes before publishing the initial card: offline, never seen online", func(t *testing.T) {
 		tr := NewTracker()
 		play(t, tr, []msg{{"b", "offline", "lwt", "1"}})

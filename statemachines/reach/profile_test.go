@@ -16,7 +16,7 @@ var window = &Schedule{Period: time.Hour, Offset: 10 * time.Minute, Length: 15 *
 
 // docs/protocol.md §7.1 (reachability modes): live inbound and
 // store-and-forward per mode.
-func TestSeed001Modes(t *testing.T) {
+func TestModes(t *testing.T) {
 	const (
 		always  = offline.ReachabilityModeAlwaysAvailable
 		session = offline.ReachabilityModeSessionOnly
@@ -63,7 +63,7 @@ func TestSeed001Modes(t *testing.T) {
 // docs/protocol.md §7.2 (the asleep signal): 503 with agent_asleep; queued
 // true only after the enqueue succeeded; retryAfterSec and Retry-After when
 // the next window is known.
-func TestSeed001AsleepSignal(t *testing.T) {
+func TestAsleepSignal(t *testing.T) {
 	a := Availability{Mode: offline.ReachabilityModePeriodicallyAvailable, Schedule: window, StoreForward: true}
 	d, _ := Decide(a, t0, nil)
 	t.Run("stored: queued true, retryAfterSec and Retry-After 600", func(t *testing.T) {
@@ -99,7 +99,7 @@ func TestSeed001AsleepSignal(t *testing.T) {
 // answered with asleep_queue_full and its kind (507 global, 429 per peer),
 // queued false, never agent_asleep; the bounds are checked in the order
 // messages, bytes, peer.
-func TestSeed001Backpressure(t *testing.T) {
+func TestBackpressure(t *testing.T) {
 	b := offline.DefaultQueueBounds()
 	d := Decision{Verdict: VerdictQueue, RetryAfterSec: 600, HasRetryAfter: true}
 	for _, c := range []struct {
@@ -144,7 +144,7 @@ func TestSeed001Backpressure(t *testing.T) {
 // A thousand agents on an hourly schedule with a 10-minute spread: no
 // minute of the spread holds more than twice its share, the windows of one
 // agent never move, and every one of them still opens once an hour.
-func TestSeed001WakeJitter(t *testing.T) {
+func TestWakeJitter(t *testing.T) {
 	const agents = 1000
 	spread := 10 * time.Minute
 	perMinute := map[time.Duration]int{}

@@ -101,7 +101,7 @@ func checkOrphan(t *testing.T, b *Binding, d Decision, via fsm.PushBindingState)
 // plays the client as §8.5 describes it and shows the binding catching
 // the orphan, then plays a client that follows the binding's decisions and
 // shows that nothing is orphaned.
-func TestSeed002OrphaningModes(t *testing.T) {
+func TestOrphaningModes(t *testing.T) {
 	cfg := DefaultConfig()
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 

@@ -22,7 +22,7 @@ func must(t *testing.T) func(Step, error) Step {
 
 // docs/protocol.md §9.1 (the flow): B delegates to C; the requester persists
 // (Task.id, C) and sends follow-ups to C's direct topic.
-func TestSeed003Handover(t *testing.T) {
+func TestHandover(t *testing.T) {
 	tb := NewTable()
 	s := must(t)(tb.Start(taskT, "agent-b"))
 	if s.Target != (Target{Agent: "agent-b"}) || !s.Outputs.Has(fsm.HandoverOutputPersistRoute) {
@@ -47,7 +47,7 @@ func TestSeed003Handover(t *testing.T) {
 }
 
 // docs/protocol.md §9.4, the failure cases: one test each.
-func TestSeed003FailureCases(t *testing.T) {
+func TestFailureCases(t *testing.T) {
 	t.Run("responder unreachable: retry profile exhausted against it, fall back to the card agent once", func(t *testing.T) {
 		tb := NewTable()
 		must(t)(tb.Start(taskT, "agent-b"))
