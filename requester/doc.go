@@ -12,11 +12,11 @@
 //     of a task's replies says where its next operation goes, and a
 //     handover target that stays unreachable falls back to the card agent
 //     once; with Config.PoolFailover (pools whose members share a task
-//     store, docs/protocol.md §4.6.1) a pool member that stays
-//     unreachable sends the task back to its pool; routes can be persisted
-//     (Config.Routes), the routes of
-//     finished tasks are bounded (Config.FinishedRoutes) and those of
-//     other tasks forgotten once unused for 7 days (Config.RouteIdleExpiry);
+//     store, docs/protocol.md §4.6.1) a pool member that stays unreachable
+//     sends the task back to its pool; routes can be persisted
+//     (Config.Routes), the routes of finished tasks are bounded
+//     (Config.FinishedRoutes) and those of other tasks forgotten once
+//     unused for 7 days (Config.RouteIdleExpiry);
 //   - stream stall recovery: a stream idle for longer than the profile
 //     allows, or cut before its final item, is recovered with GetTask;
 //   - replies decoded into their generated types and checked against the
