@@ -22,6 +22,9 @@ var (
 	sectionNum = regexp.MustCompile(`§(\d+(?:\.\d+)*)`)
 	// headingRef is `docs/guide.md, "Secrets at rest"`.
 	headingRef = regexp.MustCompile(`docs/([a-z]+)\.md,\s+"([^"]+)"`)
+	// rowRef is `§11, "retry, follow-up or error?"`: a row of the table of
+	// docs/protocol.md §11, cited by its topic.
+	rowRef = regexp.MustCompile(`§11,?\s+\(?"([^"]+)"`)
 	// numbered is the number of a numbered heading: "## 8. Push", "### 8.5 The".
 	numbered = regexp.MustCompile(`^(\d+(?:\.\d+)*)\.?\s`)
 )
@@ -46,6 +49,25 @@ func docSections(md string) (nums map[string]bool, titles []string) {
 		titles = append(titles, title)
 	}
 	return nums, titles
+}
+
+// disagreements returns the topics of the table of docs/protocol.md §11,
+// backquotes removed.
+func disagreements(protocol string) []string {
+	var topics []string
+	in := false
+	for _, line := range strings.Split(protocol, "\n") {
+		if strings.HasPrefix(line, "## ") {
+			in = strings.HasPrefix(line, "## 11.")
+			continue
+		}
+		if !in || !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		cell := strings.TrimSpace(strings.Split(line[1:], "|")[0])
+		topics = append(topics, strings.ReplaceAll(cell, "`", ""))
+	}
+	return topics
 }
 
 // brokenRef is a citation of a section that does not exist.
@@ -100,14 +122,26 @@ func brokenRefs(text string, docs map[string]string) []brokenRef {
 			out = append(out, brokenRef{lineOf(m[0]), s[m[0]:m[1]] + " (no such heading)"})
 		}
 	}
+	topics := disagreements(docs["protocol"])
+	for _, m := range rowRef.FindAllStringSubmatchIndex(s, -1) {
+		want := strings.ReplaceAll(s[m[2]:m[3]], "`", "")
+		found := false
+		for _, t := range topics {
+			found = found || strings.HasPrefix(t, want)
+		}
+		if !found {
+			out = append(out, brokenRef{lineOf(m[0]), s[m[0]:m[1]] + " (no such row in docs/protocol.md §11)"})
+		}
+	}
 	return out
 }
 
 // TestDocReferenceChecker shows that the checker finds what it must.
 func TestDocReferenceChecker(t *testing.T) {
 	docs := map[string]string{
-		"protocol": "# Title\n## 1. Topics\n### 1.5 Topic root\n```\n## 9. in a fence\n```\n",
-		"guide":    "# Guide\n## 3. Serving it\n### Secrets at rest\n",
+		"protocol": "# Title\n## 1. Topics\n### 1.5 Topic root\n```\n## 9. in a fence\n```\n" +
+			"## 11. Disagreements\n\n| topic | what |\n| --- | --- |\n| who makes `Task.id` | the server |\n## 12. Next\n| not a row | x |\n",
+		"guide": "# Guide\n## 3. Serving it\n### Secrets at rest\n",
 	}
 	cases := []struct {
 		name, text string
@@ -123,6 +157,9 @@ func TestDocReferenceChecker(t *testing.T) {
 		{"a quoted numbered heading, number left out", `// docs/guide.md, "Serving it"`, 0},
 		{"a quoted heading that does not exist", `// docs/guide.md, "Secrets in transit"`, 1},
 		{"a document that does not exist", "// docs/digest.md §10", 1},
+		{"a row of the §11 table, backquotes aside", `// docs/protocol.md §11, "who makes Task.id"`, 0},
+		{"a row cited after another section", `// (docs/protocol.md §1; §11, "who makes ` + "`Task.id`" + `")`, 0},
+		{"a row that is not in the §11 table", `// docs/protocol.md §11, "not a row"`, 1},
 		{"another specification's section is not checked", "// MQTT v5 §3.1.4, A2A v1.0 §3.5", 0},
 	}
 	for _, tc := range cases {
