@@ -219,11 +219,29 @@ func (c Component) Check(ctx context.Context, db DB, migrate bool) error {
 	return err
 }
 
+// PlanCacheMode is the plan_cache_mode Open gives its connections unless
+// the DSN names one: the stores' statements are prepared once a
+// connection and find their rows by index whatever their arguments, so a
+// generic plan serves every execution, where PostgreSQL would otherwise
+// plan each execution of a statement anew while it judges custom plans
+// cheaper (PostgreSQL's "PREPARE" and plan_cache_mode). Planning the
+// store's statements cost more than running them.
+const PlanCacheMode = "force_generic_plan"
+
 // Open connects a pool to the database dsn names (a postgres:// URL or
-// key=value pairs, as pgxpool.New reads it) and opens a store on it with
-// open; when open fails, the pool is closed.
+// key=value pairs, as pgxpool.ParseConfig reads it) and opens a store on
+// it with open; when open fails, the pool is closed. Its connections use
+// PlanCacheMode unless the DSN sets plan_cache_mode.
 func Open[S any](ctx context.Context, c Component, dsn string, open func(*pgxpool.Pool) (S, error)) (S, error) {
-	pool, err := pgxpool.New(ctx, dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		var none S
+		return none, fmt.Errorf("%s: %w", c.Package, err)
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = PlanCacheMode
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		var none S
 		return none, fmt.Errorf("%s: %w", c.Package, err)

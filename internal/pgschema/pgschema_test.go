@@ -313,3 +313,31 @@ func TestOpen(t *testing.T) {
 		t.Fatalf("the pool of no server: %v", err)
 	}
 }
+
+// Open's connections plan the stores' statements once (PlanCacheMode),
+// unless the DSN chooses plan_cache_mode itself.
+func TestOpenSetsThePlanCacheMode(t *testing.T) {
+	c := component("alpha", "SELECT 1")
+	dsn := pgtest.NewSchema(t)
+	sep := "&"
+	if !strings.Contains(dsn, "?") {
+		sep = "?"
+	}
+	for _, tc := range []struct{ name, dsn, want string }{
+		{"by default", dsn, PlanCacheMode},
+		{"as the DSN says", dsn + sep + "plan_cache_mode=force_custom_plan", "force_custom_plan"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mode string
+			if _, err := Open(ctx, c, tc.dsn, func(p *pgxpool.Pool) (string, error) {
+				defer p.Close()
+				return "", p.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if mode != tc.want {
+				t.Fatalf("plan_cache_mode %q, want %q", mode, tc.want)
+			}
+		})
+	}
+}

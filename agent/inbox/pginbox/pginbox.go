@@ -95,7 +95,10 @@ const expireBatch = 1000
 var errNoExpiry = errors.New("pginbox: the record has no Expires")
 
 // Open connects to the database dsn names and opens the store on it; Close
-// closes the connections.
+// closes the connections. Unless the DSN sets plan_cache_mode, the
+// connections use force_generic_plan: the store's statements, prepared
+// once a connection, find their rows by index whatever their arguments,
+// and PostgreSQL would otherwise plan each execution anew.
 func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	return pgschema.Open(ctx, schema, dsn, func(pool *pgxpool.Pool) (*Store, error) {
 		s, err := OpenPool(ctx, pool, o)
@@ -107,7 +110,9 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 }
 
 // OpenPool opens the store on a pool the caller keeps: Close leaves it
-// open. It checks the schema version (see Options.Migrate). The
+// open. It checks the schema version (see Options.Migrate). Give the
+// pool's connections plan_cache_mode=force_generic_plan (a run-time
+// parameter of its configuration) to save the planning Open saves. The
 // connection Notify listens on is made from the pool's configuration.
 func OpenPool(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error) {
 	if err := schema.Check(ctx, pool, o.Migrate); err != nil {

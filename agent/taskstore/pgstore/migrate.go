@@ -9,7 +9,7 @@ import (
 
 // SchemaVersion is the version of the database schema this package reads
 // and writes: that of its last migration (migrations/NNNN_name.sql).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS

@@ -103,7 +103,10 @@ var ErrIDTooLong = a2a.NewError(a2a.TokenInvalidParams, "pgstore: id longer than
 const totalSlots = 64
 
 // Open connects to the database dsn names and opens the store on it; Close
-// closes the connections.
+// closes the connections. Unless the DSN sets plan_cache_mode, the
+// connections use force_generic_plan: the store's statements, prepared
+// once a connection, find their rows by index whatever their arguments,
+// and PostgreSQL would otherwise plan each execution anew.
 func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	return pgschema.Open(ctx, schema, dsn, func(pool *pgxpool.Pool) (*Store, error) {
 		s, err := OpenPool(ctx, pool, o)
@@ -115,7 +118,9 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 }
 
 // OpenPool opens the store on a pool the caller keeps: Close leaves it
-// open. It checks the schema version (see Options.Migrate).
+// open. It checks the schema version (see Options.Migrate). Give the
+// pool's connections plan_cache_mode=force_generic_plan (a run-time
+// parameter of its configuration) to save the planning Open saves.
 func OpenPool(ctx context.Context, pool *pgxpool.Pool, o Options) (*Store, error) {
 	if err := schema.Check(ctx, pool, o.Migrate); err != nil {
 		return nil, err
@@ -831,9 +836,9 @@ func (t *tx) lock(id string, task bool) (r row, found bool, err error) {
 		cols = headColumns
 	}
 	var tasks, bytes int64
-	err = t.tx.QueryRow(t.ctx, "SELECT "+cols+`,
-		(SELECT coalesce(sum(tasks), 0)::bigint FROM a2a_task_totals), (SELECT coalesce(sum(bytes), 0)::bigint FROM a2a_task_totals)
-		FROM a2a_tasks WHERE id = $1 FOR UPDATE OF a2a_tasks`, id).
+	err = t.tx.QueryRow(t.ctx, "SELECT "+cols+`, tot.n, tot.b
+		FROM a2a_tasks, (SELECT coalesce(sum(tasks), 0)::bigint AS n, coalesce(sum(bytes), 0)::bigint AS b FROM a2a_task_totals) tot
+		WHERE id = $1 FOR UPDATE OF a2a_tasks`, id).
 		Scan(&r.id, &r.contextID, &r.state, &r.phase, &r.created, &r.updated, &r.size, &r.owner, &r.principal, &r.messageIDs, &r.task, &r.push, &tasks, &bytes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// The sweep before the transaction may just have expired it.
@@ -910,12 +915,69 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*taskstore.Record
 	return out, nil
 }
 
+// replaceSQL replaces the task of a row when it is held, in the context
+// given, not expired at the cut-offs ($6 waiting, $7 finished: never for
+// none), and the bytes bound ($8, 0 for none) has room for its growth, in
+// one statement, its own transaction, which also adds the growth to the
+// totals slot $9. The row is locked first (FOR UPDATE in WITH), so the
+// growth is reckoned from the version the update replaces. It returns 1
+// when it replaced the task, else 0 and changes nothing. $1 is the id, $2
+// the context id, $3 the task, $4 and $5 its state and phase, $10 the time.
+const replaceSQL = `WITH old AS (
+    SELECT id, octet_length(task)::bigint AS tlen FROM a2a_tasks
+    WHERE id = $1::text AND context_id = $2::text
+      AND NOT (phase = 1 AND updated < $6::timestamptz) AND NOT (phase = 2 AND updated < $7::timestamptz)
+    FOR UPDATE
+), tot AS (
+    SELECT coalesce(sum(bytes), 0)::bigint AS b FROM a2a_task_totals
+), upd AS (
+    UPDATE a2a_tasks t SET task = $3::bytea, state = $4::text, phase = $5::smallint, updated = $10::timestamptz,
+        size = t.size - old.tlen + octet_length($3::bytea)
+    FROM old, tot
+    WHERE t.id = old.id
+      AND ($8::bigint = 0 OR octet_length($3::bytea) <= old.tlen OR tot.b + octet_length($3::bytea) - old.tlen <= $8::bigint)
+    RETURNING octet_length($3::bytea) - old.tlen AS grow
+), counted AS (
+    UPDATE a2a_task_totals SET bytes = bytes + (SELECT grow FROM upd) WHERE slot = $9 AND EXISTS (SELECT 1 FROM upd)
+)
+SELECT count(*) FROM upd`
+
+// replaceFast is ReplaceTask in one statement, replaceSQL; it reports
+// whether it replaced the task. The general way answers the rest: a task
+// the store does not hold or that expired, another context, a growth that
+// needs finished tasks evicted.
+func (s *Store) replaceFast(ctx context.Context, task *a2a.Task, body []byte) (bool, error) {
+	now := s.clock()
+	if _, err := s.sweepDue(ctx, now, false); err != nil {
+		return false, err
+	}
+	waitCut, finCut := never, never
+	if s.idle > 0 {
+		waitCut = now.Add(-s.idle)
+	}
+	if s.keep > 0 {
+		finCut = now.Add(-s.keep)
+	}
+	state := ""
+	if task.Status != nil {
+		state = string(task.Status.State)
+	}
+	var n int64
+	err := s.pool.QueryRow(ctx, replaceSQL, task.ID, task.ContextID, body, state, phaseOf(a2a.TaskState(state)),
+		waitCut, finCut, s.maxBytes, rand.IntN(totalSlots), now).Scan(&n)
+	return n == 1, err
+}
+
 // ReplaceTask implements taskstore.Replacer: the stored task is not read.
 // It is never refused for the store's bounds.
 func (s *Store) ReplaceTask(ctx context.Context, task a2a.Task) error {
 	body, err := task.AppendJSON(nil)
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
+	}
+	// Most replacements are of a task held, live, in room: one statement.
+	if done, err := s.replaceFast(ctx, &task, body); done || err != nil {
+		return wrap(err)
 	}
 	return wrap(s.write(ctx, func(t *tx) error {
 		old, found, err := t.lock(task.ID, false)

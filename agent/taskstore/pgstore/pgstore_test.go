@@ -268,11 +268,11 @@ func TestAVersion1DatabaseIsMigratedKeepingItsTasks(t *testing.T) {
 	_, err = Open(ctx, dsn, Options{})
 	var se *SchemaError
 	if !errors.As(err, &se) || se.Database != 1 || se.Known != SchemaVersion || se.Newer() ||
-		!strings.Contains(err.Error(), "version 1, this program needs version 2") || !strings.Contains(err.Error(), "Migrate") {
+		!strings.Contains(err.Error(), fmt.Sprintf("version 1, this program needs version %d", SchemaVersion)) || !strings.Contains(err.Error(), "Migrate") {
 		t.Fatalf("a version 1 database without Migrate: %v", err)
 	}
 	s := open(t, dsn, Options{Migrate: true})
-	if v, err := Version(ctx, pool); v != 2 || err != nil {
+	if v, err := Version(ctx, pool); v != SchemaVersion || err != nil {
 		t.Fatalf("version after the migration: %d %v", v, err)
 	}
 	got, err := s.Get(ctx, "old")
@@ -288,9 +288,10 @@ func TestAVersion1DatabaseIsMigratedKeepingItsTasks(t *testing.T) {
 	if p, _ := s.List(ctx, taskstore.Filter{Scoped: true, VisibleTo: "bob"}); ids(p) != "old" {
 		t.Fatalf("bob's listing: %s", ids(p))
 	}
-	var indexed bool
-	if err := pool.QueryRow(ctx, "SELECT to_regclass('a2a_tasks_principal') IS NOT NULL").Scan(&indexed); err != nil || !indexed {
-		t.Fatalf("the index of the principals: %v %v", indexed, err)
+	var indexed, unscoped bool
+	if err := pool.QueryRow(ctx, "SELECT to_regclass('a2a_tasks_principal') IS NOT NULL, to_regclass('a2a_tasks_created') IS NOT NULL").
+		Scan(&indexed, &unscoped); err != nil || !indexed || unscoped {
+		t.Fatalf("the index of the principals (want it): %v; of every principal's tasks (version 3 drops it): %v; %v", indexed, unscoped, err)
 	}
 	checkTotals(t, s)
 }

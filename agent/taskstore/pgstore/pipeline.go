@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -125,10 +126,23 @@ func (p *pipeTx) commit(ctx context.Context, later []statement, tasks, bytes int
 		p.begun = true
 		b.Queue(beginSQL)
 	}
-	for _, st := range later {
+	counted := tasks == 0 && bytes == 0
+	for i, st := range later {
+		if !counted && i == len(later)-1 {
+			// The change of the totals rides with the last statement, a
+			// data-modifying statement of its own in WITH (PostgreSQL's
+			// "Data-Modifying Statements in WITH"): one statement less for
+			// the server to run.
+			n := len(st.args)
+			sql := "WITH later AS (" + st.sql + ") UPDATE a2a_task_totals SET tasks = tasks + $" + strconv.Itoa(n+1) +
+				", bytes = bytes + $" + strconv.Itoa(n+2) + " WHERE slot = $" + strconv.Itoa(n+3)
+			b.Queue(sql, append(st.args[:n:n], tasks, bytes, slot)...)
+			counted = true
+			continue
+		}
 		b.Queue(st.sql, st.args...)
 	}
-	if tasks != 0 || bytes != 0 {
+	if !counted {
 		b.Queue("UPDATE a2a_task_totals SET tasks = tasks + $1, bytes = bytes + $2 WHERE slot = $3", tasks, bytes, slot)
 	}
 	b.Queue("COMMIT")
