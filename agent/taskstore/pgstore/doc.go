@@ -38,11 +38,12 @@ with a *SchemaError naming the two versions. A migration is never edited
 once released; a change of the schema is a new file. Version 2 adds the
 principal that created each task (taskstore.Record.Principal, the caller
 whose task it is: docs/protocol.md §15); the tasks a version 1 database
-holds are migrated without one, and stay everyone's. Version 3 drops the
-index of every principal's tasks by creation time, one index fewer to
-write on each change: the agent lists one caller's tasks, which the index
-of the principals serves, and a listing of everyone's sorts at most
-MaxTasks rows.
+holds are migrated without one, and stay everyone's. Version 3 writes
+fewer index entries: it drops the index of every principal's tasks by
+creation time (the agent lists one caller's tasks, which the index of the
+principals serves, and a listing of everyone's sorts at most MaxTasks
+rows), and the index eviction and expiry read holds the waiting and
+finished tasks alone.
 
 The tables: a2a_tasks (one row a task: its id, context id, state, times,
 owner, principal, accepted message ids and size as columns, indexed for

@@ -404,3 +404,39 @@ func TestConcurrentCreatesAtTheBoundEvictOneEach(t *testing.T) {
 	}
 	checkTotals(t, a)
 }
+
+// The statements that read tasks by phase use the index of the waiting
+// and finished tasks (version 3 made it partial): eviction, the sweep.
+func TestPhaseStatementsUseThePartialIndex(t *testing.T) {
+	s := open(t, pgtest.NewSchema(t), Options{Migrate: true})
+	// Enough rows that a sequential scan is not the cheaper plan.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO a2a_tasks (`+columns+`)
+		SELECT 't' || i, 'c', 'TASK_STATE_WORKING', (i % 3)::smallint, now(), now() + i * interval '1 hour' - interval '10 hours', 1, '', '', '{}', '\x7b7d', NULL
+		FROM generate_series(1, 5000) i`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, "ANALYZE a2a_tasks"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SELECT id FROM a2a_tasks WHERE phase = 2 AND id <> 'x' ORDER BY updated, id LIMIT 1",
+		"SELECT id FROM a2a_tasks WHERE (phase = 1 AND updated < now()) OR (phase = 2 AND updated < now()) ORDER BY updated, id LIMIT 1000",
+	} {
+		var plan strings.Builder
+		rows, err := s.pool.Query(ctx, "EXPLAIN "+q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(line + "\n")
+		}
+		rows.Close()
+		if !strings.Contains(plan.String(), "a2a_tasks_phase") {
+			t.Errorf("%s\nplanned without a2a_tasks_phase:\n%s", q, plan.String())
+		}
+	}
+}
