@@ -29,6 +29,7 @@ const (
 	defaultQueueSize    = 256
 	defaultWorkers      = 32
 	defaultTimeout      = 10 * time.Second
+	defaultLinger       = time.Millisecond
 	defaultMaxConfigs   = 100_000
 	defaultMaxDead      = 10_000
 )
@@ -70,6 +71,16 @@ type Config struct {
 	// Timeout bounds each POST, from dialling to the end of the answer
 	// (default 10 s).
 	Timeout time.Duration
+	// Linger is how long a config with nothing under way waits, once an
+	// update is queued for it, before its delivery starts (default 1 ms;
+	// a negative value: none). The reply that carries the same update to
+	// the caller goes first: a delivery runs after the agent's work on
+	// the request that caused it instead of competing with it for the
+	// processors, at the price of a millisecond on a notification.
+	// Updates queued while a config lingers, or while a delivery to it is
+	// under way, follow without waiting again; Close sends what lingers at
+	// once.
+	Linger time.Duration
 	// MaxConfigs bounds the configs the Sender keeps state for at once
 	// (default 100,000). A config is kept from a notification until it
 	// settles: see the package documentation ("Memory") for when it is
@@ -134,6 +145,7 @@ type Sender struct {
 	maxRetries int
 	waitMax    time.Duration
 	timeout    time.Duration
+	linger     time.Duration
 	queueSize  int
 	maxConfigs int
 	maxDead    int
@@ -149,18 +161,22 @@ type Sender struct {
 	work     *sync.Cond // signalled when a binding is ready or the workers stop
 	bindings map[key]*binding
 	ready    ring[*binding]
-	idle     binding // sentinel of the list of idle bindings, least recently idle first
-	dead     map[key]tombstone
-	deadList ring[deadEntry] // the tombstones in dead, oldest first, and stale entries
-	deadSeq  uint64
-	inflight int
-	closing  bool // Close was called: Notify discards
-	stopping bool // the workers exit once nothing is ready
-	isIdle   bool // drained is closed
-	drained  chan struct{}
-	st       Stats
-	reports  []agent.PushReport // waiting for the reporting goroutine
-	spare    []agent.PushReport
+	// lingering holds the bindings scheduled but not yet ready (Linger);
+	// lingerTimer moves them to ready, armed while lingering is not empty.
+	lingering   ring[lingerer]
+	lingerTimer *time.Timer
+	idle        binding // sentinel of the list of idle bindings, least recently idle first
+	dead        map[key]tombstone
+	deadList    ring[deadEntry] // the tombstones in dead, oldest first, and stale entries
+	deadSeq     uint64
+	inflight    int
+	closing     bool // Close was called: Notify discards
+	stopping    bool // the workers exit once nothing is ready
+	isIdle      bool // drained is closed
+	drained     chan struct{}
+	st          Stats
+	reports     []agent.PushReport // waiting for the reporting goroutine
+	spare       []agent.PushReport
 
 	wake       chan struct{} // a report is waiting
 	stopReport chan struct{}
@@ -269,6 +285,9 @@ func New(cfg Config) (*Sender, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = defaultTimeout
 	}
+	if cfg.Linger == 0 {
+		cfg.Linger = defaultLinger
+	}
 	if cfg.MaxConfigs <= 0 {
 		cfg.MaxConfigs = defaultMaxConfigs
 	}
@@ -289,6 +308,7 @@ func New(cfg Config) (*Sender, error) {
 		maxRetries: cfg.MaxRetries,
 		waitMax:    cfg.RetryWaitMax,
 		timeout:    cfg.Timeout,
+		linger:     max(cfg.Linger, 0),
 		queueSize:  cfg.QueueSize,
 		maxConfigs: cfg.MaxConfigs,
 		maxDead:    cfg.MaxDeadConfigs,
@@ -303,6 +323,8 @@ func New(cfg Config) (*Sender, error) {
 	}
 	s.idle.prev, s.idle.next = &s.idle, &s.idle
 	s.work = sync.NewCond(&s.mu)
+	s.lingerTimer = time.AfterFunc(time.Hour, s.endLinger)
+	s.lingerTimer.Stop()
 	hc := s.httpClient(cfg)
 	s.client = &retryablehttp.Client{
 		HTTPClient:     hc,
@@ -427,8 +449,58 @@ func (s *Sender) Notify(cfg a2a.TaskPushNotificationConfig, ev *a2a.StreamRespon
 	s.st.Queued++
 	if !b.scheduled && b.running == nil {
 		b.scheduled = true
+		if s.linger > 0 {
+			if s.lingering.len() == 0 {
+				s.lingerTimer.Reset(s.linger)
+			}
+			s.lingering.push(lingerer{b, time.Now().Add(s.linger)})
+			return
+		}
 		s.ready.push(b)
 		s.work.Signal()
+	}
+}
+
+// lingerer is a binding waiting out Linger, and when it is due.
+type lingerer struct {
+	b   *binding
+	due time.Time
+}
+
+// endLinger makes the lingering bindings that are due ready when the
+// linger timer fires, and sets it for the next.
+func (s *Sender) endLinger() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	n := 0
+	for s.lingering.len() > 0 && !s.lingering.at(0).due.After(now) {
+		s.ready.push(s.lingering.pop().b)
+		n++
+	}
+	if s.lingering.len() > 0 {
+		s.lingerTimer.Reset(s.lingering.at(0).due.Sub(now))
+	}
+	s.wakeLocked(n)
+}
+
+// readyLingeringLocked makes every lingering binding ready at once.
+func (s *Sender) readyLingeringLocked() {
+	s.lingerTimer.Stop()
+	n := s.lingering.len()
+	for s.lingering.len() > 0 {
+		s.ready.push(s.lingering.pop().b)
+	}
+	s.wakeLocked(n)
+}
+
+// wakeLocked wakes workers for n bindings made ready.
+func (s *Sender) wakeLocked(n int) {
+	switch {
+	case n == 1:
+		s.work.Signal()
+	case n > 1:
+		s.work.Broadcast()
 	}
 }
 
@@ -748,6 +820,7 @@ func (s *Sender) Stats() Stats {
 func (s *Sender) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
+	s.readyLingeringLocked() // what is queued goes now
 	s.idleLocked()
 	s.mu.Unlock()
 	var err error

@@ -711,3 +711,55 @@ func TestHTTPSThroughTheCallersClient(t *testing.T) {
 		})
 	}
 }
+
+// A config with nothing under way waits Linger before its delivery starts;
+// the updates queued meanwhile follow in order without waiting again, and
+// Close delivers what lingers at once.
+func TestDeliveriesLinger(t *testing.T) {
+	const linger = 200 * time.Millisecond
+	cases := []struct {
+		name   string
+		linger time.Duration
+		close  bool // Close right after the notifications
+	}{
+		{"a config waits Linger, then its updates go in order", linger, false},
+		// An hour: a Close that waited for it would never return.
+		{"Close sends what lingers without waiting", time.Hour, true},
+		{"a negative Linger starts at once", -1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rc := newReceiver(t, nil)
+			s := newSender(t, Config{Linger: tc.linger})
+			t0 := time.Now()
+			for i := range 5 {
+				s.Notify(config(rc, "t1", "c"), working("t1", i))
+			}
+			s.Notify(config(rc, "t2", "c"), working("t2", 0))
+			if tc.close {
+				if err := s.Close(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, "every notification delivered", func() bool { return s.Stats().Delivered == 6 })
+			hits := rc.all()
+			var t1 []hit
+			for _, h := range hits {
+				if h.path == "/hook/t1/c" {
+					t1 = append(t1, h)
+				}
+			}
+			if got := seqs(t, t1); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
+				t.Fatalf("t1's updates arrived as %v", got)
+			}
+			first := hits[0].at.Sub(t0)
+			for _, h := range hits {
+				first = min(first, h.at.Sub(t0))
+			}
+			// A lower bound only: a delivery may start later, never sooner.
+			if tc.linger > 0 && !tc.close && first < tc.linger {
+				t.Fatalf("the first delivery started %v after the notification, before Linger %v", first, tc.linger)
+			}
+		})
+	}
+}
