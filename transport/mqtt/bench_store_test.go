@@ -1,8 +1,9 @@
 package mqtt
 
-// Benchmark of issue 17 (figures in docs/benchmarks.md, "Task store on
-// PostgreSQL"): SendMessage round trips over the embedded broker to two
-// agents alike but for their task store, Bolt and PostgreSQL, in one run.
+// Benchmark of SendMessage on each task store (figures in
+// docs/benchmarks.md, "Task store on PostgreSQL"): SendMessage round trips
+// over the embedded broker to two agents alike but for their task store,
+// Bolt and PostgreSQL, in one run.
 // Nothing here asserts on time.
 
 import (

@@ -1,6 +1,6 @@
 package mqtt
 
-// Benchmarks of issue 4, section 5 (figures in docs/benchmarks.md): the
+// Benchmarks of the MQTT binding (figures in docs/benchmarks.md): the
 // SDK against a raw paho.golang floor, through the embedded broker and
 // through mosquitto, side by side in one run. Nothing here asserts on time;
 // the retained-card benchmark counts what arrives and fails on a loss.

@@ -1,10 +1,10 @@
 package pgstore
 
-// Benchmarks of issue 17 (figures in docs/benchmarks.md, "Task store on
-// PostgreSQL"): a task created and completed through the Store against the
-// floor of a plain pgx INSERT and UPDATE of a row of the same size, at 64
-// goroutines on pools of one size, in one run. Nothing here asserts on
-// time.
+// Benchmarks of the PostgreSQL task store (figures in docs/benchmarks.md,
+// "Task store on PostgreSQL"): a task created and completed through the
+// Store against the floor of a plain pgx INSERT and UPDATE of a row of the
+// same size, at 64 goroutines on pools of one size, in one run. Nothing
+// here asserts on time.
 
 import (
 	"context"
