@@ -105,12 +105,12 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--store URL [--migrate] | --data DIR] [--secrets-key-file F] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR | --queue URL]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L]",
 		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo --store postgres://agent@db.example:5432/a2a --migrate", stderr)
 	defaultUsage := fs.Usage
-	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp+reachabilityHelp) }
-	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
+	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp+reachabilityHelp+"\n"+envHelp+"\n"+exitCodesHelp) }
+	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS) (default, without --http: $"+envBroker+", else "+defaultBroker+")")
 	httpAddr := fs.String("http", "", "serve over HTTP on this TCP address (host:port)")
 	httpURL := fs.String("http-url", "", "the JSON-RPC endpoint URL the card lists (default http://ADDR/a2a)")
-	org := fs.String("org", "", "org_id (MQTT)")
-	unit := fs.String("unit", "", "unit_id (MQTT)")
+	org := fs.String("org", "", "org_id (MQTT; default $"+envOrg+")")
+	unit := fs.String("unit", "", "unit_id (MQTT; default $"+envUnit+")")
 	id := fs.String("id", "", "agent_id, and the card's name")
 	pool := fs.String("pool", "", "also serve this shared pool (MQTT)")
 	keepalive := fs.Int("keepalive", 30, "MQTT keep-alive in seconds; a crashed agent's Will fires about 1.5 x this later")
@@ -121,6 +121,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	allowLoopback := fs.Bool("allow-loopback-webhooks", false, "deliver push notifications to webhooks on loopback addresses (default: only when the --http address is a loopback one)")
 	rf := addReachFlags(fs)
 	cf := addConnFlags(fs)
+	// An agent gives its broker the library's default time.
+	ct := fs.Lookup("connect-timeout")
+	ct.Value.Set("10s")
+	ct.DefValue = "10s"
 	rootf := addRootFlag(fs)
 	spawnedUser := fs.String("spawned-username", "", "MQTT user name of the spawned instance ID-c1 (with --spawned-password-file; default ORG/UNIT/ID-c1)")
 	spawnedPasswordFile := fs.String("spawned-password-file", "", "log the spawned instance ID-c1 in as a user of its own, with the password on this file's first line (default: the agent's credentials)")
@@ -129,19 +133,26 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fail(2, "unexpected argument %q", fs.Arg(0))
+		return fail(exitUsage, "unexpected argument %q", fs.Arg(0))
 	}
-	if *brokerURL == "" && *httpAddr == "" {
-		return fail(2, "--broker is required (or --http, or both)")
+	if *httpAddr == "" {
+		*brokerURL, cf.brokerFrom = brokerOf(fs, *brokerURL)
+	}
+	if *id == "" {
+		return fail(exitUsage, "--id is required")
 	}
 	ids := []string{"id", *id}
 	if *brokerURL != "" {
+		orgUnitFromEnv(org, unit)
+		if err := needOrgUnit(*org, *unit); err != nil {
+			return err
+		}
 		ids = append(ids, "org", *org, "unit", *unit)
 	} else if err := onlyWith(fs, "--broker", append(append([]string{"org", "unit", "pool", "keepalive", "spawned-username", "spawned-password-file", "topic-root"}, credentialFlags...), tlsFlags...)...); err != nil {
 		return err
 	}
 	if *spawnedUser != "" && *spawnedPasswordFile == "" {
-		return fail(2, "--spawned-username goes with --spawned-password-file")
+		return fail(exitUsage, "--spawned-username goes with --spawned-password-file")
 	}
 	if err := checkIDs(ids...); err != nil {
 		return err
@@ -153,10 +164,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *httpURL != "" {
 		if *httpAddr == "" {
-			return fail(2, "--http-url goes with --http")
+			return fail(exitUsage, "--http-url goes with --http")
 		}
 		if u, err := url.Parse(*httpURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fail(2, "--http-url: %q is not an http:// or https:// URL", *httpURL)
+			return fail(exitUsage, "--http-url: %q is not an http:// or https:// URL", *httpURL)
 		}
 	}
 	pushOn, err := pushFlag(fs, *push, *allowLoopback, *httpAddr)
@@ -203,7 +214,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *tokensFile != "" {
 		tokens, err := refagent.LoadTokens(*tokensFile)
 		if err != nil {
-			return fail(1, "--tokens: %v", err)
+			return fail(exitFailed, "--tokens: %v", err)
 		}
 		verifier, accepted = tokens, tokens.Len()
 	}
@@ -242,7 +253,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		var err error
 		if ln, err = net.Listen("tcp", *httpAddr); err != nil {
 			closeStores()
-			return fail(1, "--http: %v", err)
+			return fail(exitFailed, "--http: %v", err)
 		}
 		// Webhooks on loopback are this machine's: fine for an agent
 		// that only this machine reaches.
@@ -250,7 +261,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// conn.Broker is the URL without its userinfo: the card lists it.
 	ra, err := refagent.Start(ctx, refagent.Config{Broker: conn.Broker, Root: root, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
-		KeepAlive: time.Duration(*keepalive) * time.Second, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
+		KeepAlive: time.Duration(*keepalive) * time.Second, ConnectTimeout: conn.ConnectTimeout, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
 		SpawnedUsername: *spawnedUser, SpawnedPassword: spawnedPassword,
 		HTTP: ln, HTTPURL: *httpURL, Store: store, Log: log, Verifier: verifier, Reachability: reachability,
 		Push: *push, AllowLoopbackWebhooks: *push && *allowLoopback})
@@ -258,7 +269,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *brokerURL != "" {
 			return withRootHint(agentBrokerError(err, conn, *org+"/"+*unit+"/"+*id, *spawnedUser), err, root)
 		}
-		return fail(1, "%v", err)
+		return fail(exitFailed, "%v", err)
 	}
 	// The wake signals are heard before anything is printed: a script
 	// that signals once it reads the start lines is not ignored.
@@ -299,7 +310,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := ra.Close(closeCtx); err != nil && stopped == nil {
-		return fail(1, "stopping: %v", err)
+		return fail(exitFailed, "stopping: %v", err)
 	}
 	if stopped != nil {
 		return stopped
@@ -342,7 +353,7 @@ func onlyWith(fs *flag.FlagSet, need string, names ...string) error {
 	fs.Visit(func(f *flag.Flag) {
 		for _, n := range names {
 			if f.Name == n && err == nil {
-				err = fail(2, "--%s goes with %s", n, need)
+				err = fail(exitUsage, "--%s goes with %s", n, need)
 			}
 		}
 	})

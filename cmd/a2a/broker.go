@@ -47,17 +47,17 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fail(2, "unexpected argument %q", fs.Arg(0))
+		return fail(exitUsage, "unexpected argument %q", fs.Arg(0))
 	}
 	switch {
 	case (*tlsCert == "") != (*tlsKey == ""):
-		return fail(2, "--tls-cert and --tls-key go together")
+		return fail(exitUsage, "--tls-cert and --tls-key go together")
 	case *tlsClientCA != "" && *tlsCert == "":
-		return fail(2, "--tls-client-ca needs --tls-cert and --tls-key")
+		return fail(exitUsage, "--tls-client-ca needs --tls-cert and --tls-key")
 	case *aclFile != "" && *passwordFile == "" && *tlsClientCA == "":
-		return fail(2, "--acl-file needs --password-file or --tls-client-ca (an ACL is only as good as the identities it names)")
+		return fail(exitUsage, "--acl-file needs --password-file or --tls-client-ca (an ACL is only as good as the identities it names)")
 	case *maxCard < 1 || *maxPacket < 1 || *maxPacket > 1<<28 || *cardRate == 0 || *connRate == 0 || *connBurst < 1 || *connMax == 0:
-		return fail(2, "--max-card-size, --max-packet-size (at most 268435456), --card-rate, --conn-rate, --conn-burst and --conn-max must be positive (-1 turns a limit off)")
+		return fail(exitUsage, "--max-card-size, --max-packet-size (at most 268435456), --card-rate, --conn-rate, --conn-burst and --conn-max must be positive (-1 turns a limit off)")
 	}
 	// The root of the topics the broker knows as A2A's: broker-managed
 	// status, the card registry and the identity rules read it.
@@ -77,7 +77,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	b, err := broker.Start(ctx, cfg)
 	if err != nil {
-		return fail(1, "%v", err)
+		return fail(exitFailed, "%v", err)
 	}
 	if root.IsDefault() {
 		fmt.Fprintf(stdout, "a2a broker listening on %s (status %v)\n", b.URL(), *status)
@@ -87,7 +87,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintln(stdout, securitySummary(cfg))
 	<-ctx.Done()
 	if err := b.Close(); err != nil {
-		return fail(1, "%v", err)
+		return fail(exitFailed, "%v", err)
 	}
 	return nil
 }
@@ -98,7 +98,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func serverTLS(certFile, keyFile, clientCA string, passwords bool) (*tls.Config, error) {
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, fail(1, "--tls-cert, --tls-key: %v", err)
+		return nil, fail(exitFailed, "--tls-cert, --tls-key: %v", err)
 	}
 	c := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if clientCA == "" {
@@ -106,11 +106,11 @@ func serverTLS(certFile, keyFile, clientCA string, passwords bool) (*tls.Config,
 	}
 	pem, err := os.ReadFile(clientCA)
 	if err != nil {
-		return nil, fail(1, "--tls-client-ca: %v", err)
+		return nil, fail(exitFailed, "--tls-client-ca: %v", err)
 	}
 	c.ClientCAs = x509.NewCertPool()
 	if !c.ClientCAs.AppendCertsFromPEM(pem) {
-		return nil, fail(1, "--tls-client-ca: no PEM certificate in %s", clientCA)
+		return nil, fail(exitFailed, "--tls-client-ca: no PEM certificate in %s", clientCA)
 	}
 	c.ClientAuth = tls.RequireAndVerifyClientCert
 	if passwords {

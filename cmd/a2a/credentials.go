@@ -22,7 +22,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
 	"github.com/a2abind/a2abind/generated/mqttbind"
@@ -45,17 +47,27 @@ type connFlags struct {
 	cmd                       string
 	username, passwordFile    *string
 	caFile, certFile, keyFile *string
+	// connectTimeout is --connect-timeout.
+	connectTimeout *time.Duration
+	// brokerFrom says where the broker URL comes from ("--broker",
+	// "$A2A_BROKER", brokerOf), for its errors.
+	brokerFrom string
 }
+
+// defaultConnectTimeout is --connect-timeout's default: how long a
+// command tries to connect to the broker before it gives up, exit status
+// 3 (a2a agent: 10 s, as the library's default).
+const defaultConnectTimeout = 5 * time.Second
 
 // credentialFlags are the names of the flags that authenticate to a broker;
 // tlsFlags those that configure TLS.
 var (
 	credentialFlags = []string{"username", "password-file"}
-	tlsFlags        = []string{"ca-file", "cert-file", "key-file"}
+	tlsFlags        = []string{"ca-file", "cert-file", "key-file", "cafile", "cert", "key"}
 )
 
 func addConnFlags(fs *flag.FlagSet) *connFlags {
-	return &connFlags{
+	c := &connFlags{
 		cmd: fs.Name(),
 		username: fs.String("username", "", "MQTT user name (default: the broker URL's, mqtt://USER@host:port, else $"+envUsername+
 			"; a different user name in the URL is an error)"),
@@ -64,7 +76,15 @@ func addConnFlags(fs *flag.FlagSet) *connFlags {
 		caFile:   fs.String("ca-file", "", "TLS: PEM certificates of the authorities that sign the server's certificate (default: the system's)"),
 		certFile: fs.String("cert-file", "", "TLS: PEM client certificate, with --key-file"),
 		keyFile:  fs.String("key-file", "", "TLS: PEM private key of --cert-file"),
+		connectTimeout: fs.Duration("connect-timeout", defaultConnectTimeout, "give up connecting to the broker after this long (exit status 3), "+
+			"naming it; it also bounds the subscriptions after each reconnect"),
+		brokerFrom: "--broker",
 	}
+	// mosquitto_pub's names of the TLS flags.
+	fs.StringVar(c.caFile, "cafile", "", "the same as --ca-file")
+	fs.StringVar(c.certFile, "cert", "", "the same as --cert-file")
+	fs.StringVar(c.keyFile, "key", "", "the same as --key-file")
+	return c
 }
 
 // brokerUserinfo splits a broker URL's credentials off: it returns the
@@ -90,7 +110,7 @@ func (c *connFlags) user(brokerURL string) (name, from string, err error) {
 	_, inURL, _, _ := brokerUserinfo(brokerURL)
 	switch {
 	case *c.username != "" && inURL != "" && inURL != *c.username:
-		return "", "", fail(2, "--username %s and the user name %s in the --broker URL differ: give the user name once", *c.username, inURL)
+		return "", "", fail(exitUsage, "--username %s and the user name %s in the --broker URL differ: give the user name once", *c.username, inURL)
 	case *c.username != "":
 		return *c.username, "--username", nil
 	case inURL != "":
@@ -130,7 +150,7 @@ func fromUsername(user, from string, names [3]string, values [3]*string) error {
 		case *v == "":
 			*v = implied
 		case *v != implied:
-			return fail(2, "--%s %s conflicts with the user name %s (from %s): a broker with a password file admits a user only under its own Client ID, so that user is %s %s here; leave --%s out, or log in as the user you mean",
+			return fail(exitUsage, "--%s %s conflicts with the user name %s (from %s): a broker with a password file admits a user only under its own Client ID, so that user is %s %s here; leave --%s out, or log in as the user you mean",
 				names[i], *v, user, from, names[i], implied, names[i])
 		}
 	}
@@ -151,10 +171,13 @@ func fromUsername(user, from string, names [3]string, values [3]*string) error {
 func (c *connFlags) connection(brokerURL string, stderr io.Writer) (a2amqtt.Connection, error) {
 	if _, err := a2amqtt.ParseBrokerURL(brokerURL); err != nil {
 		// The message quotes the URL redacted.
-		return a2amqtt.Connection{Broker: a2amqtt.RedactBrokerURL(brokerURL)}, fail(1, "%v", err)
+		return a2amqtt.Connection{Broker: a2amqtt.RedactBrokerURL(brokerURL)}, fail(exitUsage, "%s: %s", c.brokerFrom, strings.TrimPrefix(err.Error(), "mqtt: "))
+	}
+	if *c.connectTimeout <= 0 {
+		return a2amqtt.Connection{Broker: a2amqtt.RedactBrokerURL(brokerURL)}, fail(exitUsage, "--connect-timeout must be positive")
 	}
 	bare, _, urlPassword, inURL := brokerUserinfo(brokerURL)
-	conn := a2amqtt.Connection{Broker: bare}
+	conn := a2amqtt.Connection{Broker: bare, ConnectTimeout: *c.connectTimeout}
 	user, _, err := c.user(brokerURL)
 	if err != nil {
 		return conn, err
@@ -162,7 +185,7 @@ func (c *connFlags) connection(brokerURL string, stderr io.Writer) (a2amqtt.Conn
 	u, err := url.Parse(bare)
 	tlsURL := err == nil && isTLSScheme(u.Scheme)
 	if c.tlsSet() && !tlsURL {
-		return conn, fail(2, "--%s goes with an mqtts:// (or ssl://, tls://) broker URL", c.firstTLSFlag())
+		return conn, fail(exitUsage, "--%s goes with an mqtts:// (or ssl://, tls://) broker URL", c.firstTLSFlag())
 	}
 	if conn.TLS, err = c.tlsConfig(); err != nil {
 		return conn, err
@@ -175,7 +198,7 @@ func (c *connFlags) connection(brokerURL string, stderr io.Writer) (a2amqtt.Conn
 			return conn, err
 		}
 		if inURL && !bytes.Equal(p, urlPassword) {
-			return conn, fail(2, "--password-file %s and the --broker URL give different passwords: give the password once, with --password-file", *c.passwordFile)
+			return conn, fail(exitUsage, "--password-file %s and the --broker URL give different passwords: give the password once, with --password-file", *c.passwordFile)
 		}
 		conn.Password = p
 	case inURL:
@@ -208,7 +231,7 @@ func (c *connFlags) httpClient(rawURL string) (*http.Client, error) {
 		return nil, nil
 	}
 	if u, err := url.Parse(rawURL); err != nil || u.Scheme != "https" {
-		return nil, fail(2, "--%s goes with an https:// URL", c.firstTLSFlag())
+		return nil, fail(exitUsage, "--%s goes with an https:// URL", c.firstTLSFlag())
 	}
 	cfg, err := c.tlsConfig()
 	if err != nil {
@@ -240,23 +263,23 @@ func (c *connFlags) tlsConfig() (*tls.Config, error) {
 		return nil, nil
 	}
 	if (*c.certFile == "") != (*c.keyFile == "") {
-		return nil, fail(2, "give --cert-file and --key-file together")
+		return nil, fail(exitUsage, "give --cert-file and --key-file together")
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if *c.caFile != "" {
 		pem, err := os.ReadFile(*c.caFile)
 		if err != nil {
-			return nil, fail(1, "--ca-file: %v", err)
+			return nil, fail(exitFailed, "--ca-file: %v", err)
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fail(1, "--ca-file %s: no PEM certificate in it", *c.caFile)
+			return nil, fail(exitFailed, "--ca-file %s: no PEM certificate in it", *c.caFile)
 		}
 	}
 	if *c.certFile != "" {
 		cert, err := tls.LoadX509KeyPair(*c.certFile, *c.keyFile)
 		if err != nil {
-			return nil, fail(1, "--cert-file %s, --key-file %s: %v", *c.certFile, *c.keyFile, err)
+			return nil, fail(exitFailed, "--cert-file %s, --key-file %s: %v", *c.certFile, *c.keyFile, err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
@@ -280,7 +303,7 @@ func noUserinfo(flagName, rawURL string) error {
 	if err != nil || u.User == nil {
 		return nil
 	}
-	return fail(2, "--%s: the URL holds credentials (user@ or user:password@): an agent takes a bearer token, not a user name or password, and a URL shows in ps and in messages; give the token with --token-file (or $%s)", flagName, envToken)
+	return fail(exitUsage, "--%s: the URL holds credentials (user@ or user:password@): an agent takes a bearer token, not a user name or password, and a URL shows in ps and in messages; give the token with --token-file (or $%s)", flagName, envToken)
 }
 
 // plainRemote reports whether rawURL is neither TLS nor on a loopback
@@ -303,20 +326,20 @@ func plainRemote(rawURL string) bool {
 func firstLine(flagName, path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fail(1, "--%s: %v", flagName, err)
+		return nil, fail(exitFailed, "--%s: %v", flagName, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile))
 	if err != nil {
-		return nil, fail(1, "--%s: %v", flagName, err)
+		return nil, fail(exitFailed, "--%s: %v", flagName, err)
 	}
 	line, _, found := bytes.Cut(data, []byte("\n"))
 	if !found && len(data) == maxSecretFile {
-		return nil, fail(1, "--%s %s: the first line is longer than %d bytes", flagName, path, maxSecretFile)
+		return nil, fail(exitFailed, "--%s %s: the first line is longer than %d bytes", flagName, path, maxSecretFile)
 	}
 	line = bytes.TrimSuffix(line, []byte("\r"))
 	if len(line) == 0 {
-		return nil, fail(1, "--%s %s: the first line is empty", flagName, path)
+		return nil, fail(exitFailed, "--%s %s: the first line is empty", flagName, path)
 	}
 	return line, nil
 }
@@ -341,7 +364,7 @@ func (t *tokenFlags) bearer() (string, error) {
 	var tok, from string
 	switch {
 	case *t.token != "" && *t.tokenFile != "":
-		return "", fail(2, "give at most one of --token and --token-file")
+		return "", fail(exitUsage, "give at most one of --token and --token-file")
 	case *t.token != "":
 		tok, from = *t.token, "--token"
 	case *t.tokenFile != "":
@@ -376,7 +399,10 @@ func brokerError(err error, conn a2amqtt.Connection, clientIDs ...string) error 
 		code = int(ce.ReasonCode)
 	}
 	if code != 0x86 && code != 0x87 {
-		msg := err.Error()
+		msg, status := err.Error(), exitFailed
+		if errors.Is(err, a2amqtt.ErrBrokerUnreachable) {
+			msg, status = unreachableBroker(msg, conn.Broker), exitUnreachable
+		}
 		if u, perr := url.Parse(conn.Broker); perr == nil && isTLSScheme(u.Scheme) && (conn.TLS == nil || len(conn.TLS.Certificates) == 0) &&
 			(strings.Contains(msg, "connection reset by peer") || strings.Contains(msg, "certificate required") || strings.HasSuffix(msg, "EOF")) {
 			msg += " (does the broker require a client certificate? give --cert-file and --key-file)"
@@ -384,7 +410,7 @@ func brokerError(err error, conn a2amqtt.Connection, clientIDs ...string) error 
 		if strings.Contains(msg, "certificate signed by unknown authority") && (conn.TLS == nil || conn.TLS.RootCAs == nil) {
 			msg += " (give the authority that signs the broker's certificate with --ca-file)"
 		}
-		return fail(1, "%s", msg)
+		return fail(status, "%s", msg)
 	}
 	what := a2amqtt.ReasonName(byte(code))
 	hint := "no credentials were given: give --username (or $" + envUsername + ") and --password-file (or $" + envPassword + ")"
@@ -404,7 +430,28 @@ func brokerError(err error, conn a2amqtt.Connection, clientIDs ...string) error 
 			}
 		}
 	}
-	return fail(1, "the broker %s refused the connection: %s (%s)", conn.Broker, what, hint)
+	return fail(exitFailed, "the broker %s refused the connection: %s (%s)", conn.Broker, what, hint)
+}
+
+// connectFailure drops what repeats the broker URL from the message of
+// a2amqtt.ErrBrokerUnreachable ("mqtt: broker unreachable: URL: failed to
+// connect to URL: dial tcp ...").
+var connectFailure = regexp.MustCompile(`^failed to connect to \S+: `)
+
+// unreachableBroker is the message of a broker that could not be reached
+// (msg, a2amqtt.ErrBrokerUnreachable's): "broker URL unreachable: why",
+// the URL named once.
+func unreachableBroker(msg, broker string) string {
+	why := msg
+	if i := strings.Index(msg, a2amqtt.ErrBrokerUnreachable.Error()); i >= 0 {
+		why = msg[i+len(a2amqtt.ErrBrokerUnreachable.Error()):]
+	}
+	why = strings.TrimPrefix(strings.TrimPrefix(why, ": "), broker)
+	why = connectFailure.ReplaceAllString(strings.TrimPrefix(why, ": "), "")
+	if why == "" {
+		return "broker " + broker + " unreachable"
+	}
+	return "broker " + broker + " unreachable: " + why
 }
 
 // addLogLevel adds --log-level with a default level.
@@ -416,7 +463,7 @@ func addLogLevel(fs *flag.FlagSet, def slog.Level) *string {
 func logger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fail(2, "--log-level: %q is not debug, info, warn or error", level)
+		return nil, fail(exitUsage, "--log-level: %q is not debug, info, warn or error", level)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/a2abind/a2abind/cmd/a2a/internal/demo"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
@@ -32,7 +35,10 @@ drops it at the end; a database it cannot reach fails the story. Without
 
 Exit status: 0 when every story passed or was skipped, 1 when one failed
 or the broker refused what the stories need (the demo stops at the first
-refusal), 2 when the command line is wrong. A story is skipped, not
+refusal), 2 when the command line is wrong, 3 when --broker cannot be
+reached within --connect-timeout (default 5s), 130 on Ctrl-C. The demo
+runs on embedded brokers unless --broker is given: $A2A_BROKER does not
+apply to it. A story is skipped, not
 failed, when the broker does not offer a capability that only an Extended
 conformance feature needs, or when the run was not given what it needs:
 story 05's pool on a broker without shared subscriptions prints "SKIP"
@@ -60,7 +66,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fail(2, "unexpected argument %q", fs.Arg(0))
+		return fail(exitUsage, "unexpected argument %q", fs.Arg(0))
 	}
 	var conn a2amqtt.Connection
 	if *brokerURL == "" {
@@ -80,22 +86,58 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if conn, err = cf.connection(*brokerURL, stderr); err != nil {
 			return err
 		}
+		if err := probeBroker(ctx, conn); err != nil {
+			return err
+		}
 	}
 	// conn.Broker is the URL without its userinfo (the demo prints it).
 	_, err = demo.Run(ctx, demo.Config{BrokerURL: conn.Broker, TLS: conn.TLS, Username: conn.Username, Password: conn.Password, Root: root,
 		Out: stdout, Transcript: !*quiet, PG: pgRef.raw,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
 	if errors.Is(err, demo.ErrFailed) {
-		return withRootHint(fail(1, "%v", err), err, root)
+		return withRootHint(fail(exitFailed, "%v", err), err, root)
 	}
 	if err != nil && *brokerURL != "" {
 		return withRootHint(brokerError(err, conn), err, root)
 	}
 	if err != nil {
-		return fail(1, "%v", err)
+		return fail(exitFailed, "%v", err)
 	}
 	return nil
 }
+
+// probeBroker fails, exit status 3, when no TCP connection to the
+// broker of conn can be made within its ConnectTimeout (--connect-timeout),
+// trying again every probeInterval: the stories would otherwise each wait
+// for their timeouts.
+func probeBroker(ctx context.Context, conn a2amqtt.Connection) error {
+	u, err := a2amqtt.ParseBrokerURL(conn.Broker)
+	if err != nil {
+		return fail(exitUsage, "--broker: %s", strings.TrimPrefix(err.Error(), "mqtt: "))
+	}
+	ctx, cancel := context.WithTimeout(ctx, conn.ConnectTimeout)
+	defer cancel()
+	var last error
+	for {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", u.Host)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fail(exitUnreachable, "broker %s unreachable within %v (--connect-timeout): %v", conn.Broker, conn.ConnectTimeout, last)
+		case <-time.After(probeInterval):
+		}
+	}
+}
+
+// probeInterval is how often probeBroker tries.
+const probeInterval = 250 * time.Millisecond
 
 // demoPG returns story F01's database: --pg, else $A2A_PG, else none (the
 // story is skipped). A DSN that does not parse is a usage error (exit 2)
@@ -108,7 +150,7 @@ func demoPG(fs *flag.FlagSet, flagValue string, stderr io.Writer) (dsnRef, error
 	}
 	if raw == "" {
 		if flagged {
-			return dsnRef{}, fail(2, "--pg: give the PostgreSQL database of story F01, or leave the flag out to skip the story")
+			return dsnRef{}, fail(exitUsage, "--pg: give the PostgreSQL database of story F01, or leave the flag out to skip the story")
 		}
 		return dsnRef{}, nil
 	}

@@ -20,29 +20,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/a2abind/a2abind/cmd/a2a/internal/refagent"
 	"github.com/a2abind/a2abind/generated/mqttbind"
 )
-
-// exitError carries an exit status and a one-line message.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
-
-func fail(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
-}
 
 var commands = []struct {
 	name, summary string
@@ -57,60 +47,76 @@ var commands = []struct {
 	{"watch", "show the live presence table of an org/unit", runWatch},
 	{"validate", "check A2A payloads in files or stdin against the schemas (exit 1 when any is invalid)", runValidate},
 	{"db", "migrate a PostgreSQL task store's schema, or show its version", runDB},
-	{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
-		fmt.Fprintln(stdout, "a2a", refagent.Version, "(A2A v1.0, A2A-over-MQTT profile 0.1)")
-		return nil
-	}},
+	{"version", "print the version (also a2a --version, a2a -v)", runVersion},
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: a2a <command> [flags]\n\ncommands:\n")
+	fmt.Fprintf(w, "usage: a2a <command> [flags] [arguments]\n\ncommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nexample:\n  a2a demo\n\nRun a2a <command> -h for the flags of a command.\n")
+	fmt.Fprintf(w, "\nexample:\n  a2a demo\n  a2a agent --org acme --unit lab --id echo &\n  a2a send --org acme --unit lab --to echo hello\n\n"+
+		"Flags may come before or after the arguments; \"--\" ends the flags.\n"+
+		"Run a2a <command> -h for the flags of a command.\n\n%s\n%s", envHelp, exitCodesHelp)
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		// A second signal kills the command the default way.
+		signal.Stop(sigs)
+		cancel(&signalled{sig: s})
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	cancel(nil)
 	os.Exit(code)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
-		return 2
+		return exitUsage
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
-		return 0
+		return exitOK
+	case "-v", "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands {
 		if c.name != args[0] {
 			continue
 		}
 		err := c.run(ctx, args[1:], stdout, stderr)
-		var ee *exitError
-		switch {
-		case err == nil:
-			return 0
-		case errors.Is(err, flag.ErrHelp):
-			return 0
-		case errors.As(err, &ee):
-			if ee.msg != "" {
-				fmt.Fprintf(stderr, "a2a %s: %s\n", c.name, ee.msg)
-			}
-			return ee.code
-		default:
-			fmt.Fprintf(stderr, "a2a %s: %v\n", c.name, err)
-			return 1
-		}
+		return report(ctx, c.name, err, jsonCommands[c.name] && wantsJSON(args[1:]), stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "a2a: unknown command %q (run a2a -h)\n", args[0])
-	return 2
+	return exitUsage
+}
+
+// runVersion prints the version: a2a's, and the versions of A2A and of
+// the A2A-over-MQTT profile it speaks.
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("version", "[--json]", "a2a version", stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fail(exitUsage, "unexpected argument %q", fs.Arg(0))
+	}
+	if *asJSON {
+		b, _ := json.Marshal(map[string]string{"version": refagent.Version, "a2a": "1.0", "mqttProfile": "0.1"})
+		fmt.Fprintln(stdout, string(b))
+		return nil
+	}
+	fmt.Fprintln(stdout, "a2a", refagent.Version, "(A2A v1.0, A2A-over-MQTT profile 0.1)")
+	return nil
 }
 
 // newFlags returns a flag set whose usage shows an example.
@@ -124,16 +130,57 @@ func newFlags(name, synopsis, example string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parse parses flags, turning a flag error into exit status 2.
+// parse parses flags, turning a flag error into exit status 2. Flags may
+// come after the arguments (a2a send hello --to echo): they are moved
+// before them first (reorder); "--" ends the flags.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(reorder(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
 			return flag.ErrHelp
 		}
-		return &exitError{code: 2}
+		return &exitError{code: exitUsage, msg: err.Error(), printed: true}
 	}
 	return nil
+}
+
+// reorder moves the flags of args before its arguments, each flag with
+// its value (the next argument, unless the flag is boolean or written
+// -flag=value), and puts "--" between them, so that flags after the
+// arguments work. Everything after a "--" is an argument; "-" alone is an
+// argument (standard input). An unknown flag is kept for Parse to report.
+func reorder(fs *flag.FlagSet, args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 == len(args) {
+			// The flag's value is missing: Parse says so.
+			return flags
+		}
+		i++
+		flags = append(flags, args[i])
+	}
+	return append(append(flags, "--"), rest...)
 }
 
 // checkIDs refuses a flag value that cannot stand in a topic level; empty
@@ -142,7 +189,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 func checkIDs(pairs ...string) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if err := mqttbind.CheckIdentifier(pairs[i], pairs[i+1]); err != nil {
-			return fail(2, "--%s: %v", pairs[i], err)
+			return fail(exitUsage, "--%s: %v", pairs[i], err)
 		}
 	}
 	return nil

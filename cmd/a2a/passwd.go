@@ -40,15 +40,15 @@ func runPasswd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	switch {
 	case set.NArg() != want:
 		set.Usage()
-		return fail(2, "want FILE USER%s, got %d arguments", map[bool]string{true: " PASSWORD"}[*batch], set.NArg())
+		return fail(exitUsage, "want FILE USER%s, got %d arguments", map[bool]string{true: " PASSWORD"}[*batch], set.NArg())
 	case *del && (*batch || *create):
-		return fail(2, "-D goes alone")
+		return fail(exitUsage, "-D goes alone")
 	case *iterations < 1:
-		return fail(2, "-I must be positive")
+		return fail(exitUsage, "-I must be positive")
 	}
 	path, user := set.Arg(0), set.Arg(1)
 	if err := broker.CheckUsername(user); err != nil {
-		return fail(2, "USER: %v", err)
+		return fail(exitUsage, "USER: %v", err)
 	}
 
 	f := new(broker.PasswordFile)
@@ -59,15 +59,15 @@ func runPasswd(_ context.Context, args []string, stdout, stderr io.Writer) error
 		case errors.Is(err, fs.ErrNotExist) && !*del:
 			f = new(broker.PasswordFile) // created
 		case err != nil:
-			return fail(1, "%v", err)
+			return fail(exitFailed, "%v", err)
 		}
 	}
 	if *del {
 		if err := f.Delete(user); err != nil {
-			return fail(1, "%v", err)
+			return fail(exitFailed, "%v", err)
 		}
 		if err := f.WriteFile(path); err != nil {
-			return fail(1, "%v", err)
+			return fail(exitFailed, "%v", err)
 		}
 		fmt.Fprintf(stdout, "a2a passwd: deleted %s from %s\n", user, path)
 		return nil
@@ -83,10 +83,10 @@ func runPasswd(_ context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if err := f.Set(user, password, *iterations); err != nil {
-		return fail(1, "%v", err)
+		return fail(exitFailed, "%v", err)
 	}
 	if err := f.WriteFile(path); err != nil {
-		return fail(1, "%v", err)
+		return fail(exitFailed, "%v", err)
 	}
 	fmt.Fprintf(stdout, "a2a passwd: set the password of %s in %s\n", user, path)
 	if !validIdentity(user) {
@@ -123,25 +123,25 @@ func readPassword(stderr io.Writer) (string, error) {
 		p1, err := readNoEcho(f, stderr, "Password: ")
 		fmt.Fprintln(stderr)
 		if err != nil {
-			return "", fail(1, "reading the password: %v", err)
+			return "", fail(exitFailed, "reading the password: %v", err)
 		}
 		p2, err := readNoEcho(f, stderr, "Reenter password: ")
 		fmt.Fprintln(stderr)
 		if err != nil {
-			return "", fail(1, "reading the password: %v", err)
+			return "", fail(exitFailed, "reading the password: %v", err)
 		}
 		if p1 != p2 {
-			return "", fail(1, "the passwords do not match")
+			return "", fail(exitFailed, "the passwords do not match")
 		}
 		return p1, nil
 	}
 	line, err := bufio.NewReaderSize(io.LimitReader(stdin, maxPasswordLine), 4096).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return "", fail(1, "reading the password from stdin: %v", err)
+		return "", fail(exitFailed, "reading the password from stdin: %v", err)
 	}
 	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 	if line == "" {
-		return "", fail(1, "no password on stdin (one line is read)")
+		return "", fail(exitFailed, "no password on stdin (one line is read)")
 	}
 	return line, nil
 }

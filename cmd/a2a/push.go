@@ -28,7 +28,7 @@ func pushFlag(fs *flag.FlagSet, push, allowLoopback bool, httpAddr string) (bool
 		push = httpAddr != ""
 	}
 	if allowLoopback && !push {
-		return false, fail(2, "--allow-loopback-webhooks goes with push notifications (--push; on by default with --http)")
+		return false, fail(exitUsage, "--allow-loopback-webhooks goes with push notifications (--push; on by default with --http)")
 	}
 	return push, nil
 }
@@ -50,10 +50,10 @@ const reportWait = 3 * time.Second
 func webhookConfig(rawURL, token string) (*a2a.TaskPushNotificationConfig, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fail(2, "--webhook: %q is not an http:// or https:// URL", rawURL)
+		return nil, fail(exitUsage, "--webhook: %q is not an http:// or https:// URL", rawURL)
 	}
 	if u.User != nil {
-		return nil, fail(2, "--webhook: the URL holds credentials (user@ or user:password@): the agent refuses them; the notification token (--webhook-token) authenticates the agent to the webhook")
+		return nil, fail(exitUsage, "--webhook: the URL holds credentials (user@ or user:password@): the agent refuses them; the notification token (--webhook-token) authenticates the agent to the webhook")
 	}
 	if token == "" {
 		var b [32]byte

@@ -29,7 +29,7 @@ func parseQueue(from, raw string) (dsnRef, error) {
 	q := newDSNRef(from, raw)
 	scheme, _, ok := strings.Cut(raw, "://")
 	if !ok || (!strings.EqualFold(scheme, "postgres") && !strings.EqualFold(scheme, "postgresql")) {
-		return q, fail(2, "%s: %q is not a postgres:// or postgresql:// URL (the offline queue in PostgreSQL; a directory is --queue-dir)", from, q.shown)
+		return q, fail(exitUsage, "%s: %q is not a postgres:// or postgresql:// URL (the offline queue in PostgreSQL; a directory is --queue-dir)", from, q.shown)
 	}
 	return q, nil
 }

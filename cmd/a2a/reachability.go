@@ -88,29 +88,29 @@ func (r *reachFlags) config(fs *flag.FlagSet, id, dataDir string) (*refagent.Rea
 	}
 	queueGiven := given(fs, "queue")
 	if queueGiven && *r.queueDir != "" {
-		return nil, fail(2, "give one of --queue and --queue-dir, not both: --queue postgres://... keeps the offline queue in PostgreSQL, --queue-dir DIR in DIR/queue.db")
+		return nil, fail(exitUsage, "give one of --queue and --queue-dir, not both: --queue postgres://... keeps the offline queue in PostgreSQL, --queue-dir DIR in DIR/queue.db")
 	}
 	mode := offline.ReachabilityMode(*r.mode)
 	if !mode.Valid() {
-		return nil, fail(2, "--reachability: %q is not always_on, session, hourly_wake or sleep", *r.mode)
+		return nil, fail(exitUsage, "--reachability: %q is not always_on, session, hourly_wake or sleep", *r.mode)
 	}
 	out := &refagent.Reachability{Mode: mode, Answer: offline.AsleepAnswer(*r.answer),
 		Bounds: offline.QueueBounds{MaxMessages: *r.maxMessages, MaxPerPeer: *r.maxPerPeer, MaxBytes: *r.maxBytes, RecordTTL: *r.ttl}}
 	if !out.Answer.Valid() {
-		return nil, fail(2, "--asleep-answer: %q is not http_status or jsonrpc", *r.answer)
+		return nil, fail(exitUsage, "--asleep-answer: %q is not http_status or jsonrpc", *r.answer)
 	}
 	if *r.maxMessages < 0 || *r.maxPerPeer < 0 || *r.maxBytes < 0 || *r.ttl < 0 {
-		return nil, fail(2, "the --queue-max-* flags and --queue-ttl must not be negative")
+		return nil, fail(exitUsage, "the --queue-max-* flags and --queue-ttl must not be negative")
 	}
 	queues := agent.StoresAndForwards(mode)
 	switch {
 	case *r.window != "":
 		if !queues {
-			return nil, fail(2, "--window goes with --reachability hourly_wake or sleep")
+			return nil, fail(exitUsage, "--window goes with --reachability hourly_wake or sleep")
 		}
 		w, err := parseWindow(*r.window)
 		if err != nil {
-			return nil, fail(2, "--window: %v", err)
+			return nil, fail(exitUsage, "--window: %v", err)
 		}
 		out.Window = &w
 	case mode == offline.ReachabilityModePeriodicallyAvailable:
@@ -136,11 +136,11 @@ func (r *reachFlags) config(fs *flag.FlagSet, id, dataDir string) (*refagent.Rea
 		}
 		r.pgQueue = &q
 	case queues:
-		return nil, fail(2, "--reachability %s queues messages: give --queue-dir DIR or --queue postgres://... (or --data DIR, or $%s)", mode, envQueue)
+		return nil, fail(exitUsage, "--reachability %s queues messages: give --queue-dir DIR or --queue postgres://... (or --data DIR, or $%s)", mode, envQueue)
 	case *r.queueDir != "":
-		return nil, fail(2, "--queue-dir goes with --reachability hourly_wake or sleep (%s never queues)", mode)
+		return nil, fail(exitUsage, "--queue-dir goes with --reachability hourly_wake or sleep (%s never queues)", mode)
 	case queueGiven:
-		return nil, fail(2, "--queue goes with --reachability hourly_wake or sleep (%s never queues)", mode)
+		return nil, fail(exitUsage, "--queue goes with --reachability hourly_wake or sleep (%s never queues)", mode)
 	}
 	if *r.keys != "" {
 		keys, err := readTrustedKeys(*r.keys)
@@ -152,7 +152,7 @@ func (r *reachFlags) config(fs *flag.FlagSet, id, dataDir string) (*refagent.Rea
 			out.Purposes = strings.Split(*r.purposes, ",")
 		}
 	} else if *r.purposes != "" {
-		return nil, fail(2, "--purposes goes with --trusted-keys")
+		return nil, fail(exitUsage, "--purposes goes with --trusted-keys")
 	}
 	return out, nil
 }
@@ -186,7 +186,7 @@ func parseWindow(s string) (reach.Schedule, error) {
 func readTrustedKeys(path string) (map[string]ed25519.PublicKey, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fail(1, "--trusted-keys: %v", err)
+		return nil, fail(exitFailed, "--trusted-keys: %v", err)
 	}
 	defer f.Close()
 	keys := map[string]ed25519.PublicKey{}
@@ -198,19 +198,19 @@ func readTrustedKeys(path string) (map[string]ed25519.PublicKey, error) {
 		}
 		fields := strings.Fields(line)
 		if len(fields) != 2 {
-			return nil, fail(1, "--trusted-keys: %s:%d: want KEY_ID BASE64URL_PUBLIC_KEY", path, n)
+			return nil, fail(exitFailed, "--trusted-keys: %s:%d: want KEY_ID BASE64URL_PUBLIC_KEY", path, n)
 		}
 		k, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(fields[1], "="))
 		if err != nil || len(k) != ed25519.PublicKeySize {
-			return nil, fail(1, "--trusted-keys: %s:%d: key %s is not a base64url Ed25519 public key (32 bytes)", path, n, fields[0])
+			return nil, fail(exitFailed, "--trusted-keys: %s:%d: key %s is not a base64url Ed25519 public key (32 bytes)", path, n, fields[0])
 		}
 		keys[fields[0]] = ed25519.PublicKey(k)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fail(1, "--trusted-keys: %s: %v", path, err)
+		return nil, fail(exitFailed, "--trusted-keys: %s: %v", path, err)
 	}
 	if len(keys) == 0 {
-		return nil, fail(1, "--trusted-keys: %s holds no key", path)
+		return nil, fail(exitFailed, "--trusted-keys: %s holds no key", path)
 	}
 	return keys, nil
 }

@@ -53,7 +53,7 @@ func (r *rootFlag) root(stderr io.Writer) (mqttbind.Root, error) {
 	}
 	root, err := mqttbind.ParseRoot(s)
 	if err != nil {
-		return root, fail(2, "%s: %v", from, err)
+		return root, fail(exitUsage, "%s: %v", from, err)
 	}
 	if !root.IsDefault() {
 		fmt.Fprintf(stderr, "%s: note: topic root %s (%s) is outside the A2A-over-MQTT profile, whose root is %s: "+

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -37,21 +38,32 @@ the watch a user of its own, or, on the embedded broker, an ACL file line
 `
 
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("watch", "--broker URL --org O --unit U [--client-id ID] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT]", "a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab", stderr)
+	fs := newFlags("watch", "[--broker URL] [--org O --unit U] [--json] [--once [--settle D]] [--client-id ID] [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT]",
+		"a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab\n  a2a watch --org acme --unit lab --once --json", stderr)
 	defaultUsage := fs.Usage
-	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), watchHelp) }
-	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS)")
-	org := fs.String("org", "", "org_id (default: ORG of a user name ORG/UNIT/ID)")
-	unit := fs.String("unit", "", "unit_id (default: UNIT of a user name ORG/UNIT/ID)")
+	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), watchHelp+"\n"+envHelp+"\n"+exitCodesHelp) }
+	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS) (default: $"+envBroker+", else "+defaultBroker+")")
+	org := fs.String("org", "", "org_id (default: ORG of a user name ORG/UNIT/ID, else $"+envOrg+")")
+	unit := fs.String("unit", "", "unit_id (default: UNIT of a user name ORG/UNIT/ID, else $"+envUnit+")")
 	clientID := fs.String("client-id", "", "the watch's MQTT Client ID (default: the user name, else ORG/UNIT/watch-<random>)")
+	asJSON := fs.Bool("json", false, "print one JSON object per line: each change, or with --once each agent, and errors")
+	once := fs.Bool("once", false, "print the table once, after the retained cards arrived (see --settle), and exit")
+	settle := fs.Duration("settle", defaultSettle, "with --once: wait at most this long for the retained cards, less when they stop arriving for "+settleQuiet.String())
 	cf := addConnFlags(fs)
 	rootf := addRootFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *brokerURL == "" {
-		return fail(2, "--broker is required")
+	if fs.NArg() > 0 {
+		return fail(exitUsage, "unexpected argument %q", fs.Arg(0))
 	}
+	if *settle <= 0 {
+		return fail(exitUsage, "--settle must be positive")
+	}
+	if given(fs, "settle") && !*once {
+		return fail(exitUsage, "--settle goes with --once")
+	}
+	*brokerURL, cf.brokerFrom = brokerOf(fs, *brokerURL)
 	// The watch may read another unit (an ACL file can grant it): the
 	// flags left empty are taken from the user name, and no other value
 	// conflicts with it.
@@ -67,6 +79,10 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			*unit = u
 		}
 	}
+	orgUnitFromEnv(org, unit)
+	if err := needOrgUnit(*org, *unit); err != nil {
+		return err
+	}
 	if err := checkIDs("org", *org, "unit", *unit); err != nil {
 		return err
 	}
@@ -76,7 +92,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	filter, err := root.DiscoveryFilterTopic(*org, *unit)
 	if err != nil {
-		return fail(2, "%v", err)
+		return fail(exitUsage, "%v", err)
 	}
 	conn, err := cf.connection(*brokerURL, stderr)
 	if err != nil {
@@ -98,10 +114,29 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer cancel()
 		w.Close(cctx)
 	}()
-	tty := isTerminal(stdout)
-	if tty {
+	if *once {
+		if err := settleWatch(ctx, w, *settle); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			return withRootHint(refusedForGood("watch", err), err, root)
+		}
+		entries := w.Entries()
+		sortEntries(entries)
+		if *asJSON {
+			for _, e := range entries {
+				fmt.Fprintln(stdout, entryJSON(e))
+			}
+			return nil
+		}
+		io.WriteString(stdout, tableText(entries))
+		return nil
+	}
+	tty := isTerminal(stdout) && !*asJSON
+	switch {
+	case tty:
 		drawTable(stdout, w.Entries())
-	} else {
+	case !*asJSON:
 		fmt.Fprintf(stdout, "watching %s\n", filter)
 	}
 	for {
@@ -114,13 +149,70 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if !ok {
 				return nil
 			}
-			if tty {
+			switch {
+			case *asJSON:
+				fmt.Fprintln(stdout, entryJSON(ch.Entry))
+			case tty:
 				drawTable(stdout, w.Entries())
-			} else {
+			default:
 				fmt.Fprintln(stdout, changeLine(ch))
 			}
 		}
 	}
+}
+
+// a2a watch --once waits for the retained cards: until none arrived for
+// settleQuiet, at most --settle (defaultSettle).
+const (
+	defaultSettle = 2 * time.Second
+	settleQuiet   = 300 * time.Millisecond
+)
+
+// settleWatch waits until the watch's changes have stopped for
+// settleQuiet (the retained cards arrive at once after the subscription),
+// at most max. It returns the watch's error if it stopped.
+func settleWatch(ctx context.Context, w *a2amqtt.Watcher, max time.Duration) error {
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	quiet := time.NewTimer(settleQuiet)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.Done():
+			return w.Err()
+		case <-deadline.C:
+			return nil
+		case <-quiet.C:
+			return nil
+		case <-w.Changes():
+			quiet.Reset(settleQuiet)
+		}
+	}
+}
+
+// entryJSON is one agent of the presence table as a JSON object: its
+// identity, status and its source, when its state changed and when the
+// latest discovery message arrived, and its card's name.
+func entryJSON(e presence.Entry) string {
+	v := struct {
+		Org        string `json:"org"`
+		Unit       string `json:"unit"`
+		Agent      string `json:"agent"`
+		Status     string `json:"status"`
+		Source     string `json:"source"`
+		Registered bool   `json:"registered"`
+		Card       string `json:"card,omitempty"`
+		Since      string `json:"since"`
+		Updated    string `json:"updated"`
+	}{Org: e.Key.Org, Unit: e.Key.Unit, Agent: e.Key.Agent, Status: e.Status().String(), Source: e.Source().String(), Registered: e.Registered(),
+		Since: e.Since.UTC().Format(time.RFC3339Nano), Updated: e.Updated.UTC().Format(time.RFC3339Nano)}
+	if e.Card != nil {
+		v.Card = e.Card.Name
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // refusedForGood is the exit of a command whose connection stopped for
@@ -128,7 +220,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // allowed until then. The refusal names its reason code
 // (a2amqtt.ReasonName).
 func refusedForGood(what string, err error) error {
-	return fail(1, "stopped: after a reconnect the broker refused the %s for good: %v; "+
+	return fail(exitFailed, "stopped: after a reconnect the broker refused the %s for good: %v; "+
 		"check what the broker now allows (its ACL, its card registry, its password file, its capabilities)", what, err)
 }
 
@@ -151,11 +243,14 @@ func changeLine(ch presence.Change) string {
 	return fmt.Sprintf("%s agent=%s status=%s source=%s card=%q", e.Updated.UTC().Format(time.RFC3339), e.Key.Agent, e.Status(), e.Source(), name)
 }
 
-// drawTable redraws the presence table in place.
-func drawTable(w io.Writer, entries []presence.Entry) {
+func sortEntries(entries []presence.Entry) {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Key.Agent < entries[j].Key.Agent })
+}
+
+// tableText is the presence table.
+func tableText(entries []presence.Entry) string {
+	sortEntries(entries)
 	var b strings.Builder
-	b.WriteString("\x1b[H\x1b[2J")
 	fmt.Fprintf(&b, "%-24s %-8s %-7s %-20s %s\n", "AGENT", "STATUS", "SOURCE", "SINCE", "CARD")
 	for _, e := range entries {
 		name := "-"
@@ -164,5 +259,10 @@ func drawTable(w io.Writer, entries []presence.Entry) {
 		}
 		fmt.Fprintf(&b, "%-24s %-8s %-7s %-20s %s\n", e.Key.Agent, e.Status(), e.Source(), e.Since.Local().Format("2006-01-02 15:04:05"), name)
 	}
-	io.WriteString(w, b.String())
+	return b.String()
+}
+
+// drawTable redraws the presence table in place.
+func drawTable(w io.Writer, entries []presence.Entry) {
+	io.WriteString(w, "\x1b[H\x1b[2J"+tableText(entries))
 }

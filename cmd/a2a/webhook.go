@@ -51,10 +51,10 @@ func runWebhook(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fail(2, "unexpected argument %q", fs.Arg(0))
+		return fail(exitUsage, "unexpected argument %q", fs.Arg(0))
 	}
 	if *listen == "" {
-		return fail(2, "--listen is required")
+		return fail(exitUsage, "--listen is required")
 	}
 	log, err := logger(stderr, *logLevel)
 	if err != nil {
@@ -62,7 +62,7 @@ func runWebhook(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return fail(1, "--listen: %v", err)
+		return fail(exitFailed, "--listen: %v", err)
 	}
 	pp := &pushPrinter{w: stdout, errw: stderr, json: *asJSON, token: []byte(*token)}
 	srv := &http.Server{
@@ -76,7 +76,7 @@ func runWebhook(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	select {
 	case <-ctx.Done():
 	case err := <-served:
-		return fail(1, "serving: %v", err)
+		return fail(exitFailed, "serving: %v", err)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

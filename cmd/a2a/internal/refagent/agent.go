@@ -41,6 +41,9 @@ type Config struct {
 	// there.
 	Broker, Org, Unit, ID, Pool string
 	KeepAlive                   time.Duration
+	// ConnectTimeout bounds each MQTT connection's first connect, and its
+	// subscriptions after a reconnect (a2amqtt.Connection; default 10 s).
+	ConnectTimeout time.Duration
 	// Root is the topic root of both MQTT connections' topics (the zero
 	// Root is the profile's $a2a/v1; another is a deployment choice
 	// outside the profile, docs/protocol.md §1.5).
@@ -272,7 +275,7 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 	}
 	if c.Broker != "" {
 		ra.spawnedSrv = agent.NewServer(Handler(spawnedID, ""), opts...)
-		conn := a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive, TLS: c.TLS, Username: c.Username, Password: c.Password}
+		conn := a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive, ConnectTimeout: c.ConnectTimeout, TLS: c.TLS, Username: c.Username, Password: c.Password}
 		spawnedConn := conn
 		if c.SpawnedUsername != "" {
 			spawnedConn.Username, spawnedConn.Password = c.SpawnedUsername, c.SpawnedPassword
