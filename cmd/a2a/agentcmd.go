@@ -105,7 +105,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--store URL [--migrate] | --data DIR] [--secrets-key-file F] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR | --queue URL]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L]",
 		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo --store postgres://agent@db.example:5432/a2a --migrate", stderr)
 	defaultUsage := fs.Usage
-	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), agentHelp+reachabilityHelp+"\n"+envHelp+"\n"+exitCodesHelp) }
+	fs.Usage = func() {
+		defaultUsage()
+		io.WriteString(fs.Output(), agentHelp+reachabilityHelp+"\n"+envHelp+"\n"+exitCodesHelp)
+	}
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS) (default, without --http: $"+envBroker+", else "+defaultBroker+")")
 	httpAddr := fs.String("http", "", "serve over HTTP on this TCP address (host:port)")
 	httpURL := fs.String("http-url", "", "the JSON-RPC endpoint URL the card lists (default http://ADDR/a2a)")

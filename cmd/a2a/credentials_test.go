@@ -220,8 +220,8 @@ func TestCredentialFlagErrors(t *testing.T) {
 			"--password-file " + bearerFile + " and the --broker URL give different passwords"},
 		{"an identity from the URL's user name conflicts", nil, []string{"send", "--broker", "mqtt://acme%2Flab%2Falice:SecretInURL@127.0.0.1:1", "--as", "bob", "--to", "x", "hi"}, 2,
 			"--as bob conflicts with the user name acme/lab/alice (from the --broker URL)"},
-		{"a broker URL that does not parse", nil, append([]string{"send", "--broker", "mqtt://alice:SecretInURL%zz@127.0.0.1:1"}, append(mq, "hi")...), 1, "mqtt://alice:xxxxx@127.0.0.1:1"},
-		{"a broker URL of another scheme", nil, []string{"watch", "--broker", "http://alice:SecretInURL@127.0.0.1:1", "--org", "o", "--unit", "u"}, 1, `"http://alice:xxxxx@127.0.0.1:1": scheme "http"`},
+		{"a broker URL that does not parse", nil, append([]string{"send", "--broker", "mqtt://alice:SecretInURL%zz@127.0.0.1:1"}, append(mq, "hi")...), 2, "--broker: broker URL \"mqtt://alice:xxxxx@127.0.0.1:1"},
+		{"a broker URL of another scheme", nil, []string{"watch", "--broker", "http://alice:SecretInURL@127.0.0.1:1", "--org", "o", "--unit", "u"}, 2, `"http://alice:xxxxx@127.0.0.1:1": scheme "http"`},
 		{"credentials in the HTTP URL", nil, []string{"send", "--url", "http://alice:SecretInURL@127.0.0.1:1", "hi"}, 2, "the URL holds credentials"},
 		{"--ca-file with mqtt://", nil, append([]string{"send", "--broker", "mqtt://127.0.0.1:1", "--ca-file", tokenFile}, append(mq, "hi")...), 2, "--ca-file goes with an mqtts://"},
 		{"--ca-file with http://", nil, []string{"send", "--url", "http://127.0.0.1:1", "--ca-file", tokenFile, "hi"}, 2, "--ca-file goes with an https://"},
@@ -422,12 +422,12 @@ func TestBrokerTLS(t *testing.T) {
 	}
 	// A failed connection is retried until the timeout: keep it short.
 	r := send("--ca-file", pki.ca, "--timeout", "3s")
-	if r.code != 1 || !strings.Contains(r.stderr, "unreachable") {
+	if r.code != exitUnreachable || !strings.Contains(r.stderr, "unreachable") {
 		t.Fatalf("without a client certificate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	t.Log(strings.TrimSpace(r.stderr))
 	r = send("--timeout", "3s")
-	if r.code != 1 || !strings.Contains(r.stderr, "certificate") {
+	if r.code != exitUnreachable || !strings.Contains(r.stderr, "certificate") {
 		t.Fatalf("without the authority: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	t.Log(strings.TrimSpace(r.stderr))

@@ -108,9 +108,9 @@ func TestHTTPAgentAndSend(t *testing.T) {
 			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	})
-	t.Run("the people's format ends with the follow-up line", func(t *testing.T) {
+	t.Run("the people's format ends with the next turn's line", func(t *testing.T) {
 		r := runCLI(t, nil, "send", "--url", base, "hi there")
-		want := regexp.MustCompile(`(?m)^ended       TASK_STATE_COMPLETED\nfollow up   --task \S+ --context \S+\n\z`)
+		want := regexp.MustCompile(`(?m)^ended       TASK_STATE_COMPLETED\nnext turn   --context \S+\n\z`)
 		if r.code != 0 || !strings.Contains(r.stdout, "artifact    result: echo: hi there") || !want.MatchString(r.stdout) {
 			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
@@ -133,7 +133,7 @@ func TestHTTPAgentAndSend(t *testing.T) {
 		if ag.cmd.ProcessState.ExitCode() != 0 || !strings.Contains(ag.output(), "agent echo offline") {
 			t.Fatalf("exit %d\n%s", ag.cmd.ProcessState.ExitCode(), ag.output())
 		}
-		if r := send("anyone?"); r.code != 1 || !strings.Contains(r.stderr, "connection refused") {
+		if r := send("anyone?"); r.code != exitUnreachable || !strings.Contains(r.stderr, "connection refused") {
 			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	})
@@ -229,7 +229,8 @@ func TestSendURLLeavesTaskIDToTheServer(t *testing.T) {
 	}
 }
 
-// TestSendURLToNothing: nothing listening is exit 1 with one clear line.
+// TestSendURLToNothing: nothing listening is exit 3 (unreachable) with
+// one clear line.
 func TestSendURLToNothing(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -238,7 +239,7 @@ func TestSendURLToNothing(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	ln.Close()
 	r := runCLI(t, nil, "send", "--url", url, "hi")
-	if r.code != 1 || !strings.Contains(r.stderr, "a2a send: no A2A agent at "+url+": ") || !strings.Contains(r.stderr, "connection refused") {
+	if r.code != exitUnreachable || !strings.Contains(r.stderr, "a2a send: agent "+url+" unreachable: ") || !strings.Contains(r.stderr, "connection refused") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 || strings.Contains(r.stderr, "panic") {

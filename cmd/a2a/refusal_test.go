@@ -31,7 +31,7 @@ func TestRefusalsPrinted(t *testing.T) {
 		stdout []string
 	}{
 		{"send to an agent the ACL denies", append([]string{"send", "--broker", denied.URL(), "--org", "acme", "--unit", "lab", "--to", "echo",
-			"--routes", filepath.Join(dir, "routes.json")}, append(creds, "hello")...),
+			"--routes", filepath.Join(dir, "routes.json"), "--card-wait", "0"}, append(creds, "hello")...),
 			[]string{"broker refused publish to $a2a/v1/request/acme/lab/echo: 0x87 not authorized"}, nil},
 		{"demo whose requests the ACL denies", append([]string{"demo", "--broker", denied.URL(), "--quiet"}, creds...),
 			[]string{"stopped at the broker's refusal: story 02: mqtt: broker refused publish to $a2a/v1/request/demo/", "0x87 not authorized"},

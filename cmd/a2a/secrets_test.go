@@ -85,7 +85,7 @@ func TestSecretsNeverInOutput(t *testing.T) {
 		send(append(env, envToken+"="+wrong), to...)
 	}
 	// Nobody answers: the requester retries, and logs each attempt.
-	if r := send(env, "--broker", brokerURL, "--org", "acme", "--unit", "sec", "--to", "nobody", "--token-file", goodFile, "--timeout", "3s"); r.code != 1 || !strings.Contains(r.stderr, "no answer within 3s (--timeout)") {
+	if r := send(env, "--broker", brokerURL, "--org", "acme", "--unit", "sec", "--to", "nobody", "--token-file", goodFile, "--timeout", "3s", "--card-wait", "0"); r.code != exitTimeout || !strings.Contains(r.stderr, "no answer within 3s (--timeout)") {
 		t.Errorf("to nobody: exit %d\n%s", r.code, r.stderr)
 	}
 	// The broker refuses a wrong password.

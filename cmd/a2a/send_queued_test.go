@@ -12,7 +12,7 @@ import (
 // TestSendQueuedByAnAsleepAgent: an agent that is asleep and queued the
 // message answers 503 with the offline body (docs/protocol.md §7.2); a2a
 // send posts it once, prints the task and the wait, and exits with its
-// own status, 3.
+// own status, 5 (exitQueued).
 func TestSendQueuedByAnAsleepAgent(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -49,12 +49,12 @@ func TestSendQueuedByAnAsleepAgent(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 			r := runCLI(t, nil, append(append([]string{"send", "--url", srv.URL}, tc.args...), "are you awake?")...)
-			if r.code != 3 || r.stdout != tc.want || r.stderr != "" || posts.Load() != 1 {
-				t.Fatalf("exit %d after %d POSTs\nstdout %q\nstderr %q\nwant exit 3 after one POST, stdout %q", r.code, posts.Load(), r.stdout, r.stderr, tc.want)
+			if r.code != exitQueued || r.stdout != tc.want || r.stderr != "" || posts.Load() != 1 {
+				t.Fatalf("exit %d after %d POSTs\nstdout %q\nstderr %q\nwant exit 5 after one POST, stdout %q", r.code, posts.Load(), r.stdout, r.stderr, tc.want)
 			}
 		})
 	}
-	if r := runCLI(t, nil, "send", "-h"); !strings.Contains(r.stdout+r.stderr, "3 when the agent is asleep and queued the message") {
-		t.Fatalf("send -h does not document exit status 3:\n%s%s", r.stdout, r.stderr)
+	if r := runCLI(t, nil, "send", "-h"); !strings.Contains(r.stdout+r.stderr, "5    queued: an asleep agent stored the message") {
+		t.Fatalf("send -h does not document exit status 5:\n%s%s", r.stdout, r.stderr)
 	}
 }
