@@ -101,8 +101,9 @@ waits for the broker and the agent, send shows on stderr, when stderr is
 a terminal, what it waits for, for how long, and the attempt.
 
 Follow-ups: after INPUT_REQUIRED (or AUTH_REQUIRED) send prints "follow up
---task T --context C"; --task T alone is enough (the agent takes the
-task's context). After COMPLETED it prints "next turn --context C": a new
+--task T --context C"; --task T alone is enough: send reads the task's
+context with GetTask first (over MQTT an unknown taskId would start a new
+task; this way it is task_not_found). After COMPLETED it prints "next turn --context C": a new
 task in the same conversation. A task that ended takes no follow-up.
 
 Exit status (see below): 0 when the task completed or asks for input, 1
@@ -134,7 +135,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	backoff := fs.Duration("retry-backoff", defaults.RetryBackoff[0], "wait this long before the first retry, twice as long before each later one, ±20 % (MQTT)")
 	cardWait := fs.Duration("card-wait", defaultCardWait, "before a new task to --to, wait this long at most for the agent's retained card, and stop at once (exit status 3) when there is none or it says offline; 0 sends without looking (MQTT)")
 	stream := fs.Bool("stream", false, "SendStreamingMessage: print each stream item as it arrives")
-	contextID := fs.String("context", "", "contextId of the conversation to continue (default: a new one; with --task, the task's own)")
+	contextID := fs.String("context", "", "contextId of the conversation to continue (default: a new one; with --task, the task's own, read with GetTask)")
 	taskID := fs.String("task", "", "taskId to resume after INPUT_REQUIRED or AUTH_REQUIRED (default: a new task)")
 	get := fs.String("get", "", "send no message: read task ID with GetTask and print it (e.g. a task an asleep agent queued)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long (exit status 4)")
@@ -304,8 +305,16 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// Over HTTP a new task carries no taskId: the server makes it (A2A
 	// v1.0, core); over MQTT the requester makes it (docs/protocol.md).
-	// A follow-up without --context carries none: the agent takes the
-	// task's (A2A v1.0 §3.4.3; docs/protocol.md §5.5).
+	// A follow-up without --context is looked up first: over MQTT an
+	// unknown taskId would start a new task, not resume one; the context
+	// is the task's (A2A v1.0 §3.4.3; docs/protocol.md §5.5).
+	if *taskID != "" && *contextID == "" {
+		t, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: *taskID}, opts...)
+		if err != nil {
+			return timedOut(ctx, p.sendError(err, endpoint), *timeout)
+		}
+		*contextID = t.ContextID
+	}
 	req := requester.TextMessage(text, *taskID, *contextID)
 	req.Message.Parts = parts
 	if hook != nil {
