@@ -134,7 +134,18 @@ func newFlags(name, synopsis, example string, stderr io.Writer) *flag.FlagSet {
 // come after the arguments (a2a send hello --to echo): they are moved
 // before them first (reorder); "--" ends the flags.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(reorder(fs, args)); err != nil {
+	return parseArgs(fs, reorder(fs, args))
+}
+
+// parseInOrder is parse for a command whose arguments may begin with "-"
+// (a2a passwd -b FILE USER PASSWORD): flags come first, as mosquitto_passwd
+// takes them.
+func parseInOrder(fs *flag.FlagSet, args []string) error {
+	return parseArgs(fs, args)
+}
+
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
 			return flag.ErrHelp

@@ -30,7 +30,7 @@ func runPasswd(_ context.Context, args []string, stdout, stderr io.Writer) error
 	create := set.Bool("c", false, "create a new file, replacing any existing one")
 	del := set.Bool("D", false, "delete the user")
 	iterations := set.Int("I", broker.DefaultPasswordIterations, "PBKDF2-HMAC-SHA512 iterations (mosquitto_passwd 2.0 writes 101; both brokers read any count)")
-	if err := parse(set, args); err != nil {
+	if err := parseInOrder(set, args); err != nil {
 		return err
 	}
 	want := 2
