@@ -56,7 +56,7 @@ func TestSendProgress(t *testing.T) {
 		mu.Lock()
 		out := screen.String()
 		mu.Unlock()
-		for _, want := range []string{"waiting for acme/" + unit + "/nobody", "attempt 1/2", "attempt 2/2", "\r\x1b[K" + "a2a send: responder unreachable after 2 attempts"} {
+		for _, want := range []string{"waiting for acme/" + unit + "/nobody", "attempt 1/2", "attempt 2/2", "\r\x1b[K" + "a2a send: acme/" + unit + "/nobody did not answer: responder unreachable after 2 attempts"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the terminal does not show %q:\n%q", want, out)
 			}

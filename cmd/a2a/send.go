@@ -326,6 +326,17 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if errors.As(err, &ee) && bearer == "" && strings.HasPrefix(ee.msg, string(a2a.TokenUnauthenticated)+" ") {
 		ee.msg += " (give a token: --token-file FILE or $" + envToken + ")"
 	}
+	if errors.As(err, &ee) && ee.code == exitUnreachable && strings.HasPrefix(ee.msg, requester.ErrUnreachable.Error()) && overMQTT {
+		who := *org + "/" + *unit + "/" + *to
+		if *pool != "" {
+			who = "pool " + *org + "/" + *unit + "/" + *pool
+		}
+		ee.msg = who + " did not answer: " + ee.msg
+		if *pool != "" && p.root.IsDefault() {
+			ee.msg += "; on mosquitto 2.0 a pool under " + mqttbind.DefaultRoot + " never gets a request (it does not deliver topics beginning with $ " +
+				"to shared subscriptions): run the pool and its senders with --topic-root " + plainRoot + " (docs/protocol.md §12)"
+		}
+	}
 	return timedOut(ctx, err, *timeout)
 }
 
