@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -77,19 +76,11 @@ func messageParts(text string, files []string) ([]a2a.Part, error) {
 
 // readBounded reads the file path, which must hold at most limit bytes.
 func readBounded(path string, limit int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fail(exitFailed, "--file: %v", err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fail(exitFailed, "--file %s: a directory, not a file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err != nil {
-		return nil, fail(exitFailed, "--file %s: %v", path, err)
-	}
-	if len(b) > limit {
+	b, tooBig, err := readAtMost(path, int64(limit))
+	switch {
+	case err != nil:
+		return nil, fail(exitFailed, "--file %v", err)
+	case tooBig:
 		return nil, fail(exitFailed, "--file %s: the files of a send are at most %d bytes (%d MiB) in all, so that the message fits an agent's default request limit: nothing sent",
 			path, maxFileBytes, maxFileBytes>>20)
 	}

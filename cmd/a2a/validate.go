@@ -186,7 +186,7 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var reports []fileReport
 	for _, f := range files {
-		data, err := readBounded(f, *maxBytes)
+		data, err := readDocument(f, *maxBytes)
 		if err != nil {
 			return fail(2, "%v", err)
 		}
@@ -265,9 +265,10 @@ func count(list []string, s string) int {
 	return n
 }
 
-// readBounded reads the file name ("-" for standard input), refusing one
-// of more than max bytes. Its errors name the file.
-func readBounded(name string, max int64) ([]byte, error) {
+// readAtMost reads the file name ("-" for standard input), at most max
+// bytes of it: tooBig reports that it holds more. Its errors name the file
+// (stdinName for standard input).
+func readAtMost(name string, max int64) (data []byte, tooBig bool, err error) {
 	var r io.Reader
 	display := name
 	if name == "-" {
@@ -275,22 +276,36 @@ func readBounded(name string, max int64) ([]byte, error) {
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err // *fs.PathError names the file
+			return nil, false, err // *fs.PathError names the file
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return nil, fmt.Errorf("%s: is a directory", name)
+			return nil, false, fmt.Errorf("%s: is a directory", name)
 		}
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	data, err = io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", display, err)
+		return nil, false, fmt.Errorf("%s: %w", display, err)
 	}
 	if int64(len(data)) > max {
+		return nil, true, nil
+	}
+	return data, false, nil
+}
+
+// readDocument reads the file name ("-" for standard input), refusing one
+// of more than max bytes. Its errors name the file.
+func readDocument(name string, max int64) ([]byte, error) {
+	data, tooBig, err := readAtMost(name, max)
+	if tooBig {
+		display := name
+		if name == "-" {
+			display = stdinName
+		}
 		return nil, fmt.Errorf("%s: larger than --max-bytes %d; raise --max-bytes to check it", display, max)
 	}
-	return data, nil
+	return data, err
 }
 
 // fileReport is the verdict on one file, as --json prints it.
