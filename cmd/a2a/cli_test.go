@@ -172,7 +172,9 @@ func startEnv(t *testing.T, env []string, args ...string) *process {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			p.mu.Lock()
@@ -180,7 +182,8 @@ func startEnv(t *testing.T, env []string, args ...string) *process {
 			p.mu.Unlock()
 		}
 	}()
-	go func() { p.cmd.Wait(); pw.Close(); close(p.done) }()
+	// done closes once the process exited and its last line was read.
+	go func() { p.cmd.Wait(); pw.Close(); <-scanned; close(p.done) }()
 	t.Cleanup(func() {
 		p.cmd.Process.Signal(syscall.SIGCONT)
 		p.cmd.Process.Kill()

@@ -79,7 +79,7 @@ func readBounded(path string, limit int) ([]byte, error) {
 	b, tooBig, err := readAtMost(path, int64(limit))
 	switch {
 	case err != nil:
-		return nil, fail(exitFailed, "--file %v", err)
+		return nil, fail(exitFailed, "--file: %v", err)
 	case tooBig:
 		return nil, fail(exitFailed, "--file %s: the files of a send are at most %d bytes (%d MiB) in all, so that the message fits an agent's default request limit: nothing sent",
 			path, maxFileBytes, maxFileBytes>>20)

@@ -52,8 +52,7 @@ func readJSONError(t *testing.T, stdout string) errorLine {
 // TestExitCodes: each documented exit status, from a real send (or
 // demo) against the embedded broker and the reference agent, with its
 // message on stderr, and, with --json, one error object on stdout whose
-// token and code say the same; a failure to connect names the broker once,
-// within the connect timeout.
+// token and code say the same; a failure to connect names the broker once.
 func TestExitCodes(t *testing.T) {
 	b := mqtttest.StartEmbedded(t)
 	unit := uxUnit(t)
@@ -71,27 +70,26 @@ func TestExitCodes(t *testing.T) {
 		args  []string
 		code  int
 		token string
-		// stderr must hold want; within bounds the run.
-		want   string
-		within time.Duration
+		// stderr must hold want.
+		want string
 	}{
-		{"0: the task completed", send("--to", "echo", "hello"), exitOK, "", "", 0},
-		{"0: the task asks for input", send("--to", "echo", "ask me"), exitOK, "", "", 0},
-		{"1: the task failed", send("--to", "echo", "fail now"), exitFailed, "task_failed", "ended TASK_STATE_FAILED", 0},
-		{"1: the agent answered an error", send("--to", "echo", "--task", "00000000-0000-4000-8000-000000000000", "hi"), exitFailed, "task_not_found", "task_not_found (code -32001)", 0},
-		{"2: an unknown flag", send("--to", "echo", "--nope", "hi"), exitUsage, "usage", "flag provided but not defined: -nope", 0},
-		{"2: a malformed broker URL", []string{"send", "--broker", "mqtt//nohost", "--org", "acme", "--unit", unit, "--to", "echo", "hi"}, exitUsage, "usage", "--broker: broker URL", 0},
-		{"3: no agent of that id", send("--to", "nobody", "hi"), exitUnreachable, "no_agent", "no agent acme/" + unit + "/nobody", 10 * time.Second},
-		{"3: the agent is offline", send("--to", "gone", "hi"), exitUnreachable, "offline", "acme/" + unit + "/gone is offline (it said so when it stopped)", 10 * time.Second},
+		{"0: the task completed", send("--to", "echo", "hello"), exitOK, "", ""},
+		{"0: the task asks for input", send("--to", "echo", "ask me"), exitOK, "", ""},
+		{"1: the task failed", send("--to", "echo", "fail now"), exitFailed, "task_failed", "ended TASK_STATE_FAILED"},
+		{"1: the agent answered an error", send("--to", "echo", "--task", "00000000-0000-4000-8000-000000000000", "hi"), exitFailed, "task_not_found", "task_not_found (code -32001)"},
+		{"2: an unknown flag", send("--to", "echo", "--nope", "hi"), exitUsage, "usage", "flag provided but not defined: -nope"},
+		{"2: a malformed broker URL", []string{"send", "--broker", "mqtt//nohost", "--org", "acme", "--unit", unit, "--to", "echo", "hi"}, exitUsage, "usage", "--broker: broker URL"},
+		{"3: no agent of that id", send("--to", "nobody", "hi"), exitUnreachable, "no_agent", "no agent acme/" + unit + "/nobody"},
+		{"3: the agent is offline", send("--to", "gone", "hi"), exitUnreachable, "offline", "acme/" + unit + "/gone is offline (it said so when it stopped)"},
 		{"3: no reply after every attempt", send("--to", "nobody", "--card-wait", "0", "--attempts", "2", "--reply-timeout", "300ms", "--retry-backoff", "10ms", "hi"),
-			exitUnreachable, "unreachable", "acme/" + unit + "/nobody did not answer: responder unreachable after 2 attempts", 0},
+			exitUnreachable, "unreachable", "acme/" + unit + "/nobody did not answer: responder unreachable after 2 attempts"},
 		{"3: a pool that does not answer, with the hint of mosquitto's limit", send("--pool", "nopool", "--attempts", "1", "--reply-timeout", "300ms", "hi"),
-			exitUnreachable, "unreachable", "pool acme/" + unit + "/nopool did not answer: responder unreachable after 1 attempts (no reply in time); on mosquitto 2.0 a pool under $a2a/v1 never gets a request", 0},
+			exitUnreachable, "unreachable", "pool acme/" + unit + "/nopool did not answer: responder unreachable after 1 attempts (no reply in time); on mosquitto 2.0 a pool under $a2a/v1 never gets a request"},
 		{"3: the broker is unreachable", []string{"send", "--broker", "mqtt://127.0.0.1:1", "--org", "acme", "--unit", unit, "--to", "echo", "hi"},
-			exitUnreachable, "unreachable", "a2a send: broker mqtt://127.0.0.1:1 unreachable: dial tcp 127.0.0.1:1: connect: connection refused", 15 * time.Second},
+			exitUnreachable, "unreachable", "a2a send: broker mqtt://127.0.0.1:1 unreachable: dial tcp 127.0.0.1:1: connect: connection refused"},
 		{"3: the demo's broker is unreachable", []string{"demo", "--broker", "mqtt://127.0.0.1:1", "--quiet"},
-			exitUnreachable, "", "a2a demo: broker mqtt://127.0.0.1:1 unreachable within 5s (--connect-timeout)", 15 * time.Second},
-		{"4: --timeout passed", send("--to", "echo", "--timeout", "1s", "slow 20"), exitTimeout, "timeout", "no answer within 1s (--timeout)", 15 * time.Second},
+			exitUnreachable, "", "a2a demo: broker mqtt://127.0.0.1:1 unreachable within 5s (--connect-timeout)"},
+		{"4: --timeout passed", send("--to", "echo", "--timeout", "1s", "slow 20"), exitTimeout, "timeout", "no answer within 1s (--timeout)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,14 +100,9 @@ func TestExitCodes(t *testing.T) {
 				} else if asJSON {
 					continue
 				}
-				t0 := time.Now()
 				r := runCLI(t, env, args...)
-				took := time.Since(t0)
 				if r.code != c.code || !strings.Contains(r.stderr, c.want) {
 					t.Fatalf("json %v: exit %d, want %d with %q on stderr\nstdout %s\nstderr %s", asJSON, r.code, c.code, c.want, r.stdout, r.stderr)
-				}
-				if c.within > 0 && took > c.within {
-					t.Errorf("took %v, want at most %v", took, c.within)
 				}
 				if c.code != exitOK && strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 && c.code != exitUsage {
 					t.Errorf("want one line on stderr, got:\n%s", r.stderr)
@@ -133,15 +126,11 @@ func TestExitCodes(t *testing.T) {
 	t.Run("130: Ctrl-C interrupts a send", func(t *testing.T) {
 		p := start(t, send("--to", "echo", "--json", "slow 30")...)
 		time.Sleep(time.Second)
-		t0 := time.Now()
 		p.cmd.Process.Signal(syscall.SIGINT)
 		<-p.done
 		if code := p.cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(p.output(), "a2a send: interrupted") ||
 			!strings.Contains(p.output(), `{"error":{"token":"interrupted","code":130,"message":"interrupted"}}`) {
 			t.Fatalf("exit %d, want 130\n%s", code, p.output())
-		}
-		if d := time.Since(t0); d > 10*time.Second {
-			t.Errorf("took %v to stop after SIGINT", d)
 		}
 	})
 	t.Run("5: queued is TestSendQueuedByAnAsleepAgent's", func(t *testing.T) {
@@ -418,13 +407,9 @@ func TestWatchOnceAndJSON(t *testing.T) {
 	ag.waitFor(t, "online")
 	watch := []string{"watch", "--broker", b.URL(), "--org", "acme", "--unit", unit}
 	t.Run("--once prints the table and exits", func(t *testing.T) {
-		t0 := time.Now()
 		r := runCLI(t, nil, append(watch, "--once")...)
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "AGENT ") || !regexpMatch(`(?m)^echo +online +agent `, r.stdout) || strings.Contains(r.stdout, "\x1b[") {
 			t.Fatalf("exit %d\n%q%s", r.code, r.stdout, r.stderr)
-		}
-		if d := time.Since(t0); d > 10*time.Second {
-			t.Errorf("--once took %v", d)
 		}
 	})
 	t.Run("--once --json prints one object per agent", func(t *testing.T) {
