@@ -97,11 +97,34 @@ func (t *Turn) Working(ctx context.Context, text string) error {
 	return t.run.status(ctx, a2a.TaskStateWorking, text)
 }
 
+// ArtifactOptions says how an artifact sent with Turn.Artifact relates to
+// the artifacts sent before it; they become the TaskArtifactUpdateEvent's
+// append and lastChunk (A2A v1.0 §4.2.2). The zero value sends a new
+// artifact, with more chunks to come.
+//
+// A whole artifact in one piece:
+//
+//	t.Artifact(ctx, a, agent.ArtifactOptions{LastChunk: true})
+//
+// An artifact streamed in chunks, all with the same ArtifactID:
+//
+//	t.Artifact(ctx, chunk, agent.ArtifactOptions{Append: i > 0, LastChunk: i == n-1})
+type ArtifactOptions struct {
+	// Append adds the artifact's parts to the artifact of the same
+	// ArtifactID sent earlier in the task, instead of adding a new
+	// artifact. Without an earlier one the artifact is added.
+	Append bool
+	// LastChunk marks the final chunk of the artifact: no more parts will
+	// be appended to it.
+	LastChunk bool
+}
+
 // Artifact emits an artifact (a TaskArtifactUpdateEvent) and adds it to the
-// task. With appendParts set, its parts are appended to an artifact of the
-// same id sent earlier; last marks the final chunk.
-func (t *Turn) Artifact(ctx context.Context, a a2a.Artifact, appendParts, last bool) error {
-	return t.run.artifact(ctx, a, appendParts, last)
+// task, as opts says (a new artifact or more parts of an earlier one; the
+// last chunk or not). The artifact is checked against its schema first: an
+// invalid one is an error and nothing is sent.
+func (t *Turn) Artifact(ctx context.Context, a a2a.Artifact, opts ArtifactOptions) error {
+	return t.run.artifact(ctx, a, opts.Append, opts.LastChunk)
 }
 
 // AskInput ends the turn with INPUT_REQUIRED and a question for the user.

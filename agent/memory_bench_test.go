@@ -74,7 +74,7 @@ var memoryHandler = HandlerFunc(func(ctx context.Context, t *Turn) error {
 	if err := t.Working(ctx, "working on it"); err != nil {
 		return err
 	}
-	return t.Artifact(ctx, a2a.Artifact{ArtifactID: "result", Name: "result", Parts: []a2a.Part{{Content: a2a.PartText(t.Text())}}}, false, true)
+	return t.Artifact(ctx, a2a.Artifact{ArtifactID: "result", Name: "result", Parts: []a2a.Part{{Content: a2a.PartText(t.Text())}}}, ArtifactOptions{LastChunk: true})
 })
 
 // BenchmarkHeapAfter100kTasks: 100,000 tasks served and completed by a

@@ -379,10 +379,10 @@ func (g *gate) ServeTurn(ctx context.Context, t *Turn) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := t.Artifact(ctx, a2a.Artifact{ArtifactID: "a1", Parts: []a2a.Part{{Content: a2a.PartText("one")}}}, false, false); err != nil {
+	if err := t.Artifact(ctx, a2a.Artifact{ArtifactID: "a1", Parts: []a2a.Part{{Content: a2a.PartText("one")}}}, ArtifactOptions{}); err != nil {
 		return err
 	}
-	if err := t.Artifact(ctx, a2a.Artifact{ArtifactID: "a1", Parts: []a2a.Part{{Content: a2a.PartText("two")}}}, true, true); err != nil {
+	if err := t.Artifact(ctx, a2a.Artifact{ArtifactID: "a1", Parts: []a2a.Part{{Content: a2a.PartText("two")}}}, ArtifactOptions{Append: true, LastChunk: true}); err != nil {
 		return err
 	}
 	return t.Complete(ctx, "")

@@ -175,7 +175,7 @@ func echo(calls *atomic.Int32) HandlerFunc {
 			return err
 		}
 		text := fmt.Sprintf("%s (earlier tasks in context: %d)", t.Text(), len(earlier))
-		if err := t.Artifact(ctx, a2a.Artifact{ArtifactID: "a1", Parts: []a2a.Part{{Content: a2a.PartText(text)}}}, false, true); err != nil {
+		if err := t.Artifact(ctx, a2a.Artifact{ArtifactID: "a1", Parts: []a2a.Part{{Content: a2a.PartText(text)}}}, ArtifactOptions{LastChunk: true}); err != nil {
 			return err
 		}
 		return nil

@@ -308,7 +308,7 @@ func (m *Monitor) replied(w *Watch, task *a2a.Task, late bool) error {
 	}
 	w.b = pushbind.New(task.ID, m.cfg.Timings, w.start)
 	w.bound = true
-	m.apply(w, step(w.b.CapabilityRead(w.canRegister, true, w.start)))
+	m.apply(w, step(w.b.CapabilityRead(pushbind.Capability{PushNotifications: w.canRegister, Receiver: true}, w.start)))
 	if w.canRegister {
 		m.apply(w, step(w.b.Registered(late, w.start)))
 	}

@@ -90,14 +90,24 @@ func (b *Binding) interval() time.Duration {
 	return b.cfg.ReconcileInterval
 }
 
-// CapabilityRead applies a read of the agent card: pushNotifications is its
-// capabilities.pushNotifications flag, receiver whether the client runs a
-// receiver for this task's pushes. Permission only: it never creates,
-// changes or ends a binding. In Unbound it asks to register with the send
-// (RegisterWithSend) when both hold, and to poll in any case.
-func (b *Binding) CapabilityRead(pushNotifications, receiver bool, now time.Time) (Decision, error) {
+// Capability is what CapabilityRead learned: whether the agent takes push
+// notifications and whether the client can receive them.
+type Capability struct {
+	// PushNotifications is the agent card's
+	// capabilities.pushNotifications flag.
+	PushNotifications bool
+	// Receiver says the client runs a receiver for this task's pushes.
+	Receiver bool
+}
+
+// CapabilityRead applies a read of the agent card and of the client's own
+// receiver (c). Permission only: it never creates, changes or ends a
+// binding. In Unbound it asks to register with the send (RegisterWithSend)
+// when both c.PushNotifications and c.Receiver hold, and to poll in any
+// case.
+func (b *Binding) CapabilityRead(c Capability, now time.Time) (Decision, error) {
 	d := b.begin(now)
-	b.webhookAvailable = pushNotifications && receiver
+	b.webhookAvailable = c.PushNotifications && c.Receiver
 	var held fsm.PushBindingGuardSet
 	if b.webhookAvailable {
 		held = held.With(fsm.PushBindingGuardWebhookAvailable)

@@ -22,11 +22,11 @@ func ExampleBinding_Receiver() {
 		}
 		fmt.Printf("%v -> %v %v\n", d.From, d.To, d.Outputs.List())
 	}
-	show(b.CapabilityRead(true, true, t0))                                              // permission only
-	show(b.Registered(false, t0))                                                       // config sent with the message
-	show(b.Receiver(200, a2a.TaskStateWorking, t0.Add(5*time.Second)))                  // first push acknowledged
-	show(b.Receiver(410, a2a.TaskStateFailed, t0.Add(30*time.Second)))                  // receiver rotated
-	show(b.Polled(a2a.TaskStateFailed, t0.Add(30*time.Second), t0.Add(31*time.Second))) // the audit poll
+	show(b.CapabilityRead(pushbind.Capability{PushNotifications: true, Receiver: true}, t0)) // permission only
+	show(b.Registered(false, t0))                                                            // config sent with the message
+	show(b.Receiver(200, a2a.TaskStateWorking, t0.Add(5*time.Second)))                       // first push acknowledged
+	show(b.Receiver(410, a2a.TaskStateFailed, t0.Add(30*time.Second)))                       // receiver rotated
+	show(b.Polled(a2a.TaskStateFailed, t0.Add(30*time.Second), t0.Add(31*time.Second)))      // the audit poll
 	fmt.Println("orphan:", b.Err())
 	// Output:
 	// Unbound -> Unbound [RegisterWithSend PollPrimary]

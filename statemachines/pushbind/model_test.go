@@ -125,7 +125,7 @@ func modelRun(t *testing.T, rng *rand.Rand, cfg Config, run int, orphans *int) i
 
 	now := t0
 	if rng.IntN(2) == 0 {
-		d, err := b.CapabilityRead(rng.IntN(3) != 0, true, now)
+		d, err := b.CapabilityRead(Capability{PushNotifications: rng.IntN(3) != 0, Receiver: true}, now)
 		check("card", now, fsm.PushBindingStateUnbound, d, err)
 	}
 	registered := false

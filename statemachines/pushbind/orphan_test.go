@@ -107,7 +107,7 @@ func TestOrphaningModes(t *testing.T) {
 
 	t.Run("mode 1: card flag only, no registration, sparse polling", func(t *testing.T) {
 		b := New(taskT, cfg, t0)
-		d := mustDecide(t)(b.CapabilityRead(true, true, t0))
+		d := mustDecide(t)(b.CapabilityRead(Capability{PushNotifications: true, Receiver: true}, t0))
 		if b.State() != fsm.PushBindingStateUnbound || !d.Outputs.Has(fsm.PushBindingOutputRegisterWithSend) || !d.Outputs.Has(fsm.PushBindingOutputPollPrimary) {
 			t.Fatalf("the card flag must not bind: %v %v", b.State(), d.Outputs.List())
 		}
@@ -121,7 +121,7 @@ func TestOrphaningModes(t *testing.T) {
 
 		// Following the binding: polls every 15 s find the task in time.
 		b = New(taskT, cfg, t0)
-		mustDecide(t)(b.CapabilityRead(true, true, t0))
+		mustDecide(t)(b.CapabilityRead(Capability{PushNotifications: true, Receiver: true}, t0))
 		if ds := follow(t, &b, completesAt400, t0, time.Hour); anyOrphan(ds) || b.State() != fsm.PushBindingStateSettled {
 			t.Fatalf("followed: %v", b.State())
 		}
@@ -129,7 +129,7 @@ func TestOrphaningModes(t *testing.T) {
 
 	t.Run("mode 2: registration race, set after the task left SUBMITTED", func(t *testing.T) {
 		b := New(taskT, cfg, t0)
-		mustDecide(t)(b.CapabilityRead(true, true, t0))
+		mustDecide(t)(b.CapabilityRead(Capability{PushNotifications: true, Receiver: true}, t0))
 		// Submitted at t0, working at 1 s (its only progress push went
 		// nowhere), the set accepted at 2 s.
 		d := mustDecide(t)(b.Registered(true, at(2)))
@@ -143,7 +143,7 @@ func TestOrphaningModes(t *testing.T) {
 		// Following the binding: the immediate poll recovers the missed
 		// transition and polling stays primary until the end.
 		b = New(taskT, cfg, t0)
-		mustDecide(t)(b.CapabilityRead(true, true, t0))
+		mustDecide(t)(b.CapabilityRead(Capability{PushNotifications: true, Receiver: true}, t0))
 		mustDecide(t)(b.Registered(true, at(2)))
 		mustDecide(t)(b.Polled(a2a.TaskStateWorking, at(1), at(2)))
 		if ds := follow(t, &b, completesAt400, at(2), time.Hour); anyOrphan(ds) || b.State() != fsm.PushBindingStateSettled {
@@ -152,7 +152,7 @@ func TestOrphaningModes(t *testing.T) {
 
 		// Registering with the send instead binds in time and is verified.
 		b = New(taskT, cfg, t0)
-		mustDecide(t)(b.CapabilityRead(true, true, t0))
+		mustDecide(t)(b.CapabilityRead(Capability{PushNotifications: true, Receiver: true}, t0))
 		mustDecide(t)(b.Registered(false, t0))
 		mustDecide(t)(b.Receiver(200, a2a.TaskStateWorking, at(1)))
 		if b.State() != fsm.PushBindingStateAcknowledged || b.PollPrimary() {
@@ -167,7 +167,7 @@ func TestOrphaningModes(t *testing.T) {
 	t.Run("mode 3: terminal-state delivery gap, receiver answered 410", func(t *testing.T) {
 		start := func() Binding {
 			b := New(taskT, cfg, t0)
-			mustDecide(t)(b.CapabilityRead(true, true, t0))
+			mustDecide(t)(b.CapabilityRead(Capability{PushNotifications: true, Receiver: true}, t0))
 			mustDecide(t)(b.Registered(false, t0))
 			mustDecide(t)(b.Receiver(200, a2a.TaskStateWorking, at(5)))
 			return b

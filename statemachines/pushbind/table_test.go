@@ -89,9 +89,15 @@ func TestMethodsFollowTable(t *testing.T) {
 		return s
 	}
 	calls := []call{
-		{"card allows push", fsm.PushBindingEventCapabilityRead, g(fsm.PushBindingGuardWebhookAvailable), func(b *Binding) (Decision, error) { return b.CapabilityRead(true, true, now) }},
-		{"card allows push, no receiver", fsm.PushBindingEventCapabilityRead, 0, func(b *Binding) (Decision, error) { return b.CapabilityRead(true, false, now) }},
-		{"card forbids push", fsm.PushBindingEventCapabilityRead, 0, func(b *Binding) (Decision, error) { return b.CapabilityRead(false, true, now) }},
+		{"card allows push", fsm.PushBindingEventCapabilityRead, g(fsm.PushBindingGuardWebhookAvailable), func(b *Binding) (Decision, error) {
+			return b.CapabilityRead(Capability{PushNotifications: true, Receiver: true}, now)
+		}},
+		{"card allows push, no receiver", fsm.PushBindingEventCapabilityRead, 0, func(b *Binding) (Decision, error) {
+			return b.CapabilityRead(Capability{PushNotifications: true, Receiver: false}, now)
+		}},
+		{"card forbids push", fsm.PushBindingEventCapabilityRead, 0, func(b *Binding) (Decision, error) {
+			return b.CapabilityRead(Capability{PushNotifications: false, Receiver: true}, now)
+		}},
 		{"registered in time", fsm.PushBindingEventConfigRegistered, 0, func(b *Binding) (Decision, error) { return b.Registered(false, now) }},
 		{"registered late", fsm.PushBindingEventConfigRegisteredLate, 0, func(b *Binding) (Decision, error) { return b.Registered(true, now) }},
 		{"receiver 200", fsm.PushBindingEventReceiver2xx, 0, func(b *Binding) (Decision, error) { return b.Receiver(200, a2a.TaskStateWorking, now) }},

@@ -67,13 +67,13 @@ func srvHandler(release <-chan struct{}) agent.HandlerFunc {
 			chunk := strings.Repeat("x", 1<<20)
 			for i := range n {
 				a := a2a.Artifact{ArtifactID: "big", Parts: []a2a.Part{{Content: a2a.PartText(chunk)}}}
-				if err := t.Artifact(ctx, a, i > 0, i == n-1); err != nil {
+				if err := t.Artifact(ctx, a, agent.ArtifactOptions{Append: i > 0, LastChunk: i == n-1}); err != nil {
 					return err
 				}
 			}
 			return nil
 		default:
-			return t.Artifact(ctx, a2a.Artifact{ArtifactID: "echo", Parts: []a2a.Part{{Content: a2a.PartText(text)}}}, false, true)
+			return t.Artifact(ctx, a2a.Artifact{ArtifactID: "echo", Parts: []a2a.Part{{Content: a2a.PartText(text)}}}, agent.ArtifactOptions{LastChunk: true})
 		}
 	}
 }

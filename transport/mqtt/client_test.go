@@ -48,7 +48,7 @@ func refHandler(id string) agent.HandlerFunc {
 		text := t.Text()
 		switch {
 		case t.Resumed:
-			return t.Artifact(ctx, a2a.Artifact{ArtifactID: "answer", Parts: []a2a.Part{{Content: a2a.PartText("got " + text)}}}, false, true)
+			return t.Artifact(ctx, a2a.Artifact{ArtifactID: "answer", Parts: []a2a.Part{{Content: a2a.PartText("got " + text)}}}, agent.ArtifactOptions{LastChunk: true})
 		case strings.HasPrefix(text, "ask"):
 			return t.AskInput(ctx, "which one?")
 		case strings.HasPrefix(text, "handover"):
@@ -66,7 +66,7 @@ func refHandler(id string) agent.HandlerFunc {
 		}
 		for i := range 2 {
 			a := a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{{Content: a2a.PartText(fmt.Sprintf("%s #%d (context tasks before: %d)", text, i, len(earlier)))}}}
-			if err := t.Artifact(ctx, a, i > 0, i == 1); err != nil {
+			if err := t.Artifact(ctx, a, agent.ArtifactOptions{Append: i > 0, LastChunk: i == 1}); err != nil {
 				return err
 			}
 		}

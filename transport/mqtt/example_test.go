@@ -29,7 +29,7 @@ func Example() {
 	// The runtime: one handler, whatever the transport.
 	srv := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, t *agent.Turn) error {
 		a := a2a.Artifact{ArtifactID: "shout", Parts: []a2a.Part{{Content: a2a.PartText(strings.ToUpper(t.Text()))}}}
-		return t.Artifact(ctx, a, false, true) // returning nil completes the task
+		return t.Artifact(ctx, a, agent.ArtifactOptions{LastChunk: true}) // returning nil completes the task
 	}))
 	defer srv.Close(context.Background())
 

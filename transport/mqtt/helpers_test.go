@@ -51,7 +51,7 @@ func testCard(name string) *a2a.AgentCard {
 func echoServer(t *testing.T, opts ...agent.Option) *agent.Server {
 	t.Helper()
 	s := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, turn *agent.Turn) error {
-		return turn.Artifact(ctx, a2a.Artifact{ArtifactID: "echo", Parts: []a2a.Part{{Content: a2a.PartText(turn.Text())}}}, false, true)
+		return turn.Artifact(ctx, a2a.Artifact{ArtifactID: "echo", Parts: []a2a.Part{{Content: a2a.PartText(turn.Text())}}}, agent.ArtifactOptions{LastChunk: true})
 	}), opts...)
 	t.Cleanup(func() { s.Close(context.Background()) })
 	return s

@@ -33,7 +33,7 @@ func TestBrokerRestartRecoversThroughTheRetryProfile(t *testing.T) {
 				case <-ctx.Done():
 					return ctx.Err()
 				}
-				return turn.Artifact(ctx, a2a.Artifact{ArtifactID: "r", Parts: []a2a.Part{{Content: a2a.PartText("done")}}}, false, true)
+				return turn.Artifact(ctx, a2a.Artifact{ArtifactID: "r", Parts: []a2a.Part{{Content: a2a.PartText("done")}}}, agent.ArtifactOptions{LastChunk: true})
 			}), agent.WithStore(store))
 			t.Cleanup(func() { srv.Close(context.Background()) })
 			startAgent(t, AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "slow", Card: testCard("Slow"), Server: srv})

@@ -93,7 +93,7 @@ func finish(ctx context.Context, t *agent.Turn, text string) error {
 	}
 	for i, c := range chunks {
 		a := a2a.Artifact{ArtifactID: "result", Name: "result", Parts: []a2a.Part{{Content: a2a.PartText(c)}}}
-		if err := t.Artifact(ctx, a, i > 0, i == len(chunks)-1); err != nil {
+		if err := t.Artifact(ctx, a, agent.ArtifactOptions{Append: i > 0, LastChunk: i == len(chunks)-1}); err != nil {
 			return err
 		}
 	}
