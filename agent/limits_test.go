@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2abind/a2abind/agent/taskstore"
+	"github.com/a2abind/a2abind/agentcard"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/jsonrpc"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
@@ -227,7 +228,7 @@ func TestTheCardPublishesTheLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewServer(echo(nil), tc.opts...)
 			card := &a2a.AgentCard{Name: "a", Description: "d", Version: "1",
-				SupportedInterfaces: []a2a.AgentInterface{{URL: "mqtt://h:1883", ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"}},
+				SupportedInterfaces: []a2a.AgentInterface{{URL: "mqtt://h:1883", ProtocolBinding: agentcard.BindingMQTT, ProtocolVersion: agentcard.ProtocolVersion}},
 				DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 				Skills: []a2a.AgentSkill{{ID: "s", Name: "s", Description: "s", Tags: []string{"t"}}}}
 			s.PublishLimits(card)

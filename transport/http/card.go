@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/a2abind/a2abind/agentcard"
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
@@ -22,19 +23,19 @@ const WellKnownCardPath = "/.well-known/agent-card.json"
 const (
 	// ProtocolBindingJSONRPC is AgentInterface.protocolBinding of the
 	// JSON-RPC binding (A2A v1.0 specification/a2a.proto, AgentInterface).
-	ProtocolBindingJSONRPC = "JSONRPC"
+	// It is agentcard.BindingJSONRPC.
+	ProtocolBindingJSONRPC = agentcard.BindingJSONRPC
 	// ProtocolVersion is the A2A version served, Major.Minor (A2A v1.0
-	// §3.6).
-	ProtocolVersion = "1.0"
+	// §3.6), agentcard.ProtocolVersion.
+	ProtocolVersion = agentcard.ProtocolVersion
 )
 
 // JSONRPCInterface returns the AgentInterface of a JSON-RPC endpoint at
 // url (for example "https://agent.example.com/a2a"), protocol version 1.0,
 // for AgentCard.SupportedInterfaces. An agent that is also served over
 // MQTT (package transport/mqtt) lists that interface in the same card,
-// {URL: "mqtt://host:port", ProtocolBinding: "MQTTv5+JSONRPCv2",
-// ProtocolVersion: "1.0"}, the preferred interface first (A2A v1.0
-// §8.3.1).
+// transport/mqtt.Interface("mqtt://host:port"), whose binding is
+// agentcard.BindingMQTT, the preferred interface first (A2A v1.0 §8.3.1).
 func JSONRPCInterface(url string) a2a.AgentInterface {
 	return a2a.AgentInterface{URL: url, ProtocolBinding: ProtocolBindingJSONRPC, ProtocolVersion: ProtocolVersion}
 }

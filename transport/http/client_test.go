@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/agentcard"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/generated/mqttbind"
 	"github.com/a2abind/a2abind/requester"
@@ -199,7 +200,7 @@ func TestClientResolvesTheEndpoint(t *testing.T) {
 	t.Cleanup(noCard.Close)
 	grpcOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		card := srvCard("https://example.com/a2a", false, false)
-		card.SupportedInterfaces = []a2a.AgentInterface{{URL: "https://example.com", ProtocolBinding: "GRPC", ProtocolVersion: "1.0"}}
+		card.SupportedInterfaces = []a2a.AgentInterface{{URL: "https://example.com", ProtocolBinding: agentcard.BindingGRPC, ProtocolVersion: agentcard.ProtocolVersion}}
 		b, _ := card.MarshalJSON()
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(b)

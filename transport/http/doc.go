@@ -9,8 +9,9 @@
 //
 // NewHandler takes the runtime and the public Agent Card. The card lists
 // the endpoint's URL (JSONRPCInterface makes that entry; an agent also
-// served over MQTT adds its "MQTTv5+JSONRPCv2" interface to the same
-// card). The common case is one call on a listener (the package is
+// served over MQTT adds its agentcard.BindingMQTT interface, "MQTTv5+JSONRPCv2",
+// to the same card; package agentcard builds a card with the required members
+// filled in). The common case is one call on a listener (the package is
 // imported as a2ahttp beside net/http):
 //
 //	h, err := a2ahttp.NewHandler(a2ahttp.HandlerConfig{Server: srv, Card: card})

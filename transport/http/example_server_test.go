@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/agentcard"
 	"github.com/a2abind/a2abind/generated/a2a"
 	a2ahttp "github.com/a2abind/a2abind/transport/http"
 )
@@ -76,7 +77,7 @@ func ExampleHandler_Register() {
 	card := &a2a.AgentCard{Name: "Worker", Description: "Does work", Version: "1.0.0",
 		SupportedInterfaces: []a2a.AgentInterface{
 			a2ahttp.JSONRPCInterface("https://agent.example.com/a2a"),
-			{URL: "mqtt://broker.example.com:1883", ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"},
+			agentcard.Interface(agentcard.BindingMQTT, "mqtt://broker.example.com:1883"),
 		},
 		Capabilities:      &a2a.AgentCapabilities{Streaming: &streaming},
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/agentcard"
 	"github.com/a2abind/a2abind/generated/a2a"
 	a2ahttp "github.com/a2abind/a2abind/transport/http"
 )
@@ -591,7 +592,7 @@ func TestNewHandlerRefusesUnfitConfig(t *testing.T) {
 	defer rt.Close(context.Background())
 	yes := true
 	noJSONRPC := srvCard("http://x/a2a", true, false)
-	noJSONRPC.SupportedInterfaces = []a2a.AgentInterface{{URL: "mqtt://x:1883", ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"}}
+	noJSONRPC.SupportedInterfaces = []a2a.AgentInterface{{URL: "mqtt://x:1883", ProtocolBinding: agentcard.BindingMQTT, ProtocolVersion: agentcard.ProtocolVersion}}
 	push := srvCard("http://x/a2a", true, false)
 	push.Capabilities.PushNotifications = &yes
 	invalid := srvCard("http://x/a2a", true, false)

@@ -3,6 +3,7 @@ package mqtt
 import (
 	"net/url"
 
+	"github.com/a2abind/a2abind/agentcard"
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
@@ -11,10 +12,10 @@ import (
 // values as the A2A-over-MQTT Python SDK, so the two interoperate).
 const (
 	// ProtocolBindingMQTT is AgentInterface.protocolBinding of this
-	// binding.
-	ProtocolBindingMQTT = "MQTTv5+JSONRPCv2"
-	// ProtocolVersion is the A2A version served.
-	ProtocolVersion = "1.0"
+	// binding, agentcard.BindingMQTT.
+	ProtocolBindingMQTT = agentcard.BindingMQTT
+	// ProtocolVersion is the A2A version served, agentcard.ProtocolVersion.
+	ProtocolVersion = agentcard.ProtocolVersion
 )
 
 // Interface returns the AgentInterface of an agent reached through the

@@ -41,7 +41,7 @@ func startBroker(t *testing.T, status bool) *broker.Broker {
 func testCard(name string) *a2a.AgentCard {
 	streaming := true
 	return &a2a.AgentCard{Name: name, Description: "test agent", Version: "1.0.0",
-		SupportedInterfaces: []a2a.AgentInterface{{URL: "mqtt://127.0.0.1", ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"}},
+		SupportedInterfaces: []a2a.AgentInterface{{URL: "mqtt://127.0.0.1", ProtocolBinding: ProtocolBindingMQTT, ProtocolVersion: ProtocolVersion}},
 		Capabilities:        &a2a.AgentCapabilities{Streaming: &streaming},
 		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "echoes", Tags: []string{"echo"}}}}

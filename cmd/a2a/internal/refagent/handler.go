@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/agentcard"
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
@@ -119,7 +120,7 @@ func RequireBearer(card *a2a.AgentCard) {
 // MQTTInterface is the card's entry for the agent served over MQTT
 // through the broker at brokerURL (docs/protocol.md, the Agent Card).
 func MQTTInterface(brokerURL string) a2a.AgentInterface {
-	return a2a.AgentInterface{URL: brokerURL, ProtocolBinding: "MQTTv5+JSONRPCv2", ProtocolVersion: "1.0"}
+	return a2a.AgentInterface{URL: brokerURL, ProtocolBinding: agentcard.BindingMQTT, ProtocolVersion: agentcard.ProtocolVersion}
 }
 
 // Card is the reference agent's card, listing interfaces in order of
