@@ -28,7 +28,10 @@ func (f HandlerFunc) ServeTurn(ctx context.Context, t *Turn) error { return f(ct
 var ErrTurnEnded = errors.New("agent: the turn has ended")
 
 // Turn is one message delivered to a handler, and the way to answer it.
-// Its methods are safe to call from the handler's goroutine only.
+// Its methods are safe to call from the handler's goroutine only. The
+// status messages they make (Working, AskInput, Complete, ...) carry a new
+// MessageID, Role ROLE_AGENT and the task's TaskID and ContextID; the
+// handler gives only the text.
 type Turn struct {
 	// Task is the task as it stood when the turn started (SUBMITTED for a
 	// new task, WORKING for a resumed one), history included.

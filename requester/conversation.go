@@ -58,7 +58,9 @@ func (v *Conversation) request(taskID, text string) *a2a.SendMessageRequest {
 
 // TextMessage returns a SendMessageRequest holding one text part, for
 // callers that do not keep a Conversation: a new task when taskID is "",
-// a follow-up of that task otherwise.
+// a follow-up of that task otherwise. Its message has a fresh UUIDv4
+// MessageID and Role ROLE_USER; an empty contextID lets the agent choose
+// (see Client.SendMessage for what the client fills on sending).
 func TextMessage(text, taskID, contextID string) *a2a.SendMessageRequest {
 	return &a2a.SendMessageRequest{Message: &a2a.Message{MessageID: uuidv4.New(), TaskID: taskID, ContextID: contextID,
 		Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText(text)}}}}

@@ -49,11 +49,26 @@ func (c *Client) prepare(req *a2a.SendMessageRequest) (*a2a.SendMessageRequest, 
 	return &r, nil
 }
 
-// SendMessage sends a message and waits for the one reply. Where the
-// binding has the requester make Task.id (MQTT) the client makes one for a
-// message that has none; a message for a task the client has routed before
-// goes where the task's latest a2a-responder-agent-id said. Protocol errors
-// come back as *a2a.Error (errors.Is(err, a2a.ErrTaskNotFound)).
+// SendMessage sends a message and waits for the one reply. A message for a
+// task the client has routed before goes where the task's latest
+// a2a-responder-agent-id said. Protocol errors come back as *a2a.Error
+// (errors.Is(err, a2a.ErrTaskNotFound)).
+//
+// The Message fields the client fills, on a copy (req is not changed):
+//
+//   - MessageID, when empty: a UUIDv4, the same for every retry of the
+//     call, so that the responder answers a repeat instead of starting a
+//     second task (A2A requires messageId);
+//   - Role, when empty: ROLE_USER;
+//   - TaskID, when empty and the binding has the requester make task ids
+//     (MQTT): a UUIDv4, for a new task. Over HTTP it is left empty and the
+//     server makes it (read it in Result.Task.ID).
+//
+// ContextID is never filled: left empty, the agent makes a new context for
+// a new task (Result.Task.ContextID) and takes the task's own for a
+// follow-up. Everything else (Parts, Metadata, Extensions,
+// ReferenceTaskIDs) is sent as given. TextMessage and Conversation build
+// messages with these ids already set.
 func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) (*Result, error) {
 	p, err := c.prepare(req)
 	if err != nil {
@@ -94,7 +109,8 @@ func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, o
 // deliveries are dropped. A stream that stalls for longer than the
 // profile's stream idle timeout, or whose connection ends before the final
 // item, is never sent again: the client recovers with GetTask and yields the
-// task as the last item.
+// task as the last item. The message's ids are filled as SendMessage
+// says.
 func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) iter.Seq2[Item, error] {
 	p, err := c.prepare(req)
 	if err != nil {
