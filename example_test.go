@@ -98,3 +98,68 @@ func Example_topics() {
 	// $a2a/v1/request/acme/support/triage <nil>
 	// invalid unit_id "support/x": must match ^[A-Za-z0-9_.-]+$ (no /, +, #, spaces, not empty)
 }
+
+// An Agent Card fetched from an agent (its /.well-known/agent-card.json,
+// or its retained card on MQTT) is decoded and checked in one pass: a card
+// missing required members is refused with every violation listed, so
+// nothing half-valid is used.
+func Example_agentCard() {
+	good := []byte(`{
+		"name": "Echo", "description": "Echoes text", "version": "1.0.0",
+		"supportedInterfaces": [{"url": "mqtt://broker.example.com:1883", "protocolBinding": "MQTTv5+JSONRPCv2", "protocolVersion": "1.0"}],
+		"capabilities": {"streaming": true},
+		"defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+		"skills": [{"id": "echo", "name": "Echo", "description": "Echoes text", "tags": ["text"]}]
+	}`)
+	card, err := a2a.ParseAgentCardJSON(good)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	in := card.SupportedInterfaces[0]
+	fmt.Println(card.Name, in.ProtocolBinding, in.URL, *card.Capabilities.Streaming)
+
+	bad := []byte(`{"name": "Echo", "description": "Echoes text", "version": "1.0.0",
+		"supportedInterfaces": [{"url": "mqtt://broker.example.com:1883", "protocolBinding": "MQTTv5+JSONRPCv2"}]}`)
+	_, err = a2a.ParseAgentCardJSON(bad)
+	var verr *a2a.ValidationError
+	if errors.As(err, &verr) {
+		for _, v := range verr.Violations {
+			fmt.Println(v)
+		}
+	}
+	// Output:
+	// Echo MQTTv5+JSONRPCv2 mqtt://broker.example.com:1883 true
+	// /capabilities: required: missing property "capabilities"
+	// /defaultInputModes: required: missing property "defaultInputModes"
+	// /defaultOutputModes: required: missing property "defaultOutputModes"
+	// /skills: required: missing property "skills"
+	// /supportedInterfaces/0/protocolVersion: required: missing property "protocolVersion"
+}
+
+// The params of a SendMessage request, as an agent receives them: the
+// message needs a messageId, a role and at least one part. (package
+// jsonrpc decodes the whole JSON-RPC envelope; package agent does both
+// for an agent.)
+func Example_sendMessageRequest() {
+	params := []byte(`{"message": {"messageId": "9b2f6c1e-0d3a-4e7b-8c5f-2a1d4e6b7c90", "role": "ROLE_USER",
+		"parts": [{"text": "hello"}]}, "configuration": {"returnImmediately": true}}`)
+	req, err := a2a.ParseSendMessageRequestJSON(params)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(req.Message.Role, req.Message.Parts[0].Content, req.Configuration.ReturnImmediately)
+
+	err = a2a.ValidateSendMessageRequestJSON([]byte(`{"message": {"role": "ROLE_USER", "parts": []}}`))
+	var verr *a2a.ValidationError
+	if errors.As(err, &verr) {
+		for _, v := range verr.Violations {
+			fmt.Println(v)
+		}
+	}
+	// Output:
+	// ROLE_USER hello true
+	// /message/messageId: required: missing property "messageId"
+	// /message/parts: minItems: fewer than 1 items
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/a2abind/a2abind/agent"
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -50,4 +51,52 @@ func ExampleServer_Serve() {
 	}
 	// Output:
 	// TASK_STATE_INPUT_REQUIRED red or blue?
+}
+
+// A handler that reports progress and streams its artifact in chunks; a
+// streaming call sees each step as it happens. Here the Sink prints the
+// stream items instead of writing them on a wire.
+func ExampleTurn_Artifact() {
+	srv := agent.NewServer(agent.HandlerFunc(func(ctx context.Context, t *agent.Turn) error {
+		if err := t.Working(ctx, "writing"); err != nil {
+			return err
+		}
+		words := strings.Fields(t.Text())
+		for i, w := range words {
+			chunk := a2a.Artifact{ArtifactID: "words", Parts: []a2a.Part{{Content: a2a.PartText(w)}}}
+			// The first chunk adds the artifact, the others append to it.
+			if err := t.Artifact(ctx, chunk, agent.ArtifactOptions{Append: i > 0, LastChunk: i == len(words)-1}); err != nil {
+				return err
+			}
+		}
+		return nil // a task left working completes
+	}))
+	defer srv.Close(context.Background())
+
+	req, _, perr := jsonrpc.DecodeRequest([]byte(`{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{
+		"messageId":"m-1","taskId":"0c9a7d3e-5b1f-4e2a-9d8c-7f6e5d4c3b2a","role":"ROLE_USER","parts":[{"text":"one two three"}]}}}`))
+	if perr != nil {
+		log.Fatal(perr)
+	}
+	sink := agent.SinkFunc(func(_ context.Context, r agent.Reply) error {
+		switch ev := r.Result.(*a2a.StreamResponse).Payload.(type) {
+		case *a2a.Task:
+			fmt.Println("task", ev.Status.State)
+		case *a2a.TaskStatusUpdateEvent:
+			fmt.Println("status", ev.Status.State, agent.TextOf(ev.Status.Message))
+		case *a2a.TaskArtifactUpdateEvent:
+			fmt.Println("artifact", ev.Artifact.Parts[0].Content, "append", ev.Append, "last", ev.LastChunk)
+		}
+		return nil
+	})
+	if err := srv.Serve(context.Background(), agent.Call{Request: req}, sink); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// task TASK_STATE_SUBMITTED
+	// status TASK_STATE_WORKING writing
+	// artifact one append false last false
+	// artifact two append true last false
+	// artifact three append true last true
+	// status TASK_STATE_COMPLETED
 }

@@ -211,8 +211,11 @@ type Caller struct {
 }
 
 // TextOf joins the text parts of a message with newlines, in time linear
-// in their length.
+// in their length; it is "" for a nil message (a status without one).
 func TextOf(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
 	n, texts := 0, 0
 	for _, p := range m.Parts {
 		if tx, ok := p.Content.(a2a.PartText); ok {

@@ -49,6 +49,11 @@ func TestTextOfJoinsTheTextPartsInOrder(t *testing.T) {
 			}
 		})
 	}
+	t.Run("no message", func(t *testing.T) {
+		if got := TextOf(nil); got != "" {
+			t.Fatalf("TextOf(nil) = %q", got)
+		}
+	})
 }
 
 func BenchmarkTextOf100kParts(b *testing.B) {

@@ -30,12 +30,11 @@ func ExampleNewHandler() {
 		log.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	streaming := true
-	card := &a2a.AgentCard{Name: "Shouter", Description: "Upper-cases text", Version: "1.0.0",
-		SupportedInterfaces: []a2a.AgentInterface{a2ahttp.JSONRPCInterface(base + "/a2a")},
-		Capabilities:        &a2a.AgentCapabilities{Streaming: &streaming},
-		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		Skills: []a2a.AgentSkill{{ID: "shout", Name: "Shout", Description: "Upper-cases text", Tags: []string{"text"}}}}
+	card, err := agentcard.New(agentcard.Config{Name: "Shouter", Description: "Upper-cases text",
+		Interfaces: []a2a.AgentInterface{a2ahttp.JSONRPCInterface(base + "/a2a")}})
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	h, err := a2ahttp.NewHandler(a2ahttp.HandlerConfig{Server: srv, Card: card})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2abind/a2abind/agent"
+	"github.com/a2abind/a2abind/agentcard"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/requester"
 	a2amqtt "github.com/a2abind/a2abind/transport/mqtt"
@@ -34,12 +35,11 @@ func Example() {
 	defer srv.Close(context.Background())
 
 	// The responder: Client ID acme/lab/shouter, retained card online.
-	streaming := true
-	card := &a2a.AgentCard{Name: "Shouter", Description: "Upper-cases text", Version: "1.0.0",
-		SupportedInterfaces: []a2a.AgentInterface{a2amqtt.Interface(b.URL())},
-		Capabilities:        &a2a.AgentCapabilities{Streaming: &streaming},
-		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		Skills: []a2a.AgentSkill{{ID: "shout", Name: "Shout", Description: "Upper-cases text", Tags: []string{"text"}}}}
+	card, err := agentcard.New(agentcard.Config{Name: "Shouter", Description: "Upper-cases text",
+		Interfaces: []a2a.AgentInterface{a2amqtt.Interface(b.URL())}})
+	if err != nil {
+		log.Fatal(err)
+	}
 	ag, err := a2amqtt.NewAgent(ctx, a2amqtt.AgentConfig{Connection: a2amqtt.Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "shouter", Card: card, Server: srv})
 	if err != nil {
 		log.Fatal(err)
