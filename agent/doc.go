@@ -31,4 +31,12 @@
 // the task's record, hands every status and artifact update to a Notifier
 // (agent/webhook sends them over HTTP), and shows the Notifier's reports
 // (PushReport) to requesters in the task's metadata.
+//
+// # Getting started
+//
+// ExampleTurn_Artifact shows a handler streaming its work; the examples
+// of transport/mqtt and transport/http serve a handler on a wire, and
+// package agentcard builds the Agent Card they publish. The guide,
+// docs/guide.md (https://github.com/a2abind/a2abind/blob/main/docs/guide.md), walks through an agent and
+// a requester on the embedded broker, on mosquitto and over HTTP.
 package agent

@@ -16,7 +16,8 @@
 // The card is an ordinary *a2a.AgentCard: change any member afterwards
 // (and call its Validate method again), and hand it to
 // transport/mqtt.AgentConfig.Card or transport/http.HandlerConfig.Card.
-// docs/guide.md shows a whole agent.
+// The guide, docs/guide.md (https://github.com/a2abind/a2abind/blob/main/docs/guide.md),
+// shows a whole agent.
 package agentcard
 
 import (

@@ -38,5 +38,10 @@
 //
 // Over MQTT the requester makes Task.id (a UUIDv4) for a new task and To
 // names the agent or pool; over HTTP the server makes Task.id, as A2A core
-// says, and the client is bound to one endpoint.
+// says, and the client is bound to one endpoint. Client.SendMessage says
+// which Message fields the client fills (MessageID, Role, TaskID).
+//
+// The package example holds a two-turn conversation with an agent over
+// HTTP; transport/mqtt's does the same over MQTT. The guide,
+// docs/guide.md (https://github.com/a2abind/a2abind/blob/main/docs/guide.md), has both.
 package requester

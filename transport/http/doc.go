@@ -24,6 +24,13 @@
 // (mux.Handle("/a2a", h)), CardHandler is the card (mount it at
 // WellKnownCardPath of the server's root).
 //
+// # Getting started
+//
+// ExampleNewHandler serves an agent and calls it; the requester side is
+// NewClient (package requester's example). The guide,
+// docs/guide.md (https://github.com/a2abind/a2abind/blob/main/docs/guide.md), shows a whole agent and
+// requester over both transports.
+//
 // # The endpoint
 //
 // All eleven methods of A2A v1.0 are served through the runtime, which

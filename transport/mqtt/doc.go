@@ -25,6 +25,14 @@
 //   - Watch follows the discovery topics of an org/unit and reports
 //     presence changes.
 //
+// # Getting started
+//
+// The package example runs an agent and a requester on the embedded
+// broker (package broker) in one program. The guide, docs/guide.md (https://github.com/a2abind/a2abind/blob/main/docs/guide.md),
+// shows the same on mosquitto, the topics and user properties at a
+// glance, and serving one agent over MQTT and HTTP at once; package
+// agentcard builds the card an Agent publishes.
+//
 // # Reconnects
 //
 // autopaho reconnects whenever a connection is lost, and the binding makes
