@@ -234,8 +234,9 @@ func jsonLines(t *testing.T, out string) []sendLine {
 // TestReferenceAgentBehaviours drives `a2a agent` with `a2a send` over the
 // embedded broker and over mosquitto.
 func TestReferenceAgentBehaviours(t *testing.T) {
-	for _, b := range mqtttest.Brokers(t) {
-		t.Run(b.Name(), func(t *testing.T) {
+	for _, name := range mqtttest.BrokerNames() {
+		t.Run(name, func(t *testing.T) {
+			b := mqtttest.Start(t, name)
 			state := t.TempDir()
 			env := []string{"XDG_STATE_HOME=" + state}
 			ag := start(t, "agent", "--broker", b.URL(), "--org", "acme", "--unit", "lab", "--id", "echo")
@@ -349,8 +350,9 @@ func waitStatus(t *testing.T, w *a2amqtt.Watcher, agentID string, st presence.St
 // closes); a hung agent (SIGSTOP, socket open) fires it through the broker's
 // keep-alive, never before one keep-alive has passed.
 func TestCrashedAgentsWill(t *testing.T) {
-	for _, b := range mqtttest.Brokers(t) {
-		t.Run(b.Name(), func(t *testing.T) {
+	for _, name := range mqtttest.BrokerNames() {
+		t.Run(name, func(t *testing.T) {
+			b := mqtttest.Start(t, name)
 			w, err := a2amqtt.Watch(context.Background(), a2amqtt.WatchConfig{Connection: a2amqtt.Connection{Broker: b.URL()}, Org: "acme", Unit: "crash"})
 			if err != nil {
 				t.Fatal(err)

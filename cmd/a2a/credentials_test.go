@@ -481,9 +481,14 @@ func TestBrokerURLCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	m := mqtttest.StartMosquitto(t, mqtttest.WithPasswordFile(passwd))
-	for _, b := range []struct{ name, url string }{{mqtttest.NameEmbedded, e.URL()}, {mqtttest.NameMosquitto, m.URL()}} {
+	// mosquitto starts in its own subtest: without it, that subtest alone fails.
+	mosquitto := func(t *testing.T) string { return mqtttest.StartMosquitto(t, mqtttest.WithPasswordFile(passwd)).URL() }
+	for _, b := range []struct {
+		name string
+		url  func(*testing.T) string
+	}{{mqtttest.NameEmbedded, func(*testing.T) string { return e.URL() }}, {mqtttest.NameMosquitto, mosquitto}} {
 		t.Run(b.name, func(t *testing.T) {
+			b := struct{ name, url string }{b.name, b.url(t)}
 			var outputs []string
 			noPassword := func() {
 				t.Helper()

@@ -275,11 +275,10 @@ func taskIDOf(payload []byte) string {
 }
 
 // forEachBroker runs fn against the embedded broker and against Debian's
-// mosquitto (which the test fails without, never skips).
+// mosquitto, each started in its own subtest: without mosquitto its
+// subtest fails (never skips) and the embedded one still runs.
 func forEachBroker(t *testing.T, fn func(t *testing.T, b mqtttest.Broker)) {
-	for _, b := range mqtttest.Brokers(t) {
-		t.Run(b.Name(), func(t *testing.T) { fn(t, b) })
-	}
+	mqtttest.ForEach(t, fn)
 }
 
 // site is a broker as the library's users reach it: its connection (URL
@@ -305,25 +304,43 @@ func (s site) client(cfg *ClientConfig) {
 // forEachSite runs fn on every broker the stories run on: the embedded
 // broker and mosquitto under the profile's root, mosquitto under the root
 // a2a/v1, and ejabberd (which refuses $ topics, docs/protocol.md §1.5)
-// under a2a/v1 with the login it needs. The tests fail without mosquitto
-// or ejabberd; they never skip.
+// under a2a/v1 with the login it needs. Each site's broker starts in the
+// site's subtest: without mosquitto or ejabberd their subtests fail (never
+// skip), and the embedded broker's still runs.
 func forEachSite(t *testing.T, fn func(t *testing.T, s site)) {
 	plain, err := mqttbind.ParseRoot(mqtttest.EjabberdRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	brokers := mqtttest.Brokers(t)
-	mosquitto := brokers[1]
-	ej := mqtttest.StartEjabberd(t)
-	sites := []site{
-		{name: brokers[0].Name(), b: brokers[0], conn: Connection{Broker: brokers[0].URL()}},
-		{name: mosquitto.Name(), b: mosquitto, conn: Connection{Broker: mosquitto.URL()}},
-		{name: mosquitto.Name() + " under " + plain.String(), b: mosquitto, conn: Connection{Broker: mosquitto.URL()}, root: plain},
-		{name: ej.Name() + " under " + plain.String(), b: ej, root: plain,
-			conn: Connection{Broker: ej.URL(), Username: mqtttest.EjabberdUsername, Password: []byte(mqtttest.EjabberdPassword)}},
+	plainName := " under " + plain.String()
+	sites := []struct {
+		name  string
+		start func(t *testing.T) site
+	}{
+		{mqtttest.NameEmbedded, func(t *testing.T) site {
+			b := mqtttest.StartEmbedded(t)
+			return site{b: b, conn: Connection{Broker: b.URL()}}
+		}},
+		{mqtttest.NameMosquitto, func(t *testing.T) site {
+			b := mqtttest.StartMosquitto(t)
+			return site{b: b, conn: Connection{Broker: b.URL()}}
+		}},
+		{mqtttest.NameMosquitto + plainName, func(t *testing.T) site {
+			b := mqtttest.StartMosquitto(t)
+			return site{b: b, conn: Connection{Broker: b.URL()}, root: plain}
+		}},
+		{mqtttest.NameEjabberd + plainName, func(t *testing.T) site {
+			ej := mqtttest.StartEjabberd(t)
+			return site{b: ej, root: plain,
+				conn: Connection{Broker: ej.URL(), Username: mqtttest.EjabberdUsername, Password: []byte(mqtttest.EjabberdPassword)}}
+		}},
 	}
-	for _, s := range sites {
-		t.Run(s.name, func(t *testing.T) { fn(t, s) })
+	for _, c := range sites {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.start(t)
+			s.name = c.name
+			fn(t, s)
+		})
 	}
 }
 

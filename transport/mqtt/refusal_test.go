@@ -381,43 +381,50 @@ func TestCapabilitiesFromConnack(t *testing.T) {
 	t.Cleanup(func() { embedded.Close() })
 	offers := BrokerCapabilities{MaximumQoS: 2, RetainAvailable: true, WildcardSubscriptionAvailable: true,
 		SharedSubscriptionAvailable: true, SubscriptionIdentifiersAvailable: true, MaximumPacketSize: 1 << 20, ReceiveMaximum: 1024}
+	mosquitto := func(conf ...string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			return mqtttest.StartMosquitto(t, mqtttest.WithMosquittoConfig(conf...)).URL()
+		}
+	}
+	// Each broker starts in its case's subtest: a missing mosquitto fails
+	// its cases alone.
 	for _, c := range []struct {
-		name string
-		url  string
-		want func(*BrokerCapabilities)
+		name   string
+		broker func(t *testing.T) string // its URL
+		want   func(*BrokerCapabilities)
 	}{
-		{"embedded with MaxPacketSize and ReceiveMaximum", embedded.URL(), func(b *BrokerCapabilities) {
+		{"embedded with MaxPacketSize and ReceiveMaximum", func(*testing.T) string { return embedded.URL() }, func(b *BrokerCapabilities) {
 			b.MaximumPacketSize, b.ReceiveMaximum = 300000, 50
 		}},
-		{"embedded, mqtttest's", mqtttest.StartEmbedded(t).URL(), nil},
+		{"embedded, mqtttest's", func(t *testing.T) string { return mqtttest.StartEmbedded(t).URL() }, nil},
 		// mosquitto announces its topic alias maximum (10 unless set).
-		{"mosquitto, mqtttest's", mqtttest.StartMosquitto(t).URL(), func(b *BrokerCapabilities) { b.TopicAliasMaximum = 10 }},
+		{"mosquitto, mqtttest's", mosquitto(), func(b *BrokerCapabilities) { b.TopicAliasMaximum = 10 }},
 		{"mosquitto with max_qos 1, max_packet_size, max_inflight_messages, max_topic_alias",
-			mqtttest.StartMosquitto(t, mqtttest.WithMosquittoConfig("max_qos 1", "max_packet_size 300000",
-				"max_inflight_messages 50", "max_topic_alias 7")).URL(),
+			mosquitto("max_qos 1", "max_packet_size 300000", "max_inflight_messages 50", "max_topic_alias 7"),
 			func(b *BrokerCapabilities) {
 				b.MaximumQoS, b.MaximumPacketSize, b.ReceiveMaximum, b.TopicAliasMaximum = 1, 300000, 50, 7
 			}},
-		{"mosquitto with retain_available false", mqtttest.StartMosquitto(t, mqtttest.WithMosquittoConfig("retain_available false")).URL(),
+		{"mosquitto with retain_available false", mosquitto("retain_available false"),
 			func(b *BrokerCapabilities) { b.RetainAvailable, b.TopicAliasMaximum = false, 10 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			url := c.broker(t)
 			want := offers
 			if c.want != nil {
 				c.want(&want)
 			}
 			logged := &recordLog{min: slog.LevelInfo}
 			log := slog.New(logged)
-			cl := startClient(t, c.url, "caps", func(cfg *ClientConfig) { cfg.Requester.Logger = log })
-			w, err := Watch(testCtx(t), WatchConfig{Connection: Connection{Broker: c.url}, Org: "acme", Unit: "lab", Logger: log})
+			cl := startClient(t, url, "caps", func(cfg *ClientConfig) { cfg.Requester.Logger = log })
+			w, err := Watch(testCtx(t), WatchConfig{Connection: Connection{Broker: url}, Org: "acme", Unit: "lab", Logger: log})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { w.Close(context.Background()) })
 			got := map[string]BrokerCapabilities{"client": cl.BrokerCapabilities(), "watch": w.BrokerCapabilities()}
 			if want.RetainAvailable {
-				a := startAgent(t, AgentConfig{Connection: Connection{Broker: c.url}, Org: "acme", Unit: "lab", ID: "caps",
+				a := startAgent(t, AgentConfig{Connection: Connection{Broker: url}, Org: "acme", Unit: "lab", ID: "caps",
 					Card: testCard("Caps"), Server: echoServer(t), Logger: log})
 				got["agent"] = a.BrokerCapabilities()
 			}

@@ -19,8 +19,9 @@ import (
 // retry profile republishes with the same Task.id, and dedup by Task.id
 // answers it with the task, never creating a second one.
 func TestBrokerRestartRecoversThroughTheRetryProfile(t *testing.T) {
-	for _, b := range []mqtttest.Broker{mqtttest.StartMosquitto(t, mqtttest.WithPersistence()), mqtttest.StartEmbedded(t, mqtttest.WithPersistence())} {
-		t.Run(b.Name(), func(t *testing.T) {
+	for _, name := range mqtttest.BrokerNames() {
+		t.Run(name, func(t *testing.T) {
+			b := mqtttest.Start(t, name, mqtttest.WithPersistence())
 			store := taskstore.NewMemory(nil)
 			started := make(chan struct{}, 4)
 			release := make(chan struct{})

@@ -183,11 +183,9 @@ func TestTopicRootSecuredBrokers(t *testing.T) {
 	login := func(b mqtttest.Broker, user string) Connection {
 		return Connection{Broker: b.URL(), Username: user, Password: []byte("pw-" + user)}
 	}
-	for _, b := range []mqtttest.Broker{
-		mqtttest.StartEmbedded(t, mqtttest.WithPasswordFile(pw), mqtttest.WithRoot(root)),
-		mqtttest.StartMosquitto(t, mqtttest.WithPasswordFile(pw), mqtttest.WithRoot(root)),
-	} {
-		t.Run(b.Name(), func(t *testing.T) {
+	for _, name := range mqtttest.BrokerNames() {
+		t.Run(name, func(t *testing.T) {
+			b := mqtttest.Start(t, name, mqtttest.WithPasswordFile(pw), mqtttest.WithRoot(root))
 			seen := make(chan string, 100)
 			spy := dialRawAs(t, b.URL(), "acme/lab/intruder", "acme/lab/intruder", "pw-acme/lab/intruder", "#", "a2a/v1/#", "+/#", "a2a/v1/discovery/acme/lab/+")
 			spy.each(t, func(m message) { seen <- m.topic })

@@ -259,11 +259,12 @@ func (f *takeoverFixture) showLogs(t *testing.T) {
 // gets the embedded broker's warnings and errors (nil for mosquitto, whose
 // log the test shows when it fails).
 func forEachBrokerParallel(t *testing.T, fn func(t *testing.T, b mqtttest.Broker, brokerLog *recordLog)) {
-	brokerLog := &recordLog{min: slog.LevelWarn}
-	for _, b := range mqtttest.Brokers(t, mqtttest.WithLogger(slog.New(brokerLog))) {
-		t.Run(b.Name(), func(t *testing.T) {
+	for _, name := range mqtttest.BrokerNames() {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if b.Name() == mqtttest.NameEmbedded {
+			brokerLog := &recordLog{min: slog.LevelWarn}
+			b := mqtttest.Start(t, name, mqtttest.WithLogger(slog.New(brokerLog)))
+			if name == mqtttest.NameEmbedded {
 				fn(t, b, brokerLog)
 			} else {
 				fn(t, b, nil)

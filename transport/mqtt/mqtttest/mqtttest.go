@@ -3,16 +3,27 @@ Package mqtttest starts MQTT v5 brokers for tests: Debian's mosquitto on a
 free loopback port with a generated configuration file, and the embedded
 broker of transport/mqtt/broker. Each is stopped when the test ends.
 
-End-to-end tests run against both:
+End-to-end tests run against both, each broker started inside its own
+subtest:
 
-	for _, b := range mqtttest.Brokers(t) {
-		t.Run(b.Name(), func(t *testing.T) {
+	mqtttest.ForEach(t, func(t *testing.T, b mqtttest.Broker) {
+		// connect to b.URL()
+	})
+
+or, where the subtest's body should keep its place:
+
+	for _, name := range mqtttest.BrokerNames() {
+		t.Run(name, func(t *testing.T) {
+			b := mqtttest.Start(t, name)
 			// connect to b.URL()
 		})
 	}
 
-mosquitto is mandatory: when its binary is missing the test fails (never
-skips) and says how to install it (apt-get install -y mosquitto). Its
+mosquitto is mandatory: when its binary is missing the test that starts
+it fails (never skips) and says how to install it (apt-get install -y
+mosquitto). Since each broker starts in its own subtest, only the mosquitto
+subtests fail then; the embedded broker's subtests run and pass without
+it. Its
 configuration sets what docs/protocol.md §12 says changes results:
 set_tcp_nodelay (without it every QoS 1 request/reply stalls about 44 ms),
 and raised queue and in-flight limits (at the defaults a wildcard
@@ -137,9 +148,34 @@ func WithRoot(root mqttbind.Root) Option {
 	return func(o *options) { o.root = root }
 }
 
-// Brokers starts the embedded broker and mosquitto, in that order, for a
-// table-driven test.
-func Brokers(t testing.TB, opts ...Option) []Broker {
+// BrokerNames are the names of the brokers end-to-end tests run on, in
+// the order they run: NameEmbedded, then NameMosquitto. Give each to Start
+// inside the subtest of that name.
+func BrokerNames() []string { return []string{NameEmbedded, NameMosquitto} }
+
+// Start starts the broker called name (NameEmbedded or NameMosquitto) for
+// t, as StartEmbedded or StartMosquitto would; an unknown name fails the
+// test. Call it inside the broker's own subtest, so that a missing
+// mosquitto fails that subtest alone.
+func Start(t testing.TB, name string, opts ...Option) Broker {
 	t.Helper()
-	return []Broker{StartEmbedded(t, opts...), StartMosquitto(t, opts...)}
+	switch name {
+	case NameEmbedded:
+		return StartEmbedded(t, opts...)
+	case NameMosquitto:
+		return StartMosquitto(t, opts...)
+	}
+	t.Fatalf("mqtttest: no broker %q (want %s or %s)", name, NameEmbedded, NameMosquitto)
+	return nil
+}
+
+// ForEach runs fn in one subtest per broker of BrokerNames, named after
+// it, each broker started with opts inside its subtest (and stopped when
+// that subtest ends). A broker that cannot start, such as a missing
+// mosquitto, fails its own subtest only.
+func ForEach(t *testing.T, fn func(t *testing.T, b Broker), opts ...Option) {
+	t.Helper()
+	for _, name := range BrokerNames() {
+		t.Run(name, func(t *testing.T) { fn(t, Start(t, name, opts...)) })
+	}
 }

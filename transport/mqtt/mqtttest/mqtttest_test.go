@@ -3,6 +3,8 @@ package mqtttest
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -16,40 +18,48 @@ import (
 // TestBrokersRoundTrip: both brokers start, accept a v5 CONNECT, and carry
 // a QoS 1 publish with a user property to a subscriber.
 func TestBrokersRoundTrip(t *testing.T) {
-	brokers := Brokers(t)
-	if len(brokers) != 2 || brokers[0].Name() != NameEmbedded || brokers[1].Name() != NameMosquitto {
-		t.Fatalf("Brokers: %v", brokers)
+	if names := BrokerNames(); len(names) != 2 || names[0] != NameEmbedded || names[1] != NameMosquitto {
+		t.Fatalf("BrokerNames: %v", names)
 	}
-	for _, b := range brokers {
-		t.Run(b.Name(), func(t *testing.T) {
-			if want := "mqtt://" + b.Addr(); b.URL() != want || !strings.HasPrefix(b.Addr(), "127.0.0.1:") {
-				t.Errorf("URL %q, Addr %q", b.URL(), b.Addr())
-			}
-			topic, err := mqttbind.RequestTopic("o", "u", "a")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sub := connect(t, b.Addr(), "o/u/a", nil)
-			sub.subscribe(topic, 1)
-			pub := connect(t, b.Addr(), "o/u/requester", nil)
-			resp := pub.publish(&paho.Publish{Topic: topic, QoS: 1, Payload: []byte("hello"),
-				Properties: &paho.PublishProperties{User: paho.UserProperties{{Key: mqttbind.PropContextID, Value: "ctx"}}}})
-			if resp.ReasonCode != 0 {
-				t.Errorf("PUBACK reason %#x", resp.ReasonCode)
-			}
-			m := sub.await(topic)
-			if string(m.Payload) != "hello" || m.Properties == nil || m.Properties.User.Get(mqttbind.PropContextID) != "ctx" {
-				t.Errorf("received %q with properties %+v", m.Payload, m.Properties)
-			}
-		})
-	}
+	ran := map[string]bool{}
+	t.Cleanup(func() {
+		if !ran[NameEmbedded] || !ran[NameMosquitto] {
+			t.Errorf("ForEach ran on %v, want both brokers", ran)
+		}
+	})
+	ForEach(t, func(t *testing.T, b Broker) {
+		ran[b.Name()] = true
+		if t.Name() != "TestBrokersRoundTrip/"+b.Name() {
+			t.Errorf("broker %s in subtest %s", b.Name(), t.Name())
+		}
+		if want := "mqtt://" + b.Addr(); b.URL() != want || !strings.HasPrefix(b.Addr(), "127.0.0.1:") {
+			t.Errorf("URL %q, Addr %q", b.URL(), b.Addr())
+		}
+		topic, err := mqttbind.RequestTopic("o", "u", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub := connect(t, b.Addr(), "o/u/a", nil)
+		sub.subscribe(topic, 1)
+		pub := connect(t, b.Addr(), "o/u/requester", nil)
+		resp := pub.publish(&paho.Publish{Topic: topic, QoS: 1, Payload: []byte("hello"),
+			Properties: &paho.PublishProperties{User: paho.UserProperties{{Key: mqttbind.PropContextID, Value: "ctx"}}}})
+		if resp.ReasonCode != 0 {
+			t.Errorf("PUBACK reason %#x", resp.ReasonCode)
+		}
+		m := sub.await(topic)
+		if string(m.Payload) != "hello" || m.Properties == nil || m.Properties.User.Get(mqttbind.PropContextID) != "ctx" {
+			t.Errorf("received %q with properties %+v", m.Payload, m.Properties)
+		}
+	})
 }
 
 // TestBrokersRestartKeepsRetained: with persistence, a retained card
 // survives Restart on the same URL.
 func TestBrokersRestartKeepsRetained(t *testing.T) {
-	for _, b := range Brokers(t, WithPersistence()) {
-		t.Run(b.Name(), func(t *testing.T) {
+	for _, name := range BrokerNames() {
+		t.Run(name, func(t *testing.T) {
+			b := Start(t, name, WithPersistence())
 			topic, err := mqttbind.DiscoveryTopic("o", "u", "a")
 			if err != nil {
 				t.Fatal(err)
@@ -95,12 +105,16 @@ func TestEmbeddedBrokerStatus(t *testing.T) {
 // and the same shared subscriber receives a topic without "$". The same
 // check on the embedded broker shows that it detects a delivery.
 func TestMosquittoSharedSubscriptionSkipsDollarTopics(t *testing.T) {
-	if sharedDollarDelivered(t, StartMosquitto(t).Addr()) {
-		t.Fatalf("mosquitto now delivers $-topics to shared subscriptions: enable the pool story on mosquitto")
-	}
-	if !sharedDollarDelivered(t, StartEmbedded(t).Addr()) {
-		t.Fatalf("the embedded broker did not deliver the pool request to the shared subscription")
-	}
+	t.Run(NameMosquitto, func(t *testing.T) {
+		if sharedDollarDelivered(t, StartMosquitto(t).Addr()) {
+			t.Fatalf("mosquitto now delivers $-topics to shared subscriptions: enable the pool story on mosquitto")
+		}
+	})
+	t.Run(NameEmbedded, func(t *testing.T) {
+		if !sharedDollarDelivered(t, StartEmbedded(t).Addr()) {
+			t.Fatalf("the embedded broker did not deliver the pool request to the shared subscription")
+		}
+	})
 }
 
 // sharedDollarDelivered publishes a pool request and reports whether the
@@ -275,24 +289,75 @@ func (f *fatalTB) Skipf(string, ...any) { f.skipped = true; runtime.Goexit() }
 func (f *fatalTB) SkipNow()             { f.skipped = true; runtime.Goexit() }
 
 // TestStartMosquittoFails: a missing binary fails the test (never skips)
-// with the install command; so does asking mosquitto for broker status.
+// with the install command; so does asking mosquitto for broker status,
+// and Start given a broker name it does not know.
 func TestStartMosquittoFails(t *testing.T) {
 	for _, c := range []struct {
-		opts []Option
-		want string
+		name  string
+		start func(testing.TB)
+		want  string
 	}{
-		{[]Option{WithMosquittoBinary("/nonexistent/mosquitto")}, "apt-get install -y mosquitto"},
-		{[]Option{WithBrokerStatus()}, "no broker-managed status"},
+		{"missing binary", func(f testing.TB) { StartMosquitto(f, WithMosquittoBinary("/nonexistent/mosquitto")) }, "apt-get install -y mosquitto"},
+		{"missing binary, by name", func(f testing.TB) { Start(f, NameMosquitto, WithMosquittoBinary("/nonexistent/mosquitto")) }, "apt-get install -y mosquitto"},
+		{"broker status", func(f testing.TB) { StartMosquitto(f, WithBrokerStatus()) }, "no broker-managed status"},
+		{"unknown name", func(f testing.TB) { Start(f, "emqx") }, `no broker "emqx"`},
 	} {
 		f := &fatalTB{TB: t}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			StartMosquitto(f, c.opts...)
+			c.start(f)
 		}()
 		<-done
 		if f.skipped || !strings.Contains(f.msg, c.want) {
-			t.Errorf("StartMosquitto: skipped=%v, failure %q; want a failure saying %q", f.skipped, f.msg, c.want)
+			t.Errorf("%s: skipped=%v, failure %q; want a failure saying %q", c.name, f.skipped, f.msg, c.want)
 		}
+	}
+}
+
+// forEachChildEnv makes TestForEachWithoutMosquitto the child run.
+const forEachChildEnv = "MQTTTEST_FOREACH_CHILD"
+
+// TestForEachWithoutMosquitto: without a mosquitto binary, ForEach's
+// embedded subtest still runs and passes and only the mosquitto subtest
+// fails, with the install command. The test runs its own binary again
+// (the child, where the mosquitto binary is one that does not exist) and
+// reads the verdicts of the child's subtests.
+func TestForEachWithoutMosquitto(t *testing.T) {
+	if os.Getenv(forEachChildEnv) == "1" {
+		ForEach(t, func(t *testing.T, b Broker) {
+			topic, err := mqttbind.RequestTopic("o", "u", "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub := connect(t, b.Addr(), "o/u/a", nil)
+			sub.subscribe(topic, 1)
+			pub := connect(t, b.Addr(), "o/u/requester", nil)
+			pub.publish(&paho.Publish{Topic: topic, QoS: 1, Payload: []byte("hello")})
+			if m := sub.await(topic); string(m.Payload) != "hello" {
+				t.Errorf("received %q", m.Payload)
+			}
+		}, WithMosquittoBinary("/nonexistent/mosquitto"))
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestForEachWithoutMosquitto$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), forEachChildEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("child run: %v, want exit status 1\n%s", err, out)
+	}
+	for _, want := range []string{
+		"--- PASS: TestForEachWithoutMosquitto/embedded",
+		"--- FAIL: TestForEachWithoutMosquitto/mosquitto",
+		"mosquitto binary /nonexistent/mosquitto",
+		"apt-get install -y mosquitto",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("child output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "--- SKIP") {
+		t.Errorf("a subtest was skipped:\n%s", out)
 	}
 }

@@ -157,8 +157,9 @@ func (c *secureClient) next(what string) *paho.Publish {
 // embedded broker's only; docs/protocol.md §13.4 has the table.
 func TestSecuredBrokers(t *testing.T) {
 	pw := writePasswords(t, userEcho, userMallory, userReq)
-	for _, b := range Brokers(t, WithPasswordFile(pw)) {
-		t.Run(b.Name(), func(t *testing.T) {
+	for _, name := range BrokerNames() {
+		t.Run(name, func(t *testing.T) {
+			b := Start(t, name, WithPasswordFile(pw))
 			embedded := b.Name() == NameEmbedded
 			echoTopic, _ := mqttbind.DiscoveryTopic("acme", "lab", "echo")
 			echoRequests, _ := mqttbind.RequestTopic("acme", "lab", "echo")
@@ -289,8 +290,9 @@ func TestSecuredBrokers(t *testing.T) {
 // in MosquittoConfig, the embedded broker by default).
 func TestSecuredBrokersHugePublish(t *testing.T) {
 	pw := writePasswords(t, userMallory)
-	for _, b := range Brokers(t, WithPasswordFile(pw)) {
-		t.Run(b.Name(), func(t *testing.T) {
+	for _, name := range BrokerNames() {
+		t.Run(name, func(t *testing.T) {
+			b := Start(t, name, WithPasswordFile(pw))
 			conn, err := net.Dial("tcp", b.Addr())
 			if err != nil {
 				t.Fatal(err)
