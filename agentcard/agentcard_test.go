@@ -128,7 +128,7 @@ func TestSkillID(t *testing.T) {
 		{"Echo", "echo"},
 		{"Recipe Agent", "recipe-agent"},
 		{"  --Shout  it!--", "shout-it"},
-		{"v2.0 helper", "v2-0-helper"},
+		{"v2.0 planner", "v2-0-planner"},
 		{"Über Agent", "über-agent"},
 		{"!!!", "agent"},
 		{"", "agent"},

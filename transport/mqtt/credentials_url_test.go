@@ -99,9 +99,10 @@ func TestBrokerURLCredentials(t *testing.T) {
 			}
 		}
 	}
-	for _, b := range securedBrokers(t, pw, "") {
-		t.Run(b.name, func(t *testing.T) {
+	for _, sb := range securedBrokers(t, pw, "") {
+		t.Run(sb.name, func(t *testing.T) {
 			t.Parallel()
+			b := sb.start(t)
 			agentURL := credentialsURL(t, b.url, stopAgent, urlPassword)
 			if !strings.Contains(agentURL, "acme%2Flab%2Fecho:") || !strings.Contains(agentURL, "%252F") {
 				t.Fatalf("the URL is not percent-encoded: %s", agentURL)

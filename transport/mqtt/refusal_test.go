@@ -195,7 +195,15 @@ type secured struct {
 	denials func() broker.Denials
 }
 
-func securedBrokers(t *testing.T, pw, deny string) []secured {
+// securedBroker names a secured broker and starts it; call start in the
+// broker's own subtest, so that a missing mosquitto fails its subtest
+// alone.
+type securedBroker struct {
+	name  string
+	start func(t *testing.T) secured
+}
+
+func securedBrokers(t *testing.T, pw, deny string) []securedBroker {
 	t.Helper()
 	var acl string
 	if deny != "" {
@@ -204,17 +212,22 @@ func securedBrokers(t *testing.T, pw, deny string) []secured {
 			t.Fatal(err)
 		}
 	}
-	e, err := broker.Start(testCtx(t), broker.Config{PasswordFile: pw, ACLFile: acl})
-	if err != nil {
-		t.Fatal(err)
+	embedded := func(t *testing.T) secured {
+		e, err := broker.Start(testCtx(t), broker.Config{PasswordFile: pw, ACLFile: acl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return secured{name: mqtttest.NameEmbedded, url: e.URL(), denials: e.Denials}
 	}
-	t.Cleanup(func() { e.Close() })
-	opts := []mqtttest.Option{mqtttest.WithPasswordFile(pw)}
-	if acl != "" {
-		opts = append(opts, mqtttest.WithACLFile(acl))
+	mosquitto := func(t *testing.T) secured {
+		opts := []mqtttest.Option{mqtttest.WithPasswordFile(pw)}
+		if acl != "" {
+			opts = append(opts, mqtttest.WithACLFile(acl))
+		}
+		return secured{name: mqtttest.NameMosquitto, url: mqtttest.StartMosquitto(t, opts...).URL()}
 	}
-	m := mqtttest.StartMosquitto(t, opts...)
-	return []secured{{name: mqtttest.NameEmbedded, url: e.URL(), denials: e.Denials}, {name: mqtttest.NameMosquitto, url: m.URL()}}
+	return []securedBroker{{mqtttest.NameEmbedded, embedded}, {mqtttest.NameMosquitto, mosquitto}}
 }
 
 // TestRefusedConnectFailsAtOnce: a CONNECT the broker refuses (a wrong
@@ -229,8 +242,8 @@ func TestRefusedConnectFailsAtOnce(t *testing.T) {
 	wrong := func(user string) Connection {
 		return Connection{Username: user, Password: []byte("not-the-password"), ConnectTimeout: time.Hour}
 	}
-	for _, b := range securedBrokers(t, pw, "") {
-		for _, c := range []struct {
+	for _, sb := range securedBrokers(t, pw, "") {
+		cases := []struct {
 			name  string
 			start func(t *testing.T, c Connection) error
 		}{
@@ -246,30 +259,35 @@ func TestRefusedConnectFailsAtOnce(t *testing.T) {
 				_, err := Watch(testCtx(t), WatchConfig{Connection: c, Org: "acme", Unit: "lab", ClientID: stopWatch})
 				return err
 			}},
-		} {
-			t.Run(b.name+"/"+c.name, func(t *testing.T) {
-				t.Parallel()
-				conn := wrong(map[string]string{"client": stopClient, "agent": stopAgent, "watch": stopWatch}[c.name])
-				conn.Broker = b.url
-				err := c.start(t, conn)
-				var ce *ConnectError
-				if !errors.As(err, &ce) {
-					t.Fatalf("err = %v, want a *ConnectError", err)
-				}
-				// 0x86 from the embedded broker; mosquitto 2.0.11 says 0x87
-				// (MQTT v5 §3.2.2.2 allows either).
-				if ce.ReasonCode != 0x86 && ce.ReasonCode != 0x87 {
-					t.Errorf("CONNACK 0x%02x, want 0x86 or 0x87", ce.ReasonCode)
-				}
-				if name := ReasonName(ce.ReasonCode); !strings.Contains(err.Error(), fmt.Sprintf("0x%02x %s", ce.ReasonCode, name)) {
-					t.Errorf("%q does not name the reason code", err)
-				}
-				if errors.Is(err, ErrBrokerUnreachable) || !IsRefusal(err) {
-					t.Errorf("%v: unreachable %v, refusal %v; want a refusal of a broker reached",
-						err, errors.Is(err, ErrBrokerUnreachable), IsRefusal(err))
-				}
-			})
 		}
+		t.Run(sb.name, func(t *testing.T) {
+			t.Parallel()
+			b := sb.start(t)
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
+					conn := wrong(map[string]string{"client": stopClient, "agent": stopAgent, "watch": stopWatch}[c.name])
+					conn.Broker = b.url
+					err := c.start(t, conn)
+					var ce *ConnectError
+					if !errors.As(err, &ce) {
+						t.Fatalf("err = %v, want a *ConnectError", err)
+					}
+					// 0x86 from the embedded broker; mosquitto 2.0.11 says 0x87
+					// (MQTT v5 §3.2.2.2 allows either).
+					if ce.ReasonCode != 0x86 && ce.ReasonCode != 0x87 {
+						t.Errorf("CONNACK 0x%02x, want 0x86 or 0x87", ce.ReasonCode)
+					}
+					if name := ReasonName(ce.ReasonCode); !strings.Contains(err.Error(), fmt.Sprintf("0x%02x %s", ce.ReasonCode, name)) {
+						t.Errorf("%q does not name the reason code", err)
+					}
+					if errors.Is(err, ErrBrokerUnreachable) || !IsRefusal(err) {
+						t.Errorf("%v: unreachable %v, refusal %v; want a refusal of a broker reached",
+							err, errors.Is(err, ErrBrokerUnreachable), IsRefusal(err))
+					}
+				})
+			}
+		})
 	}
 }
 
@@ -284,9 +302,10 @@ func TestRefusedPublishEndsTheRequest(t *testing.T) {
 	t.Parallel()
 	pw := writeUsers(t, stopAgent, stopClient)
 	brokers := securedBrokers(t, pw, "user acme/lab/req\ntopic deny $a2a/v1/request/acme/lab/echo\n")
-	for _, b := range brokers {
-		t.Run(b.name, func(t *testing.T) {
+	for _, sb := range brokers {
+		t.Run(sb.name, func(t *testing.T) {
 			t.Parallel()
+			b := sb.start(t)
 			startAgent(t, AgentConfig{Connection: userConnection(b.url, stopAgent), Org: "acme", Unit: "lab", ID: "echo",
 				Card: testCard("Echo"), Server: echoServer(t)})
 			c := startClient(t, b.url, "req", func(cfg *ClientConfig) {
