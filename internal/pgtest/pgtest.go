@@ -28,7 +28,7 @@ own instead, stopped when that test ends.
 
 A node is tuned for tests, not for keeping data: fsync, synchronous_commit
 and full_page_writes are off (PostgreSQL's documentation, "Non-Durable
-Settings"), authentication is trust, on 127.0.0.1 only. Whatever happens
+Settings"; StartDurable leaves them on, for benchmarks), authentication is trust, on 127.0.0.1 only. Whatever happens
 to the test binary, the postmaster gets SIGQUIT when it exits (the parent
 death signal), so no node outlives its tests.
 */
@@ -85,6 +85,7 @@ type Server struct {
 	lastLog string // the log, once Stop removed it
 	port    int
 	cred    *syscall.Credential // nil: run as ourselves
+	durable bool                // PostgreSQL's defaults for fsync and the like (StartDurable)
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd     // postgres; nil once stopped
@@ -190,7 +191,21 @@ func credential() (*syscall.Credential, error) {
 // tests share one node instead (NewDatabase).
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s, err := start(os.Getenv("PATH"), debianBinGlob)
+	return startFor(t, false)
+}
+
+// StartDurable is Start with a node that keeps its data as PostgreSQL does
+// by default: fsync, synchronous_commit and full_page_writes on, each
+// commit flushed to disk before it is acknowledged. Benchmarks use it to
+// measure what a production node pays; tests need not.
+func StartDurable(t testing.TB) *Server {
+	t.Helper()
+	return startFor(t, true)
+}
+
+func startFor(t testing.TB, durable bool) *Server {
+	t.Helper()
+	s, err := start(durable, os.Getenv("PATH"), debianBinGlob)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
@@ -207,7 +222,7 @@ func Start(t testing.TB) *Server {
 
 // start initialises and starts a node with the binaries found on path or
 // globs.
-func start(path string, globs ...string) (*Server, error) {
+func start(durable bool, path string, globs ...string) (*Server, error) {
 	bin, err := binaries(path, globs...)
 	if err != nil {
 		return nil, err
@@ -222,7 +237,7 @@ func start(path string, globs ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin, dir: dir, logPath: filepath.Join(dir, "postgres.log"), cred: cred}
+	s := &Server{bin: bin, dir: dir, logPath: filepath.Join(dir, "postgres.log"), cred: cred, durable: durable}
 	if err := s.init(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -289,11 +304,14 @@ func (s *Server) run() error {
 		return err
 	}
 	defer logFile.Close() // the child has its own descriptor
-	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"),
-		"-c", "listen_addresses=127.0.0.1", "-c", "port="+strconv.Itoa(s.port),
-		"-c", "unix_socket_directories="+s.dir,
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=200", "-c", "shared_buffers=64MB")
+	args := []string{"-D", filepath.Join(s.dir, "data"),
+		"-c", "listen_addresses=127.0.0.1", "-c", "port=" + strconv.Itoa(s.port),
+		"-c", "unix_socket_directories=" + s.dir,
+		"-c", "max_connections=200", "-c", "shared_buffers=64MB"}
+	if !s.durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), args...)
 	cmd.Dir = s.dir
 	cmd.Env = s.env()
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -503,7 +521,7 @@ func Shared(t testing.TB) *Server {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if shared == nil && sharedErr == nil {
-		shared, sharedErr = start(os.Getenv("PATH"), debianBinGlob)
+		shared, sharedErr = start(false, os.Getenv("PATH"), debianBinGlob)
 	}
 	if sharedErr != nil {
 		t.Fatalf("pgtest: %v", sharedErr)

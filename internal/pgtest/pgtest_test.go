@@ -185,7 +185,7 @@ func TestMissingBinariesSayHowToInstall(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "apt-get install -y postgresql") {
 		t.Fatalf("no binaries: %v", err)
 	}
-	if _, err := start(empty, filepath.Join(empty, "nowhere")); err == nil || !strings.Contains(err.Error(), "apt-get install -y postgresql") {
+	if _, err := start(false, empty, filepath.Join(empty, "nowhere")); err == nil || !strings.Contains(err.Error(), "apt-get install -y postgresql") {
 		t.Fatalf("start without binaries: %v", err)
 	}
 	// Found on PATH or under the glob, newest version first.
@@ -290,5 +290,35 @@ func TestNewSchemaIsFreshAndDroppedWhenTheTestEnds(t *testing.T) {
 	var n int
 	if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", name).Scan(&n); err != nil || n != 0 || name == "" {
 		t.Fatalf("schema %q of an ended test: %d %v", name, n, err)
+	}
+}
+
+// A test node trades durability for speed; a durable one keeps
+// PostgreSQL's defaults.
+func TestDurability(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func(testing.TB) *Server
+		want  string // fsync, synchronous_commit, full_page_writes
+	}{
+		{"Start", Start, "off off off"},
+		{"StartDurable", StartDurable, "on on on"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.start(t)
+			conn, err := pgx.Connect(context.Background(), s.NewDatabase(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			var fsync, sync, fpw string
+			if err := conn.QueryRow(context.Background(), "SELECT current_setting('fsync'), current_setting('synchronous_commit'), current_setting('full_page_writes')").
+				Scan(&fsync, &sync, &fpw); err != nil {
+				t.Fatal(err)
+			}
+			if got := fsync + " " + sync + " " + fpw; got != tc.want {
+				t.Fatalf("fsync, synchronous_commit, full_page_writes: %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

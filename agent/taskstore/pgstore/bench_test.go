@@ -47,7 +47,12 @@ type benchRig struct {
 
 func startBenchRig(b *testing.B) *benchRig {
 	b.Helper()
-	dsn := pgtest.NewDatabase(b)
+	return startBenchRigOn(b, pgtest.NewDatabase(b))
+}
+
+// startBenchRigOn is startBenchRig on the database dsn names.
+func startBenchRigOn(b *testing.B, dsn string) *benchRig {
+	b.Helper()
 	s, err := Open(ctx, dsn, Options{Migrate: true})
 	if err != nil {
 		b.Fatal(err)
@@ -162,7 +167,17 @@ func parallel(ctx context.Context, n int, op func(context.Context, int64) error)
 // (target for store/pgx: at least 0.5). The store has its default bounds:
 // once it holds DefaultMaxTasks tasks, each Create evicts a finished one.
 func BenchmarkCreateComplete(b *testing.B) {
-	r := startBenchRig(b)
+	benchCreateComplete(b, startBenchRig(b))
+}
+
+// BenchmarkCreateCompleteDurable is BenchmarkCreateComplete on a node of
+// its own that flushes each commit to disk, PostgreSQL's default
+// (pgtest.StartDurable): what a production node pays, the floor alike.
+func BenchmarkCreateCompleteDurable(b *testing.B) {
+	benchCreateComplete(b, startBenchRigOn(b, pgtest.StartDurable(b).NewDatabase(b)))
+}
+
+func benchCreateComplete(b *testing.B, r *benchRig) {
 	sides := []struct {
 		name string
 		op   func(context.Context, int64) error
