@@ -50,8 +50,16 @@ type pushBench struct {
 	perSend int64
 }
 
-// startPushBench starts the receiver, the agent and the client.
+// startPushBench starts the receiver, the agent and the client, the
+// agent's Sender with its default Linger.
 func startPushBench(tb testing.TB) *pushBench {
+	tb.Helper()
+	return startPushBenchLinger(tb, 0)
+}
+
+// startPushBenchLinger is startPushBench with the Sender's Linger given
+// (webhook.Config.Linger: 0 the default, negative none).
+func startPushBenchLinger(tb testing.TB, linger time.Duration) *pushBench {
 	tb.Helper()
 	ctx := benchContext(tb)
 	p := &pushBench{}
@@ -77,6 +85,7 @@ func startPushBench(tb testing.TB) *pushBench {
 	p.sender, err = webhook.New(webhook.Config{
 		Reporter:      agent.PushReporterFunc(func(r agent.PushReport) { srv.PushReport(r) }),
 		AllowLoopback: true,
+		Linger:        linger,
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -221,22 +230,28 @@ func pacedBlock(ctx context.Context, n int, interval time.Duration, call func(co
 // BenchmarkHTTPSendMessagePush times one SendMessage round trip (to a
 // completed task) on an agent that serves push notifications: plain (no
 // config) and bound (a config in the message, the COMPLETED status pushed
-// to a loopback webhook that answers 204). plain and bound send one at a
-// time; paired alternates blocks of 500 round trips of the two, one at a
-// time (closed loop), waiting (untimed) after each block until its pushes
-// were acknowledged, and reports both medians and the ratio bound/plain
-// (target: at most 1.2); open does the same with each block's sends
-// started pushBenchInterval apart (open loop; interval-µs, and sends/s
-// the median rate achieved over the blocks). Allocations are the whole
-// process's: client, server, Sender and receiver.
+// to a loopback webhook that answers 204), and eager, bound on a second
+// agent alike whose Sender does not linger (webhook.Config.Linger). plain,
+// bound and eager send one at a time; paired alternates blocks of 500
+// round trips of the three, one at a time (closed loop), waiting (untimed)
+// after each block until its pushes were acknowledged, and reports the
+// medians and the ratios bound/plain (target: at most 1.2) and
+// eager/plain; open does the same with each block's sends started
+// pushBenchInterval apart (open loop; interval-µs, and sends/s the median
+// rate achieved over the blocks). Allocations are the whole process's:
+// client, server, Sender and receiver.
 func BenchmarkHTTPSendMessagePush(b *testing.B) {
 	p := startPushBench(b)
-	calls := []stack{{"plain", p.plainCall}, {"bound", p.boundCall}}
+	// eager: a second agent alike whose Sender starts each delivery at
+	// once (Linger: none), to show what Linger changes, in the same run.
+	eager := startPushBenchLinger(b, -1)
+	idle := func() { p.waitIdle(b); eager.waitIdle(b) }
+	calls := []stack{{"plain", p.plainCall}, {"bound", p.boundCall}, {"eager", eager.boundCall}}
 	for _, st := range calls {
 		b.Run(st.name, func(b *testing.B) {
 			ctx := benchContext(b)
 			warm(b, ctx, 100, st.call)
-			p.waitIdle(b)
+			idle()
 			lat := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -248,7 +263,7 @@ func BenchmarkHTTPSendMessagePush(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
-			p.waitIdle(b)
+			idle()
 			reportPercentiles(b, "", lat)
 		})
 	}
@@ -257,19 +272,21 @@ func BenchmarkHTTPSendMessagePush(b *testing.B) {
 		for _, st := range calls {
 			warm(b, ctx, 100, st.call)
 		}
-		p.waitIdle(b)
-		lat := pairedBlocks(b, ctx, calls, func() { p.waitIdle(b) })
+		idle()
+		lat := pairedBlocks(b, ctx, calls, idle)
 		plain := reportPercentiles(b, "plain-", lat[0])
 		bound := reportPercentiles(b, "bound-", lat[1])
+		eager := reportPercentiles(b, "eager-", lat[2])
 		b.ReportMetric(bound/plain, "bound/plain-p50")
+		b.ReportMetric(eager/plain, "eager/plain-p50")
 	})
 	b.Run("open", func(b *testing.B) {
 		ctx := benchContext(b)
 		for _, st := range calls {
 			warm(b, ctx, 100, st.call)
 		}
-		p.waitIdle(b)
-		lat := [][]time.Duration{make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)}
+		idle()
+		lat := [][]time.Duration{make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)}
 		var rates []float64
 		b.ResetTimer()
 		for round := 0; len(lat[0]) < b.N; round++ {
@@ -285,7 +302,7 @@ func BenchmarkHTTPSendMessagePush(b *testing.B) {
 					rates = append(rates, rate)
 				}
 				b.StopTimer()
-				p.waitIdle(b)
+				idle()
 				b.StartTimer()
 			}
 		}
@@ -297,6 +314,8 @@ func BenchmarkHTTPSendMessagePush(b *testing.B) {
 		}
 		plain := reportPercentiles(b, "plain-", lat[0])
 		bound := reportPercentiles(b, "bound-", lat[1])
+		eager := reportPercentiles(b, "eager-", lat[2])
 		b.ReportMetric(bound/plain, "bound/plain-p50")
+		b.ReportMetric(eager/plain, "eager/plain-p50")
 	})
 }
