@@ -53,6 +53,13 @@
 // each, so a slow or dead receiver holds at most one worker while the other
 // configs are delivered by the others.
 //
+// A config with nothing queued or under way waits Config.Linger (1 ms by
+// default) after its next update before that delivery starts: the reply
+// carrying the same update to the caller goes out first, and the agent's
+// work on a request is not slowed by the deliveries it causes
+// (docs/benchmarks.md, "Push: SendMessage with a binding"). Updates queued
+// meanwhile follow without waiting again.
+//
 // # Overflow
 //
 // A config's queue holds Config.QueueSize notifications. When a new one
