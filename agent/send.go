@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/a2abind/a2abind/agent/taskstore"
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -266,6 +267,12 @@ func (s *Server) attach(ctx context.Context, task a2a.Task, streaming, immediate
 		return s.respond(ctx, r, waitModeOf(streaming, immediately), history, sink)
 	}
 	rec, err := s.store.Get(ctx, task.ID)
+	if err == nil && !immediately {
+		// The turn runs on another agent sharing the store (a pool on
+		// one PostgreSQL store): the call waits, as it would here, for
+		// the turn to end, reading the store.
+		rec, err = s.awaitTurnEnd(ctx, rec)
+	}
 	if err != nil {
 		return fail(ctx, sink, asProtocolError(err))
 	}
@@ -275,6 +282,48 @@ func (s *Server) attach(ctx context.Context, task a2a.Task, streaming, immediate
 		return sink.Send(ctx, Reply{Result: &a2a.StreamResponse{Payload: &snap}, Final: true, Responder: rec.Owner})
 	}
 	return sink.Send(ctx, Reply{Result: &a2a.SendMessageResponse{Payload: &snap}, Final: true, Responder: rec.Owner})
+}
+
+// Polling of awaitTurnEnd: the first read after turnPollMin, each next
+// one twice as late, at most turnPollMax apart, for at most turnWaitMax.
+const (
+	turnPollMin = 10 * time.Millisecond
+	turnPollMax = 250 * time.Millisecond
+	turnWaitMax = 5 * time.Minute
+)
+
+// awaitTurnEnd reads the task of rec from the store until its turn ended
+// (a terminal state, or input or authentication required: tasklife's
+// Interrupted), ctx ends, or turnWaitMax passed, and returns the last
+// record read: a task whose turn no agent runs any more (its agent died)
+// is answered as the store holds it then.
+func (s *Server) awaitTurnEnd(ctx context.Context, rec taskstore.Record) (taskstore.Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, turnWaitMax)
+	defer cancel()
+	wait := turnPollMin
+	for {
+		if rec.Task.Status != nil {
+			if st, err := tasklife.StateOf(rec.Task.Status.State); err != nil || st.Terminal() || st.IsResumable() {
+				return rec, nil
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return rec, nil
+		case <-t.C:
+		}
+		wait = min(2*wait, turnPollMax)
+		next, err := s.store.Get(ctx, rec.Task.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return rec, nil
+			}
+			return rec, err
+		}
+		rec = next
+	}
 }
 
 // priorTasks returns the ids of the context's other tasks, oldest first.

@@ -953,3 +953,127 @@ func TestAStoreThatRefusesTheLastStateAnswersInternalError(t *testing.T) {
 		})
 	}
 }
+
+// A retry of the message that resumed a task on another agent sharing the
+// store (a pool on one store: the first copy went to one member, the
+// retry to another) waits, as a call to the agent running the turn would,
+// for the turn to end, and answers how it ended; streaming alike, and
+// returnImmediately answers at once.
+func TestARetryWaitsForTheTurnAnotherAgentRuns(t *testing.T) {
+	store := taskstore.NewMemory(nil)
+	b := newBlocker()
+	asks := HandlerFunc(func(ctx context.Context, t *Turn) error {
+		if !t.Resumed {
+			return t.AskInput(ctx, "which one?")
+		}
+		return b.ServeTurn(ctx, t)
+	})
+	runner := newFixture(t, asks, WithStore(store))
+	// other's reads of the store: the third read of a task is the wait's
+	// first poll (admission and attach read it once each before).
+	reads := &countingStore{Store: store, polled: make(chan struct{}, 100)}
+	other := newFixture(t, asks, WithStore(reads))
+
+	for _, tc := range []struct {
+		name      string
+		streaming bool
+		now       bool
+		want      a2a.TaskState
+	}{
+		{"SendMessage waits for the end", false, false, a2a.TaskStateCompleted},
+		{"SendStreamingMessage ends with the end", true, false, a2a.TaskStateCompleted},
+		{"returnImmediately answers at once", false, true, a2a.TaskStateWorking},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, ctxID := uuid.NewString(), uuid.NewString()
+			if got := taskOf(t, runner.send(msg(id, ctxID, "start"))[0]); got.Status.State != a2a.TaskStateInputRequired {
+				t.Fatalf("first turn: %s", got.Status.State)
+			}
+			follow := msg(id, ctxID, "this one")
+			first := make(chan []Reply, 1)
+			go func() { first <- runner.send(follow) }()
+			<-b.started
+			req := &a2a.SendMessageRequest{Message: follow}
+			method := a2a.MethodSendMessage
+			if tc.streaming {
+				method = a2a.MethodSendStreamingMessage
+			}
+			if tc.now {
+				req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
+			}
+			reads.reset(id)
+			retried := make(chan []Reply, 1)
+			go func() { retried <- other.call(method, req) }()
+			if tc.now {
+				replies := <-retried
+				if got := lastTask(t, replies); got.Status.State != tc.want {
+					t.Fatalf("returnImmediately: %s, want %s", got.Status.State, tc.want)
+				}
+			} else {
+				select {
+				case replies := <-retried:
+					b.release <- struct{}{}
+					<-first
+					t.Fatalf("the retry answered %s while the turn ran", lastTask(t, replies).Status.State)
+				case <-reads.polled:
+				}
+			}
+			b.release <- struct{}{}
+			if got := taskOf(t, (<-first)[0]); got.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("the turn itself: %s", got.Status.State)
+			}
+			if !tc.now {
+				if got := lastTask(t, <-retried); got.Status.State != tc.want {
+					t.Fatalf("the retry answered %s, want %s", got.Status.State, tc.want)
+				}
+			}
+			rec, err := store.Get(context.Background(), id)
+			if err != nil || len(rec.MessageIDs) != 2 {
+				t.Fatalf("the follow-up accepted %v times: %v %v", len(rec.MessageIDs)-1, rec.MessageIDs, err)
+			}
+		})
+	}
+}
+
+// lastTask is the task of the last reply: a SendMessage result, or a
+// stream's final Task item.
+func lastTask(t *testing.T, replies []Reply) a2a.Task {
+	t.Helper()
+	if len(replies) == 0 {
+		t.Fatal("no reply")
+	}
+	r := replies[len(replies)-1]
+	if sr, ok := r.Result.(*a2a.StreamResponse); ok {
+		if task, ok := sr.Payload.(*a2a.Task); ok {
+			return *task
+		}
+		t.Fatalf("the last stream item is %T", sr.Payload)
+	}
+	return taskOf(t, r)
+}
+
+// countingStore signals polled at the third Get of the task it watches.
+type countingStore struct {
+	taskstore.Store
+	mu     sync.Mutex
+	id     string
+	n      int
+	polled chan struct{}
+}
+
+func (c *countingStore) reset(id string) {
+	c.mu.Lock()
+	c.id, c.n = id, 0
+	c.mu.Unlock()
+}
+
+func (c *countingStore) Get(ctx context.Context, id string) (taskstore.Record, error) {
+	c.mu.Lock()
+	if id == c.id {
+		if c.n++; c.n == 3 {
+			c.polled <- struct{}{}
+		}
+	}
+	c.mu.Unlock()
+	return c.Store.Get(ctx, id)
+}
