@@ -39,6 +39,8 @@ type Server struct {
 	stopDrops func()
 	// pool runs the handlers' turns on goroutines kept for reuse.
 	pool *gopool.Pool
+	// observe is set by WithCallObserver.
+	observe func(ctx context.Context, r CallRecord)
 
 	wg sync.WaitGroup
 
@@ -239,8 +241,21 @@ func (s *Server) Close(ctx context.Context) error {
 // Serve answers one call, sending its replies to sink, and returns when the
 // last one is sent (for a stream, when the stream ends) or ctx ends. The
 // error is the sink's or the context's; protocol errors are answered on the
-// sink.
+// sink. With WithCallObserver the observer learns of the call when Serve
+// returns.
 func (s *Server) Serve(ctx context.Context, c Call, sink Sink) error {
+	if s.observe == nil || c.Request == nil {
+		return s.serve(ctx, c, sink)
+	}
+	start := time.Now()
+	r := CallRecord{Method: c.Request.Method, TaskID: paramsTask(c.Request.Params)}
+	err := s.serve(ctx, c, observed(sink, &r))
+	r.Duration = time.Since(start)
+	s.observe(ctx, r)
+	return err
+}
+
+func (s *Server) serve(ctx context.Context, c Call, sink Sink) error {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
