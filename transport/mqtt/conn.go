@@ -150,6 +150,14 @@ type Connection struct {
 	// its announce included, and, after every reconnect, the subscriptions
 	// and the announce (default 10 s).
 	ConnectTimeout time.Duration
+	// OnConnectionChange, when set, is told when a connection that was
+	// up (its subscriptions granted, its announce acknowledged) is lost,
+	// with up false and why when it is known (nil otherwise), and when a
+	// reconnect after such a loss is up again, with up true and a nil
+	// error. It is not called for the first connection, nor when Close
+	// (or Kill) ends the connection. Calls come in order, from the
+	// connection's own goroutines: it must return quickly.
+	OnConnectionChange func(up bool, err error)
 }
 
 // dialConfig is the connection's part of a connConfig.
@@ -157,7 +165,7 @@ func (c Connection) dialConfig(clientID string, log *slog.Logger, onPublish func
 	onUp func(context.Context, *autopaho.ConnectionManager, BrokerCapabilities) error) connConfig {
 	return connConfig{broker: c.Broker, tls: c.TLS, clientID: clientID, keepAlive: c.KeepAlive,
 		connectTimeout: c.ConnectTimeout, username: c.Username, password: c.Password, log: log,
-		onPublish: onPublish, onUp: onUp}
+		onPublish: onPublish, onUp: onUp, onChange: c.OnConnectionChange}
 }
 
 // connConfig is what dial needs to know about a connection.
@@ -182,6 +190,8 @@ type connConfig struct {
 	onUp func(ctx context.Context, cm *autopaho.ConnectionManager, caps BrokerCapabilities) error
 	// onPublish receives every publish; it must not block.
 	onPublish func(paho.PublishReceived)
+	// onChange is Connection.OnConnectionChange.
+	onChange func(up bool, err error)
 }
 
 // Reconnect pacing. autopaho reconnects at once after a connection goes
@@ -244,6 +254,8 @@ type conn struct {
 	closing  bool                        // close has begun
 	caps     BrokerCapabilities          // of connection gen's CONNACK
 	capsSeen bool                        // caps were logged
+	downErr  error                       // why the latest connection went down, when known
+	lostUp   bool                        // onChange was told of a loss, not yet of the reconnect
 }
 
 // dial starts a managed connection and waits until it is up and confirmed:
@@ -430,7 +442,7 @@ func (c *conn) connectionUp(cm *autopaho.ConnectionManager, ca *paho.Connack) {
 	c.mu.Lock()
 	c.gen++
 	gen := c.gen
-	c.up, c.readyAt, c.dropped = true, time.Time{}, false
+	c.up, c.readyAt, c.dropped, c.downErr = true, time.Time{}, false, nil
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.connectTimeout)
 	c.upCancel = cancel
 	changed := !c.capsSeen || caps != c.caps
@@ -508,6 +520,12 @@ func (c *conn) confirm(ctx context.Context, cancel context.CancelFunc, gen uint6
 	}
 	if err == nil {
 		c.readyAt = time.Now()
+		back := c.lostUp
+		c.lostUp = false
+		if back && c.cfg.onChange != nil {
+			// Under c.mu, so that a loss that follows is told after.
+			c.cfg.onChange(true, nil)
+		}
 		c.mu.Unlock()
 		c.readyOnce.Do(func() { close(c.ready) })
 		return
@@ -617,6 +635,11 @@ func (c *conn) connectionDown() bool {
 	} else {
 		c.unstable++
 	}
+	if c.up && !c.readyAt.IsZero() && !c.lostUp && !c.closing && !c.killed.Load() && c.ctx.Err() == nil && c.cfg.onChange != nil {
+		c.lostUp = true
+		c.cfg.onChange(false, c.downErr)
+	}
+	c.downErr = nil
 	c.up = false
 	c.mu.Unlock()
 	return !c.killed.Load()
@@ -650,6 +673,9 @@ func (c *conn) serverDisconnect(d *paho.Disconnect) {
 		reason = d.Properties.ReasonString
 	}
 	de := &DisconnectError{ReasonCode: d.ReasonCode, Reason: reason}
+	c.mu.Lock()
+	c.downErr = de
+	c.mu.Unlock()
 	select {
 	case <-c.ready:
 	default:
@@ -674,6 +700,9 @@ func (c *conn) clientError(err error) {
 	}
 	c.mu.Lock()
 	dropped := c.dropped
+	if c.downErr == nil {
+		c.downErr = err
+	}
 	c.mu.Unlock()
 	if !dropped {
 		c.lost.event("err", err)
