@@ -99,6 +99,13 @@ line "clientid ORG/UNIT/ID-c1" under the agent's user lets ID-c1 share the
 agent's credentials instead (docs/protocol.md §13.3; mosquitto has no such
 line: it would replace ID-c1's Client ID by the user name, and the two
 connections would take each other's session over).
+
+Logs: one line per request on stderr, at info: the agent (ID or ID-c1),
+the method, the task, the state the answer left it in (or the error
+token) and how long it took; never a token. Warnings and errors follow;
+--log-level sets one level for everything. When the broker connection is
+lost the agent prints "broker lost: BROKER: why; reconnecting" on stdout,
+and "broker back: BROKER" once it is connected and announced again.
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -131,7 +138,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rootf := addRootFlag(fs)
 	spawnedUser := fs.String("spawned-username", "", "MQTT user name of the spawned instance ID-c1 (with --spawned-password-file; default ORG/UNIT/ID-c1)")
 	spawnedPasswordFile := fs.String("spawned-password-file", "", "log the spawned instance ID-c1 in as a user of its own, with the password on this file's first line (default: the agent's credentials)")
-	logLevel := addLogLevel(fs, slog.LevelWarn)
+	logLevel := fs.String("log-level", "", "log on stderr at this level and above: debug, info, warn or error (default: one info line per request, and warnings; secrets are never logged)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -189,9 +196,15 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if q := rf.pgQueue; q != nil && q.from == "--queue" && len(q.secrets) > 0 {
 		warnPasswordIn(stderr, fs.Name(), "the --queue DSN", storePasswordHelp)
 	}
-	log, err := logger(stderr, *logLevel)
-	if err != nil {
+	// By default the requests are logged at info, the rest at warn.
+	log, requests := (*slog.Logger)(nil), (*slog.Logger)(nil)
+	if *logLevel == "" {
+		log, _ = logger(stderr, "warn")
+		requests, _ = logger(stderr, "info")
+	} else if log, err = logger(stderr, *logLevel); err != nil {
 		return err
+	} else {
+		requests = log
 	}
 	var conn a2amqtt.Connection
 	var spawnedPassword []byte
@@ -266,8 +279,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ra, err := refagent.Start(ctx, refagent.Config{Broker: conn.Broker, Root: root, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
 		KeepAlive: time.Duration(*keepalive) * time.Second, ConnectTimeout: conn.ConnectTimeout, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
 		SpawnedUsername: *spawnedUser, SpawnedPassword: spawnedPassword,
-		HTTP: ln, HTTPURL: *httpURL, Store: store, Log: log, Verifier: verifier, Reachability: reachability,
-		Push: *push, AllowLoopbackWebhooks: *push && *allowLoopback})
+		HTTP: ln, HTTPURL: *httpURL, Store: store, Log: log, Requests: requests, Verifier: verifier, Reachability: reachability,
+		Push: *push, AllowLoopbackWebhooks: *push && *allowLoopback, OnBroker: brokerNews(stdout, conn.Broker)})
 	if err != nil {
 		if *brokerURL != "" {
 			return withRootHint(agentBrokerError(err, conn, *org+"/"+*unit+"/"+*id, *spawnedUser), err, root)
@@ -361,4 +374,20 @@ func onlyWith(fs *flag.FlagSet, need string, names ...string) error {
 		}
 	})
 	return err
+}
+
+// brokerNews prints one line when the connection to broker is lost, and
+// one when it is back ("broker lost: ...", "broker back: ..."), for a2a
+// agent and a2a watch.
+func brokerNews(w io.Writer, broker string) func(up bool, err error) {
+	return func(up bool, err error) {
+		switch {
+		case up:
+			fmt.Fprintf(w, "broker back: %s\n", broker)
+		case err != nil:
+			fmt.Fprintf(w, "broker lost: %s: %v; reconnecting\n", broker, err)
+		default:
+			fmt.Fprintf(w, "broker lost: %s; reconnecting\n", broker)
+		}
+	}
 }

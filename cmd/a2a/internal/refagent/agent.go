@@ -100,6 +100,32 @@ type Config struct {
 	// its Reporter, AllowLoopback and Logger.
 	Webhook webhook.Config
 	Log     *slog.Logger
+	// Requests, when set, receives one line per request the agent and its
+	// spawned instance answer, at info: the agent, the method, the task,
+	// its state when the answer ended (or the error token) and how long it
+	// took (agent.WithCallObserver). Tokens are never logged.
+	Requests *slog.Logger
+	// OnBroker, when set, is told when the agent's MQTT connection is lost
+	// and when it is back (a2amqtt.Connection.OnConnectionChange).
+	OnBroker func(up bool, err error)
+}
+
+// requestLog is the observer that logs each request of agent id on l.
+func requestLog(l *slog.Logger, id string) func(context.Context, agent.CallRecord) {
+	return func(ctx context.Context, r agent.CallRecord) {
+		attrs := []slog.Attr{slog.String("agent", id), slog.String("method", string(r.Method))}
+		if r.TaskID != "" {
+			attrs = append(attrs, slog.String("task", r.TaskID))
+		}
+		if r.State != "" {
+			attrs = append(attrs, slog.String("state", string(r.State)))
+		}
+		if r.Error != "" {
+			attrs = append(attrs, slog.String("error", string(r.Error)))
+		}
+		attrs = append(attrs, slog.Duration("duration", r.Duration.Round(time.Microsecond)))
+		l.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+	}
 }
 
 // Reachability configures an agent that is not always reachable.
@@ -229,13 +255,16 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		opts = append(opts, agent.WithVerifier(c.Verifier))
 	}
 	mainOpts := opts
+	if c.Requests != nil {
+		mainOpts = append(slices.Clone(opts), agent.WithCallObserver(requestLog(c.Requests, c.ID)))
+	}
 	if r := c.Reachability; r != nil {
 		o, err := ra.openOffline(r, c.Verifier != nil, c.Log)
 		if err != nil {
 			return nil, err
 		}
 		o.Publish(card)
-		mainOpts = append(slices.Clone(opts), agent.WithOffline(o))
+		mainOpts = append(slices.Clone(mainOpts), agent.WithOffline(o))
 	}
 	// The push sender reports to the main server, made after it (reports
 	// come only once the server notifies).
@@ -274,9 +303,16 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		ra.http = h
 	}
 	if c.Broker != "" {
-		ra.spawnedSrv = agent.NewServer(Handler(spawnedID, ""), opts...)
+		spawnedOpts := opts
+		if c.Requests != nil {
+			spawnedOpts = append(slices.Clone(opts), agent.WithCallObserver(requestLog(c.Requests, spawnedID)))
+		}
+		ra.spawnedSrv = agent.NewServer(Handler(spawnedID, ""), spawnedOpts...)
 		conn := a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive, ConnectTimeout: c.ConnectTimeout, TLS: c.TLS, Username: c.Username, Password: c.Password}
 		spawnedConn := conn
+		// The agent's own connection tells of the broker's loss and
+		// return; the spawned instance's would say the same again.
+		conn.OnConnectionChange = c.OnBroker
 		if c.SpawnedUsername != "" {
 			spawnedConn.Username, spawnedConn.Password = c.SpawnedUsername, c.SpawnedPassword
 		}
