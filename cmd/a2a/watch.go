@@ -35,6 +35,14 @@ that is also running an agent or a requester takes its session over. Give
 the watch a user of its own, or, on the embedded broker, an ACL file line
 "clientid ORG/UNIT/watch-*" under the user and --client-id ORG/UNIT/watch-1
 (docs/protocol.md §13.3).
+
+Broker loss: when the watch's broker connection is lost it says so, one
+line ("broker lost: BROKER: why; every agent unknown until it is back"),
+shows every agent unknown (the table, and with --json each agent again
+with "status":"unknown" and "brokerLost":true, after a line
+{"broker":BROKER,"connection":"lost","error":...}), and reconnects; once
+it is back it says "broker back: BROKER" ({"connection":"back"} and each
+agent as the table has it), and the retained cards bring the news.
 `
 
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -105,6 +113,15 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if id == "" {
 		id = *org + "/" + *unit + "/watch-" + uuid.NewString()
 	}
+	// The connection's losses and returns, in order; a full channel drops
+	// nothing that matters: the latest state is kept in linkUp too.
+	links := make(chan linkChange, 64)
+	conn.OnConnectionChange = func(up bool, err error) {
+		select {
+		case links <- linkChange{up, err}:
+		default:
+		}
+	}
 	w, err := a2amqtt.Watch(ctx, a2amqtt.WatchConfig{Connection: conn, Root: root, Org: *org, Unit: *unit, ClientID: id})
 	if err != nil {
 		return withRootHint(brokerError(err, conn, id), err, root)
@@ -125,40 +142,91 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		sortEntries(entries)
 		if *asJSON {
 			for _, e := range entries {
-				fmt.Fprintln(stdout, entryJSON(e))
+				fmt.Fprintln(stdout, entryJSON(e, false))
 			}
 			return nil
 		}
-		io.WriteString(stdout, tableText(entries))
+		io.WriteString(stdout, tableText(entries, false))
 		return nil
 	}
 	tty := isTerminal(stdout) && !*asJSON
 	switch {
 	case tty:
-		drawTable(stdout, w.Entries())
+		drawTable(stdout, w.Entries(), "")
 	case !*asJSON:
 		fmt.Fprintf(stdout, "watching %s\n", filter)
 	}
+	// lost says why the broker connection is down ("" while it is up):
+	// every agent is then unknown, whatever its table says.
+	lost := ""
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-w.Done():
 			return withRootHint(refusedForGood("watch", w.Err()), w.Err(), root)
+		case l := <-links:
+			if l.up {
+				lost = ""
+			} else {
+				lost = conn.Broker
+				if l.err != nil {
+					lost += ": " + l.err.Error()
+				}
+			}
+			entries := w.Entries()
+			sortEntries(entries)
+			switch {
+			case *asJSON:
+				fmt.Fprintln(stdout, linkJSON(conn.Broker, l))
+				for _, e := range entries {
+					fmt.Fprintln(stdout, entryJSON(e, !l.up))
+				}
+			case tty:
+				drawTable(stdout, entries, lost)
+			case l.up:
+				fmt.Fprintf(stdout, "broker back: %s\n", conn.Broker)
+			default:
+				fmt.Fprintf(stdout, "broker lost: %s; every agent unknown until it is back\n", lost)
+			}
 		case ch, ok := <-w.Changes():
 			if !ok {
 				return nil
 			}
 			switch {
 			case *asJSON:
-				fmt.Fprintln(stdout, entryJSON(ch.Entry))
+				fmt.Fprintln(stdout, entryJSON(ch.Entry, lost != ""))
 			case tty:
-				drawTable(stdout, w.Entries())
+				drawTable(stdout, w.Entries(), lost)
 			default:
 				fmt.Fprintln(stdout, changeLine(ch))
 			}
 		}
 	}
+}
+
+// linkChange is a loss or a return of the watch's broker connection.
+type linkChange struct {
+	up  bool
+	err error
+}
+
+// linkJSON is the --json line of a loss or a return of the broker
+// connection.
+func linkJSON(broker string, l linkChange) string {
+	v := struct {
+		Broker     string `json:"broker"`
+		Connection string `json:"connection"`
+		Error      string `json:"error,omitempty"`
+	}{Broker: broker, Connection: "back"}
+	if !l.up {
+		v.Connection = "lost"
+		if l.err != nil {
+			v.Error = l.err.Error()
+		}
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // a2a watch --once waits for the retained cards: until none arrived for
@@ -194,8 +262,10 @@ func settleWatch(ctx context.Context, w *a2amqtt.Watcher, max time.Duration) err
 
 // entryJSON is one agent of the presence table as a JSON object: its
 // identity, status and its source, when its state changed and when the
-// latest discovery message arrived, and its card's name.
-func entryJSON(e presence.Entry) string {
+// latest discovery message arrived, and its card's name. brokerLost marks
+// it unknown: the watch's broker connection is down, so its status is not
+// known any more (brokerLost true in the object).
+func entryJSON(e presence.Entry, brokerLost bool) string {
 	v := struct {
 		Org        string `json:"org"`
 		Unit       string `json:"unit"`
@@ -206,8 +276,12 @@ func entryJSON(e presence.Entry) string {
 		Card       string `json:"card,omitempty"`
 		Since      string `json:"since"`
 		Updated    string `json:"updated"`
+		BrokerLost bool   `json:"brokerLost,omitempty"`
 	}{Org: e.Key.Org, Unit: e.Key.Unit, Agent: e.Key.Agent, Status: e.Status().String(), Source: e.Source().String(), Registered: e.Registered(),
-		Since: e.Since.UTC().Format(time.RFC3339Nano), Updated: e.Updated.UTC().Format(time.RFC3339Nano)}
+		Since: e.Since.UTC().Format(time.RFC3339Nano), Updated: e.Updated.UTC().Format(time.RFC3339Nano), BrokerLost: brokerLost}
+	if brokerLost {
+		v.Status, v.Source = presence.StatusUnknown.String(), presence.SourceNone.String()
+	}
 	if e.Card != nil {
 		v.Card = e.Card.Name
 	}
@@ -247,8 +321,9 @@ func sortEntries(entries []presence.Entry) {
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Key.Agent < entries[j].Key.Agent })
 }
 
-// tableText is the presence table.
-func tableText(entries []presence.Entry) string {
+// tableText is the presence table; brokerLost shows every agent unknown
+// (the watch's broker connection is down).
+func tableText(entries []presence.Entry, brokerLost bool) string {
 	sortEntries(entries)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-24s %-8s %-7s %-20s %s\n", "AGENT", "STATUS", "SOURCE", "SINCE", "CARD")
@@ -257,12 +332,21 @@ func tableText(entries []presence.Entry) string {
 		if e.Card != nil {
 			name = e.Card.Name
 		}
-		fmt.Fprintf(&b, "%-24s %-8s %-7s %-20s %s\n", e.Key.Agent, e.Status(), e.Source(), e.Since.Local().Format("2006-01-02 15:04:05"), name)
+		status, source := e.Status(), e.Source()
+		if brokerLost {
+			status, source = presence.StatusUnknown, presence.SourceNone
+		}
+		fmt.Fprintf(&b, "%-24s %-8s %-7s %-20s %s\n", e.Key.Agent, status, source, e.Since.Local().Format("2006-01-02 15:04:05"), name)
 	}
 	return b.String()
 }
 
-// drawTable redraws the presence table in place.
-func drawTable(w io.Writer, entries []presence.Entry) {
-	io.WriteString(w, "\x1b[H\x1b[2J"+tableText(entries))
+// drawTable redraws the presence table in place, under a line saying the
+// broker is lost when lost (why) is not "".
+func drawTable(w io.Writer, entries []presence.Entry, lost string) {
+	head := ""
+	if lost != "" {
+		head = "broker lost: " + lost + "; every agent unknown until it is back\n"
+	}
+	io.WriteString(w, "\x1b[H\x1b[2J"+head+tableText(entries, lost != ""))
 }
