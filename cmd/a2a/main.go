@@ -11,6 +11,9 @@
 //	a2a watch --broker mqtt://127.0.0.1:1883 --org acme --unit lab
 //	a2a send  --broker mqtt://127.0.0.1:1883 --org acme --unit lab --to echo hello
 //	a2a send  --url http://127.0.0.1:8080 hello
+//	a2a chat  --org acme --unit lab --to echo    # one turn per line, INPUT_REQUIRED as a question
+//	a2a card  echo --org acme --unit lab         # the retained card, checked against the schema
+//	a2a list  --to echo; a2a get TASK --to echo; a2a cancel TASK --to echo; a2a resubscribe TASK --to echo
 //	a2a webhook --listen 127.0.0.1:9090
 //	a2a send  --url http://127.0.0.1:8080 --webhook http://127.0.0.1:9090/ hello
 //	a2a validate agent-card.json task.json       # check payloads; the type told by each one's shape
@@ -43,6 +46,12 @@ var commands = []struct {
 	{"passwd", "manage the broker's password file (mosquitto_passwd's format)", runPasswd},
 	{"agent", "run the reference agent over MQTT, HTTP or both", runAgent},
 	{"send", "send a message to an agent and print the replies", runSend},
+	{"chat", "talk with an agent, one turn per line of standard input, in one context", runChat},
+	{"card", "print an agent's card (retained over MQTT, or over HTTP) and check it against the schema", runCard},
+	{"get", "print a task (GetTask)", runGet},
+	{"cancel", "cancel a task (CancelTask)", runCancel},
+	{"list", "list an agent's tasks (ListTasks)", runList},
+	{"resubscribe", "follow a task's events until it ends or asks for input (SubscribeToTask)", runResubscribe},
 	{"webhook", "receive push notifications on an HTTP address and print them", runWebhook},
 	{"watch", "show the live presence table of an org/unit", runWatch},
 	{"validate", "check A2A payloads in files or stdin against the schemas (exit 1 when any is invalid)", runValidate},
@@ -53,7 +62,7 @@ var commands = []struct {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: a2a <command> [flags] [arguments]\n\ncommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nexample:\n  a2a demo\n  a2a agent --org acme --unit lab --id echo &\n  a2a send --org acme --unit lab --to echo hello\n\n"+
 		"Flags may come before or after the arguments; \"--\" ends the flags.\n"+
