@@ -77,7 +77,7 @@ func runWith(t *testing.T, env []string, stdin io.Reader, args ...string) result
 }
 
 func TestHelpAndVersion(t *testing.T) {
-	for _, sub := range []string{"demo", "broker", "agent", "send", "watch", "db"} {
+	for _, sub := range []string{"demo", "broker", "agent", "send", "watch", "db", "card", "get", "cancel", "list", "resubscribe", "chat"} {
 		t.Run(sub, func(t *testing.T) {
 			r := runCLI(t, nil, sub, "-h")
 			if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "example:") || !strings.Contains(r.stdout+r.stderr, "a2a "+sub) {
