@@ -45,7 +45,10 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlags("chat", "((--to ID [--broker URL] [--org O --unit U]) | --url URL) [--context C] [--timeout D] [--json] [--token-file F] [flags of a2a send's connection]",
 		"a2a chat --to echo --org acme --unit lab\n  printf 'ask me\\nblue\\n' | a2a chat --url http://127.0.0.1:8080", stderr)
 	defaultUsage := fs.Usage
-	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), chatHelp+targetHelp+"\n"+envHelp+"\n"+exitCodesHelp) }
+	fs.Usage = func() {
+		defaultUsage()
+		io.WriteString(fs.Output(), chatHelp+targetHelp+"\n"+envHelp+"\n"+exitCodesHelp)
+	}
 	t := addTargetFlags(fs, "give up on a turn after this long (exit status 4)")
 	contextID := fs.String("context", "", "contextId of the conversation to continue (default: a new one)")
 	if err := parse(fs, args); err != nil {

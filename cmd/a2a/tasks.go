@@ -39,14 +39,14 @@ followed there, as a2a send follows it (--routes).
 // targetFlags are the flags of the commands that talk to one agent: a2a
 // get, cancel, list, resubscribe and chat.
 type targetFlags struct {
-	fs                                          *flag.FlagSet
+	fs                                         *flag.FlagSet
 	broker, url, org, unit, to, as, routesFile *string
-	tokens                                      *tokenFlags
-	cf                                          *connFlags
-	rootf                                       *rootFlag
-	timeout                                     *time.Duration
-	asJSON                                      *bool
-	logLevel                                    *string
+	tokens                                     *tokenFlags
+	cf                                         *connFlags
+	rootf                                      *rootFlag
+	timeout                                    *time.Duration
+	asJSON                                     *bool
+	logLevel                                   *string
 }
 
 func addTargetFlags(fs *flag.FlagSet, timeoutHelp string) *targetFlags {
@@ -211,7 +211,10 @@ func taskCommand(ctx context.Context, name, summary, example string, args []stri
 	extra func(fs *flag.FlagSet), run func(ctx context.Context, p *peer, task string, out *printer) error) error {
 	fs := newFlags(name, "TASK ((--to ID [--broker URL] [--org O --unit U]) | --url URL) [--json] [--timeout D] [--token-file F] [flags of a2a send's connection]", example, stderr)
 	defaultUsage := fs.Usage
-	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), summary+"\n"+targetHelp+"\n"+envHelp+"\n"+exitCodesHelp) }
+	fs.Usage = func() {
+		defaultUsage()
+		io.WriteString(fs.Output(), summary+"\n"+targetHelp+"\n"+envHelp+"\n"+exitCodesHelp)
+	}
 	t := addTargetFlags(fs, "give up after this long (exit status 4)")
 	if extra != nil {
 		extra(fs)
