@@ -37,6 +37,13 @@ type sniffer struct {
 	last  time.Time // when the latest message was recorded
 	on    bool
 
+	// scope is "ORG/UNIT" of the demo's topics, which the transcript
+	// leaves out (shortTopic); printed remembers the latest line printed
+	// for each discovery topic, so that a message that changes nothing
+	// is not printed again.
+	scope   string
+	printed map[string]string
+
 	marker   string
 	markers  chan string
 	url      *url.URL
@@ -55,9 +62,11 @@ func startSnifferAt(ctx context.Context, conn a2amqtt.Connection, root mqttbind.
 	if err != nil {
 		return nil, err
 	}
-	s := &sniffer{w: w, root: root, start: start, on: true, markers: make(chan string, 16), url: u, conn: conn, clientID: clientID}
+	s := &sniffer{w: w, root: root, start: start, on: true, markers: make(chan string, 16), url: u, conn: conn, clientID: clientID,
+		printed: map[string]string{}}
 	org, unit, _ := strings.Cut(clientID, "/")
 	unit, _, _ = strings.Cut(unit, "/")
+	s.scope = org + "/" + unit
 	s.marker, err = root.EventTopic(org, unit, "transcript")
 	if err != nil {
 		return nil, err
@@ -265,8 +274,19 @@ func (s *sniffer) record(p *paho.Publish) {
 	s.msgs = append(s.msgs, m)
 	s.last = time.Now()
 	s.mu.Unlock()
-	line := fmt.Sprintf("  %7.3fs  %s%s  %s", time.Since(s.start).Seconds(), s.shortTopic(p.Topic), propSummary(p), s.payloadSummary(p))
+	short := s.shortTopic(p.Topic)
+	what := short + propSummary(p) + "  " + s.payloadSummary(p)
+	line := fmt.Sprintf("  %7.3fs  %s", time.Since(s.start).Seconds(), what)
 	s.mu.Lock()
+	if strings.HasPrefix(short, "discovery/") {
+		// A card republished unchanged (a Will and the broker's own
+		// offline for one disconnect) is one event: printed once.
+		if s.printed[p.Topic] == what {
+			s.mu.Unlock()
+			return
+		}
+		s.printed[p.Topic] = what
+	}
 	s.lines = append(s.lines, line)
 	on := s.on
 	s.mu.Unlock()
@@ -275,12 +295,39 @@ func (s *sniffer) record(p *paho.Publish) {
 	}
 }
 
-// shortTopic is a topic without the root: discovery/…, request/….
+// shortTopic is a topic as the transcript shows it (Legend): without the
+// root, and, for the demo's org and unit, without them either:
+// discovery/ID, request/ID, request/pool/P, event/ID, and reply/ID for a
+// reply topic of requester ID, its reply id left out.
 func (s *sniffer) shortTopic(t string) string {
-	if rest, ok := s.root.Relative(t); ok {
+	rest, ok := s.root.Relative(t)
+	if !ok {
+		return t
+	}
+	kind, tail, ok := strings.Cut(rest, "/")
+	if !ok || s.scope == "" {
 		return rest
 	}
-	return t
+	if tail, ok = strings.CutPrefix(tail, s.scope+"/"); !ok {
+		return rest
+	}
+	if kind == "reply" {
+		id, _, _ := strings.Cut(tail, "/")
+		return kind + "/" + id
+	}
+	return kind + "/" + tail
+}
+
+// Legend explains the topics of the transcript (shortTopic) of a demo
+// whose topics are under root, for org and unit.
+func Legend(root mqttbind.Root, org, unit string) string {
+	base := root.String() + "/%s/" + org + "/" + unit + "/"
+	return "legend: the transcript writes topics short\n" +
+		fmt.Sprintf("  %-16s %s\n", "discovery/ID", fmt.Sprintf(base, "discovery")+"ID  (agent ID's card and status)") +
+		fmt.Sprintf("  %-16s %s\n", "request/ID", fmt.Sprintf(base, "request")+"ID  (requests to agent ID; request/pool/P: to pool P)") +
+		fmt.Sprintf("  %-16s %s\n", "reply/ID", fmt.Sprintf(base, "reply")+"ID/REPLY-ID  (replies to requester ID)") +
+		fmt.Sprintf("  %-16s %s\n", "event/ID", fmt.Sprintf(base, "event")+"ID") +
+		"  [corr=…] the first 8 characters of the Correlation Data; task ids likewise shortened\n"
 }
 
 func propSummary(p *paho.Publish) string {
@@ -487,5 +534,5 @@ func (s *sniffer) noSharedDelivery() error {
 	if strings.HasPrefix(s.root.String(), "$") {
 		msg += " (mosquitto 2.0.11 never delivers topics beginning with $ to them, and carries pools under a root without $, such as a2a/v1: docs/protocol.md §1.5, §12; the embedded broker and EMQX carry pools)"
 	}
-	return errors.New(msg)
+	return &UnservedError{Reason: msg, Summary: "the broker does not deliver topics under " + s.root.String() + " to $share subscriptions"}
 }
