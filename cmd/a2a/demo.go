@@ -40,11 +40,22 @@ reached within --connect-timeout (default 5s), 130 on Ctrl-C. The demo
 runs on embedded brokers unless --broker is given: $A2A_BROKER does not
 apply to it. A story is skipped, not
 failed, when the broker does not offer a capability that only an Extended
-conformance feature needs, or when the run was not given what it needs:
-story 05's pool on a broker without shared subscriptions prints "SKIP"
-with the reason, and the last line counts it ("11 passed, 2 skipped (05:
-the broker does not offer shared subscriptions; F01: no PostgreSQL given:
---pg DSN)").
+conformance feature needs, when it cannot serve it, or when the run was
+not given what it needs: story 05's pool on a broker without shared
+subscriptions, or on mosquitto 2.0 under $a2a/v1 (it never delivers a
+topic beginning with $ to a shared subscription: docs/protocol.md §12),
+prints "SKIP" with the reason, and the last line counts it ("11 passed, 2
+skipped (05: the broker does not offer shared subscriptions; F01: no
+PostgreSQL given: --pg DSN)").
+
+The transcript: stories are numbered as the profile numbers its user
+stories (02 ... 09; H, O, P, S and F for the HTTP, offline, push,
+security and fleet ones); those the demo does not tell are listed at the
+top and in the summary ("not run here: 01 (OAuth), 04 (binary
+artifacts), 06 (ubsp-v1)"). Topics are written short (discovery/ID,
+request/ID, reply/ID), as the legend at the top explains; a discovery
+message that changes nothing (a Will and the broker's own offline for one
+disconnect) is printed once. The count line is the last line.
 `
 
 // envPG is the environment variable of a2a demo's PostgreSQL database

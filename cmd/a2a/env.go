@@ -23,7 +23,8 @@ const defaultBroker = "mqtt://localhost:1883"
 
 // envHelp documents the environment (a2a -h).
 const envHelp = `environment (a flag takes precedence over its variable, the variable over the default):
-  A2A_BROKER      --broker of agent, send and watch (default ` + defaultBroker + `)
+  A2A_BROKER      --broker of agent, send, watch, chat, card, get, cancel, list and
+                  resubscribe (default ` + defaultBroker + `)
   A2A_URL         --url of send: the agent over HTTP (used when neither --url, --broker,
                   --to nor --pool is given)
   A2A_ORG         --org of agent, send and watch (send and watch: after the ORG of a
