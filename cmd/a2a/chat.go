@@ -60,7 +60,13 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !t.overHTTP() && *contextID != "" && !mqttbind.ValidUUID(*contextID) {
 		return fail(exitUsage, "--context: %q is not a UUID", *contextID)
 	}
-	p, err := t.dial(ctx, stderr)
+	if *t.timeout <= 0 {
+		return fail(exitUsage, "--timeout must be positive")
+	}
+	dctx, cancel := context.WithTimeout(ctx, *t.timeout)
+	p, err := t.dial(dctx, stderr)
+	err = timedOut(dctx, err, *t.timeout)
+	cancel()
 	if err != nil {
 		return err
 	}
