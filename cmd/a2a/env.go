@@ -26,12 +26,14 @@ const envHelp = `environment (a flag takes precedence over its variable, the var
   A2A_BROKER      --broker of agent, send, watch, chat, card, get, cancel, list and
                   resubscribe (default ` + defaultBroker + `)
   A2A_URL         --url of send: the agent over HTTP (used when neither --url, --broker,
-                  --to nor --pool is given)
-  A2A_ORG         --org of agent, send and watch (send and watch: after the ORG of a
-                  user name ORG/UNIT/ID)
-  A2A_UNIT        --unit of agent, send and watch (send and watch: after the UNIT of a
-                  user name ORG/UNIT/ID)
-  A2A_TOKEN       send's bearer token (--token-file FILE, --token)
+                  --to nor --pool is given); likewise of chat, get, cancel, list,
+                  resubscribe (without --broker and --to) and card (without an ID)
+  A2A_ORG         --org of the commands above (all but agent: after the ORG of a user
+                  name ORG/UNIT/ID)
+  A2A_UNIT        --unit of the commands above (all but agent: after the UNIT of a user
+                  name ORG/UNIT/ID)
+  A2A_TOKEN       the bearer token of send, chat, get, cancel, list and resubscribe
+                  (--token-file FILE, --token)
   A2A_USERNAME    the broker user name (--username; after the broker URL's)
   A2A_PASSWORD    the broker password (--password-file FILE; after the broker URL's)
   A2A_TOPIC_ROOT  --topic-root (default $a2a/v1)
