@@ -24,9 +24,9 @@ func cloneStmts(r *model.Ref, dst lv, src jen.Code, top bool, depth int) []jen.C
 	case model.KindBytes, model.KindRaw:
 		return []jen.Code{dst().Op("=").Qual("slices", "Clone").Call(src)}
 	case model.KindStruct:
-		return []jen.Code{dst().Op("=").Id("rtCloneObject").Call(src)}
+		return []jen.Code{dst().Op("=").Add(rt("CloneObject")).Call(src)}
 	case model.KindValue:
-		return []jen.Code{dst().Op("=").Id("rtCloneAny").Call(src)}
+		return []jen.Code{dst().Op("=").Add(rt("CloneAny")).Call(src)}
 	case model.KindObject:
 		if top {
 			return []jen.Code{dst().Op("=").Add(src).Dot("Clone").Call()}
@@ -85,7 +85,7 @@ func genClone(f *jen.File, t *model.Type) {
 			case m.Wrapper == "":
 				cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(jen.Id("c").Dot(o.GoName).Op("=").Id("m").Dot("Clone").Call()))
 			case m.Ref.Kind == model.KindValue:
-				cases = append(cases, jen.Case(jen.Id(m.Wrapper)).Block(jen.Id("c").Dot(o.GoName).Op("=").Id(m.Wrapper).Values(jen.Dict{jen.Id("Value"): jen.Id("rtCloneAny").Call(jen.Id("m").Dot("Value"))})))
+				cases = append(cases, jen.Case(jen.Id(m.Wrapper)).Block(jen.Id("c").Dot(o.GoName).Op("=").Id(m.Wrapper).Values(jen.Dict{jen.Id("Value"): rt("CloneAny").Call(jen.Id("m").Dot("Value"))})))
 			case deep(m.Ref):
 				cases = append(cases, jen.Case(jen.Id(m.Wrapper)).Block(jen.Id("c").Dot(o.GoName).Op("=").Id(m.Wrapper).Call(jen.Qual("slices", "Clone").Call(jen.Id("m")))))
 			}

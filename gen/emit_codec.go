@@ -2,7 +2,6 @@ package gen
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +11,19 @@ import (
 	"github.com/a2abind/a2abind/gen/model"
 )
 
+// runtimePath is the import path of the package that generated code calls.
+const runtimePath = "github.com/a2abind/a2abind/gen/runtime"
+
+// runtimeVersion is the version of gen/runtime's API that the generated code
+// is written for; gen/runtime's MinVersion and MaxVersion must include it.
+const runtimeVersion = 1
+
+// rt names an identifier of the runtime package.
+func rt(name string) *jen.Statement { return jen.Qual(runtimePath, name) }
+
+// named refers to a named type, qualified when it is another package's.
+func named(t *model.Type) *jen.Statement { return jen.Qual(t.ImportPath, t.Name) }
+
 type lv func() *jen.Statement
 
 func id(name string) lv { return func() *jen.Statement { return jen.Id(name) } }
@@ -20,201 +32,224 @@ func field(base string, goName string) lv {
 	return func() *jen.Statement { return jen.Id(base).Dot(goName) }
 }
 
-func intRange(k model.Kind) (int64, int64) {
-	if k == model.KindInt32 {
-		return math.MinInt32, math.MaxInt32
+func dec() *jen.Statement { return jen.Id("d") }
+
+// leafString reports whether r is a string or a string enum, which the
+// runtime writes in arrays without generated loops.
+func leafString(r *model.Ref) bool { return r.Kind == model.KindString || r.Kind == model.KindEnum }
+
+// readCall is the runtime call that reads a scalar of kind r and returns it
+// with an ok flag, or nil for kinds that are not read that way.
+func readCall(r *model.Ref, p jen.Code) *jen.Statement {
+	method := map[model.Kind]string{
+		model.KindString: "String", model.KindBytes: "Bytes", model.KindInt32: "Int32",
+		model.KindInt64: "Int64", model.KindFloat: "Number", model.KindBool: "Bool", model.KindStruct: "Object",
 	}
-	return math.MinInt64, math.MaxInt64
+	if m, ok := method[r.Kind]; ok {
+		return dec().Dot(m).Call(p)
+	}
+	if r.Kind == model.KindEnum {
+		return rt("Enum").Types(named(r.Named)).Call(dec().Dot("String").Call(p))
+	}
+	return nil
 }
 
-// decodeStmts decodes the next JSON value into dst, reporting at path p
-// (an expression of type *rtPath).
-func decodeStmts(r *model.Ref, dst lv, p jen.Code, top, pointer bool, depth int) []jen.Code {
-	return decodeStmtsZero(r, dst, p, top, pointer, depth, nil)
-}
+// pathRef is the path of a value being decoded: ptr is an expression of type
+// *runtime.Path, recv one whose methods can be called.
+type pathRef struct{ ptr, recv jen.Code }
 
-// decodeStmtsZero is decodeStmts with statements run when a scalar was read
-// and holds its zero value.
-func decodeStmtsZero(r *model.Ref, dst lv, p jen.Code, top, pointer bool, depth int, onZero func(zero jen.Code) []jen.Code) []jen.Code {
-	assign := func(call jen.Code, conv func(jen.Code) jen.Code) []jen.Code {
-		val := jen.Id("val")
-		var rhs jen.Code = val
-		if conv != nil {
-			rhs = conv(val)
-		}
-		if pointer {
+// varPath is the path held in the variable name (of type runtime.Path).
+func varPath(name string) pathRef { return pathRef{jen.Op("&").Id(name), jen.Id(name)} }
+
+// decodeStmts decodes the next JSON value into dst, reporting at p (an
+// path). top says dst is a struct member (named
+// objects are pointers there); pointer says dst is a pointer to a scalar.
+// onZero, if set, gives statements run when a scalar was read and holds its
+// zero value.
+func decodeStmts(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int, onZero func() []jen.Code) ([]jen.Code, error) {
+	p := pr.ptr
+	if call := readCall(r, p); call != nil {
+		switch {
+		case pointer:
+			return []jen.Code{dst().Op("=").Add(rt("Ptr").Call(call))}, nil
+		case onZero != nil:
 			return []jen.Code{jen.If(jen.List(jen.Id("val"), jen.Id("ok")).Op(":=").Add(call), jen.Id("ok")).Block(
-				jen.Id("tmp").Op(":=").Add(rhs),
-				dst().Op("=").Op("&").Id("tmp"),
-			)}
+				append([]jen.Code{dst().Op("=").Id("val")}, jen.If(jen.Id("val").Op("==").Add(zeroValue(r))).Block(onZero()...))...,
+			)}, nil
+		case r.Kind == model.KindFloat:
+			// A number beyond float64 is recorded and leaves dst unset.
+			return []jen.Code{jen.If(jen.List(jen.Id("val"), jen.Id("ok")).Op(":=").Add(call), jen.Id("ok")).Block(dst().Op("=").Id("val"))}, nil
 		}
-		body := []jen.Code{dst().Op("=").Add(rhs)}
-		if onZero != nil {
-			body = append(body, onZero(dst())...)
-		}
-		return []jen.Code{jen.If(jen.List(jen.Id("val"), jen.Id("ok")).Op(":=").Add(call), jen.Id("ok")).Block(body...)}
+		return []jen.Code{jen.List(dst(), jen.Id("_")).Op("=").Add(call)}, nil
 	}
 	switch r.Kind {
-	case model.KindString:
-		return assign(jen.Id("d").Dot("str").Call(p), nil)
-	case model.KindBytes:
-		return assign(jen.Id("d").Dot("bytes").Call(p), nil)
-	case model.KindInt32, model.KindInt64:
-		lo, hi := intRange(r.Kind)
-		goT := "int64"
-		if r.Kind == model.KindInt32 {
-			goT = "int32"
-		}
-		return assign(jen.Id("d").Dot("integer").Call(p, jen.Lit(lo), jen.Lit(hi)), func(c jen.Code) jen.Code { return jen.Id(goT).Call(c) })
-	case model.KindFloat:
-		return assign(jen.Id("d").Dot("number").Call(p), nil)
-	case model.KindBool:
-		return assign(jen.Id("d").Dot("boolean").Call(p), nil)
-	case model.KindStruct:
-		return assign(jen.Id("d").Dot("object").Call(p), nil)
 	case model.KindValue:
-		return []jen.Code{dst().Op("=").Id("d").Dot("value").Call(p)}
+		return []jen.Code{dst().Op("=").Add(dec()).Dot("Value").Call(p)}, nil
 	case model.KindRaw:
 		args := []jen.Code{p}
 		for _, k := range r.RawKinds {
 			args = append(args, jen.Lit(k))
 		}
-		return []jen.Code{dst().Op("=").Id("d").Dot("rawKinds").Call(args...)}
-	case model.KindEnum:
-		return assign(jen.Id("d").Dot("str").Call(p), func(c jen.Code) jen.Code { return jen.Id(r.Named.Name).Call(c) })
+		return []jen.Code{dst().Op("=").Add(dec()).Dot("RawKinds").Call(args...)}, nil
 	case model.KindObject:
 		if top {
-			return []jen.Code{jen.If(jen.Id("d").Dot("peek").Call().Op("==").LitByte('{')).Block(
-				jen.Id("obj").Op(":=").New(jen.Id(r.Named.Name)),
-				jen.Id("obj").Dot("decodeJSON").Call(jen.Id("d"), p),
-				dst().Op("=").Id("obj"),
-			).Else().Block(jen.Id("d").Dot("mismatch").Call(p, jen.Lit("object")))}
+			return []jen.Code{jen.If(dec().Dot("IsObject").Call(p)).Block(
+				dst().Op("=").New(named(r.Named)),
+				dst().Dot("DecodeJSONAt").Call(dec(), p),
+			)}, nil
 		}
-		return []jen.Code{dst().Dot("decodeJSON").Call(jen.Id("d"), p)}
+		return []jen.Code{dst().Dot("DecodeJSONAt").Call(dec(), p)}, nil
 	case model.KindArray:
-		i := fmt.Sprintf("i%d", depth)
-		ip := fmt.Sprintf("ip%d", depth)
-		first := fmt.Sprintf("first%d", depth)
-		e := fmt.Sprintf("e%d", depth)
-		body := []jen.Code{
-			jen.Id(ip).Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): p, jen.Id("index"): jen.Id(i)}),
-			jen.Var().Id(e).Add(goType(r.Elem, false)),
+		if r.Elem.Kind == model.KindString {
+			return []jen.Code{dst().Op("=").Add(dec()).Dot("Strings").Call(p)}, nil
 		}
-		body = append(body, decodeStmts(r.Elem, id(e), jen.Op("&").Id(ip), false, false, depth+1)...)
+		it, e := fmt.Sprintf("it%d", depth), fmt.Sprintf("e%d", depth)
+		inner, err := decodeStmts(r.Elem, id(e), pathRef{jen.Id(it).Dot("At").Call(), jen.Id(it).Dot("At").Call()}, false, false, depth+1, nil)
+		if err != nil {
+			return nil, err
+		}
+		body := append([]jen.Code{jen.Var().Id(e).Add(goType(r.Elem, false))}, inner...)
 		body = append(body, dst().Op("=").Append(dst(), jen.Id(e)))
-		return []jen.Code{jen.If(jen.Id("d").Dot("openArray").Call(p)).Block(
+		return []jen.Code{jen.If(jen.Id(it).Op(":=").Add(dec()).Dot("Array").Call(p), jen.Id(it).Dot("Open").Call()).Block(
 			dst().Op("=").Add(goType(r, false)).Values(),
-			jen.Id(first).Op(":=").True(),
-			jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id("d").Dot("nextItem").Call(jen.Op("&").Id(first)), jen.Id(i).Op("++")).Block(body...),
-		)}
+			jen.For(jen.Id(it).Dot("Next").Call(dec())).Block(body...),
+		)}, nil
 	case model.KindMap:
-		first := fmt.Sprintf("first%d", depth)
-		kp := fmt.Sprintf("kp%d", depth)
-		e := fmt.Sprintf("e%d", depth)
-		k := fmt.Sprintf("k%d", depth)
-		m := fmt.Sprintf("m%d", depth)
+		if r.Elem.Kind == model.KindString {
+			return []jen.Code{dst().Op("=").Add(dec()).Dot("StringMap").Call(p)}, nil
+		}
+		first, k, kp, e := fmt.Sprintf("first%d", depth), fmt.Sprintf("k%d", depth), fmt.Sprintf("kp%d", depth), fmt.Sprintf("e%d", depth)
+		inner, err := decodeStmts(r.Elem, id(e), varPath(kp), false, false, depth+1, nil)
+		if err != nil {
+			return nil, err
+		}
 		body := []jen.Code{
-			jen.List(jen.Id("kb"), jen.Id("more")).Op(":=").Id("d").Dot("nextKey").Call(jen.Op("&").Id(first)),
-			jen.If(jen.Op("!").Id("more")).Block(jen.Break()),
-			jen.Id(k).Op(":=").Id("d").Dot("keyString").Call(jen.Id("kb")),
+			jen.List(jen.Id(k), jen.Id("ok")).Op(":=").Add(dec()).Dot("NextMember").Call(jen.Op("&").Id(first)),
+			jen.If(jen.Op("!").Id("ok")).Block(jen.Break()),
 			// A repeated key: decode the normalised document, where the
 			// last occurrence wins (as for struct members).
-			jen.If(jen.List(jen.Id("_"), jen.Id("dup")).Op(":=").Id(m).Index(jen.Id(k)), jen.Id("dup")).Block(jen.Id("d").Dot("dup").Op("=").True()),
-			jen.Id(kp).Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): p, jen.Id("key"): jen.Id(k), jen.Id("index"): jen.Lit(-1)}),
+			jen.If(jen.List(jen.Id("_"), jen.Id("dup")).Op(":=").Add(dst()).Index(jen.Id(k)), jen.Id("dup")).Block(dec().Dot("Duplicate").Call()),
+			jen.Id(kp).Op(":=").Add(pr.recv).Dot("Key").Call(jen.Id(k)),
 			jen.Var().Id(e).Add(goType(r.Elem, false)),
 		}
-		body = append(body, decodeStmts(r.Elem, id(e), jen.Op("&").Id(kp), false, false, depth+1)...)
-		body = append(body, jen.Id(m).Index(jen.Id(k)).Op("=").Id(e))
-		return []jen.Code{jen.If(jen.Id("d").Dot("openObject").Call(p)).Block(
-			jen.Id(m).Op(":=").Add(goType(r, false)).Values(),
-			jen.Id(first).Op(":=").True(),
-			jen.For().Block(body...),
-			dst().Op("=").Id(m),
-		)}
+		body = append(body, inner...)
+		body = append(body, dst().Index(jen.Id(k)).Op("=").Id(e))
+		return []jen.Code{jen.If(dec().Dot("OpenObject").Call(p)).Block(
+			dst().Op("=").Add(goType(r, false)).Values(),
+			jen.For(jen.Id(first).Op(":=").True(), jen.Empty(), jen.Empty()).Block(body...),
+		)}, nil
 	}
-	panic("unknown kind")
+	return nil, fmt.Errorf("type kind %d cannot be decoded", r.Kind)
 }
 
-func genCodec(f *jen.File, types []*model.Type) {
+func genCodec(f *jen.File, types []*model.Type) error {
 	for _, t := range types {
 		if t.Kind != model.KindObject {
 			continue
 		}
-		genDecode(f, t)
-		genEncode(f, t)
+		if err := genDecode(f, t); err != nil {
+			return err
+		}
+		if err := genEncode(f, t); err != nil {
+			return err
+		}
 		genClone(f, t)
 	}
+	return nil
 }
 
-func genDecode(f *jen.File, t *model.Type) {
+// maxMembers is the number of members (fields and oneof members) an object
+// type may have: the decoder tracks the members it has read in one uint64.
+const maxMembers = 64
+
+// seenBit is the mask of member number bit in the decoder's seen set.
+func seenBit(bit int) jen.Code { return jen.Lit(1).Op("<<").Lit(bit) }
+
+// fieldPath declares fp, the path of member name under p.
+func fieldPath(name string) jen.Code {
+	return jen.Id("fp").Op(":=").Id("p").Dot("Key").Call(jen.Lit(name))
+}
+
+// readValue is the closure that resets x and decodes it, handed to the
+// runtime's entry points.
+func readValue(x jen.Code, t *model.Type) jen.Code {
+	return jen.Func().Params(jen.Id("d").Op("*").Add(rt("Decoder"))).Block(
+		jen.Add(x).Op("=").Add(named(t)).Values(),
+		jen.Id("x").Dot("DecodeJSONAt").Call(dec(), jen.Nil()),
+	)
+}
+
+func genDecode(f *jen.File, t *model.Type) error {
 	var cases []jen.Code
 	bit := 0
 	var requiredInvisible []jen.Code
+	members := len(t.Fields)
+	if t.OneOf != nil {
+		members += len(t.OneOf.Members)
+	}
+	if members > maxMembers {
+		return fmt.Errorf("%s: type %s has %d properties; a2agen supports at most %d per object", t.Source, t.Name, members, maxMembers)
+	}
 	for _, fd := range t.Fields {
-		mask := jen.Lit(uint64(1) << bit)
 		body := []jen.Code{
-			jen.If(jen.Id("seen").Op("&").Add(mask).Op("!=").Lit(0)).Block(jen.Id("d").Dot("dup").Op("=").True()),
-			jen.Id("seen").Op("|=").Add(mask),
-			jen.Id("fp").Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): jen.Id("p"), jen.Id("key"): jen.Lit(fd.JSON), jen.Id("index"): jen.Lit(-1)}),
+			dec().Dot("Seen").Call(jen.Op("&").Id("seen"), seenBit(bit)),
+			fieldPath(fd.JSON),
 		}
 		// Optional scalars whose zero value Validate treats as absent are
 		// checked here, where presence is known.
-		var onZero func(jen.Code) []jen.Code
+		var onZero func() []jen.Code
 		if !fd.Required && !fd.Pointer {
-			if checks := zeroChecks(fd, jen.Op("&").Id("fp")); len(checks) > 0 {
-				zero := zeroValue(fd.Ref)
-				onZero = func(x jen.Code) []jen.Code {
-					return []jen.Code{jen.If(jen.Add(x).Op("==").Add(zero)).Block(append([]jen.Code{jen.Id("v").Op(":=").Id("d").Dot("v")}, checks...)...)}
+			if checks := zeroChecks(fd); len(checks) > 0 {
+				onZero = func() []jen.Code {
+					return append([]jen.Code{jen.Id("v").Op(":=").Add(dec()).Dot("Validator").Call()}, checks...)
 				}
 			}
 		}
-		body = append(body, decodeStmtsZero(fd.Ref, field("x", fd.GoName), jen.Op("&").Id("fp"), true, fd.Pointer, 0, onZero)...)
+		stmts, err := decodeStmts(fd.Ref, field("x", fd.GoName), varPath("fp"), true, fd.Pointer, 0, onZero)
+		if err != nil {
+			return fmt.Errorf("%s: %s.%s: %w", t.Source, t.Name, fd.GoName, err)
+		}
+		body = append(body, stmts...)
 		cases = append(cases, jen.Case(jen.Lit(fd.JSON)).Block(body...))
 		if fd.Required && invisibleWhenMissing(fd) {
 			requiredInvisible = append(requiredInvisible,
-				jen.If(jen.Id("seen").Op("&").Add(jen.Lit(uint64(1)<<bit)).Op("==").Lit(0)).Block(
-					jen.Id("d").Dot("v").Dot("add").Call(jen.Id("p"), jen.Lit("required"), jen.Lit("missing property \""+fd.JSON+"\"")),
-				))
+				dec().Dot("Require").Call(jen.Id("p"), jen.Id("seen").Op("&").Parens(seenBit(bit)).Op("!=").Lit(0), jen.Lit(fd.JSON)))
 		}
 		bit++
 	}
 	if o := t.OneOf; o != nil {
 		for mi, m := range o.Members {
-			mask := jen.Lit(uint64(1) << bit)
 			body := []jen.Code{
-				jen.If(jen.Id("seen").Op("&").Add(mask).Op("!=").Lit(0)).Block(jen.Id("d").Dot("dup").Op("=").True()),
-				jen.Id("seen").Op("|=").Add(mask),
-				jen.If(jen.Id("member").Op("!=").Lit(0).Op("&&").Id("member").Op("!=").Lit(mi + 1)).Block(
-					jen.Id("d").Dot("v").Dot("add").Call(jen.Id("p"), jen.Lit("oneOf"), jen.Lit("more than one of "+memberList(o)+" is set")),
-				),
-				jen.Id("member").Op("=").Lit(mi + 1),
-				jen.Id("fp").Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): jen.Id("p"), jen.Id("key"): jen.Lit(m.JSON), jen.Id("index"): jen.Lit(-1)}),
+				dec().Dot("Seen").Call(jen.Op("&").Id("seen"), seenBit(bit)),
+				dec().Dot("OneOf").Call(jen.Id("p"), jen.Op("&").Id("member"), jen.Lit(mi+1), jen.Lit(memberList(o))),
+				fieldPath(m.JSON),
 			}
 			switch {
 			case m.Wrapper == "":
 				body = append(body,
-					jen.Id("obj").Op(":=").New(jen.Id(m.Ref.Named.Name)),
-					jen.If(jen.Id("d").Dot("peek").Call().Op("==").LitByte('{')).Block(
-						jen.Id("obj").Dot("decodeJSON").Call(jen.Id("d"), jen.Op("&").Id("fp")),
-					).Else().Block(jen.Id("d").Dot("mismatch").Call(jen.Op("&").Id("fp"), jen.Lit("object"))),
+					jen.Id("obj").Op(":=").New(named(m.Ref.Named)),
+					jen.If(dec().Dot("IsObject").Call(jen.Op("&").Id("fp"))).Block(
+						jen.Id("obj").Dot("DecodeJSONAt").Call(dec(), jen.Op("&").Id("fp")),
+					),
 					jen.Id("x").Dot(o.GoName).Op("=").Id("obj"))
 			case m.Ref.Kind == model.KindValue:
-				body = append(body, jen.Id("x").Dot(o.GoName).Op("=").Id(m.Wrapper).Values(jen.Dict{jen.Id("Value"): jen.Id("d").Dot("value").Call(jen.Op("&").Id("fp"))}))
+				body = append(body, jen.Id("x").Dot(o.GoName).Op("=").Id(m.Wrapper).Values(jen.Dict{jen.Id("Value"): dec().Dot("Value").Call(jen.Op("&").Id("fp"))}))
 			default:
+				stmts, err := decodeStmts(m.Ref, id("mv"), varPath("fp"), true, false, 0, nil)
+				if err != nil {
+					return fmt.Errorf("%s: %s.%s: %w", t.Source, t.Name, m.Wrapper, err)
+				}
 				body = append(body, jen.Var().Id("mv").Add(goType(m.Ref, true)))
-				body = append(body, decodeStmts(m.Ref, id("mv"), jen.Op("&").Id("fp"), true, false, 0)...)
+				body = append(body, stmts...)
 				body = append(body, jen.Id("x").Dot(o.GoName).Op("=").Id(m.Wrapper).Call(jen.Id("mv")))
 			}
 			cases = append(cases, jen.Case(jen.Lit(m.JSON)).Block(body...))
 			bit++
 		}
 	}
-	cases = append(cases, jen.Default().Block(jen.Id("d").Dot("skip").Call()))
-	if bit > 64 {
-		panic("more than 64 properties in " + t.Name)
-	}
+	cases = append(cases, jen.Default().Block(dec().Dot("Skip").Call()))
 	body := []jen.Code{
-		jen.If(jen.Op("!").Id("d").Dot("openObject").Call(jen.Id("p"))).Block(jen.Return()),
+		jen.If(jen.Op("!").Add(dec()).Dot("OpenObject").Call(jen.Id("p"))).Block(jen.Return()),
 	}
 	if bit > 0 {
 		body = append(body, jen.Var().Id("seen").Uint64())
@@ -223,52 +258,40 @@ func genDecode(f *jen.File, t *model.Type) {
 		body = append(body, jen.Id("member").Op(":=").Lit(0))
 	}
 	body = append(body,
-		jen.Id("first").Op(":=").True(),
-		jen.For().Block(
-			jen.List(jen.Id("key"), jen.Id("ok")).Op(":=").Id("d").Dot("nextKey").Call(jen.Op("&").Id("first")),
+		jen.For(jen.Id("first").Op(":=").True(), jen.Empty(), jen.Empty()).Block(
+			jen.List(jen.Id("key"), jen.Id("ok")).Op(":=").Add(dec()).Dot("NextKey").Call(jen.Op("&").Id("first")),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Break()),
 			jen.Switch(jen.String().Call(jen.Id("key"))).Block(cases...),
 		),
 	)
-	if len(requiredInvisible) > 0 {
-		body = append(body, jen.If(jen.Id("d").Dot("required").Op("&&").Id("d").Dot("ok").Call()).Block(requiredInvisible...))
-	}
-	cmt(f, fmt.Sprintf("decodeJSON reads a %s object, recording type mismatches in d.", t.Name))
-	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("decodeJSON").Params(jen.Id("d").Op("*").Id("rtDecoder"), jen.Id("p").Op("*").Id("rtPath")).Block(body...)
+	body = append(body, requiredInvisible...)
+	cmt(f, fmt.Sprintf("DecodeJSONAt reads %s from d, recording type mismatches at p. It\nis for generated code; call UnmarshalJSON or Parse%sJSON.", article(t.Name), t.Name))
+	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("DecodeJSONAt").Params(jen.Id("d").Op("*").Add(rt("Decoder")), jen.Id("p").Op("*").Add(rt("Path"))).Block(body...)
 
-	cmt(f, fmt.Sprintf("UnmarshalJSON decodes a %s. It fails on bytes that are not JSON, on a\nvalue of the wrong JSON type and on two members of a oneof group; it does not\ncheck the other rules of the schema: call Validate for those.", t.Name))
+	cmt(f, fmt.Sprintf("UnmarshalJSON decodes %s. It fails on bytes that are not JSON, on\na value of the wrong JSON type and on two members of a oneof group; it does\nnot check the other rules of the schema: call Validate for those.", article(t.Name)))
 	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
-		jen.Var().Id("v").Id("rtValidator"),
-		jen.If(jen.Id("err").Op(":=").Id("rtDecode").Call(jen.Id("data"), jen.Op("&").Id("v"), jen.False(), jen.Func().Params(jen.Id("d").Op("*").Id("rtDecoder")).Block(
-			jen.Op("*").Id("x").Op("=").Id(t.Name).Values(),
-			jen.Id("x").Dot("decodeJSON").Call(jen.Id("d"), jen.Nil()),
-		)), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
-		jen.Return(jen.Id("v").Dot("err").Call()),
+		jen.Return(rt("Unmarshal").Call(jen.Id("data"), readValue(jen.Op("*").Id("x"), t))),
 	)
 
-	cmt(f, fmt.Sprintf("Parse%sJSON decodes data into a new %s and checks it as Validate%sJSON does,\nin one pass: the value is returned only when it is valid.", t.Name, t.Name, t.Name))
+	cmt(f, fmt.Sprintf("Parse%sJSON decodes data into a new %s and checks it as\nValidate%sJSON does, in one pass: the value is returned only when it is\nvalid.", t.Name, t.Name, t.Name))
 	f.Func().Id("Parse"+t.Name+"JSON").Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(t.Name), jen.Error()).Block(
 		jen.Id("x").Op(":=").New(jen.Id(t.Name)),
-		jen.Var().Id("v").Id("rtValidator"),
-		jen.If(jen.Id("err").Op(":=").Id("rtDecodeMode").Call(jen.Id("data"), jen.Op("&").Id("v"), jen.True(), jen.False(), jen.Func().Params(jen.Id("d").Op("*").Id("rtDecoder")).Block(
-			jen.Op("*").Id("x").Op("=").Id(t.Name).Values(),
-			jen.Id("x").Dot("decodeJSON").Call(jen.Id("d"), jen.Nil()),
-		)), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		jen.Id("x").Dot("validate").Call(jen.Op("&").Id("v"), jen.Nil()),
-		jen.If(jen.Id("err").Op(":=").Id("v").Dot("err").Call(), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		jen.Return(jen.Id("x"), jen.Nil()),
+		jen.Return(rt("Parse").Call(jen.Id("data"), jen.Id("x"), readValue(jen.Op("*").Id("x"), t), jen.Id("x").Dot("ValidateAt"))),
 	)
-	cmt(f, fmt.Sprintf("Validate%sJSON checks that data is a valid %s: JSON syntax, every rule\nof the schema, and required members. It returns a *SyntaxError, a\n*ValidationError listing every violation, or nil.", t.Name, t.Name))
+	cmt(f, fmt.Sprintf("Validate%sJSON checks that data is a valid %s: JSON syntax, every\nrule of the schema, and required members. It returns a *SyntaxError, a\n*ValidationError listing every violation, or nil.", t.Name, t.Name))
 	f.Func().Id("Validate"+t.Name+"JSON").Params(jen.Id("data").Index().Byte()).Error().Block(
 		jen.Var().Id("x").Id(t.Name),
-		jen.Var().Id("v").Id("rtValidator"),
-		jen.If(jen.Id("err").Op(":=").Id("rtDecode").Call(jen.Id("data"), jen.Op("&").Id("v"), jen.True(), jen.Func().Params(jen.Id("d").Op("*").Id("rtDecoder")).Block(
-			jen.Id("x").Op("=").Id(t.Name).Values(),
-			jen.Id("x").Dot("decodeJSON").Call(jen.Id("d"), jen.Nil()),
-		)), jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("err"))),
-		jen.Id("x").Dot("validate").Call(jen.Op("&").Id("v"), jen.Nil()),
-		jen.Return(jen.Id("v").Dot("err").Call()),
+		jen.Return(rt("ValidateJSON").Call(jen.Id("data"), readValue(jen.Id("x"), t), jen.Id("x").Dot("ValidateAt"))),
 	)
+	return nil
+}
+
+// article puts "a" or "an" before a type name.
+func article(name string) string {
+	if name != "" && strings.ContainsRune("AEIOU", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }
 
 func memberList(o *model.OneOf) string {
@@ -324,67 +347,97 @@ func emptyStringAllowed(c model.Constraints) bool {
 
 // encoding
 
-func appendValue(r *model.Ref, src jen.Code, top bool, depth int) []jen.Code {
-	b := jen.Id("b")
-	simple := func(call jen.Code) []jen.Code { return []jen.Code{b.Clone().Op("=").Add(call)} }
-	withErr := func(call jen.Code) []jen.Code {
-		return []jen.Code{
-			jen.List(jen.Id("b"), jen.Id("err")).Op("=").Add(call),
-			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("b"), jen.Id("err"))),
-		}
+func appendTo(call jen.Code) []jen.Code { return []jen.Code{jen.Id("b").Op("=").Add(call)} }
+
+// encoder builds the statements of one AppendJSON.
+type encoder struct {
+	// fails is set once a statement may fail (it then needs err).
+	fails bool
+}
+
+// appendOrFail appends with a call that may fail, returning its error.
+func (e *encoder) appendOrFail(call jen.Code) []jen.Code {
+	e.fails = true
+	return []jen.Code{
+		jen.List(jen.Id("b"), jen.Id("err")).Op("=").Add(call),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Id("b"), jen.Id("err"))),
 	}
+}
+
+func appendByte(c rune) jen.Code { return jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitRune(c)) }
+
+// appendValue appends src (of type r) to b. top says src is a struct member
+// (named objects are pointers there); addressable says src may have its
+// address taken (a map value may not).
+func (e *encoder) appendValue(r *model.Ref, src jen.Code, top, addressable bool, depth int) ([]jen.Code, error) {
+	b := jen.Id("b")
 	switch r.Kind {
 	case model.KindString:
-		return simple(jen.Id("rtAppendString").Call(jen.Id("b"), src))
+		return appendTo(rt("AppendString").Call(b, src)), nil
 	case model.KindEnum:
-		return simple(jen.Id("rtAppendString").Call(jen.Id("b"), jen.String().Call(src)))
+		return appendTo(rt("AppendString").Call(b, jen.String().Call(src))), nil
 	case model.KindBytes:
-		return simple(jen.Id("rtAppendBytes").Call(jen.Id("b"), src))
+		return appendTo(rt("AppendBytes").Call(b, src)), nil
 	case model.KindInt32:
-		return simple(jen.Qual("strconv", "AppendInt").Call(jen.Id("b"), jen.Int64().Call(src), jen.Lit(10)))
+		return appendTo(jen.Qual("strconv", "AppendInt").Call(b, jen.Int64().Call(src), jen.Lit(10))), nil
 	case model.KindInt64:
-		return simple(jen.Qual("strconv", "AppendInt").Call(jen.Id("b"), src, jen.Lit(10)))
+		return appendTo(jen.Qual("strconv", "AppendInt").Call(b, src, jen.Lit(10))), nil
 	case model.KindBool:
-		return simple(jen.Id("rtAppendBool").Call(jen.Id("b"), src))
+		return appendTo(rt("AppendBool").Call(b, src)), nil
 	case model.KindFloat:
-		return withErr(jen.Id("rtAppendFloat").Call(jen.Id("b"), src))
+		return e.appendOrFail(rt("AppendFloat").Call(b, src)), nil
 	case model.KindStruct, model.KindValue:
-		return withErr(jen.Id("rtAppendAny").Call(jen.Id("b"), src))
+		return e.appendOrFail(rt("AppendAny").Call(b, src)), nil
 	case model.KindRaw:
-		return withErr(jen.Id("rtAppendRaw").Call(jen.Id("b"), src))
+		return e.appendOrFail(rt("AppendRaw").Call(b, src)), nil
 	case model.KindObject:
 		if top {
 			return []jen.Code{jen.If(jen.Add(src).Op("==").Nil()).Block(
 				jen.Id("b").Op("=").Append(jen.Id("b"), jen.Lit("null").Op("...")),
-			).Else().Block(withErr(jen.Add(src).Dot("appendJSON").Call(jen.Id("b")))...)}
+			).Else().Block(e.appendOrFail(jen.Add(src).Dot("AppendJSON").Call(b))...)}, nil
 		}
-		ev := fmt.Sprintf("ev%d", depth)
-		return []jen.Code{jen.Block(append([]jen.Code{jen.Id(ev).Op(":=").Add(src)}, withErr(jen.Id(ev).Dot("appendJSON").Call(jen.Id("b")))...)...)}
+		if !addressable {
+			ev := fmt.Sprintf("ev%d", depth)
+			return append([]jen.Code{jen.Id(ev).Op(":=").Add(src)}, e.appendOrFail(jen.Id(ev).Dot("AppendJSON").Call(b))...), nil
+		}
+		return e.appendOrFail(jen.Add(src).Dot("AppendJSON").Call(b)), nil
 	case model.KindArray:
+		if leafString(r.Elem) {
+			return appendTo(rt("AppendStrings").Call(b, src)), nil
+		}
 		i := fmt.Sprintf("i%d", depth)
-		body := []jen.Code{jen.If(jen.Id(i).Op(">").Lit(0)).Block(jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte(',')))}
-		body = append(body, appendValue(r.Elem, jen.Add(src).Index(jen.Id(i)), false, depth+1)...)
+		inner, err := e.appendValue(r.Elem, jen.Add(src).Index(jen.Id(i)), false, true, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		body := append([]jen.Code{jen.If(jen.Id(i).Op(">").Lit(0)).Block(appendByte(','))}, inner...)
 		return []jen.Code{
-			jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte('[')),
+			appendByte('['),
 			jen.For(jen.Id(i).Op(":=").Range().Add(src)).Block(body...),
-			jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte(']')),
-		}
+			appendByte(']'),
+		}, nil
 	case model.KindMap:
-		i := fmt.Sprintf("i%d", depth)
-		k := fmt.Sprintf("k%d", depth)
+		if r.Elem.Kind == model.KindString {
+			return appendTo(rt("AppendStringMap").Call(b, src)), nil
+		}
+		i, k := fmt.Sprintf("i%d", depth), fmt.Sprintf("k%d", depth)
+		inner, err := e.appendValue(r.Elem, jen.Add(src).Index(jen.Id(k)), false, false, depth+1)
+		if err != nil {
+			return nil, err
+		}
 		body := []jen.Code{
-			jen.If(jen.Id(i).Op(">").Lit(0)).Block(jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte(','))),
-			jen.Id("b").Op("=").Id("rtAppendString").Call(jen.Id("b"), jen.Id(k)),
-			jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte(':')),
+			jen.If(jen.Id(i).Op(">").Lit(0)).Block(appendByte(',')),
+			jen.Id("b").Op("=").Add(rt("AppendString")).Call(b, jen.Id(k)),
+			appendByte(':'),
 		}
-		body = append(body, appendValue(r.Elem, jen.Add(src).Index(jen.Id(k)), false, depth+1)...)
+		body = append(body, inner...)
 		return []jen.Code{
-			jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte('{')),
+			appendByte('{'),
 			jen.For(jen.List(jen.Id(i), jen.Id(k)).Op(":=").Range().Qual("slices", "Sorted").Call(jen.Qual("maps", "Keys").Call(src))).Block(body...),
-			jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte('}')),
-		}
+			appendByte('}'),
+		}, nil
 	}
-	panic("unknown kind")
+	return nil, fmt.Errorf("type kind %d cannot be encoded", r.Kind)
 }
 
 // present is the condition under which an optional field is written.
@@ -405,81 +458,113 @@ func present(fd *model.Field, src jen.Code) jen.Code {
 	return jen.Add(src).Op("!=").Nil()
 }
 
-func genEncode(f *jen.File, t *model.Type) {
-	body := []jen.Code{
-		jen.Var().Id("err").Error(),
-		jen.Id("_").Op("=").Id("err"),
-		jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte('{')),
-		jen.Id("open").Op(":=").Len(jen.Id("b")),
+// commas tracks, while the members of an object are emitted, whether a
+// member has been written before the next one for certain, certainly not,
+// or maybe (only optional members so far): only then is the comma decided
+// at run time.
+type commas int
+
+const (
+	commaNever commas = iota
+	commaAlways
+	commaMaybe
+)
+
+// key appends the member name, with the comma the state asks for.
+func (c commas) key(name string) jen.Code {
+	quoted := `"` + name + `":`
+	switch c {
+	case commaNever:
+		return jen.Id("b").Op("=").Append(jen.Id("b"), jen.Lit(quoted).Op("..."))
+	case commaAlways:
+		return jen.Id("b").Op("=").Append(jen.Id("b"), jen.Lit(","+quoted).Op("..."))
 	}
-	key := func(name string) []jen.Code {
-		return []jen.Code{
-			jen.If(jen.Len(jen.Id("b")).Op("!=").Id("open")).Block(jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte(','))),
-			jen.Id("b").Op("=").Append(jen.Id("b"), jen.Lit(`"`+name+`":`).Op("...")),
+	return jen.Id("b").Op("=").Add(rt("AppendKey")).Call(jen.Id("b"), jen.Id("open"), jen.Lit(quoted))
+}
+
+// after is the state after a member that was written (always) or may have
+// been (not always).
+func (c commas) after(always bool) commas {
+	if always || c == commaAlways {
+		return commaAlways
+	}
+	return commaMaybe
+}
+
+func genEncode(f *jen.File, t *model.Type) error {
+	var enc encoder
+	var body []jen.Code
+	state := commaNever
+	usesOpen := false
+	key := func(name string) jen.Code {
+		if state == commaMaybe {
+			usesOpen = true
 		}
+		return state.key(name)
 	}
 	for _, fd := range t.Fields {
-		src := jen.Id("x").Dot(fd.GoName)
 		var val []jen.Code
+		var err error
 		if fd.Pointer {
-			val = appendValue(fd.Ref, jen.Op("*").Id("x").Dot(fd.GoName), true, 0)
+			val, err = enc.appendValue(fd.Ref, jen.Op("*").Id("x").Dot(fd.GoName), true, true, 0)
 		} else {
-			val = appendValue(fd.Ref, src, true, 0)
+			val, err = enc.appendValue(fd.Ref, jen.Id("x").Dot(fd.GoName), true, true, 0)
 		}
-		stmts := append(key(fd.JSON), val...)
+		if err != nil {
+			return fmt.Errorf("%s: %s.%s: %w", t.Source, t.Name, fd.GoName, err)
+		}
+		if fd.Required && fd.Ref.Kind == model.KindStruct && !fd.Pointer {
+			// A required free object is written as {} when nil (arrays and
+			// maps are written as [] and {} by their loops).
+			val = []jen.Code{jen.If(jen.Id("x").Dot(fd.GoName).Op("==").Nil()).Block(
+				jen.Id("b").Op("=").Append(jen.Id("b"), jen.Lit("{}").Op("...")),
+			).Else().Block(val...)}
+		}
+		stmts := append([]jen.Code{key(fd.JSON)}, val...)
 		if fd.Required {
-			// Required members are always written; nil maps and slices as
-			// empty ones.
-			switch fd.Ref.Kind {
-			case model.KindMap, model.KindStruct:
-				if !fd.Pointer {
-					stmts = append(key(fd.JSON), jen.If(jen.Id("x").Dot(fd.GoName).Op("==").Nil()).Block(
-						jen.Id("b").Op("=").Append(jen.Id("b"), jen.Lit("{}").Op("...")),
-					).Else().Block(val...))
-				}
-			case model.KindArray:
-				stmts = append(key(fd.JSON), jen.If(jen.Id("x").Dot(fd.GoName).Op("==").Nil()).Block(
-					jen.Id("b").Op("=").Append(jen.Id("b"), jen.Lit("[]").Op("...")),
-				).Else().Block(val...))
-			case model.KindValue, model.KindRaw:
-				// nil marshals as null
-			}
+			// Required members are always written.
 			body = append(body, stmts...)
+			state = state.after(true)
 			continue
 		}
 		body = append(body, jen.If(present(fd, jen.Id("x").Dot(fd.GoName))).Block(stmts...))
+		state = state.after(false)
 	}
 	if o := t.OneOf; o != nil {
 		var cases []jen.Code
 		for _, m := range o.Members {
 			var val []jen.Code
+			var err error
 			switch {
 			case m.Wrapper == "":
-				val = appendValue(m.Ref, jen.Id("m"), true, 0)
+				val, err = enc.appendValue(m.Ref, jen.Id("m"), true, true, 0)
 			case m.Ref.Kind == model.KindValue:
-				val = appendValue(m.Ref, jen.Id("m").Dot("Value"), true, 0)
+				val, err = enc.appendValue(m.Ref, jen.Id("m").Dot("Value"), true, true, 0)
 			default:
-				val = appendValue(m.Ref, jen.Add(goType(m.Ref, true)).Call(jen.Id("m")), true, 0)
+				val, err = enc.appendValue(m.Ref, jen.Add(goType(m.Ref, true)).Call(jen.Id("m")), true, false, 0)
 			}
-			cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(append(key(m.JSON), val...)...))
+			if err != nil {
+				return fmt.Errorf("%s: %s.%s: %w", t.Source, t.Name, m.JSON, err)
+			}
+			cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(append([]jen.Code{key(m.JSON)}, val...)...))
 		}
 		body = append(body, jen.Switch(jen.Id("m").Op(":=").Id("x").Dot(o.GoName).Assert(jen.Type())).Block(cases...))
 	}
-	if len(t.Fields) == 0 && t.OneOf == nil {
-		body = append(body, jen.Id("_").Op("=").Id("open"))
+	head := []jen.Code{}
+	if enc.fails {
+		head = append(head, jen.Var().Id("err").Error())
 	}
-	body = append(body,
-		jen.Id("b").Op("=").Append(jen.Id("b"), jen.LitByte('}')),
-		jen.Return(jen.Id("b"), jen.Nil()),
-	)
-	cmt(f, "appendJSON appends x as JSON. Optional members at their zero value are\nleft out, as in ProtoJSON.")
-	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("appendJSON").Params(jen.Id("b").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(body...)
+	head = append(head, appendByte('{'))
+	if usesOpen {
+		head = append(head, jen.Id("open").Op(":=").Len(jen.Id("b")))
+	}
+	body = append(head, body...)
+	body = append(body, appendByte('}'), jen.Return(jen.Id("b"), jen.Nil()))
+	cmt(f, "AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so\nthat an envelope around it is built in one buffer. Optional members at\ntheir zero value are left out, as in ProtoJSON.")
+	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("AppendJSON").Params(jen.Id("b").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(body...)
 	cmt(f, "MarshalJSON encodes x in its wire form.")
 	f.Func().Params(jen.Id("x").Id(t.Name)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.Return(jen.Id("x").Dot("appendJSON").Call(jen.Nil())),
+		jen.Return(jen.Id("x").Dot("AppendJSON").Call(jen.Nil())),
 	)
-	cmt(f, "AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,\nso that an envelope around it is built in one buffer.")
-	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("AppendJSON").Params(jen.Id("b").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.Return(jen.Id("x").Dot("appendJSON").Call(jen.Id("b"))),
-	)
+	return nil
 }

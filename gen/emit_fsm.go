@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -159,7 +160,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 			tags[t] = append(tags[t], jen.Id(stateT+s.Name))
 		}
 	}
-	sortStrings(tagNames)
+	sort.Strings(tagNames)
 	pred := func(name, comment string, members []jen.Code) {
 		cmt(f, comment)
 		if len(members) == 0 {

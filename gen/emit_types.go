@@ -36,14 +36,14 @@ func goType(r *model.Ref, top bool) jen.Code {
 	case model.KindMap:
 		return jen.Map(jen.String()).Add(goType(r.Elem, false))
 	case model.KindEnum:
-		return jen.Id(r.Named.Name)
+		return named(r.Named)
 	case model.KindObject:
 		if top {
-			return jen.Op("*").Id(r.Named.Name)
+			return jen.Op("*").Add(named(r.Named))
 		}
-		return jen.Id(r.Named.Name)
+		return named(r.Named)
 	}
-	panic("unknown kind")
+	panic(fmt.Sprintf("type kind %d has no Go type", r.Kind))
 }
 
 func fieldType(fd *model.Field) jen.Code {
@@ -64,7 +64,7 @@ func fieldComment(fd *model.Field) string {
 	return b.String()
 }
 
-func genTypes(f *jen.File, types []*model.Type) {
+func genTypes(f *jen.File, types []*model.Type) error {
 	for _, t := range types {
 		switch t.Kind {
 		case model.KindEnum:
@@ -73,6 +73,7 @@ func genTypes(f *jen.File, types []*model.Type) {
 			genStruct(f, t)
 		}
 	}
+	return nil
 }
 
 func genEnum(f *jen.File, t *model.Type) {

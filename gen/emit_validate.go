@@ -3,7 +3,9 @@ package gen
 import (
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"regexp/syntax"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -23,11 +25,11 @@ func patternVar(p string) string {
 }
 
 func add(p jen.Code, rule, msg string) jen.Code {
-	return jen.Id("v").Dot("add").Call(p, jen.Lit(rule), jen.Lit(msg))
+	return jen.Id("v").Dot("Add").Call(p, jen.Lit(rule), jen.Lit(msg))
 }
 
 func addf(p jen.Code, rule string, msg jen.Code) jen.Code {
-	return jen.Id("v").Dot("add").Call(p, jen.Lit(rule), msg)
+	return jen.Id("v").Dot("Add").Call(p, jen.Lit(rule), msg)
 }
 
 // literalPattern recognises patterns that are a plain prefix, suffix or
@@ -83,11 +85,11 @@ func stringChecks(r *model.Ref, s jen.Code, p jen.Code) []jen.Code {
 		if *c.MinLength == 1 {
 			out = append(out, jen.If(jen.Len(s).Op("==").Lit(0)).Block(add(p, "minLength", "must not be empty")))
 		} else {
-			out = append(out, jen.If(jen.Id("rtRuneCount").Call(s).Op("<").Lit(*c.MinLength)).Block(add(p, "minLength", fmt.Sprintf("shorter than %d characters", *c.MinLength))))
+			out = append(out, jen.If(rt("RuneCount").Call(s).Op("<").Lit(*c.MinLength)).Block(add(p, "minLength", fmt.Sprintf("shorter than %d characters", *c.MinLength))))
 		}
 	}
 	if c.MaxLength != nil {
-		out = append(out, jen.If(jen.Id("rtRuneCount").Call(s).Op(">").Lit(*c.MaxLength)).Block(add(p, "maxLength", fmt.Sprintf("longer than %d characters", *c.MaxLength))))
+		out = append(out, jen.If(rt("RuneCount").Call(s).Op(">").Lit(*c.MaxLength)).Block(add(p, "maxLength", fmt.Sprintf("longer than %d characters", *c.MaxLength))))
 	}
 	if c.Pattern != "" {
 		msg := "does not match " + c.Pattern
@@ -110,11 +112,18 @@ func stringChecks(r *model.Ref, s jen.Code, p jen.Code) []jen.Code {
 	}
 	switch c.Format {
 	case "date-time":
-		out = append(out, jen.If(jen.Op("!").Id("rtDateTime").Call(s)).Block(add(p, "format", "not an RFC 3339 date-time")))
+		out = append(out, jen.If(jen.Op("!").Add(rt("DateTime")).Call(s)).Block(add(p, "format", "not an RFC 3339 date-time")))
 	case "uuid":
-		out = append(out, jen.If(jen.Op("!").Id("rtUUID").Call(s)).Block(add(p, "format", "not a UUID")))
+		out = append(out, jen.If(jen.Op("!").Add(rt("UUID")).Call(s)).Block(add(p, "format", "not a UUID")))
 	}
 	return out
+}
+
+func intRange(k model.Kind) (int64, int64) {
+	if k == model.KindInt32 {
+		return math.MinInt32, math.MaxInt32
+	}
+	return math.MinInt64, math.MaxInt64
 }
 
 func numberChecks(r *model.Ref, n jen.Code, p jen.Code) []jen.Code {
@@ -145,8 +154,9 @@ func numberChecks(r *model.Ref, n jen.Code, p jen.Code) []jen.Code {
 }
 
 // valueChecks checks a present value (never called for an absent optional
-// field).
-func valueChecks(r *model.Ref, x jen.Code, p jen.Code, depth int) []jen.Code {
+// field); pv names the variable holding the value's path.
+func valueChecks(r *model.Ref, x jen.Code, pv string, depth int) []jen.Code {
+	p := jen.Op("&").Id(pv)
 	switch r.Kind {
 	case model.KindString:
 		return stringChecks(r, x, p)
@@ -166,10 +176,10 @@ func valueChecks(r *model.Ref, x jen.Code, p jen.Code, depth int) []jen.Code {
 			for _, k := range r.RawKinds {
 				args = append(args, jen.Lit(k))
 			}
-			return []jen.Code{jen.Id("rtCheckRaw").Call(args...)}
+			return []jen.Code{rt("CheckRaw").Call(args...)}
 		}
 	case model.KindObject:
-		return []jen.Code{jen.Add(x).Dot("validate").Call(jen.Id("v"), p)}
+		return []jen.Code{jen.Add(x).Dot("ValidateAt").Call(jen.Id("v"), p)}
 	case model.KindArray:
 		var out []jen.Code
 		if n := r.C.MinItems; n != nil {
@@ -180,12 +190,12 @@ func valueChecks(r *model.Ref, x jen.Code, p jen.Code, depth int) []jen.Code {
 		}
 		i := fmt.Sprintf("i%d", depth)
 		ip := fmt.Sprintf("ip%d", depth)
-		inner := valueChecks(r.Elem, jen.Add(x).Index(jen.Id(i)), jen.Op("&").Id(ip), depth+1)
+		inner := valueChecks(r.Elem, jen.Add(x).Index(jen.Id(i)), ip, depth+1)
 		if r.Elem.Kind == model.KindObject {
-			inner = []jen.Code{jen.Parens(jen.Op("&").Add(x).Index(jen.Id(i))).Dot("validate").Call(jen.Id("v"), jen.Op("&").Id(ip))}
+			inner = []jen.Code{jen.Add(x).Index(jen.Id(i)).Dot("ValidateAt").Call(jen.Id("v"), jen.Op("&").Id(ip))}
 		}
 		if len(inner) > 0 {
-			body := append([]jen.Code{jen.Id(ip).Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): p, jen.Id("index"): jen.Id(i)})}, inner...)
+			body := append([]jen.Code{jen.Id(ip).Op(":=").Id(pv).Dot("Index").Call(jen.Id(i))}, inner...)
 			out = append(out, jen.For(jen.Id(i).Op(":=").Range().Add(x)).Block(body...))
 		}
 		return out
@@ -204,12 +214,12 @@ func valueChecks(r *model.Ref, x jen.Code, p jen.Code, depth int) []jen.Code {
 		e := fmt.Sprintf("e%d", depth)
 		var inner []jen.Code
 		if r.Elem.Kind == model.KindObject {
-			inner = []jen.Code{jen.Id(e).Dot("validate").Call(jen.Id("v"), jen.Op("&").Id(kp))}
+			inner = []jen.Code{jen.Id(e).Dot("ValidateAt").Call(jen.Id("v"), jen.Op("&").Id(kp))}
 		} else {
-			inner = valueChecks(r.Elem, jen.Id(e), jen.Op("&").Id(kp), depth+1)
+			inner = valueChecks(r.Elem, jen.Id(e), kp, depth+1)
 		}
 		if len(inner) > 0 {
-			body := append([]jen.Code{jen.Id(kp).Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): p, jen.Id("key"): jen.Id(k), jen.Id("index"): jen.Lit(-1)})}, inner...)
+			body := append([]jen.Code{jen.Id(kp).Op(":=").Id(pv).Dot("Key").Call(jen.Id(k))}, inner...)
 			out = append(out, jen.For(jen.List(jen.Id(k), jen.Id(e)).Op(":=").Range().Add(x)).Block(body...))
 		}
 		return out
@@ -220,11 +230,11 @@ func valueChecks(r *model.Ref, x jen.Code, p jen.Code, depth int) []jen.Code {
 // zeroChecks are the decoder's checks for an optional, non-pointer scalar
 // that was present with its zero value, which Validate cannot tell from
 // absent.
-func zeroChecks(fd *model.Field, p jen.Code) []jen.Code {
+func zeroChecks(fd *model.Field) []jen.Code {
 	x := jen.Id("x").Dot(fd.GoName)
 	switch fd.Ref.Kind {
 	case model.KindString, model.KindEnum, model.KindInt32, model.KindInt64, model.KindFloat, model.KindBool:
-		return valueChecks(fd.Ref, x, p, 0)
+		return valueChecks(fd.Ref, x, "fp", 0)
 	}
 	return nil
 }
@@ -239,7 +249,7 @@ func zeroValue(r *model.Ref) jen.Code {
 	return jen.Lit(0)
 }
 
-func genValidate(f *jen.File, types []*model.Type) {
+func genValidate(f *jen.File, types []*model.Type) error {
 	for _, t := range types {
 		if t.Kind != model.KindObject {
 			continue
@@ -253,9 +263,9 @@ func genValidate(f *jen.File, types []*model.Type) {
 			if fd.Pointer {
 				val = jen.Op("*").Add(x)
 			}
-			inner := valueChecks(fd.Ref, val, fp, 0)
+			inner := valueChecks(fd.Ref, val, "fp", 0)
 			if fd.Ref.Kind == model.KindObject {
-				inner = []jen.Code{jen.Add(x).Dot("validate").Call(jen.Id("v"), fp)}
+				inner = []jen.Code{jen.Add(x).Dot("ValidateAt").Call(jen.Id("v"), fp)}
 			}
 			if t.Discriminated != nil && t.Discriminated.Field == fd {
 				inner = append(inner, discriminatedChecks(t.Discriminated)...)
@@ -278,9 +288,7 @@ func genValidate(f *jen.File, types []*model.Type) {
 			if len(checks) == 0 {
 				continue
 			}
-			body = append(body, jen.Block(append([]jen.Code{
-				jen.Id("fp").Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): jen.Id("p"), jen.Id("key"): jen.Lit(fd.JSON), jen.Id("index"): jen.Lit(-1)}),
-			}, checks...)...))
+			body = append(body, jen.Block(append([]jen.Code{fieldPath(fd.JSON)}, checks...)...))
 		}
 		if o := t.OneOf; o != nil {
 			var cases []jen.Code
@@ -290,47 +298,43 @@ func genValidate(f *jen.File, types []*model.Type) {
 				switch {
 				case m.Wrapper == "":
 					inner = []jen.Code{jen.If(jen.Id("m").Op("==").Nil()).Block(add(jen.Id("p"), "oneOf", "member \""+m.JSON+"\" is a nil pointer")).Else().Block(
-						jen.Id("m").Dot("validate").Call(jen.Id("v"), fp))}
+						jen.Id("m").Dot("ValidateAt").Call(jen.Id("v"), fp))}
 				case m.Ref.Kind == model.KindValue:
 				default:
-					inner = valueChecks(m.Ref, jen.Add(goType(m.Ref, true)).Call(jen.Id("m")), fp, 0)
+					inner = valueChecks(m.Ref, jen.Add(goType(m.Ref, true)).Call(jen.Id("m")), "fp", 0)
 				}
 				if len(inner) == 0 {
 					cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(jen.Id("_").Op("=").Id("m")))
 					continue
 				}
-				cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(append([]jen.Code{
-					jen.Id("fp").Op(":=").Id("rtPath").Values(jen.Dict{jen.Id("parent"): jen.Id("p"), jen.Id("key"): jen.Lit(m.JSON), jen.Id("index"): jen.Lit(-1)}),
-				}, inner...)...))
+				cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(append([]jen.Code{fieldPath(m.JSON)}, inner...)...))
 			}
 			cases = append(cases, jen.Case(jen.Nil()).Block(add(jen.Id("p"), "oneOf", "exactly one of "+memberList(o)+" is required")))
 			body = append(body, jen.Switch(jen.Id("m").Op(":=").Id("x").Dot(o.GoName).Assert(jen.Type())).Block(cases...))
 		}
-		if len(body) == 0 {
-			body = append(body, jen.Id("_").Op(",").Id("_").Op("=").Id("v").Op(",").Id("p"))
-		}
-		cmt(f, fmt.Sprintf("validate records every rule of the %s schema that x breaks.", t.Name))
-		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("validate").Params(jen.Id("v").Op("*").Id("rtValidator"), jen.Id("p").Op("*").Id("rtPath")).Block(body...)
+		cmt(f, fmt.Sprintf("ValidateAt records at p every rule of the %s schema that x breaks.\nIt is for generated code; call Validate.", t.Name))
+		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("ValidateAt").Params(jen.Id("v").Op("*").Add(rt("Validator")), jen.Id("p").Op("*").Add(rt("Path"))).Block(body...)
 		cmt(f, fmt.Sprintf("Validate checks x against every rule of the %s schema and returns a\n*ValidationError listing each violation, or nil. Required members that x\nalways marshals (numbers, booleans, maps, strings that may be empty)\ncount as present.", t.Name))
 		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("Validate").Params().Error().Block(
-			jen.Var().Id("v").Id("rtValidator"),
-			jen.Id("x").Dot("validate").Call(jen.Op("&").Id("v"), jen.Nil()),
-			jen.Return(jen.Id("v").Dot("err").Call()),
+			jen.Var().Id("v").Add(rt("Validator")),
+			jen.Id("x").Dot("ValidateAt").Call(jen.Op("&").Id("v"), jen.Nil()),
+			jen.Return(jen.Id("v").Dot("Err").Call()),
 		)
 	}
+	return nil
 }
 
 func discriminatedChecks(d *model.Discriminated) []jen.Code {
 	var cases []jen.Code
 	for _, c := range d.Cases {
 		cases = append(cases, jen.Case(jen.Lit(c.Value)).Block(
-			jen.Var().Id("params").Id(c.Type.Name),
-			jen.Id("rtDecodeAt").Call(jen.Id("v"), jen.Op("&").Id("fp"), jen.Id("x").Dot(d.Field.GoName), jen.True(),
-				jen.Func().Params(jen.Id("d").Op("*").Id("rtDecoder"), jen.Id("p").Op("*").Id("rtPath")).Block(
-					jen.Id("params").Op("=").Id(c.Type.Name).Values(),
-					jen.Id("params").Dot("decodeJSON").Call(jen.Id("d"), jen.Id("p")),
+			jen.Var().Id("params").Add(named(c.Type)),
+			rt("DecodeAt").Call(jen.Id("v"), jen.Op("&").Id("fp"), jen.Id("x").Dot(d.Field.GoName),
+				jen.Func().Params(jen.Id("d").Op("*").Add(rt("Decoder")), jen.Id("p").Op("*").Add(rt("Path"))).Block(
+					jen.Id("params").Op("=").Add(named(c.Type)).Values(),
+					jen.Id("params").Dot("DecodeJSONAt").Call(jen.Id("d"), jen.Id("p")),
 				)),
-			jen.Id("params").Dot("validate").Call(jen.Id("v"), jen.Op("&").Id("fp")),
+			jen.Id("params").Dot("ValidateAt").Call(jen.Id("v"), jen.Op("&").Id("fp")),
 		))
 	}
 	return []jen.Code{jen.Switch(jen.String().Call(jen.Id("x").Dot(d.Key.GoName))).Block(cases...)}
@@ -356,7 +360,7 @@ func genPatterns(f *jen.File, pats map[string]string) {
 	for n := range pats {
 		names = append(names, n)
 	}
-	sortStrings(names)
+	sort.Strings(names)
 	f.Var().DefsFunc(func(g *jen.Group) {
 		for _, n := range names {
 			g.Id(n).Op("=").Qual("regexp", "MustCompile").Call(jen.Lit(pats[n]))

@@ -30,7 +30,7 @@ type File struct {
 func Generate(m *model.Model) ([]File, error) {
 	var files []File
 	for _, p := range m.Packages {
-		fs, err := generatePackage(p)
+		fs, err := generatePackage(m, p)
 		if err != nil {
 			return nil, err
 		}
@@ -41,12 +41,13 @@ func Generate(m *model.Model) ([]File, error) {
 }
 
 type pkgGen struct {
+	m     *model.Model
 	p     *model.Package
 	files []File
 }
 
-func generatePackage(p *model.Package) ([]File, error) {
-	g := &pkgGen{p: p}
+func generatePackage(m *model.Model, p *model.Package) ([]File, error) {
+	g := &pkgGen{m: m, p: p}
 	patterns = map[string]string{}
 	if err := g.render("doc.go", p.Sources, genDoc(p)); err != nil {
 		return nil, err
@@ -65,69 +66,73 @@ func generatePackage(p *model.Package) ([]File, error) {
 		base := strings.TrimSuffix(path.Base(src), ".json")
 		steps := []struct {
 			suffix string
-			emit   func(f *jen.File, types []*model.Type)
+			emit   func(f *jen.File, types []*model.Type) error
 		}{
 			{".go", genTypes},
 			{"_json.go", genCodec},
 			{"_validate.go", genValidate},
 		}
 		for _, s := range steps {
-			f := newFile(p)
-			s.emit(f, types)
+			f := g.newFile()
+			if err := s.emit(f, types); err != nil {
+				return nil, err
+			}
 			if err := g.render(base+s.suffix, []string{src}, f); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if len(patterns) > 0 {
-		f := newFile(p)
+		f := g.newFile()
 		genPatterns(f, patterns)
 		if err := g.render("patterns.go", nil, f); err != nil {
 			return nil, err
 		}
 	}
 	if len(p.Types) > 0 {
-		if err := g.copyRuntime(); err != nil {
+		f := g.newFile()
+		genRuntime(f)
+		if err := g.render("runtime.go", nil, f); err != nil {
 			return nil, err
 		}
 	}
 	if p.Errors != nil {
-		f := newFile(p)
+		f := g.newFile()
 		genErrors(f, p.Errors)
 		if err := g.render(dataName(p.ErrorsSource), []string{p.ErrorsSource}, f); err != nil {
 			return nil, err
 		}
 	}
 	if p.Properties != nil {
-		f := newFile(p)
+		f := g.newFile()
 		genProperties(f, p.Properties)
 		if err := g.render(dataName(p.PropertiesSource), []string{p.PropertiesSource}, f); err != nil {
 			return nil, err
 		}
 	}
 	if p.Topics != nil {
-		f := newFile(p)
+		f := g.newFile()
 		genTopics(f, p.Topics)
 		if err := g.render(dataName(p.Topics.Source), []string{p.Topics.Source}, f); err != nil {
 			return nil, err
 		}
 	}
 	for _, c := range p.Constants {
-		f := newFile(p)
+		f := g.newFile()
 		genConstants(f, c)
 		if err := g.render(dataName(c.Source), []string{c.Source}, f); err != nil {
 			return nil, err
 		}
 	}
 	if len(p.Machines) > 0 {
-		f := newFile(p)
+		f := g.newFile()
 		genTransitionError(f)
 		if err := g.render("fsm_errors.go", nil, f); err != nil {
 			return nil, err
 		}
 	}
 	for _, m := range p.Machines {
-		f := newFile(p)
+		f := g.newFile()
 		genMachine(f, m)
 		if err := g.render(dataName(m.Source), []string{m.Source}, f); err != nil {
 			return nil, err
@@ -147,10 +152,34 @@ func dataName(src string) string {
 	return strings.TrimSuffix(path.Base(src), ".json") + ".go"
 }
 
-func newFile(p *model.Package) *jen.File {
-	f := jen.NewFile(p.Name)
+// newFile starts a file of the package, naming the packages it may import.
+func (g *pkgGen) newFile() *jen.File {
+	f := jen.NewFilePathName(g.p.ImportPath, g.p.Name)
 	f.ImportName("encoding/json", "json")
+	f.ImportName(runtimePath, "runtime")
+	for _, other := range g.m.Packages {
+		if other != g.p && other.ImportPath != "" {
+			f.ImportName(other.ImportPath, other.Name)
+		}
+	}
 	return f
+}
+
+// genRuntime declares what every package with types shares: the check that
+// gen/runtime fits the generated code, and the error types.
+func genRuntime(f *jen.File) {
+	cmt(f, fmt.Sprintf("The generated code is written for version %d of the runtime: these\nconstants do not compile against a runtime that no longer supports it.", runtimeVersion))
+	f.Const().Defs(
+		jen.Id("_").Op("=").Add(rt("EnforceVersion")).Call(jen.Lit(runtimeVersion).Op("-").Add(rt("MinVersion"))),
+		jen.Id("_").Op("=").Add(rt("EnforceVersion")).Call(rt("MaxVersion").Op("-").Lit(runtimeVersion)),
+	)
+	const se = "github.com/a2abind/a2abind/schemaerr"
+	cmt(f, "SyntaxError reports bytes that are not JSON. It is schemaerr.SyntaxError,\nthe same type in every generated package.")
+	f.Type().Id("SyntaxError").Op("=").Qual(se, "SyntaxError")
+	cmt(f, "Violation is one rule that a value breaks. It is schemaerr.Violation.")
+	f.Type().Id("Violation").Op("=").Qual(se, "Violation")
+	cmt(f, "ValidationError lists every violation found in a value, sorted by\npointer. It is schemaerr.ValidationError, the same type in every generated\npackage, so one errors.As recognises them all.")
+	f.Type().Id("ValidationError").Op("=").Qual(se, "ValidationError")
 }
 
 // render formats a jennifer file with the header and its sources.

@@ -16,10 +16,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files and generated/ instead of comparing")
 
-// generate loads a schema directory and generates it in memory.
-func generate(t *testing.T, dir, pkg string) []gen.File {
+// module is this module's path, under which generated packages are imported.
+const module = "github.com/a2abind/a2abind"
+
+// generate loads a schema directory and generates it in memory, for output
+// imported as importPath.
+func generate(t *testing.T, dir, pkg, importPath string) []gen.File {
 	t.Helper()
-	m, err := load.Load(os.DirFS(dir), dir, pkg)
+	m, err := load.Load(os.DirFS(dir), dir, pkg, importPath)
 	if err != nil {
 		t.Fatalf("load %s: %v", dir, err)
 	}
@@ -52,7 +56,7 @@ func compare(t *testing.T, dir string, files []gen.File) {
 // TestGeneratedUpToDate regenerates generated/ from schema/ in memory and
 // fails on any difference, so a plain go test notices stale output.
 func TestGeneratedUpToDate(t *testing.T) {
-	compare(t, "../generated", generate(t, "../schema", "generated"))
+	compare(t, "../generated", generate(t, "../schema", "generated", module+"/generated"))
 }
 
 // TestGoldenCases generates each schema set under cases/ and compares it with
@@ -65,14 +69,14 @@ func TestGoldenCases(t *testing.T) {
 	for _, dir := range dirs {
 		name := filepath.Base(filepath.Dir(dir))
 		t.Run(name, func(t *testing.T) {
-			compare(t, filepath.Join("cases", name, "want"), generate(t, dir, name))
+			compare(t, filepath.Join("cases", name, "want"), generate(t, dir, name, module+"/golden/cases/"+name+"/want"))
 		})
 	}
 }
 
 func TestOutputIsDeterministicAndMarked(t *testing.T) {
-	a := generate(t, "../schema", "generated")
-	b := generate(t, "../schema", "generated")
+	a := generate(t, "../schema", "generated", module+"/generated")
+	b := generate(t, "../schema", "generated", module+"/generated")
 	if len(a) != len(b) {
 		t.Fatalf("two runs gave %d and %d files", len(a), len(b))
 	}
@@ -143,7 +147,7 @@ func TestBrokenSchemasAreRefusedWithFileAndPointer(t *testing.T) {
 			for name, content := range tc.files {
 				fsys[name] = &fstest.MapFile{Data: []byte(content)}
 			}
-			_, err := load.Load(fsys, "s", "p")
+			_, err := load.Load(fsys, "s", "p", "")
 			if err == nil {
 				t.Fatalf("loaded; want an error containing %q", tc.want)
 			}
@@ -153,6 +157,42 @@ func TestBrokenSchemasAreRefusedWithFileAndPointer(t *testing.T) {
 			var le *load.Error
 			if !errors.As(err, &le) || le.File == "" {
 				t.Fatalf("error %T does not name the file", err)
+			}
+		})
+	}
+}
+
+// TestCrossPackageReferencesRefused: a $ref to another package's type needs
+// the import path of the output, and may not make packages import each
+// other.
+func TestCrossPackageReferencesRefused(t *testing.T) {
+	cases := []struct {
+		name       string
+		files      map[string]string
+		want       string // substring of the error: file#pointer and what is wrong
+		importPath string // of the output; "" when not known
+	}{
+		{"reference across packages without an import path", map[string]string{
+			"t.json":     typeFile(`{"A":{"type":"object","properties":{"x":{"type":"string"}}}}`),
+			"sub/u.json": `{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://x.test/sub/u.json","$defs":{"B":{"type":"object","properties":{"a":{"$ref":"../t.json#/$defs/A"}}}}}`},
+			`s/sub/u.json#/$defs/B/properties/a/$ref: "../t.json#/$defs/A" is in another package; a reference across packages needs the import path`, ""},
+		{"packages importing each other", map[string]string{
+			"a/a.json": `{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://x.test/a/a.json","$defs":{"A":{"type":"object","properties":{"b":{"$ref":"../b/b.json#/$defs/B"}}}}}`,
+			"b/b.json": `{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://x.test/b/b.json","$defs":{"B":{"type":"object","properties":{"a":{"$ref":"../a/a.json#/$defs/A"}}}}}`},
+			"makes the generated packages import each other (a -> b -> a)", "example.test/out"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			for name, content := range tc.files {
+				fsys[name] = &fstest.MapFile{Data: []byte(content)}
+			}
+			_, err := load.Load(fsys, "s", "p", tc.importPath)
+			if err == nil {
+				t.Fatalf("loaded; want an error containing %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q\nwant it to contain %q", err, tc.want)
 			}
 		})
 	}

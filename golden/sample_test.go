@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	sample "github.com/a2abind/a2abind/golden/cases/sample/want"
+	"github.com/a2abind/a2abind/golden/cases/sample/want/frames"
 )
 
 // The golden output is not only diffed: these tests exercise it.
@@ -199,5 +200,70 @@ func TestSampleCloneSharesNothing(t *testing.T) {
 	}
 	if (*sample.Shape)(nil).Clone() != nil {
 		t.Fatal("nil clone")
+	}
+}
+
+// TestCrossPackageReference exercises package frames, whose schema refers to
+// the sample package's types with $ref: the generated code imports the
+// other package and decodes, validates, encodes and clones through it, with
+// violations reported at pointers that cross the package boundary.
+func TestCrossPackageReference(t *testing.T) {
+	good := `{"shape":` + goodShape + `,"more":[` + goodShape + `],"tint":"COLOR_RED","byName":{"a":{"name":"n"}}}`
+	cases := []struct {
+		name     string
+		json     string
+		pointers []string // of the violations, sorted; nil = valid
+	}{
+		{"valid frame", good, nil},
+		{"missing shape", `{"tint":"COLOR_RED"}`, []string{"/shape"}},
+		{"violations inside the other package's types",
+			`{"shape":{"id":"x","color":"COLOR_RED","tags":["a"],"sizes":{},"count":0,"label":"x"},"more":[{"label":"x"}],"tint":"red","byName":{"a":{"name":""}}}`,
+			[]string{"/byName/a/name", "/more/0", "/more/0", "/more/0/color", "/more/0/id", "/more/0/tags", "/shape/id", "/tint"}},
+		{"wrong JSON type for the other package's object", `{"shape":[]}`, []string{"/shape"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := frames.ValidateFrameJSON([]byte(tc.json))
+			var got []string
+			var verr *frames.ValidationError
+			if errors.As(err, &verr) {
+				for _, v := range verr.Violations {
+					got = append(got, v.Pointer)
+				}
+			} else if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if !reflect.DeepEqual(got, tc.pointers) {
+				t.Fatalf("pointers %q, want %q (%v)", got, tc.pointers, err)
+			}
+		})
+	}
+
+	f, err := frames.ParseFrameJSON([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Tint != sample.ColorRed || f.Shape.Color != sample.ColorRed || f.ByName["a"].Name != "n" {
+		t.Fatalf("decoded %+v", f)
+	}
+	out, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if err := json.Unmarshal(out, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(good), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("round trip:\n got %s\nwant %s", out, good)
+	}
+	c := f.Clone()
+	c.Shape.Tags[0] = "changed"
+	c.More[0].Tags[0] = "changed"
+	if f.Shape.Tags[0] != "a" || f.More[0].Tags[0] != "a" {
+		t.Fatal("Clone shares the other package's values with the original")
 	}
 }

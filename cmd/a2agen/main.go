@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	a2agen -schema DIR -out DIR [-package NAME] [-check]
+//	a2agen -schema DIR -out DIR [-package NAME] [-import PATH] [-check]
 //
 // Every *.json file under -schema is read. Files at its top level form the
 // package NAME (default: the base name of -out); each sub-directory forms a
@@ -14,6 +14,11 @@
 // meta-schema their $schema names under -schema/meta/, become constants,
 // tables and helpers. schema/README.md in this repository lists the JSON
 // Schema subset understood.
+//
+// Generated packages import github.com/a2abind/a2abind/gen/runtime, and a
+// $ref from one package's schema to another's makes the first import the
+// second: -import is the import path of -out (by default it is worked out
+// from the go.mod file above -out).
 //
 // The schemas are compiled with a JSON Schema engine first: a broken schema,
 // an unresolved $ref or an unsupported keyword ends with a non-zero exit and
@@ -32,7 +37,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/a2abind/a2abind/gen"
 	"github.com/a2abind/a2abind/gen/load"
@@ -47,9 +55,10 @@ func run(args []string) int {
 	schemaDir := fs.String("schema", "schema", "directory of JSON Schemas and data documents")
 	outDir := fs.String("out", "generated", "output directory (owned by a2agen)")
 	pkg := fs.String("package", "", "package name for files at the top of -schema (default: base name of -out)")
+	importPath := fs.String("import", "", "Go import path of -out (default: from the go.mod above -out)")
 	check := fs.Bool("check", false, "write nothing; list what would change and exit 1 if anything would")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: a2agen -schema DIR -out DIR [-package NAME] [-check]\n\nexample:\n  a2agen -schema schema -out generated\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), "usage: a2agen -schema DIR -out DIR [-package NAME] [-import PATH] [-check]\n\nexample:\n  a2agen -schema schema -out generated\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -66,7 +75,10 @@ func run(args []string) int {
 	if name == "" {
 		name = filepath.Base(filepath.Clean(*outDir))
 	}
-	m, err := load.Load(os.DirFS(*schemaDir), filepath.ToSlash(*schemaDir), name)
+	if *importPath == "" {
+		*importPath = moduleImportPath(*outDir)
+	}
+	m, err := load.Load(os.DirFS(*schemaDir), filepath.ToSlash(*schemaDir), name, *importPath)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "a2agen: %v\n", err)
 		return 1
@@ -96,4 +108,48 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// moduleImportPath works out the import path of dir from the go.mod file of
+// the module holding it, or returns "" when there is none.
+func moduleImportPath(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil {
+			mod := modulePath(data)
+			if mod == "" {
+				return ""
+			}
+			rel, err := filepath.Rel(d, abs)
+			if err != nil {
+				return ""
+			}
+			return path.Join(mod, filepath.ToSlash(rel))
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// modulePath reads the module directive of a go.mod file.
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			rest = strings.TrimSpace(rest)
+			if i := strings.Index(rest, "//"); i >= 0 {
+				rest = strings.TrimSpace(rest[:i])
+			}
+			if unq, err := strconv.Unquote(rest); err == nil {
+				return unq
+			}
+			return rest
+		}
+	}
+	return ""
 }

@@ -87,3 +87,22 @@ func TestFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestImportPathFromGoMod(t *testing.T) {
+	cases := []struct {
+		name, gomod, out, want string
+	}{
+		{"plain module line", "module example.test/m\n\ngo 1.26\n", "gen/out", "example.test/m/gen/out"},
+		{"quoted with a comment", "// a module\nmodule \"example.test/q\" // the path\n", "out", "example.test/q/out"},
+		{"output at the module root", "module example.test/r\n", ".", "example.test/r"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "go.mod"), tc.gomod)
+			if got := moduleImportPath(filepath.Join(dir, tc.out)); got != tc.want {
+				t.Fatalf("import path %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

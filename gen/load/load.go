@@ -59,7 +59,10 @@ type file struct {
 // Load reads every *.json file under fsys (the schema directory). Files at
 // the top level form the package named pkgName; each sub-directory forms a
 // package named after it. display is prefixed to file names in errors.
-func Load(fsys fs.FS, display, pkgName string) (*model.Model, error) {
+// importPath is the Go import path of the output directory, under which each
+// package's import path is its directory; it may be empty when no type refers
+// to a type of another package.
+func Load(fsys fs.FS, display, pkgName, importPath string) (*model.Model, error) {
 	var files []*file
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -126,7 +129,7 @@ func Load(fsys fs.FS, display, pkgName string) (*model.Model, error) {
 		}
 	}
 
-	l := &loader{files: files, byID: byID, compiler: c, pkgName: pkgName,
+	l := &loader{files: files, byID: byID, compiler: c, pkgName: pkgName, importPath: importPath,
 		pkgs: map[string]*model.Package{}, types: map[string]*model.Type{}}
 	return l.run()
 }
@@ -138,11 +141,21 @@ type loader struct {
 	byID     map[string]*file
 	compiler *jsonschema.Compiler
 	pkgName  string
-	pkgs     map[string]*model.Package
+	// importPath is the import path of the output directory ("" if unknown).
+	importPath string
+	pkgs       map[string]*model.Package
 	// types maps "<file id>#/$defs/<name>" to named types.
 	types map[string]*model.Type
+	// refs lists, per package, the packages its types refer to, each with
+	// the first reference (file and pointer) in schema order.
+	refs map[*model.Package][]pkgRef
 	// defs holds the definitions being read, to resolve references.
 	pending []pendingType
+}
+
+type pkgRef struct {
+	to        *model.Package
+	file, ptr string
 }
 
 type pendingType struct {
@@ -164,6 +177,9 @@ func (l *loader) pkgFor(f *file) *model.Package {
 			name = path.Base(dir)
 		}
 		p = &model.Package{Name: name, Dir: dir}
+		if l.importPath != "" {
+			p.ImportPath = path.Join(l.importPath, dir)
+		}
 		l.pkgs[dir] = p
 	}
 	return p
@@ -231,7 +247,7 @@ func (l *loader) run() (*model.Model, error) {
 			if !isGoName(name) {
 				return nil, errAt(f.display, ptr, "definition name %q is not an exported Go name", name)
 			}
-			t := &model.Type{Name: name, Source: f.rel, Ptr: ptr, Kind: kind}
+			t := &model.Type{Name: name, Source: f.rel, Ptr: ptr, Kind: kind, ImportPath: f.pkg.ImportPath}
 			t.Doc, _ = str(def, "description")
 			for _, other := range f.pkg.Types {
 				if other.Name == name {
@@ -276,6 +292,9 @@ func (l *loader) run() (*model.Model, error) {
 		m.Packages = append(m.Packages, p)
 	}
 	sort.Slice(m.Packages, func(i, j int) bool { return m.Packages[i].Dir < m.Packages[j].Dir })
+	if err := l.checkImportCycles(m); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -342,4 +361,44 @@ func isGoName(s string) bool {
 		}
 	}
 	return true
+}
+
+// checkImportCycles refuses references across packages that would make Go
+// packages import each other. The first reference of each edge is kept to
+// name in the error.
+func (l *loader) checkImportCycles(m *model.Model) error {
+	var visit func(p *model.Package, stack []*model.Package) error
+	state := map[*model.Package]int{} // 1: on the stack, 2: done
+	visit = func(p *model.Package, stack []*model.Package) error {
+		state[p] = 1
+		stack = append(stack, p)
+		for _, e := range l.refs[p] {
+			switch state[e.to] {
+			case 1:
+				var names []string
+				for i := len(stack) - 1; i >= 0; i-- {
+					names = append([]string{stack[i].Name}, names...)
+					if stack[i] == e.to {
+						break
+					}
+				}
+				names = append(names, e.to.Name)
+				return errAt(e.file, e.ptr, "this reference makes the generated packages import each other (%s)", strings.Join(names, " -> "))
+			case 0:
+				if err := visit(e.to, stack); err != nil {
+					return err
+				}
+			}
+		}
+		state[p] = 2
+		return nil
+	}
+	for _, p := range m.Packages {
+		if state[p] == 0 {
+			if err := visit(p, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

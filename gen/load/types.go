@@ -380,7 +380,9 @@ func (l *loader) ref(f *file, ptr string, node *object) (*model.Ref, error) {
 		}
 		if nt, ok := l.types[tf.id+"#"+tptr]; ok {
 			if tf.pkg != f.pkg {
-				return nil, errAt(f.display, ptr+"/$ref", "%q is in another package; cross-package references are not supported", target)
+				if err := l.crossRef(f, ptr+"/$ref", target, tf.pkg); err != nil {
+					return nil, err
+				}
 			}
 			r = &model.Ref{Kind: nt.Kind, Named: nt}
 		} else {
@@ -415,6 +417,24 @@ func (l *loader) ref(f *file, ptr string, node *object) (*model.Ref, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// crossRef records a reference from f's package to another one, which the
+// generated code imports: it needs the import path of the output.
+func (l *loader) crossRef(f *file, ptr, target string, to *model.Package) error {
+	if to.ImportPath == "" || f.pkg.ImportPath == "" {
+		return errAt(f.display, ptr, "%q is in another package; a reference across packages needs the import path of the output (a2agen -import)", target)
+	}
+	if l.refs == nil {
+		l.refs = map[*model.Package][]pkgRef{}
+	}
+	for _, e := range l.refs[f.pkg] {
+		if e.to == to {
+			return nil
+		}
+	}
+	l.refs[f.pkg] = append(l.refs[f.pkg], pkgRef{to: to, file: f.display, ptr: ptr})
+	return nil
 }
 
 func (l *loader) inline(f *file, ptr string, node *object) (*model.Ref, error) {

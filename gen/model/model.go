@@ -16,6 +16,10 @@ type Package struct {
 	// Dir is the output directory relative to the -out directory ("" for the
 	// top level).
 	Dir string
+	// ImportPath is the package's Go import path, or "" when the import path
+	// of the output is not known (then no type may refer to another
+	// package's).
+	ImportPath string
 	// Sources are the schema files that fed the package, relative to the
 	// schema directory, sorted.
 	Sources []string
@@ -61,8 +65,11 @@ type Type struct {
 	Name   string
 	Doc    string
 	Source string // schema file, relative
-	Ptr    string // JSON pointer of the definition in its file
-	Kind   Kind   // KindObject or KindEnum
+	// ImportPath is the import path of the type's package (see
+	// Package.ImportPath).
+	ImportPath string
+	Ptr        string // JSON pointer of the definition in its file
+	Kind       Kind   // KindObject or KindEnum
 
 	// Objects.
 	Fields []*Field

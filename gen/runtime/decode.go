@@ -12,18 +12,18 @@ import (
 	"unsafe"
 )
 
-// rtMaxDepth matches encoding/json's nesting limit.
-const rtMaxDepth = 10000
+// maxDepth matches encoding/json's nesting limit.
+const maxDepth = 10000
 
-// rtDecoder reads JSON directly into generated types. It records type
+// Decoder reads JSON directly into generated types. It records type
 // mismatches as violations (and skips the offending value) instead of stopping,
 // so that every problem of a payload can be listed; only a syntax error stops
 // it.
-type rtDecoder struct {
+type Decoder struct {
 	data    []byte
 	pos     int
 	depth   int
-	v       *rtValidator
+	v       *Validator
 	syntax  *SyntaxError
 	scratch []byte
 	// required asks the decoder to report required members that the decoded
@@ -42,16 +42,16 @@ type rtDecoder struct {
 	dup bool
 }
 
-func (d *rtDecoder) fail(msg string) {
+func (d *Decoder) fail(msg string) {
 	if d.syntax == nil {
 		d.syntax = &SyntaxError{Offset: d.pos, Msg: msg}
 	}
 	d.pos = len(d.data)
 }
 
-func (d *rtDecoder) ok() bool { return d.syntax == nil }
+func (d *Decoder) OK() bool { return d.syntax == nil }
 
-func (d *rtDecoder) ws() {
+func (d *Decoder) ws() {
 	for d.pos < len(d.data) {
 		switch d.data[d.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -63,7 +63,7 @@ func (d *rtDecoder) ws() {
 }
 
 // peek returns the first byte of the next value, or 0 at the end.
-func (d *rtDecoder) peek() byte {
+func (d *Decoder) Peek() byte {
 	d.ws()
 	if d.pos >= len(d.data) {
 		return 0
@@ -72,8 +72,8 @@ func (d *rtDecoder) peek() byte {
 }
 
 // end checks that only white space follows the top-level value.
-func (d *rtDecoder) end() {
-	if !d.ok() {
+func (d *Decoder) end() {
+	if !d.OK() {
 		return
 	}
 	d.ws()
@@ -82,7 +82,7 @@ func (d *rtDecoder) end() {
 	}
 }
 
-func rtKind(c byte) string {
+func kindOf(c byte) string {
 	switch c {
 	case '{':
 		return "object"
@@ -101,8 +101,8 @@ func rtKind(c byte) string {
 }
 
 // mismatch records a type violation and skips the value.
-func (d *rtDecoder) mismatch(p *rtPath, want string) {
-	c := d.peek()
+func (d *Decoder) Mismatch(p *Path, want string) {
+	c := d.Peek()
 	if c == 0 {
 		d.fail("unexpected end of input")
 		return
@@ -111,21 +111,21 @@ func (d *rtDecoder) mismatch(p *rtPath, want string) {
 		// Counted, with no message built for it.
 		d.v.omitted++
 	} else {
-		d.v.add(p, "type", "got "+rtKind(c)+", want "+want)
+		d.v.Add(p, "type", "got "+kindOf(c)+", want "+want)
 	}
-	d.skip()
+	d.Skip()
 }
 
 // openObject consumes '{' or, for another kind of value, records a type
 // violation, skips it and reports false.
-func (d *rtDecoder) openObject(p *rtPath) bool {
-	if d.peek() != '{' {
-		d.mismatch(p, "object")
+func (d *Decoder) OpenObject(p *Path) bool {
+	if d.Peek() != '{' {
+		d.Mismatch(p, "object")
 		return false
 	}
 	d.pos++
 	d.depth++
-	if d.depth > rtMaxDepth {
+	if d.depth > maxDepth {
 		d.fail("exceeded max depth")
 		return false
 	}
@@ -134,11 +134,11 @@ func (d *rtDecoder) openObject(p *rtPath) bool {
 
 // nextKey moves to the next member of the object opened last and returns its
 // key (valid until the next call), or reports false at the closing brace.
-func (d *rtDecoder) nextKey(first *bool) ([]byte, bool) {
-	if !d.ok() {
+func (d *Decoder) NextKey(first *bool) ([]byte, bool) {
+	if !d.OK() {
 		return nil, false
 	}
-	c := d.peek()
+	c := d.Peek()
 	if *first {
 		*first = false
 		if c == '}' {
@@ -154,7 +154,7 @@ func (d *rtDecoder) nextKey(first *bool) ([]byte, bool) {
 			return nil, false
 		case ',':
 			d.pos++
-			c = d.peek()
+			c = d.Peek()
 		default:
 			d.fail("expected , or } after object member")
 			return nil, false
@@ -165,10 +165,10 @@ func (d *rtDecoder) nextKey(first *bool) ([]byte, bool) {
 		return nil, false
 	}
 	key := d.rawString()
-	if !d.ok() {
+	if !d.OK() {
 		return nil, false
 	}
-	if d.peek() != ':' {
+	if d.Peek() != ':' {
 		d.fail("expected : after object key")
 		return nil, false
 	}
@@ -177,14 +177,14 @@ func (d *rtDecoder) nextKey(first *bool) ([]byte, bool) {
 }
 
 // openArray consumes '[' or records a type violation and skips the value.
-func (d *rtDecoder) openArray(p *rtPath) bool {
-	if d.peek() != '[' {
-		d.mismatch(p, "array")
+func (d *Decoder) OpenArray(p *Path) bool {
+	if d.Peek() != '[' {
+		d.Mismatch(p, "array")
 		return false
 	}
 	d.pos++
 	d.depth++
-	if d.depth > rtMaxDepth {
+	if d.depth > maxDepth {
 		d.fail("exceeded max depth")
 		return false
 	}
@@ -192,11 +192,11 @@ func (d *rtDecoder) openArray(p *rtPath) bool {
 }
 
 // nextItem reports whether the array opened last has another element.
-func (d *rtDecoder) nextItem(first *bool) bool {
-	if !d.ok() {
+func (d *Decoder) NextItem(first *bool) bool {
+	if !d.OK() {
 		return false
 	}
-	c := d.peek()
+	c := d.Peek()
 	if *first {
 		*first = false
 		if c == ']' {
@@ -221,7 +221,7 @@ func (d *rtDecoder) nextItem(first *bool) bool {
 
 // rawString reads a string token at d.pos and returns its decoded bytes, which
 // alias d.data or d.scratch and must be copied before they are kept.
-func (d *rtDecoder) rawString() []byte {
+func (d *Decoder) rawString() []byte {
 	d.pos++ // opening quote
 	start := d.pos
 	for d.pos < len(d.data) {
@@ -246,7 +246,7 @@ func (d *rtDecoder) rawString() []byte {
 
 // slowString decodes a string with escapes or non-ASCII bytes the way
 // encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
-func (d *rtDecoder) slowString(start int) []byte {
+func (d *Decoder) slowString(start int) []byte {
 	b := append(d.scratch[:0], d.data[start:d.pos]...)
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
@@ -320,7 +320,7 @@ func (d *rtDecoder) slowString(start int) []byte {
 	return nil
 }
 
-func (d *rtDecoder) hex4(at int) rune {
+func (d *Decoder) hex4(at int) rune {
 	if at+4 > len(d.data) {
 		return -1
 	}
@@ -342,13 +342,13 @@ func (d *rtDecoder) hex4(at int) rune {
 }
 
 // str reads a string value.
-func (d *rtDecoder) str(p *rtPath) (string, bool) {
-	if d.peek() != '"' {
-		d.mismatch(p, "string")
+func (d *Decoder) String(p *Path) (string, bool) {
+	if d.Peek() != '"' {
+		d.Mismatch(p, "string")
 		return "", false
 	}
 	b := d.rawString()
-	if !d.ok() {
+	if !d.OK() {
 		return "", false
 	}
 	if d.alias && !d.inScratch && len(b) > 0 {
@@ -359,7 +359,7 @@ func (d *rtDecoder) str(p *rtPath) (string, bool) {
 
 // keyString turns an object key from nextKey into a string, aliasing data
 // when the decoder may.
-func (d *rtDecoder) keyString(b []byte) string {
+func (d *Decoder) KeyString(b []byte) string {
 	if d.alias && !d.inScratch && len(b) > 0 {
 		return unsafe.String(&b[0], len(b))
 	}
@@ -367,21 +367,21 @@ func (d *rtDecoder) keyString(b []byte) string {
 }
 
 // bytes reads a base64 (standard, padded) string value.
-func (d *rtDecoder) bytes(p *rtPath) ([]byte, bool) {
-	s, ok := d.str(p)
+func (d *Decoder) Bytes(p *Path) ([]byte, bool) {
+	s, ok := d.String(p)
 	if !ok {
 		return nil, false
 	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		d.v.add(p, "contentEncoding", "not standard base64")
+		d.v.Add(p, "contentEncoding", "not standard base64")
 		return nil, false
 	}
 	return b, true
 }
 
-func (d *rtDecoder) boolean(p *rtPath) (bool, bool) {
-	c := d.peek()
+func (d *Decoder) Bool(p *Path) (bool, bool) {
+	c := d.Peek()
 	switch {
 	case c == 't' && bytes.HasPrefix(d.data[d.pos:], []byte("true")):
 		d.pos += 4
@@ -393,13 +393,13 @@ func (d *rtDecoder) boolean(p *rtPath) (bool, bool) {
 		d.fail("invalid literal")
 		return false, false
 	}
-	d.mismatch(p, "boolean")
+	d.Mismatch(p, "boolean")
 	return false, false
 }
 
 // null consumes a JSON null if one is next.
-func (d *rtDecoder) null() bool {
-	if d.peek() == 'n' {
+func (d *Decoder) null() bool {
+	if d.Peek() == 'n' {
 		if bytes.HasPrefix(d.data[d.pos:], []byte("null")) {
 			d.pos += 4
 			return true
@@ -410,7 +410,7 @@ func (d *rtDecoder) null() bool {
 
 // numberToken scans a JSON number and reports whether it had a fraction or an
 // exponent.
-func (d *rtDecoder) numberToken() ([]byte, bool) {
+func (d *Decoder) numberToken() ([]byte, bool) {
 	start := d.pos
 	i := d.pos
 	n := len(d.data)
@@ -466,14 +466,14 @@ func (d *rtDecoder) numberToken() ([]byte, bool) {
 // whole, as in JSON Schema. A value outside the range is recorded as a
 // minimum / maximum violation and returned clamped (still reporting true).
 // Only a non-integer reports false.
-func (d *rtDecoder) integer(p *rtPath, lo, hi int64) (int64, bool) {
-	c := d.peek()
+func (d *Decoder) integer(p *Path, lo, hi int64) (int64, bool) {
+	c := d.Peek()
 	if c != '-' && (c < '0' || c > '9') {
-		d.mismatch(p, "integer")
+		d.Mismatch(p, "integer")
 		return 0, false
 	}
 	tok, frac := d.numberToken()
-	if !d.ok() {
+	if !d.OK() {
 		return 0, false
 	}
 	if !frac {
@@ -482,15 +482,15 @@ func (d *rtDecoder) integer(p *rtPath, lo, hi int64) (int64, bool) {
 			return d.bound(p, n, lo, hi), true
 		}
 		if tok[0] == '-' {
-			d.v.add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
+			d.v.Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
 			return lo, true
 		}
-		d.v.add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
+		d.v.Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
 		return hi, true
 	}
 	r, ok := new(big.Rat).SetString(string(tok))
 	if !ok || !r.IsInt() {
-		d.v.add(p, "type", "got number, want integer")
+		d.v.Add(p, "type", "got number, want integer")
 		return 0, false
 	}
 	num := r.Num()
@@ -498,50 +498,50 @@ func (d *rtDecoder) integer(p *rtPath, lo, hi int64) (int64, bool) {
 		return d.bound(p, num.Int64(), lo, hi), true
 	}
 	if num.Sign() < 0 {
-		d.v.add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
+		d.v.Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
 		return lo, true
 	}
-	d.v.add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
+	d.v.Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
 	return hi, true
 }
 
-func (d *rtDecoder) bound(p *rtPath, n, lo, hi int64) int64 {
+func (d *Decoder) bound(p *Path, n, lo, hi int64) int64 {
 	if n < lo {
-		d.v.add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
+		d.v.Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
 		return lo
 	}
 	if n > hi {
-		d.v.add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
+		d.v.Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
 		return hi
 	}
 	return n
 }
 
 // number reads a JSON number as float64.
-func (d *rtDecoder) number(p *rtPath) (float64, bool) {
-	c := d.peek()
+func (d *Decoder) Number(p *Path) (float64, bool) {
+	c := d.Peek()
 	if c != '-' && (c < '0' || c > '9') {
-		d.mismatch(p, "number")
+		d.Mismatch(p, "number")
 		return 0, false
 	}
 	tok, _ := d.numberToken()
-	if !d.ok() {
+	if !d.OK() {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(string(tok), 64)
 	if err != nil {
-		d.v.add(p, "maximum", "out of float64 range")
+		d.v.Add(p, "maximum", "out of float64 range")
 		return math.Copysign(math.MaxFloat64, f), false
 	}
 	return f, true
 }
 
 // raw reads any JSON value and returns a copy of its bytes.
-func (d *rtDecoder) raw() []byte {
+func (d *Decoder) raw() []byte {
 	d.ws()
 	start := d.pos
-	d.skip()
-	if !d.ok() {
+	d.Skip()
+	if !d.OK() {
 		return nil
 	}
 	return append([]byte(nil), d.data[start:d.pos]...)
@@ -550,9 +550,9 @@ func (d *rtDecoder) raw() []byte {
 // rawKinds reads any JSON value whose kind must be one of the given kinds
 // ("string", "number", "integer", "boolean", "null", "object", "array"); no
 // kinds means any value.
-func (d *rtDecoder) rawKinds(p *rtPath, kinds ...string) []byte {
-	c := d.peek()
-	k := rtKind(c)
+func (d *Decoder) RawKinds(p *Path, kinds ...string) []byte {
+	c := d.Peek()
+	k := kindOf(c)
 	if len(kinds) == 0 {
 		return d.raw()
 	}
@@ -563,19 +563,19 @@ func (d *rtDecoder) rawKinds(p *rtPath, kinds ...string) []byte {
 		}
 	}
 	if !match {
-		d.mismatch(p, rtJoin(kinds))
+		d.Mismatch(p, joinKinds(kinds))
 		return nil
 	}
 	out := d.raw()
-	if k == "number" && !rtHas(kinds, "number") {
+	if k == "number" && !hasKind(kinds, "number") {
 		if r, ok := new(big.Rat).SetString(string(out)); !ok || !r.IsInt() {
-			d.v.add(p, "type", "got number, want "+rtJoin(kinds))
+			d.v.Add(p, "type", "got number, want "+joinKinds(kinds))
 		}
 	}
 	return out
 }
 
-func rtHas(list []string, s string) bool {
+func hasKind(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -584,7 +584,7 @@ func rtHas(list []string, s string) bool {
 	return false
 }
 
-func rtJoin(list []string) string {
+func joinKinds(list []string) string {
 	s := ""
 	for i, x := range list {
 		if i > 0 {
@@ -596,55 +596,55 @@ func rtJoin(list []string) string {
 }
 
 // object reads a JSON object into a map[string]any (protobuf Struct).
-func (d *rtDecoder) object(p *rtPath) (map[string]any, bool) {
-	if d.peek() != '{' {
-		d.mismatch(p, "object")
+func (d *Decoder) Object(p *Path) (map[string]any, bool) {
+	if d.Peek() != '{' {
+		d.Mismatch(p, "object")
 		return nil, false
 	}
 	v := d.anyValue()
 	m, _ := v.(map[string]any)
-	return m, d.ok()
+	return m, d.OK()
 }
 
 // anyValue reads any JSON value the way encoding/json decodes into any,
 // except that a number too large for float64 is kept as a json.Number
 // instead of failing.
-func (d *rtDecoder) anyValue() any {
-	switch c := d.peek(); c {
+func (d *Decoder) anyValue() any {
+	switch c := d.Peek(); c {
 	case '{':
 		d.pos++
 		d.depth++
-		if d.depth > rtMaxDepth {
+		if d.depth > maxDepth {
 			d.fail("exceeded max depth")
 			return nil
 		}
 		m := map[string]any{}
 		first := true
 		for {
-			k, ok := d.nextKey(&first)
+			k, ok := d.NextKey(&first)
 			if !ok {
 				break
 			}
-			key := d.keyString(k)
+			key := d.KeyString(k)
 			m[key] = d.anyValue()
 		}
-		if !d.ok() {
+		if !d.OK() {
 			return nil
 		}
 		return m
 	case '[':
 		d.pos++
 		d.depth++
-		if d.depth > rtMaxDepth {
+		if d.depth > maxDepth {
 			d.fail("exceeded max depth")
 			return nil
 		}
 		a := []any{}
 		first := true
-		for d.nextItem(&first) {
+		for d.NextItem(&first) {
 			a = append(a, d.anyValue())
 		}
-		if !d.ok() {
+		if !d.OK() {
 			return nil
 		}
 		return a
@@ -652,7 +652,7 @@ func (d *rtDecoder) anyValue() any {
 		b := d.rawString()
 		return string(b)
 	case 't', 'f':
-		b, _ := d.boolean(nil)
+		b, _ := d.Bool(nil)
 		return b
 	case 'n':
 		if !d.null() {
@@ -668,7 +668,7 @@ func (d *rtDecoder) anyValue() any {
 			return nil
 		}
 		tok, _ := d.numberToken()
-		if !d.ok() {
+		if !d.OK() {
 			return nil
 		}
 		f, err := strconv.ParseFloat(string(tok), 64)
@@ -680,32 +680,32 @@ func (d *rtDecoder) anyValue() any {
 }
 
 // skip consumes any JSON value, checking its syntax.
-func (d *rtDecoder) skip() {
-	switch c := d.peek(); c {
+func (d *Decoder) Skip() {
+	switch c := d.Peek(); c {
 	case '{':
 		d.pos++
 		d.depth++
-		if d.depth > rtMaxDepth {
+		if d.depth > maxDepth {
 			d.fail("exceeded max depth")
 			return
 		}
 		first := true
 		for {
-			if _, ok := d.nextKey(&first); !ok {
+			if _, ok := d.NextKey(&first); !ok {
 				return
 			}
-			d.skip()
+			d.Skip()
 		}
 	case '[':
 		d.pos++
 		d.depth++
-		if d.depth > rtMaxDepth {
+		if d.depth > maxDepth {
 			d.fail("exceeded max depth")
 			return
 		}
 		first := true
-		for d.nextItem(&first) {
-			d.skip()
+		for d.NextItem(&first) {
+			d.Skip()
 		}
 	case '"':
 		d.rawString()
@@ -736,10 +736,10 @@ func (d *rtDecoder) skip() {
 	}
 }
 
-// rtNormalize rewrites a document through encoding/json so that duplicate
+// normalize rewrites a document through encoding/json so that duplicate
 // object keys collapse to their last occurrence, as JSON Schema engines built
 // on encoding/json see them.
-func rtNormalize(data []byte) ([]byte, error) {
+func normalize(data []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -749,20 +749,20 @@ func rtNormalize(data []byte) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// rtDecode runs fn over data as a whole document. With required set (the
+// decodeDoc runs fn over data as a whole document. With required set (the
 // Validate<Type>JSON path, whose value is discarded) strings alias data. When a known member
 // appears twice in one object it decodes a normalised copy instead, so the
 // last occurrence wins as in encoding/json. It returns a syntax error, or nil
 // with any violations left in v.
-func rtDecode(data []byte, v *rtValidator, required bool, fn func(d *rtDecoder)) error {
-	return rtDecodeMode(data, v, required, required, fn)
+func decodeDoc(data []byte, v *Validator, required bool, fn func(d *Decoder)) error {
+	return decodeMode(data, v, required, required, fn)
 }
 
-// rtDecodeMode is rtDecode with aliasing chosen apart from the required
+// decodeMode is decodeDoc with aliasing chosen apart from the required
 // checks: Parse<Type>JSON keeps its value, so it checks required members but
 // copies strings.
-func rtDecodeMode(data []byte, v *rtValidator, required, alias bool, fn func(d *rtDecoder)) error {
-	d := rtDecoder{data: data, v: v, required: required, alias: alias}
+func decodeMode(data []byte, v *Validator, required, alias bool, fn func(d *Decoder)) error {
+	d := Decoder{data: data, v: v, required: required, alias: alias}
 	fn(&d)
 	d.end()
 	if d.syntax != nil {
@@ -771,12 +771,12 @@ func rtDecodeMode(data []byte, v *rtValidator, required, alias bool, fn func(d *
 	if !d.dup {
 		return nil
 	}
-	norm, err := rtNormalize(data)
+	norm, err := normalize(data)
 	if err != nil {
 		return &SyntaxError{Msg: err.Error()}
 	}
 	v.reset()
-	d = rtDecoder{data: norm, v: v, required: required, alias: alias}
+	d = Decoder{data: norm, v: v, required: required, alias: alias}
 	fn(&d)
 	d.end()
 	if d.syntax != nil {
@@ -785,30 +785,30 @@ func rtDecodeMode(data []byte, v *rtValidator, required, alias bool, fn func(d *
 	return nil
 }
 
-// rtDecodeAt decodes a raw value nested at path p (JSON-RPC params),
+// DecodeAt decodes a raw value nested at path p (JSON-RPC params),
 // recording its violations under p.
-func rtDecodeAt(v *rtValidator, p *rtPath, raw []byte, required bool, fn func(d *rtDecoder, p *rtPath)) {
-	var sub rtValidator
-	err := rtDecode(raw, &sub, required, func(d *rtDecoder) { fn(d, p) })
+func DecodeAt(v *Validator, p *Path, raw []byte, fn func(d *Decoder, p *Path)) {
+	var sub Validator
+	err := decodeDoc(raw, &sub, true, func(d *Decoder) { fn(d, p) })
 	if err != nil {
-		v.add(p, "type", err.Error())
+		v.Add(p, "type", err.Error())
 		return
 	}
 	v.merge(&sub)
 }
 
 // value reads any JSON value (protobuf Value).
-func (d *rtDecoder) value(p *rtPath) any {
+func (d *Decoder) Value(p *Path) any {
 	_ = p
 	return d.anyValue()
 }
 
-// rtCheckRaw checks that a raw value built in Go is JSON of one of the kinds.
-func rtCheckRaw(v *rtValidator, p *rtPath, raw []byte, kinds ...string) {
-	d := rtDecoder{data: raw, v: v}
-	d.rawKinds(p, kinds...)
+// CheckRaw checks that a raw value built in Go is JSON of one of the kinds.
+func CheckRaw(v *Validator, p *Path, raw []byte, kinds ...string) {
+	d := Decoder{data: raw, v: v}
+	d.RawKinds(p, kinds...)
 	d.end()
 	if d.syntax != nil {
-		v.add(p, "type", d.syntax.Error())
+		v.Add(p, "type", d.syntax.Error())
 	}
 }

@@ -1,11 +1,37 @@
-// Package runtime holds the support code that a2agen copies, unchanged but for
-// its package clause, into every generated package that has type schemas: the
-// JSON decoder and encoder primitives, the validation collector and the
-// format checks. It is a real package so that it compiles and is tested on its
-// own; generated code never imports it.
+// Package runtime is the support code of the Go packages that a2agen
+// generates: the JSON decoder and encoder primitives, the validation
+// collector, the format checks and the helpers each generated field calls.
 //
-// Identifiers here are unexported and prefixed so that they cannot clash
-// with generated type names, except SyntaxError, Violation and
-// ValidationError: aliases of the types in package schemaerr, so that every
-// generated package returns the same error types.
+// It is for generated code only, the way google.golang.org/protobuf's
+// protoimpl is: its API follows what the generator emits and may change
+// between versions of this module without notice. Call the generated
+// packages instead (Validate, ParseXJSON, ValidateXJSON, UnmarshalJSON,
+// MarshalJSON); their error types are the ones of package schemaerr.
+//
+// Generated code checks at compile time that it was generated for a version
+// of this package that the package supports (see [EnforceVersion]), so a
+// generated package and a runtime that do not fit fail to build instead of
+// misbehaving.
 package runtime
+
+// The versions of generated code this package supports. GenVersion is the
+// version a2agen emits today; generated code of any version from MinVersion
+// to MaxVersion builds against this package.
+const (
+	GenVersion = 1
+	MinVersion = 1
+	MaxVersion = GenVersion
+)
+
+// EnforceVersion is used by generated code to check, at compile time, that
+// its version lies between MinVersion and MaxVersion: the generated package
+// declares
+//
+//	const (
+//		_ = runtime.EnforceVersion(GenVersion - runtime.MinVersion)
+//		_ = runtime.EnforceVersion(runtime.MaxVersion - GenVersion)
+//	)
+//
+// with its own GenVersion written as a number, and a negative constant does
+// not convert to an unsigned type.
+type EnforceVersion uint

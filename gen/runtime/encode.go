@@ -9,11 +9,11 @@ import (
 	"unicode/utf8"
 )
 
-const rtHex = "0123456789abcdef"
+const hexDigits = "0123456789abcdef"
 
-// rtAppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD and
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD and
 // U+2028 / U+2029 are escaped, as encoding/json does; <, > and & are kept.
-func rtAppendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -34,7 +34,7 @@ func rtAppendString(b []byte, s string) []byte {
 			case '\t':
 				b = append(b, '\\', 't')
 			default:
-				b = append(b, '\\', 'u', '0', '0', rtHex[c>>4], rtHex[c&0xf])
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++
 			start = i
@@ -50,7 +50,7 @@ func rtAppendString(b []byte, s string) []byte {
 		}
 		if r == '\u2028' || r == '\u2029' {
 			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', rtHex[r&0xf])
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
 			i += size
 			start = i
 			continue
@@ -61,20 +61,20 @@ func rtAppendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func rtAppendBytes(b []byte, v []byte) []byte {
+func AppendBytes(b []byte, v []byte) []byte {
 	b = append(b, '"')
 	b = base64.StdEncoding.AppendEncode(b, v)
 	return append(b, '"')
 }
 
-func rtAppendBool(b []byte, v bool) []byte {
+func AppendBool(b []byte, v bool) []byte {
 	if v {
 		return append(b, "true"...)
 	}
 	return append(b, "false"...)
 }
 
-func rtAppendFloat(b []byte, f float64) ([]byte, error) {
+func AppendFloat(b []byte, f float64) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return b, &json.UnsupportedValueError{Str: strconv.FormatFloat(f, 'g', -1, 64)}
 	}
@@ -95,9 +95,9 @@ func rtAppendFloat(b []byte, f float64) ([]byte, error) {
 	return b, nil
 }
 
-// rtAppendAny appends a free JSON value (protobuf Struct or Value) the way
+// AppendAny appends a free JSON value (protobuf Struct or Value) the way
 // encoding/json marshals it, without HTML escaping.
-func rtAppendAny(b []byte, v any) ([]byte, error) {
+func AppendAny(b []byte, v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -107,8 +107,8 @@ func rtAppendAny(b []byte, v any) ([]byte, error) {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
 }
 
-// rtAppendRaw appends raw JSON, or null when it is empty.
-func rtAppendRaw(b []byte, raw []byte) ([]byte, error) {
+// AppendRaw appends raw JSON, or null when it is empty.
+func AppendRaw(b []byte, raw []byte) ([]byte, error) {
 	if len(raw) == 0 {
 		return append(b, "null"...), nil
 	}
@@ -118,16 +118,16 @@ func rtAppendRaw(b []byte, raw []byte) ([]byte, error) {
 	return append(b, raw...), nil
 }
 
-// rtCloneAny deep-copies a free JSON value as decoded (maps, slices and
+// CloneAny deep-copies a free JSON value as decoded (maps, slices and
 // scalars).
-func rtCloneAny(v any) any {
+func CloneAny(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
-		return rtCloneObject(x)
+		return CloneObject(x)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = rtCloneAny(e)
+			out[i] = CloneAny(e)
 		}
 		return out
 	case json.RawMessage:
@@ -138,14 +138,14 @@ func rtCloneAny(v any) any {
 	return v
 }
 
-// rtCloneObject deep-copies a free JSON object (protobuf Struct).
-func rtCloneObject(m map[string]any) map[string]any {
+// CloneObject deep-copies a free JSON object (protobuf Struct).
+func CloneObject(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = rtCloneAny(v)
+		out[k] = CloneAny(v)
 	}
 	return out
 }

@@ -2,11 +2,11 @@ package runtime
 
 import "time"
 
-// rtDateTime reports whether s is an RFC 3339 date-time, with the same
+// DateTime reports whether s is an RFC 3339 date-time, with the same
 // verdicts as the JSON Schema engine used in the tests
 // (santhosh-tekuri/jsonschema/v6): leap seconds at 23:59 UTC are accepted,
 // and each two-character numeric field is read as strconv.Atoi reads it.
-func rtDateTime(s string) bool {
+func DateTime(s string) bool {
 	if len(s) < 20 || (s[10] != 'T' && s[10] != 't') {
 		return false
 	}
@@ -17,9 +17,9 @@ func rtDateTime(s string) bool {
 	if len(t) < 9 || t[2] != ':' || t[5] != ':' {
 		return false
 	}
-	h, ok1 := rtAtoi2(t[0:2])
-	m, ok2 := rtAtoi2(t[3:5])
-	sec, ok3 := rtAtoi2(t[6:8])
+	h, ok1 := atoi2(t[0:2])
+	m, ok2 := atoi2(t[3:5])
+	sec, ok3 := atoi2(t[6:8])
 	if !ok1 || !ok2 || !ok3 || h > 23 || m > 59 || sec > 60 {
 		return false
 	}
@@ -47,8 +47,8 @@ func rtDateTime(s string) bool {
 		default:
 			return false
 		}
-		zh, ok1 := rtAtoi2(t[1:3])
-		zm, ok2 := rtAtoi2(t[4:6])
+		zh, ok1 := atoi2(t[1:3])
+		zm, ok2 := atoi2(t[4:6])
 		if !ok1 || !ok2 || zh > 23 || zm > 59 {
 			return false
 		}
@@ -64,9 +64,9 @@ func rtDateTime(s string) bool {
 	return true
 }
 
-// rtAtoi2 reads a two-character field as strconv.Atoi would, refusing
+// atoi2 reads a two-character field as strconv.Atoi would, refusing
 // negative values: "07", "+7" and "-0" are accepted.
-func rtAtoi2(s string) (int, bool) {
+func atoi2(s string) (int, bool) {
 	d := func(c byte) bool { return c >= '0' && c <= '9' }
 	switch {
 	case d(s[0]) && d(s[1]):
@@ -79,8 +79,8 @@ func rtAtoi2(s string) (int, bool) {
 	return 0, false
 }
 
-// rtUUID reports whether s has the 8-4-4-4-12 hexadecimal form of a UUID.
-func rtUUID(s string) bool {
+// UUID reports whether s has the 8-4-4-4-12 hexadecimal form of a UUID.
+func UUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}

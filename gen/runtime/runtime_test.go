@@ -26,9 +26,9 @@ func TestDecodeStringsLikeEncodingJSON(t *testing.T) {
 			if err := json.Unmarshal([]byte(tc.in), &want); err != nil {
 				t.Fatal(err)
 			}
-			var v rtValidator
-			d := rtDecoder{data: []byte(tc.in), v: &v}
-			got, ok := d.str(nil)
+			var v Validator
+			d := Decoder{data: []byte(tc.in), v: &v}
+			got, ok := d.String(nil)
 			d.end()
 			if !ok || d.syntax != nil || got != want {
 				t.Fatalf("got %q (ok=%v, err=%v), want %q", got, ok, d.syntax, want)
@@ -42,9 +42,9 @@ func TestDecodeRefusesWhatEncodingJSONRefuses(t *testing.T) {
 		if json.Valid([]byte(in)) {
 			t.Fatalf("test premise: %q is valid JSON", in)
 		}
-		var v rtValidator
-		d := rtDecoder{data: []byte(in), v: &v}
-		d.skip()
+		var v Validator
+		d := Decoder{data: []byte(in), v: &v}
+		d.Skip()
 		d.end()
 		if d.syntax == nil {
 			t.Errorf("%q: no syntax error", in)
@@ -58,17 +58,17 @@ func TestAnyValueMatchesEncodingJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(in), &want); err != nil {
 		t.Fatal(err)
 	}
-	var v rtValidator
-	d := rtDecoder{data: []byte(in), v: &v}
-	got := d.value(nil)
+	var v Validator
+	d := Decoder{data: []byte(in), v: &v}
+	got := d.Value(nil)
 	d.end()
 	gb, _ := json.Marshal(got)
 	wb, _ := json.Marshal(want)
 	if d.syntax != nil || string(gb) != string(wb) {
 		t.Fatalf("got %s (%v), want %s", gb, d.syntax, wb)
 	}
-	d = rtDecoder{data: []byte(`1e400`), v: &v}
-	if n, ok := d.value(nil).(json.Number); !ok || n != "1e400" {
+	d = Decoder{data: []byte(`1e400`), v: &v}
+	if n, ok := d.Value(nil).(json.Number); !ok || n != "1e400" {
 		t.Fatalf("a number beyond float64 is kept as json.Number, got %#v", n)
 	}
 }
@@ -94,8 +94,8 @@ func TestIntegerRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
-			var v rtValidator
-			d := rtDecoder{data: []byte(tc.in), v: &v}
+			var v Validator
+			d := Decoder{data: []byte(tc.in), v: &v}
 			n, ok := d.integer(nil, -2147483648, 2147483647)
 			if ok != tc.assign || (ok && n != tc.want) {
 				t.Fatalf("got %d, %v; want %d, %v", n, ok, tc.want, tc.assign)
@@ -133,11 +133,11 @@ func TestDateTimeMatchesRFC3339(t *testing.T) {
 		{"2026-11-29T-1:00:00Z", false},
 	}
 	for _, tc := range cases {
-		if got := rtDateTime(tc.in); got != tc.want {
-			t.Errorf("rtDateTime(%q) = %v, want %v", tc.in, got, tc.want)
+		if got := DateTime(tc.in); got != tc.want {
+			t.Errorf("DateTime(%q) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
-	if _, err := time.Parse(time.RFC3339, "2026-11-29T10:00:00Z"); err != nil || !rtDateTime(time.Now().UTC().Format(time.RFC3339Nano)) {
+	if _, err := time.Parse(time.RFC3339, "2026-11-29T10:00:00Z"); err != nil || !DateTime(time.Now().UTC().Format(time.RFC3339Nano)) {
 		t.Error("a time.RFC3339Nano UTC stamp must be accepted")
 	}
 }
@@ -150,15 +150,15 @@ func TestUUID(t *testing.T) {
 		"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a1g": false,
 		"":                                     false,
 	} {
-		if rtUUID(in) != want {
-			t.Errorf("rtUUID(%q) != %v", in, want)
+		if UUID(in) != want {
+			t.Errorf("UUID(%q) != %v", in, want)
 		}
 	}
 }
 
 func TestEncodersMatchEncodingJSON(t *testing.T) {
 	for _, s := range []string{"plain", "quote\" back\\ nl\n tab\t ctl\x01", "<&>", "\u2028\u2029", "bad\xffutf8", "日本"} {
-		got := string(rtAppendString(nil, s))
+		got := string(AppendString(nil, s))
 		var back string
 		if err := json.Unmarshal([]byte(got), &back); err != nil {
 			t.Fatalf("%q encoded as invalid JSON %s", s, got)
@@ -168,36 +168,36 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 			t.Errorf("%q round-trips to %q", s, back)
 		}
 	}
-	if got := string(rtAppendBytes(nil, []byte{0, 1, 2})); got != `"AAEC"` {
+	if got := string(AppendBytes(nil, []byte{0, 1, 2})); got != `"AAEC"` {
 		t.Errorf("bytes: %s", got)
 	}
-	if got := string(rtAppendBool(nil, true)); got != "true" {
+	if got := string(AppendBool(nil, true)); got != "true" {
 		t.Errorf("bool: %s", got)
 	}
 	for f, want := range map[float64]string{1: "1", 0.5: "0.5", 1e21: "1e+21", 1e-7: "1e-7"} {
-		b, err := rtAppendFloat(nil, f)
+		b, err := AppendFloat(nil, f)
 		wb, _ := json.Marshal(f)
 		if err != nil || string(b) != want || string(wb) != want {
 			t.Errorf("float %v: %s / encoding/json %s", f, b, wb)
 		}
 	}
-	if b, err := rtAppendAny(nil, map[string]any{"b": 1, "a": "<"}); err != nil || string(b) != `{"a":"<","b":1}` {
+	if b, err := AppendAny(nil, map[string]any{"b": 1, "a": "<"}); err != nil || string(b) != `{"a":"<","b":1}` {
 		t.Errorf("any: %s %v", b, err)
 	}
-	if _, err := rtAppendRaw(nil, []byte(`{`)); err == nil {
+	if _, err := AppendRaw(nil, []byte(`{`)); err == nil {
 		t.Error("raw non-JSON accepted")
 	}
 }
 
 func TestViolationsReportPointersAndDropRequiredNoise(t *testing.T) {
-	var v rtValidator
-	root := rtPath{key: "a/b~c", index: -1}
-	item := rtPath{parent: &root, index: 2}
-	v.add(&item, "required", "x")
-	v.add(&item, "type", "y")
-	v.add(&root, "minItems", "z")
-	rtCheckRaw(&v, &root, []byte(`"s"`), "object")
-	err := v.err().(*ValidationError)
+	var v Validator
+	root := Path{key: "a/b~c", index: -1}
+	item := Path{parent: &root, index: 2}
+	v.Add(&item, "required", "x")
+	v.Add(&item, "type", "y")
+	v.Add(&root, "minItems", "z")
+	CheckRaw(&v, &root, []byte(`"s"`), "object")
+	err := v.Err().(*ValidationError)
 	var got []string
 	for _, x := range err.Violations {
 		got = append(got, x.Pointer+" "+x.Rule)
@@ -206,32 +206,32 @@ func TestViolationsReportPointersAndDropRequiredNoise(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	if !strings.Contains(err.Error(), "(and 2 more)") || rtRuneCount("é\xff") != 2 {
+	if !strings.Contains(err.Error(), "(and 2 more)") || RuneCount("é\xff") != 2 {
 		t.Fatal(err.Error())
 	}
 }
 
 func TestDuplicateKeysNormalise(t *testing.T) {
-	var v rtValidator
+	var v Validator
 	var got string
-	err := rtDecode([]byte(`{"k":1,"k":"last"}`), &v, false, func(d *rtDecoder) {
+	err := decodeDoc([]byte(`{"k":1,"k":"last"}`), &v, false, func(d *Decoder) {
 		first := true
-		if !d.openObject(nil) {
+		if !d.OpenObject(nil) {
 			return
 		}
 		for {
-			k, ok := d.nextKey(&first)
+			k, ok := d.NextKey(&first)
 			if !ok {
 				break
 			}
 			if string(k) == "k" {
-				if got != "" || d.peek() != '"' {
+				if got != "" || d.Peek() != '"' {
 					d.dup = true
 				}
-				got, _ = d.str(nil)
+				got, _ = d.String(nil)
 				continue
 			}
-			d.skip()
+			d.Skip()
 		}
 	})
 	if err != nil || got != "last" {
@@ -240,21 +240,21 @@ func TestDuplicateKeysNormalise(t *testing.T) {
 }
 
 func TestTypedReaders(t *testing.T) {
-	var v rtValidator
-	d := rtDecoder{data: []byte(`[ "AAE=", "!!", 2.5, {"k":[1]}, "x" ]`), v: &v}
-	if !d.openArray(nil) {
+	var v Validator
+	d := Decoder{data: []byte(`[ "AAE=", "!!", 2.5, {"k":[1]}, "x" ]`), v: &v}
+	if !d.OpenArray(nil) {
 		t.Fatal("array not opened")
 	}
 	first := true
 	var got []any
 	readers := []func() any{
-		func() any { b, _ := d.bytes(nil); return b },
-		func() any { b, _ := d.bytes(nil); return b },
-		func() any { f, _ := d.number(nil); return f },
-		func() any { m, _ := d.object(nil); return m },
-		func() any { m, ok := d.object(nil); return ok || m != nil },
+		func() any { b, _ := d.Bytes(nil); return b },
+		func() any { b, _ := d.Bytes(nil); return b },
+		func() any { f, _ := d.Number(nil); return f },
+		func() any { m, _ := d.Object(nil); return m },
+		func() any { m, ok := d.Object(nil); return ok || m != nil },
 	}
-	for i := 0; d.nextItem(&first); i++ {
+	for i := 0; d.NextItem(&first); i++ {
 		got = append(got, readers[i]())
 	}
 	d.end()
@@ -274,19 +274,19 @@ func TestTypedReaders(t *testing.T) {
 }
 
 func TestDecodeAtNestsPointers(t *testing.T) {
-	var v rtValidator
-	params := rtPath{key: "params", index: -1}
-	rtDecodeAt(&v, &params, []byte(`{"n":"x"}`), true, func(d *rtDecoder, p *rtPath) {
-		if !d.openObject(p) {
+	var v Validator
+	params := Path{key: "params", index: -1}
+	DecodeAt(&v, &params, []byte(`{"n":"x"}`), func(d *Decoder, p *Path) {
+		if !d.OpenObject(p) {
 			return
 		}
 		first := true
 		for {
-			k, ok := d.nextKey(&first)
+			k, ok := d.NextKey(&first)
 			if !ok {
 				return
 			}
-			kp := rtPath{parent: p, key: string(k), index: -1}
+			kp := Path{parent: p, key: string(k), index: -1}
 			d.integer(&kp, 0, 10)
 		}
 	})
@@ -297,9 +297,9 @@ func TestDecodeAtNestsPointers(t *testing.T) {
 
 func TestRawWithoutKindsTakesAnyValue(t *testing.T) {
 	for _, in := range []string{`{"a":1}`, `[1]`, `"s"`, `2.5`, `true`, `null`} {
-		var v rtValidator
-		d := rtDecoder{data: []byte(in), v: &v}
-		got := d.rawKinds(nil)
+		var v Validator
+		d := Decoder{data: []byte(in), v: &v}
+		got := d.RawKinds(nil)
 		d.end()
 		if string(got) != in || len(v.violations) > 0 || d.syntax != nil {
 			t.Errorf("%s: got %s, %v, %v", in, got, v.violations, d.syntax)
@@ -311,9 +311,9 @@ func TestRawWithoutKindsTakesAnyValue(t *testing.T) {
 // through the scratch buffer (escapes, non-ASCII), which must be copied.
 func TestAliasedStringsStayIntact(t *testing.T) {
 	in := []byte(`{"plain":"abc","esc\u0061ped":"x\ny","caf\u00e9":"\u00e9t\u00e9","last":"zz"}`)
-	var v rtValidator
+	var v Validator
 	var got any
-	if err := rtDecode(in, &v, true, func(d *rtDecoder) { got = d.value(nil) }); err != nil {
+	if err := decodeDoc(in, &v, true, func(d *Decoder) { got = d.Value(nil) }); err != nil {
 		t.Fatal(err)
 	}
 	var want any
@@ -329,14 +329,14 @@ func TestAliasedStringsStayIntact(t *testing.T) {
 
 func TestCloneAnySharesNothing(t *testing.T) {
 	orig := map[string]any{"a": []any{map[string]any{"b": "c"}, 1.0}, "raw": json.RawMessage(`{}`), "bytes": []byte{1}}
-	c := rtCloneObject(orig)
+	c := CloneObject(orig)
 	c["a"].([]any)[0].(map[string]any)["b"] = "changed"
 	c["raw"].(json.RawMessage)[0] = '['
 	c["bytes"].([]byte)[0] = 9
 	if orig["a"].([]any)[0].(map[string]any)["b"] != "c" || string(orig["raw"].(json.RawMessage)) != "{}" || orig["bytes"].([]byte)[0] != 1 {
 		t.Fatalf("the original changed: %v", orig)
 	}
-	if rtCloneObject(nil) != nil || rtCloneAny(nil) != nil || rtCloneAny("s") != "s" {
+	if CloneObject(nil) != nil || CloneAny(nil) != nil || CloneAny("s") != "s" {
 		t.Fatal("nil or scalar clones")
 	}
 }

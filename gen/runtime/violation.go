@@ -6,16 +6,16 @@ import (
 	"strings"
 )
 
-// rtPath is one step of the way from the document root to a value. Paths are
+// Path is one step of the way from the document root to a value. Paths are
 // built on the stack as validation descends and turned into a JSON pointer
 // only when a violation is recorded, so valid values cost no allocation.
-type rtPath struct {
-	parent *rtPath
+type Path struct {
+	parent *Path
 	key    string
 	index  int
 }
 
-func (p *rtPath) pointer() string {
+func (p *Path) pointer() string {
 	var b strings.Builder
 	p.write(&b)
 	return b.String()
@@ -23,7 +23,7 @@ func (p *rtPath) pointer() string {
 
 // write appends the pointer of p to b. It copies the keys rather than
 // keeping them, so that paths built on the stack stay there.
-func (p *rtPath) write(b *strings.Builder) {
+func (p *Path) write(b *strings.Builder) {
 	if p == nil {
 		return
 	}
@@ -45,20 +45,20 @@ func (p *rtPath) write(b *strings.Builder) {
 	}
 }
 
-// rtMaxViolations bounds the violations a validator records. Past it a
+// MaxViolations bounds the violations a validator records. Past it a
 // violation is only counted (ValidationError.Omitted): a document of many
 // small mistakes costs memory and time in proportion to the bound, not to
 // its size, and its report stays small.
-const rtMaxViolations = 100
+const MaxViolations = 100
 
-// rtValidator collects violations, at most rtMaxViolations of them, and
+// Validator collects violations, at most MaxViolations of them, and
 // counts the rest.
-type rtValidator struct {
+type Validator struct {
 	violations []Violation
 	omitted    int
 }
 
-func (v *rtValidator) add(p *rtPath, rule, msg string) {
+func (v *Validator) Add(p *Path, rule, msg string) {
 	if v.full() {
 		v.omitted++
 		return
@@ -67,22 +67,22 @@ func (v *rtValidator) add(p *rtPath, rule, msg string) {
 }
 
 // full reports whether a violation added now would only be counted.
-func (v *rtValidator) full() bool { return len(v.violations) >= rtMaxViolations }
+func (v *Validator) full() bool { return len(v.violations) >= MaxViolations }
 
 // merge records the violations of a nested validator, within the bound.
-func (v *rtValidator) merge(sub *rtValidator) {
-	n := min(len(sub.violations), max(rtMaxViolations-len(v.violations), 0))
+func (v *Validator) merge(sub *Validator) {
+	n := min(len(sub.violations), max(MaxViolations-len(v.violations), 0))
 	v.violations = append(v.violations, sub.violations[:n]...)
 	v.omitted += sub.omitted + len(sub.violations) - n
 }
 
 // reset forgets every violation recorded or counted.
-func (v *rtValidator) reset() {
+func (v *Validator) reset() {
 	v.violations = v.violations[:0]
 	v.omitted = 0
 }
 
-func (v *rtValidator) err() error {
+func (v *Validator) Err() error {
 	if len(v.violations) == 0 && v.omitted == 0 {
 		return nil
 	}
@@ -93,7 +93,7 @@ func (v *rtValidator) err() error {
 	// it missing too: report the type mismatch only.
 	out := make([]Violation, 0, len(v.violations))
 	for i, x := range v.violations {
-		if x.Rule == "required" && rtHasTypeViolation(v.violations, i, x.Pointer) {
+		if x.Rule == "required" && hasTypeViolation(v.violations, i, x.Pointer) {
 			continue
 		}
 		out = append(out, x)
@@ -101,9 +101,9 @@ func (v *rtValidator) err() error {
 	return &ValidationError{Violations: out, Omitted: v.omitted}
 }
 
-// rtRuneCount counts characters as JSON Schema does (invalid UTF-8 bytes
+// RuneCount counts characters as JSON Schema does (invalid UTF-8 bytes
 // count one each, as they decode to U+FFFD).
-func rtRuneCount(s string) int {
+func RuneCount(s string) int {
 	n := 0
 	for range s {
 		n++
@@ -111,7 +111,7 @@ func rtRuneCount(s string) int {
 	return n
 }
 
-func rtHasTypeViolation(list []Violation, skip int, pointer string) bool {
+func hasTypeViolation(list []Violation, skip int, pointer string) bool {
 	for i, x := range list {
 		if i != skip && x.Pointer == pointer && x.Rule == "type" {
 			return true

@@ -4,203 +4,125 @@
 package a2a
 
 import (
+	"github.com/a2abind/a2abind/gen/runtime"
 	"maps"
 	"slices"
 )
 
-// decodeJSON reads a AgentCapabilities object, recording type mismatches in d.
-func (x *AgentCapabilities) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an AgentCapabilities from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAgentCapabilitiesJSON.
+func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "streaming":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "streaming",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				tmp := val
-				x.Streaming = &tmp
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("streaming")
+			x.Streaming = runtime.Ptr(d.Bool(&fp))
 		case "pushNotifications":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "pushNotifications",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				tmp := val
-				x.PushNotifications = &tmp
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("pushNotifications")
+			x.PushNotifications = runtime.Ptr(d.Bool(&fp))
 		case "extensions":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "extensions",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("extensions")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.Extensions = []AgentExtension{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 AgentExtension
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.Extensions = append(x.Extensions, e0)
 				}
 			}
 		case "extendedAgentCard":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "extendedAgentCard",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				tmp := val
-				x.ExtendedAgentCard = &tmp
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("extendedAgentCard")
+			x.ExtendedAgentCard = runtime.Ptr(d.Bool(&fp))
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a AgentCapabilities. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentCapabilities. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *AgentCapabilities) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentCapabilities{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAgentCapabilitiesJSON decodes data into a new AgentCapabilities and checks it as ValidateAgentCapabilitiesJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAgentCapabilitiesJSON decodes data into a new AgentCapabilities and checks it as
+// ValidateAgentCapabilitiesJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAgentCapabilitiesJSON(data []byte) (*AgentCapabilities, error) {
 	x := new(AgentCapabilities)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = AgentCapabilities{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAgentCapabilitiesJSON checks that data is a valid AgentCapabilities: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAgentCapabilitiesJSON checks that data is a valid AgentCapabilities: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentCapabilitiesJSON(data []byte) error {
 	var x AgentCapabilities
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = AgentCapabilities{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *AgentCapabilities) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *AgentCapabilities) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+	b = append(b, '{')
 	open := len(b)
 	if x.Streaming != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"streaming\":"...)
-		b = rtAppendBool(b, *x.Streaming)
+		b = runtime.AppendBool(b, *x.Streaming)
 	}
 	if x.PushNotifications != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"pushNotifications\":"...)
-		b = rtAppendBool(b, *x.PushNotifications)
+		b = runtime.AppendKey(b, open, "\"pushNotifications\":")
+		b = runtime.AppendBool(b, *x.PushNotifications)
 	}
 	if x.Extensions != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"extensions\":"...)
-		b = append(b, byte(0x5b))
+		b = runtime.AppendKey(b, open, "\"extensions\":")
+		b = append(b, '[')
 		for i0 := range x.Extensions {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			{
-				ev1 := x.Extensions[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b, err = x.Extensions[i0].AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x5d))
+		b = append(b, ']')
 	}
 	if x.ExtendedAgentCard != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"extendedAgentCard\":"...)
-		b = rtAppendBool(b, *x.ExtendedAgentCard)
+		b = runtime.AppendKey(b, open, "\"extendedAgentCard\":")
+		b = runtime.AppendBool(b, *x.ExtendedAgentCard)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x AgentCapabilities) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *AgentCapabilities) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -230,562 +152,282 @@ func (x *AgentCapabilities) Clone() *AgentCapabilities {
 	return &c
 }
 
-// decodeJSON reads a AgentCard object, recording type mismatches in d.
-func (x *AgentCard) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an AgentCard from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAgentCardJSON.
+func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "name":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "name",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Name = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("name")
+			x.Name, _ = d.String(&fp)
 		case "description":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "description",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Description = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("description")
+			x.Description, _ = d.String(&fp)
 		case "supportedInterfaces":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "supportedInterfaces",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("supportedInterfaces")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.SupportedInterfaces = []AgentInterface{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 AgentInterface
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.SupportedInterfaces = append(x.SupportedInterfaces, e0)
 				}
 			}
 		case "provider":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "provider",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(AgentProvider)
-				obj.decodeJSON(d, &fp)
-				x.Provider = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("provider")
+			if d.IsObject(&fp) {
+				x.Provider = new(AgentProvider)
+				x.Provider.DecodeJSONAt(d, &fp)
 			}
 		case "version":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "version",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Version = val
-			}
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("version")
+			x.Version, _ = d.String(&fp)
 		case "documentationUrl":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "documentationUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				tmp := val
-				x.DocumentationURL = &tmp
-			}
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("documentationUrl")
+			x.DocumentationURL = runtime.Ptr(d.String(&fp))
 		case "capabilities":
-			if seen&uint64(0x40) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x40)
-			fp := rtPath{
-				index:  -1,
-				key:    "capabilities",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(AgentCapabilities)
-				obj.decodeJSON(d, &fp)
-				x.Capabilities = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<6)
+			fp := p.Key("capabilities")
+			if d.IsObject(&fp) {
+				x.Capabilities = new(AgentCapabilities)
+				x.Capabilities.DecodeJSONAt(d, &fp)
 			}
 		case "securitySchemes":
-			if seen&uint64(0x80) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x80)
-			fp := rtPath{
-				index:  -1,
-				key:    "securitySchemes",
-				parent: p,
-			}
-			if d.openObject(&fp) {
-				m0 := map[string]SecurityScheme{}
-				first0 := true
-				for {
-					kb, more := d.nextKey(&first0)
-					if !more {
+			d.Seen(&seen, 1<<7)
+			fp := p.Key("securitySchemes")
+			if d.OpenObject(&fp) {
+				x.SecuritySchemes = map[string]SecurityScheme{}
+				for first0 := true; ; {
+					k0, ok := d.NextMember(&first0)
+					if !ok {
 						break
 					}
-					k0 := d.keyString(kb)
-					if _, dup := m0[k0]; dup {
-						d.dup = true
+					if _, dup := x.SecuritySchemes[k0]; dup {
+						d.Duplicate()
 					}
-					kp0 := rtPath{
-						index:  -1,
-						key:    k0,
-						parent: &fp,
-					}
+					kp0 := fp.Key(k0)
 					var e0 SecurityScheme
-					e0.decodeJSON(d, &kp0)
-					m0[k0] = e0
+					e0.DecodeJSONAt(d, &kp0)
+					x.SecuritySchemes[k0] = e0
 				}
-				x.SecuritySchemes = m0
 			}
 		case "securityRequirements":
-			if seen&uint64(0x100) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x100)
-			fp := rtPath{
-				index:  -1,
-				key:    "securityRequirements",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<8)
+			fp := p.Key("securityRequirements")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.SecurityRequirements = []SecurityRequirement{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 SecurityRequirement
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.SecurityRequirements = append(x.SecurityRequirements, e0)
 				}
 			}
 		case "defaultInputModes":
-			if seen&uint64(0x200) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x200)
-			fp := rtPath{
-				index:  -1,
-				key:    "defaultInputModes",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.DefaultInputModes = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.DefaultInputModes = append(x.DefaultInputModes, e0)
-				}
-			}
+			d.Seen(&seen, 1<<9)
+			fp := p.Key("defaultInputModes")
+			x.DefaultInputModes = d.Strings(&fp)
 		case "defaultOutputModes":
-			if seen&uint64(0x400) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x400)
-			fp := rtPath{
-				index:  -1,
-				key:    "defaultOutputModes",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.DefaultOutputModes = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.DefaultOutputModes = append(x.DefaultOutputModes, e0)
-				}
-			}
+			d.Seen(&seen, 1<<10)
+			fp := p.Key("defaultOutputModes")
+			x.DefaultOutputModes = d.Strings(&fp)
 		case "skills":
-			if seen&uint64(0x800) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x800)
-			fp := rtPath{
-				index:  -1,
-				key:    "skills",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<11)
+			fp := p.Key("skills")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.Skills = []AgentSkill{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 AgentSkill
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.Skills = append(x.Skills, e0)
 				}
 			}
 		case "signatures":
-			if seen&uint64(0x1000) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1000)
-			fp := rtPath{
-				index:  -1,
-				key:    "signatures",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<12)
+			fp := p.Key("signatures")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.Signatures = []AgentCardSignature{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 AgentCardSignature
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.Signatures = append(x.Signatures, e0)
 				}
 			}
 		case "iconUrl":
-			if seen&uint64(0x2000) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2000)
-			fp := rtPath{
-				index:  -1,
-				key:    "iconUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				tmp := val
-				x.IconURL = &tmp
-			}
+			d.Seen(&seen, 1<<13)
+			fp := p.Key("iconUrl")
+			x.IconURL = runtime.Ptr(d.String(&fp))
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a AgentCard. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentCard. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *AgentCard) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentCard{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAgentCardJSON decodes data into a new AgentCard and checks it as ValidateAgentCardJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAgentCardJSON decodes data into a new AgentCard and checks it as
+// ValidateAgentCardJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAgentCardJSON(data []byte) (*AgentCard, error) {
 	x := new(AgentCard)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = AgentCard{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAgentCardJSON checks that data is a valid AgentCard: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAgentCardJSON checks that data is a valid AgentCard: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentCardJSON(data []byte) error {
 	var x AgentCard
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = AgentCard{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *AgentCard) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *AgentCard) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"name\":"...)
-	b = rtAppendString(b, x.Name)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"description\":"...)
-	b = rtAppendString(b, x.Description)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"supportedInterfaces\":"...)
-	if x.SupportedInterfaces == nil {
-		b = append(b, "[]"...)
-	} else {
-		b = append(b, byte(0x5b))
-		for i0 := range x.SupportedInterfaces {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			{
-				ev1 := x.SupportedInterfaces[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
-			}
+	b = runtime.AppendString(b, x.Name)
+	b = append(b, ",\"description\":"...)
+	b = runtime.AppendString(b, x.Description)
+	b = append(b, ",\"supportedInterfaces\":"...)
+	b = append(b, '[')
+	for i0 := range x.SupportedInterfaces {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, byte(0x5d))
+		b, err = x.SupportedInterfaces[i0].AppendJSON(b)
+		if err != nil {
+			return b, err
+		}
 	}
+	b = append(b, ']')
 	if x.Provider != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"provider\":"...)
+		b = append(b, ",\"provider\":"...)
 		if x.Provider == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = x.Provider.appendJSON(b)
+			b, err = x.Provider.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"version\":"...)
-	b = rtAppendString(b, x.Version)
+	b = append(b, ",\"version\":"...)
+	b = runtime.AppendString(b, x.Version)
 	if x.DocumentationURL != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"documentationUrl\":"...)
-		b = rtAppendString(b, *x.DocumentationURL)
+		b = append(b, ",\"documentationUrl\":"...)
+		b = runtime.AppendString(b, *x.DocumentationURL)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"capabilities\":"...)
+	b = append(b, ",\"capabilities\":"...)
 	if x.Capabilities == nil {
 		b = append(b, "null"...)
 	} else {
-		b, err = x.Capabilities.appendJSON(b)
+		b, err = x.Capabilities.AppendJSON(b)
 		if err != nil {
 			return b, err
 		}
 	}
 	if x.SecuritySchemes != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"securitySchemes\":"...)
-		b = append(b, byte(0x7b))
+		b = append(b, ",\"securitySchemes\":"...)
+		b = append(b, '{')
 		for i0, k0 := range slices.Sorted(maps.Keys(x.SecuritySchemes)) {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			b = rtAppendString(b, k0)
-			b = append(b, byte(0x3a))
-			{
-				ev1 := x.SecuritySchemes[k0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b = runtime.AppendString(b, k0)
+			b = append(b, ':')
+			ev1 := x.SecuritySchemes[k0]
+			b, err = ev1.AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x7d))
+		b = append(b, '}')
 	}
 	if x.SecurityRequirements != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"securityRequirements\":"...)
-		b = append(b, byte(0x5b))
+		b = append(b, ",\"securityRequirements\":"...)
+		b = append(b, '[')
 		for i0 := range x.SecurityRequirements {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			{
-				ev1 := x.SecurityRequirements[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b, err = x.SecurityRequirements[i0].AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x5d))
+		b = append(b, ']')
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"defaultInputModes\":"...)
-	if x.DefaultInputModes == nil {
-		b = append(b, "[]"...)
-	} else {
-		b = append(b, byte(0x5b))
-		for i0 := range x.DefaultInputModes {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.DefaultInputModes[i0])
+	b = append(b, ",\"defaultInputModes\":"...)
+	b = runtime.AppendStrings(b, x.DefaultInputModes)
+	b = append(b, ",\"defaultOutputModes\":"...)
+	b = runtime.AppendStrings(b, x.DefaultOutputModes)
+	b = append(b, ",\"skills\":"...)
+	b = append(b, '[')
+	for i0 := range x.Skills {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, byte(0x5d))
-	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"defaultOutputModes\":"...)
-	if x.DefaultOutputModes == nil {
-		b = append(b, "[]"...)
-	} else {
-		b = append(b, byte(0x5b))
-		for i0 := range x.DefaultOutputModes {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.DefaultOutputModes[i0])
+		b, err = x.Skills[i0].AppendJSON(b)
+		if err != nil {
+			return b, err
 		}
-		b = append(b, byte(0x5d))
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"skills\":"...)
-	if x.Skills == nil {
-		b = append(b, "[]"...)
-	} else {
-		b = append(b, byte(0x5b))
-		for i0 := range x.Skills {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			{
-				ev1 := x.Skills[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
-			}
-		}
-		b = append(b, byte(0x5d))
-	}
+	b = append(b, ']')
 	if x.Signatures != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"signatures\":"...)
-		b = append(b, byte(0x5b))
+		b = append(b, ",\"signatures\":"...)
+		b = append(b, '[')
 		for i0 := range x.Signatures {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			{
-				ev1 := x.Signatures[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b, err = x.Signatures[i0].AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x5d))
+		b = append(b, ']')
 	}
 	if x.IconURL != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"iconUrl\":"...)
-		b = rtAppendString(b, *x.IconURL)
+		b = append(b, ",\"iconUrl\":"...)
+		b = runtime.AppendString(b, *x.IconURL)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x AgentCard) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *AgentCard) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -840,152 +482,93 @@ func (x *AgentCard) Clone() *AgentCard {
 	return &c
 }
 
-// decodeJSON reads a AgentCardSignature object, recording type mismatches in d.
-func (x *AgentCardSignature) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an AgentCardSignature from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAgentCardSignatureJSON.
+func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "protected":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "protected",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Protected = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("protected")
+			x.Protected, _ = d.String(&fp)
 		case "signature":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "signature",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Signature = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("signature")
+			x.Signature, _ = d.String(&fp)
 		case "header":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "header",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Header = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("header")
+			x.Header, _ = d.Object(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a AgentCardSignature. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentCardSignature. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *AgentCardSignature) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentCardSignature{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAgentCardSignatureJSON decodes data into a new AgentCardSignature and checks it as ValidateAgentCardSignatureJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAgentCardSignatureJSON decodes data into a new AgentCardSignature and checks it as
+// ValidateAgentCardSignatureJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAgentCardSignatureJSON(data []byte) (*AgentCardSignature, error) {
 	x := new(AgentCardSignature)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = AgentCardSignature{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAgentCardSignatureJSON checks that data is a valid AgentCardSignature: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAgentCardSignatureJSON checks that data is a valid AgentCardSignature: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentCardSignatureJSON(data []byte) error {
 	var x AgentCardSignature
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = AgentCardSignature{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *AgentCardSignature) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *AgentCardSignature) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"protected\":"...)
-	b = rtAppendString(b, x.Protected)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"signature\":"...)
-	b = rtAppendString(b, x.Signature)
+	b = runtime.AppendString(b, x.Protected)
+	b = append(b, ",\"signature\":"...)
+	b = runtime.AppendString(b, x.Signature)
 	if x.Header != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"header\":"...)
-		b, err = rtAppendAny(b, x.Header)
+		b = append(b, ",\"header\":"...)
+		b, err = runtime.AppendAny(b, x.Header)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x AgentCardSignature) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *AgentCardSignature) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -994,180 +577,110 @@ func (x *AgentCardSignature) Clone() *AgentCardSignature {
 		return nil
 	}
 	c := *x
-	c.Header = rtCloneObject(x.Header)
+	c.Header = runtime.CloneObject(x.Header)
 	return &c
 }
 
-// decodeJSON reads a AgentExtension object, recording type mismatches in d.
-func (x *AgentExtension) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an AgentExtension from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAgentExtensionJSON.
+func (x *AgentExtension) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "uri":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "uri",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.URI = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("uri")
+			x.URI, _ = d.String(&fp)
 		case "description":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "description",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Description = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("description")
+			x.Description, _ = d.String(&fp)
 		case "required":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "required",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				x.Required = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("required")
+			x.Required, _ = d.Bool(&fp)
 		case "params":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "params",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Params = val
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("params")
+			x.Params, _ = d.Object(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a AgentExtension. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentExtension. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *AgentExtension) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentExtension{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAgentExtensionJSON decodes data into a new AgentExtension and checks it as ValidateAgentExtensionJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAgentExtensionJSON decodes data into a new AgentExtension and checks it as
+// ValidateAgentExtensionJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAgentExtensionJSON(data []byte) (*AgentExtension, error) {
 	x := new(AgentExtension)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = AgentExtension{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAgentExtensionJSON checks that data is a valid AgentExtension: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAgentExtensionJSON checks that data is a valid AgentExtension: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentExtensionJSON(data []byte) error {
 	var x AgentExtension
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = AgentExtension{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *AgentExtension) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *AgentExtension) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+	b = append(b, '{')
 	open := len(b)
 	if x.URI != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"uri\":"...)
-		b = rtAppendString(b, x.URI)
+		b = runtime.AppendString(b, x.URI)
 	}
 	if x.Description != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"description\":"...)
-		b = rtAppendString(b, x.Description)
+		b = runtime.AppendKey(b, open, "\"description\":")
+		b = runtime.AppendString(b, x.Description)
 	}
 	if x.Required {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"required\":"...)
-		b = rtAppendBool(b, x.Required)
+		b = runtime.AppendKey(b, open, "\"required\":")
+		b = runtime.AppendBool(b, x.Required)
 	}
 	if x.Params != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"params\":"...)
-		b, err = rtAppendAny(b, x.Params)
+		b = runtime.AppendKey(b, open, "\"params\":")
+		b, err = runtime.AppendAny(b, x.Params)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x AgentExtension) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *AgentExtension) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1176,171 +689,99 @@ func (x *AgentExtension) Clone() *AgentExtension {
 		return nil
 	}
 	c := *x
-	c.Params = rtCloneObject(x.Params)
+	c.Params = runtime.CloneObject(x.Params)
 	return &c
 }
 
-// decodeJSON reads a AgentInterface object, recording type mismatches in d.
-func (x *AgentInterface) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an AgentInterface from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAgentInterfaceJSON.
+func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "url":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "url",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.URL = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("url")
+			x.URL, _ = d.String(&fp)
 		case "protocolBinding":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "protocolBinding",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ProtocolBinding = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("protocolBinding")
+			x.ProtocolBinding, _ = d.String(&fp)
 		case "tenant":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		case "protocolVersion":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "protocolVersion",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ProtocolVersion = val
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("protocolVersion")
+			x.ProtocolVersion, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a AgentInterface. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentInterface. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *AgentInterface) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentInterface{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAgentInterfaceJSON decodes data into a new AgentInterface and checks it as ValidateAgentInterfaceJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAgentInterfaceJSON decodes data into a new AgentInterface and checks it as
+// ValidateAgentInterfaceJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAgentInterfaceJSON(data []byte) (*AgentInterface, error) {
 	x := new(AgentInterface)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = AgentInterface{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAgentInterfaceJSON checks that data is a valid AgentInterface: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAgentInterfaceJSON checks that data is a valid AgentInterface: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentInterfaceJSON(data []byte) error {
 	var x AgentInterface
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = AgentInterface{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *AgentInterface) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *AgentInterface) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"url\":"...)
-	b = rtAppendString(b, x.URL)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"protocolBinding\":"...)
-	b = rtAppendString(b, x.ProtocolBinding)
+	b = runtime.AppendString(b, x.URL)
+	b = append(b, ",\"protocolBinding\":"...)
+	b = runtime.AppendString(b, x.ProtocolBinding)
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = append(b, ",\"tenant\":"...)
+		b = runtime.AppendString(b, x.Tenant)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"protocolVersion\":"...)
-	b = rtAppendString(b, x.ProtocolVersion)
-	b = append(b, byte(0x7d))
+	b = append(b, ",\"protocolVersion\":"...)
+	b = runtime.AppendString(b, x.ProtocolVersion)
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x AgentInterface) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *AgentInterface) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1352,129 +793,81 @@ func (x *AgentInterface) Clone() *AgentInterface {
 	return &c
 }
 
-// decodeJSON reads a AgentProvider object, recording type mismatches in d.
-func (x *AgentProvider) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an AgentProvider from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAgentProviderJSON.
+func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "url":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "url",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.URL = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("url")
+			x.URL, _ = d.String(&fp)
 		case "organization":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "organization",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Organization = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("organization")
+			x.Organization, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a AgentProvider. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentProvider. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *AgentProvider) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentProvider{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAgentProviderJSON decodes data into a new AgentProvider and checks it as ValidateAgentProviderJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAgentProviderJSON decodes data into a new AgentProvider and checks it as
+// ValidateAgentProviderJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAgentProviderJSON(data []byte) (*AgentProvider, error) {
 	x := new(AgentProvider)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = AgentProvider{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAgentProviderJSON checks that data is a valid AgentProvider: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAgentProviderJSON checks that data is a valid AgentProvider: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentProviderJSON(data []byte) error {
 	var x AgentProvider
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = AgentProvider{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *AgentProvider) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *AgentProvider) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"url\":"...)
-	b = rtAppendString(b, x.URL)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"organization\":"...)
-	b = rtAppendString(b, x.Organization)
-	b = append(b, byte(0x7d))
+	b = runtime.AppendString(b, x.URL)
+	b = append(b, ",\"organization\":"...)
+	b = runtime.AppendString(b, x.Organization)
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x AgentProvider) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *AgentProvider) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1486,348 +879,143 @@ func (x *AgentProvider) Clone() *AgentProvider {
 	return &c
 }
 
-// decodeJSON reads a AgentSkill object, recording type mismatches in d.
-func (x *AgentSkill) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an AgentSkill from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAgentSkillJSON.
+func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "id":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ID = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("id")
+			x.ID, _ = d.String(&fp)
 		case "name":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "name",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Name = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("name")
+			x.Name, _ = d.String(&fp)
 		case "description":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "description",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Description = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("description")
+			x.Description, _ = d.String(&fp)
 		case "tags":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "tags",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.Tags = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.Tags = append(x.Tags, e0)
-				}
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("tags")
+			x.Tags = d.Strings(&fp)
 		case "examples":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "examples",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.Examples = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.Examples = append(x.Examples, e0)
-				}
-			}
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("examples")
+			x.Examples = d.Strings(&fp)
 		case "inputModes":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "inputModes",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.InputModes = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.InputModes = append(x.InputModes, e0)
-				}
-			}
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("inputModes")
+			x.InputModes = d.Strings(&fp)
 		case "outputModes":
-			if seen&uint64(0x40) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x40)
-			fp := rtPath{
-				index:  -1,
-				key:    "outputModes",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.OutputModes = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.OutputModes = append(x.OutputModes, e0)
-				}
-			}
+			d.Seen(&seen, 1<<6)
+			fp := p.Key("outputModes")
+			x.OutputModes = d.Strings(&fp)
 		case "securityRequirements":
-			if seen&uint64(0x80) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x80)
-			fp := rtPath{
-				index:  -1,
-				key:    "securityRequirements",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<7)
+			fp := p.Key("securityRequirements")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.SecurityRequirements = []SecurityRequirement{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 SecurityRequirement
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.SecurityRequirements = append(x.SecurityRequirements, e0)
 				}
 			}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a AgentSkill. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentSkill. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *AgentSkill) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentSkill{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAgentSkillJSON decodes data into a new AgentSkill and checks it as ValidateAgentSkillJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAgentSkillJSON decodes data into a new AgentSkill and checks it as
+// ValidateAgentSkillJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAgentSkillJSON(data []byte) (*AgentSkill, error) {
 	x := new(AgentSkill)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = AgentSkill{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAgentSkillJSON checks that data is a valid AgentSkill: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAgentSkillJSON checks that data is a valid AgentSkill: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentSkillJSON(data []byte) error {
 	var x AgentSkill
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = AgentSkill{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *AgentSkill) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *AgentSkill) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"id\":"...)
-	b = rtAppendString(b, x.ID)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"name\":"...)
-	b = rtAppendString(b, x.Name)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"description\":"...)
-	b = rtAppendString(b, x.Description)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"tags\":"...)
-	if x.Tags == nil {
-		b = append(b, "[]"...)
-	} else {
-		b = append(b, byte(0x5b))
-		for i0 := range x.Tags {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.Tags[i0])
-		}
-		b = append(b, byte(0x5d))
-	}
+	b = runtime.AppendString(b, x.ID)
+	b = append(b, ",\"name\":"...)
+	b = runtime.AppendString(b, x.Name)
+	b = append(b, ",\"description\":"...)
+	b = runtime.AppendString(b, x.Description)
+	b = append(b, ",\"tags\":"...)
+	b = runtime.AppendStrings(b, x.Tags)
 	if x.Examples != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"examples\":"...)
-		b = append(b, byte(0x5b))
-		for i0 := range x.Examples {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.Examples[i0])
-		}
-		b = append(b, byte(0x5d))
+		b = append(b, ",\"examples\":"...)
+		b = runtime.AppendStrings(b, x.Examples)
 	}
 	if x.InputModes != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"inputModes\":"...)
-		b = append(b, byte(0x5b))
-		for i0 := range x.InputModes {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.InputModes[i0])
-		}
-		b = append(b, byte(0x5d))
+		b = append(b, ",\"inputModes\":"...)
+		b = runtime.AppendStrings(b, x.InputModes)
 	}
 	if x.OutputModes != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"outputModes\":"...)
-		b = append(b, byte(0x5b))
-		for i0 := range x.OutputModes {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.OutputModes[i0])
-		}
-		b = append(b, byte(0x5d))
+		b = append(b, ",\"outputModes\":"...)
+		b = runtime.AppendStrings(b, x.OutputModes)
 	}
 	if x.SecurityRequirements != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"securityRequirements\":"...)
-		b = append(b, byte(0x5b))
+		b = append(b, ",\"securityRequirements\":"...)
+		b = append(b, '[')
 		for i0 := range x.SecurityRequirements {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			{
-				ev1 := x.SecurityRequirements[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b, err = x.SecurityRequirements[i0].AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x5d))
+		b = append(b, ']')
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x AgentSkill) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *AgentSkill) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

@@ -3,21 +3,17 @@
 
 package a2a
 
-// validate records every rule of the AgentCapabilities schema that x breaks.
-func (x *AgentCapabilities) validate(v *rtValidator, p *rtPath) {
+import "github.com/a2abind/a2abind/gen/runtime"
+
+// ValidateAt records at p every rule of the AgentCapabilities schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AgentCapabilities) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "extensions",
-			parent: p,
-		}
+		fp := p.Key("extensions")
 		if x.Extensions != nil {
 			for i0 := range x.Extensions {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.Extensions[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.Extensions[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
@@ -28,193 +24,130 @@ func (x *AgentCapabilities) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentCapabilities) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the AgentCard schema that x breaks.
-func (x *AgentCard) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the AgentCard schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "name",
-			parent: p,
-		}
+		fp := p.Key("name")
 		if !(x.Name != "") {
-			v.add(&fp, "required", "missing property \"name\"")
+			v.Add(&fp, "required", "missing property \"name\"")
 		} else {
 			if len(x.Name) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "description",
-			parent: p,
-		}
+		fp := p.Key("description")
 		if !(x.Description != "") {
-			v.add(&fp, "required", "missing property \"description\"")
+			v.Add(&fp, "required", "missing property \"description\"")
 		} else {
 			if len(x.Description) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "supportedInterfaces",
-			parent: p,
-		}
+		fp := p.Key("supportedInterfaces")
 		if !(x.SupportedInterfaces != nil) {
-			v.add(&fp, "required", "missing property \"supportedInterfaces\"")
+			v.Add(&fp, "required", "missing property \"supportedInterfaces\"")
 		} else {
 			if len(x.SupportedInterfaces) < 1 {
-				v.add(&fp, "minItems", "fewer than 1 items")
+				v.Add(&fp, "minItems", "fewer than 1 items")
 			}
 			for i0 := range x.SupportedInterfaces {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.SupportedInterfaces[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.SupportedInterfaces[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "provider",
-			parent: p,
-		}
+		fp := p.Key("provider")
 		if x.Provider != nil {
-			x.Provider.validate(v, &fp)
+			x.Provider.ValidateAt(v, &fp)
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "version",
-			parent: p,
-		}
+		fp := p.Key("version")
 		if !(x.Version != "") {
-			v.add(&fp, "required", "missing property \"version\"")
+			v.Add(&fp, "required", "missing property \"version\"")
 		} else {
 			if len(x.Version) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "capabilities",
-			parent: p,
-		}
+		fp := p.Key("capabilities")
 		if !(x.Capabilities != nil) {
-			v.add(&fp, "required", "missing property \"capabilities\"")
+			v.Add(&fp, "required", "missing property \"capabilities\"")
 		} else {
-			x.Capabilities.validate(v, &fp)
+			x.Capabilities.ValidateAt(v, &fp)
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "securitySchemes",
-			parent: p,
-		}
+		fp := p.Key("securitySchemes")
 		if x.SecuritySchemes != nil {
 			for k0, e0 := range x.SecuritySchemes {
-				kp0 := rtPath{
-					index:  -1,
-					key:    k0,
-					parent: &fp,
-				}
-				e0.validate(v, &kp0)
+				kp0 := fp.Key(k0)
+				e0.ValidateAt(v, &kp0)
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "securityRequirements",
-			parent: p,
-		}
+		fp := p.Key("securityRequirements")
 		if x.SecurityRequirements != nil {
 			for i0 := range x.SecurityRequirements {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.SecurityRequirements[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.SecurityRequirements[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "defaultInputModes",
-			parent: p,
-		}
+		fp := p.Key("defaultInputModes")
 		if !(x.DefaultInputModes != nil) {
-			v.add(&fp, "required", "missing property \"defaultInputModes\"")
+			v.Add(&fp, "required", "missing property \"defaultInputModes\"")
 		} else {
 			if len(x.DefaultInputModes) < 1 {
-				v.add(&fp, "minItems", "fewer than 1 items")
+				v.Add(&fp, "minItems", "fewer than 1 items")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "defaultOutputModes",
-			parent: p,
-		}
+		fp := p.Key("defaultOutputModes")
 		if !(x.DefaultOutputModes != nil) {
-			v.add(&fp, "required", "missing property \"defaultOutputModes\"")
+			v.Add(&fp, "required", "missing property \"defaultOutputModes\"")
 		} else {
 			if len(x.DefaultOutputModes) < 1 {
-				v.add(&fp, "minItems", "fewer than 1 items")
+				v.Add(&fp, "minItems", "fewer than 1 items")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "skills",
-			parent: p,
-		}
+		fp := p.Key("skills")
 		if !(x.Skills != nil) {
-			v.add(&fp, "required", "missing property \"skills\"")
+			v.Add(&fp, "required", "missing property \"skills\"")
 		} else {
 			if len(x.Skills) < 1 {
-				v.add(&fp, "minItems", "fewer than 1 items")
+				v.Add(&fp, "minItems", "fewer than 1 items")
 			}
 			for i0 := range x.Skills {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.Skills[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.Skills[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "signatures",
-			parent: p,
-		}
+		fp := p.Key("signatures")
 		if x.Signatures != nil {
 			for i0 := range x.Signatures {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.Signatures[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.Signatures[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
@@ -225,38 +158,31 @@ func (x *AgentCard) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentCard) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the AgentCardSignature schema that x breaks.
-func (x *AgentCardSignature) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the AgentCardSignature schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AgentCardSignature) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "protected",
-			parent: p,
-		}
+		fp := p.Key("protected")
 		if !(x.Protected != "") {
-			v.add(&fp, "required", "missing property \"protected\"")
+			v.Add(&fp, "required", "missing property \"protected\"")
 		} else {
 			if len(x.Protected) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "signature",
-			parent: p,
-		}
+		fp := p.Key("signature")
 		if !(x.Signature != "") {
-			v.add(&fp, "required", "missing property \"signature\"")
+			v.Add(&fp, "required", "missing property \"signature\"")
 		} else {
 			if len(x.Signature) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -267,67 +193,55 @@ func (x *AgentCardSignature) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentCardSignature) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the AgentExtension schema that x breaks.
-func (x *AgentExtension) validate(v *rtValidator, p *rtPath) {
-	_, _ = v, p
-}
+// ValidateAt records at p every rule of the AgentExtension schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AgentExtension) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
 // Validate checks x against every rule of the AgentExtension schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentExtension) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the AgentInterface schema that x breaks.
-func (x *AgentInterface) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the AgentInterface schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AgentInterface) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "url",
-			parent: p,
-		}
+		fp := p.Key("url")
 		if !(x.URL != "") {
-			v.add(&fp, "required", "missing property \"url\"")
+			v.Add(&fp, "required", "missing property \"url\"")
 		} else {
 			if len(x.URL) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "protocolBinding",
-			parent: p,
-		}
+		fp := p.Key("protocolBinding")
 		if !(x.ProtocolBinding != "") {
-			v.add(&fp, "required", "missing property \"protocolBinding\"")
+			v.Add(&fp, "required", "missing property \"protocolBinding\"")
 		} else {
 			if len(x.ProtocolBinding) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "protocolVersion",
-			parent: p,
-		}
+		fp := p.Key("protocolVersion")
 		if !(x.ProtocolVersion != "") {
-			v.add(&fp, "required", "missing property \"protocolVersion\"")
+			v.Add(&fp, "required", "missing property \"protocolVersion\"")
 		} else {
 			if len(x.ProtocolVersion) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -338,38 +252,31 @@ func (x *AgentInterface) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentInterface) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the AgentProvider schema that x breaks.
-func (x *AgentProvider) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the AgentProvider schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AgentProvider) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "url",
-			parent: p,
-		}
+		fp := p.Key("url")
 		if !(x.URL != "") {
-			v.add(&fp, "required", "missing property \"url\"")
+			v.Add(&fp, "required", "missing property \"url\"")
 		} else {
 			if len(x.URL) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "organization",
-			parent: p,
-		}
+		fp := p.Key("organization")
 		if !(x.Organization != "") {
-			v.add(&fp, "required", "missing property \"organization\"")
+			v.Add(&fp, "required", "missing property \"organization\"")
 		} else {
 			if len(x.Organization) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -380,82 +287,60 @@ func (x *AgentProvider) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentProvider) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the AgentSkill schema that x breaks.
-func (x *AgentSkill) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the AgentSkill schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AgentSkill) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
+		fp := p.Key("id")
 		if !(x.ID != "") {
-			v.add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "required", "missing property \"id\"")
 		} else {
 			if len(x.ID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "name",
-			parent: p,
-		}
+		fp := p.Key("name")
 		if !(x.Name != "") {
-			v.add(&fp, "required", "missing property \"name\"")
+			v.Add(&fp, "required", "missing property \"name\"")
 		} else {
 			if len(x.Name) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "description",
-			parent: p,
-		}
+		fp := p.Key("description")
 		if !(x.Description != "") {
-			v.add(&fp, "required", "missing property \"description\"")
+			v.Add(&fp, "required", "missing property \"description\"")
 		} else {
 			if len(x.Description) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "tags",
-			parent: p,
-		}
+		fp := p.Key("tags")
 		if !(x.Tags != nil) {
-			v.add(&fp, "required", "missing property \"tags\"")
+			v.Add(&fp, "required", "missing property \"tags\"")
 		} else {
 			if len(x.Tags) < 1 {
-				v.add(&fp, "minItems", "fewer than 1 items")
+				v.Add(&fp, "minItems", "fewer than 1 items")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "securityRequirements",
-			parent: p,
-		}
+		fp := p.Key("securityRequirements")
 		if x.SecurityRequirements != nil {
 			for i0 := range x.SecurityRequirements {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.SecurityRequirements[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.SecurityRequirements[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
@@ -466,7 +351,7 @@ func (x *AgentSkill) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentSkill) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }

@@ -5,162 +5,100 @@ package a2a
 
 import (
 	"encoding/json"
+	"github.com/a2abind/a2abind/gen/runtime"
 	"slices"
 	"strconv"
 )
 
-// decodeJSON reads a JSONRPCError object, recording type mismatches in d.
-func (x *JSONRPCError) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a JSONRPCError from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseJSONRPCErrorJSON.
+func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "code":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "code",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				x.Code = int32(val)
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("code")
+			x.Code, _ = d.Int32(&fp)
 		case "message":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "message",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Message = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("message")
+			x.Message, _ = d.String(&fp)
 		case "data":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "data",
-				parent: p,
-			}
-			x.Data = d.value(&fp)
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("data")
+			x.Data = d.Value(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x1) == 0 {
-			d.v.add(p, "required", "missing property \"code\"")
-		}
-		if seen&uint64(0x2) == 0 {
-			d.v.add(p, "required", "missing property \"message\"")
-		}
-	}
+	d.Require(p, seen&(1<<0) != 0, "code")
+	d.Require(p, seen&(1<<1) != 0, "message")
 }
 
-// UnmarshalJSON decodes a JSONRPCError. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a JSONRPCError. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *JSONRPCError) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = JSONRPCError{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseJSONRPCErrorJSON decodes data into a new JSONRPCError and checks it as ValidateJSONRPCErrorJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseJSONRPCErrorJSON decodes data into a new JSONRPCError and checks it as
+// ValidateJSONRPCErrorJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseJSONRPCErrorJSON(data []byte) (*JSONRPCError, error) {
 	x := new(JSONRPCError)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = JSONRPCError{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateJSONRPCErrorJSON checks that data is a valid JSONRPCError: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateJSONRPCErrorJSON checks that data is a valid JSONRPCError: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateJSONRPCErrorJSON(data []byte) error {
 	var x JSONRPCError
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = JSONRPCError{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *JSONRPCError) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *JSONRPCError) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"code\":"...)
 	b = strconv.AppendInt(b, int64(x.Code), 10)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"message\":"...)
-	b = rtAppendString(b, x.Message)
+	b = append(b, ",\"message\":"...)
+	b = runtime.AppendString(b, x.Message)
 	if x.Data != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"data\":"...)
-		b, err = rtAppendAny(b, x.Data)
+		b = append(b, ",\"data\":"...)
+		b, err = runtime.AppendAny(b, x.Data)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x JSONRPCError) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *JSONRPCError) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -169,175 +107,108 @@ func (x *JSONRPCError) Clone() *JSONRPCError {
 		return nil
 	}
 	c := *x
-	c.Data = rtCloneAny(x.Data)
+	c.Data = runtime.CloneAny(x.Data)
 	return &c
 }
 
-// decodeJSON reads a JSONRPCRequest object, recording type mismatches in d.
-func (x *JSONRPCRequest) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a JSONRPCRequest from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseJSONRPCRequestJSON.
+func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "jsonrpc":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "jsonrpc",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.JSONRPC = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("jsonrpc")
+			x.JSONRPC, _ = d.String(&fp)
 		case "id":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			x.ID = d.rawKinds(&fp, "string", "number", "null")
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("id")
+			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "method":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "method",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Method = Method(val)
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("method")
+			x.Method, _ = runtime.Enum[Method](d.String(&fp))
 		case "params":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "params",
-				parent: p,
-			}
-			x.Params = d.rawKinds(&fp, "object")
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("params")
+			x.Params = d.RawKinds(&fp, "object")
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a JSONRPCRequest. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a JSONRPCRequest. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *JSONRPCRequest) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = JSONRPCRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseJSONRPCRequestJSON decodes data into a new JSONRPCRequest and checks it as ValidateJSONRPCRequestJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseJSONRPCRequestJSON decodes data into a new JSONRPCRequest and checks it as
+// ValidateJSONRPCRequestJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseJSONRPCRequestJSON(data []byte) (*JSONRPCRequest, error) {
 	x := new(JSONRPCRequest)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = JSONRPCRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateJSONRPCRequestJSON checks that data is a valid JSONRPCRequest: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateJSONRPCRequestJSON checks that data is a valid JSONRPCRequest: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateJSONRPCRequestJSON(data []byte) error {
 	var x JSONRPCRequest
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = JSONRPCRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *JSONRPCRequest) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *JSONRPCRequest) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"jsonrpc\":"...)
-	b = rtAppendString(b, x.JSONRPC)
+	b = runtime.AppendString(b, x.JSONRPC)
 	if len(x.ID) > 0 {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"id\":"...)
-		b, err = rtAppendRaw(b, x.ID)
+		b = append(b, ",\"id\":"...)
+		b, err = runtime.AppendRaw(b, x.ID)
 		if err != nil {
 			return b, err
 		}
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"method\":"...)
-	b = rtAppendString(b, string(x.Method))
+	b = append(b, ",\"method\":"...)
+	b = runtime.AppendString(b, string(x.Method))
 	if len(x.Params) > 0 {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"params\":"...)
-		b, err = rtAppendRaw(b, x.Params)
+		b = append(b, ",\"params\":"...)
+		b, err = runtime.AppendRaw(b, x.Params)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x JSONRPCRequest) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *JSONRPCRequest) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -351,198 +222,121 @@ func (x *JSONRPCRequest) Clone() *JSONRPCRequest {
 	return &c
 }
 
-// decodeJSON reads a JSONRPCResponse object, recording type mismatches in d.
-func (x *JSONRPCResponse) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a JSONRPCResponse from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseJSONRPCResponseJSON.
+func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
 	member := 0
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "jsonrpc":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "jsonrpc",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.JSONRPC = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("jsonrpc")
+			x.JSONRPC, _ = d.String(&fp)
 		case "id":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			x.ID = d.rawKinds(&fp, "string", "number", "null")
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("id")
+			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "result":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			if member != 0 && member != 1 {
-				d.v.add(p, "oneOf", "more than one of result, error is set")
-			}
-			member = 1
-			fp := rtPath{
-				index:  -1,
-				key:    "result",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<2)
+			d.OneOf(p, &member, 1, "result, error")
+			fp := p.Key("result")
 			var mv json.RawMessage
-			mv = d.rawKinds(&fp)
+			mv = d.RawKinds(&fp)
 			x.Outcome = JSONRPCResponseResult(mv)
 		case "error":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			if member != 0 && member != 2 {
-				d.v.add(p, "oneOf", "more than one of result, error is set")
-			}
-			member = 2
-			fp := rtPath{
-				index:  -1,
-				key:    "error",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<3)
+			d.OneOf(p, &member, 2, "result, error")
+			fp := p.Key("error")
 			obj := new(JSONRPCError)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Outcome = obj
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x2) == 0 {
-			d.v.add(p, "required", "missing property \"id\"")
-		}
-	}
+	d.Require(p, seen&(1<<1) != 0, "id")
 }
 
-// UnmarshalJSON decodes a JSONRPCResponse. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a JSONRPCResponse. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *JSONRPCResponse) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = JSONRPCResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseJSONRPCResponseJSON decodes data into a new JSONRPCResponse and checks it as ValidateJSONRPCResponseJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseJSONRPCResponseJSON decodes data into a new JSONRPCResponse and checks it as
+// ValidateJSONRPCResponseJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseJSONRPCResponseJSON(data []byte) (*JSONRPCResponse, error) {
 	x := new(JSONRPCResponse)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = JSONRPCResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateJSONRPCResponseJSON checks that data is a valid JSONRPCResponse: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateJSONRPCResponseJSON checks that data is a valid JSONRPCResponse: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateJSONRPCResponseJSON(data []byte) error {
 	var x JSONRPCResponse
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = JSONRPCResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *JSONRPCResponse) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *JSONRPCResponse) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"jsonrpc\":"...)
-	b = rtAppendString(b, x.JSONRPC)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"id\":"...)
-	b, err = rtAppendRaw(b, x.ID)
+	b = runtime.AppendString(b, x.JSONRPC)
+	b = append(b, ",\"id\":"...)
+	b, err = runtime.AppendRaw(b, x.ID)
 	if err != nil {
 		return b, err
 	}
 	switch m := x.Outcome.(type) {
 	case JSONRPCResponseResult:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"result\":"...)
-		b, err = rtAppendRaw(b, json.RawMessage(m))
+		b = append(b, ",\"result\":"...)
+		b, err = runtime.AppendRaw(b, json.RawMessage(m))
 		if err != nil {
 			return b, err
 		}
 	case *JSONRPCError:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"error\":"...)
+		b = append(b, ",\"error\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x JSONRPCResponse) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *JSONRPCResponse) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

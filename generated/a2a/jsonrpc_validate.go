@@ -3,155 +3,142 @@
 
 package a2a
 
-import "strconv"
+import (
+	"github.com/a2abind/a2abind/gen/runtime"
+	"strconv"
+)
 
-// validate records every rule of the JSONRPCError schema that x breaks.
-func (x *JSONRPCError) validate(v *rtValidator, p *rtPath) {
-	_, _ = v, p
-}
+// ValidateAt records at p every rule of the JSONRPCError schema that x breaks.
+// It is for generated code; call Validate.
+func (x *JSONRPCError) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
 // Validate checks x against every rule of the JSONRPCError schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *JSONRPCError) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the JSONRPCRequest schema that x breaks.
-func (x *JSONRPCRequest) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the JSONRPCRequest schema that x breaks.
+// It is for generated code; call Validate.
+func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "jsonrpc",
-			parent: p,
-		}
+		fp := p.Key("jsonrpc")
 		if !(x.JSONRPC != "") {
-			v.add(&fp, "required", "missing property \"jsonrpc\"")
+			v.Add(&fp, "required", "missing property \"jsonrpc\"")
 		} else {
 			if x.JSONRPC != "2.0" {
-				v.add(&fp, "const", "must be \"2.0\"")
+				v.Add(&fp, "const", "must be \"2.0\"")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
+		fp := p.Key("id")
 		if len(x.ID) > 0 {
-			rtCheckRaw(v, &fp, x.ID, "string", "number", "null")
+			runtime.CheckRaw(v, &fp, x.ID, "string", "number", "null")
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "method",
-			parent: p,
-		}
+		fp := p.Key("method")
 		if !(x.Method != "") {
-			v.add(&fp, "required", "missing property \"method\"")
+			v.Add(&fp, "required", "missing property \"method\"")
 		} else {
 			if !x.Method.Valid() {
-				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Method)))
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Method)))
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "params",
-			parent: p,
-		}
+		fp := p.Key("params")
 		if len(x.Params) > 0 {
-			rtCheckRaw(v, &fp, x.Params, "object")
+			runtime.CheckRaw(v, &fp, x.Params, "object")
 			switch string(x.Method) {
 			case "SendMessage":
 				var params SendMessageRequest
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = SendMessageRequest{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "SendStreamingMessage":
 				var params SendMessageRequest
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = SendMessageRequest{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "GetTask":
 				var params GetTaskRequest
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = GetTaskRequest{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "ListTasks":
 				var params ListTasksRequest
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = ListTasksRequest{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "CancelTask":
 				var params CancelTaskRequest
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = CancelTaskRequest{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "SubscribeToTask":
 				var params SubscribeToTaskRequest
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = SubscribeToTaskRequest{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "CreateTaskPushNotificationConfig":
 				var params TaskPushNotificationConfig
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = TaskPushNotificationConfig{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "GetTaskPushNotificationConfig":
 				var params GetTaskPushNotificationConfigRequest
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = GetTaskPushNotificationConfigRequest{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "ListTaskPushNotificationConfigs":
 				var params ListTaskPushNotificationConfigsRequest
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = ListTaskPushNotificationConfigsRequest{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "DeleteTaskPushNotificationConfig":
 				var params DeleteTaskPushNotificationConfigRequest
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = DeleteTaskPushNotificationConfigRequest{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "GetExtendedAgentCard":
 				var params GetExtendedAgentCardRequest
-				rtDecodeAt(v, &fp, x.Params, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = GetExtendedAgentCardRequest{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			}
 		}
 		if !(len(x.Params) > 0) {
 			switch string(x.Method) {
 			case "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
-				v.add(&fp, "required", "missing property \"params\"")
+				v.Add(&fp, "required", "missing property \"params\"")
 			}
 		}
 	}
@@ -162,51 +149,40 @@ func (x *JSONRPCRequest) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *JSONRPCRequest) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the JSONRPCResponse schema that x breaks.
-func (x *JSONRPCResponse) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the JSONRPCResponse schema that x breaks.
+// It is for generated code; call Validate.
+func (x *JSONRPCResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "jsonrpc",
-			parent: p,
-		}
+		fp := p.Key("jsonrpc")
 		if !(x.JSONRPC != "") {
-			v.add(&fp, "required", "missing property \"jsonrpc\"")
+			v.Add(&fp, "required", "missing property \"jsonrpc\"")
 		} else {
 			if x.JSONRPC != "2.0" {
-				v.add(&fp, "const", "must be \"2.0\"")
+				v.Add(&fp, "const", "must be \"2.0\"")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
-		rtCheckRaw(v, &fp, x.ID, "string", "number", "null")
+		fp := p.Key("id")
+		runtime.CheckRaw(v, &fp, x.ID, "string", "number", "null")
 	}
 	switch m := x.Outcome.(type) {
 	case JSONRPCResponseResult:
 		_ = m
 	case *JSONRPCError:
-		fp := rtPath{
-			index:  -1,
-			key:    "error",
-			parent: p,
-		}
+		fp := p.Key("error")
 		if m == nil {
-			v.add(p, "oneOf", "member \"error\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"error\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case nil:
-		v.add(p, "oneOf", "exactly one of result, error is required")
+		v.Add(p, "oneOf", "exactly one of result, error is required")
 	}
 }
 
@@ -215,7 +191,7 @@ func (x *JSONRPCResponse) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *JSONRPCResponse) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }

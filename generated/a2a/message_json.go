@@ -3,317 +3,153 @@
 
 package a2a
 
-import "slices"
+import (
+	"github.com/a2abind/a2abind/gen/runtime"
+	"slices"
+)
 
-// decodeJSON reads a Message object, recording type mismatches in d.
-func (x *Message) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a Message from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseMessageJSON.
+func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "messageId":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "messageId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.MessageID = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("messageId")
+			x.MessageID, _ = d.String(&fp)
 		case "contextId":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "contextId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ContextID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("contextId")
+			x.ContextID, _ = d.String(&fp)
 		case "taskId":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "taskId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TaskID = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("taskId")
+			x.TaskID, _ = d.String(&fp)
 		case "role":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "role",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Role = Role(val)
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("role")
+			x.Role, _ = runtime.Enum[Role](d.String(&fp))
 		case "parts":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "parts",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("parts")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.Parts = []Part{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 Part
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.Parts = append(x.Parts, e0)
 				}
 			}
 		case "metadata":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "metadata",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Metadata = val
-			}
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("metadata")
+			x.Metadata, _ = d.Object(&fp)
 		case "extensions":
-			if seen&uint64(0x40) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x40)
-			fp := rtPath{
-				index:  -1,
-				key:    "extensions",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.Extensions = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.Extensions = append(x.Extensions, e0)
-				}
-			}
+			d.Seen(&seen, 1<<6)
+			fp := p.Key("extensions")
+			x.Extensions = d.Strings(&fp)
 		case "referenceTaskIds":
-			if seen&uint64(0x80) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x80)
-			fp := rtPath{
-				index:  -1,
-				key:    "referenceTaskIds",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.ReferenceTaskIDs = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.ReferenceTaskIDs = append(x.ReferenceTaskIDs, e0)
-				}
-			}
+			d.Seen(&seen, 1<<7)
+			fp := p.Key("referenceTaskIds")
+			x.ReferenceTaskIDs = d.Strings(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a Message. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a Message. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *Message) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = Message{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseMessageJSON decodes data into a new Message and checks it as ValidateMessageJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseMessageJSON decodes data into a new Message and checks it as
+// ValidateMessageJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseMessageJSON(data []byte) (*Message, error) {
 	x := new(Message)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = Message{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateMessageJSON checks that data is a valid Message: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateMessageJSON checks that data is a valid Message: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateMessageJSON(data []byte) error {
 	var x Message
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = Message{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *Message) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *Message) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"messageId\":"...)
-	b = rtAppendString(b, x.MessageID)
+	b = runtime.AppendString(b, x.MessageID)
 	if x.ContextID != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"contextId\":"...)
-		b = rtAppendString(b, x.ContextID)
+		b = append(b, ",\"contextId\":"...)
+		b = runtime.AppendString(b, x.ContextID)
 	}
 	if x.TaskID != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
+		b = append(b, ",\"taskId\":"...)
+		b = runtime.AppendString(b, x.TaskID)
+	}
+	b = append(b, ",\"role\":"...)
+	b = runtime.AppendString(b, string(x.Role))
+	b = append(b, ",\"parts\":"...)
+	b = append(b, '[')
+	for i0 := range x.Parts {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, "\"taskId\":"...)
-		b = rtAppendString(b, x.TaskID)
-	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"role\":"...)
-	b = rtAppendString(b, string(x.Role))
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"parts\":"...)
-	if x.Parts == nil {
-		b = append(b, "[]"...)
-	} else {
-		b = append(b, byte(0x5b))
-		for i0 := range x.Parts {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			{
-				ev1 := x.Parts[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
-			}
+		b, err = x.Parts[i0].AppendJSON(b)
+		if err != nil {
+			return b, err
 		}
-		b = append(b, byte(0x5d))
 	}
+	b = append(b, ']')
 	if x.Metadata != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"metadata\":"...)
-		b, err = rtAppendAny(b, x.Metadata)
+		b = append(b, ",\"metadata\":"...)
+		b, err = runtime.AppendAny(b, x.Metadata)
 		if err != nil {
 			return b, err
 		}
 	}
 	if x.Extensions != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"extensions\":"...)
-		b = append(b, byte(0x5b))
-		for i0 := range x.Extensions {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.Extensions[i0])
-		}
-		b = append(b, byte(0x5d))
+		b = append(b, ",\"extensions\":"...)
+		b = runtime.AppendStrings(b, x.Extensions)
 	}
 	if x.ReferenceTaskIDs != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"referenceTaskIds\":"...)
-		b = append(b, byte(0x5b))
-		for i0 := range x.ReferenceTaskIDs {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.ReferenceTaskIDs[i0])
-		}
-		b = append(b, byte(0x5d))
+		b = append(b, ",\"referenceTaskIds\":"...)
+		b = runtime.AppendStrings(b, x.ReferenceTaskIDs)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x Message) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *Message) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -328,264 +164,148 @@ func (x *Message) Clone() *Message {
 			c.Parts[i0] = *(&x.Parts[i0]).Clone()
 		}
 	}
-	c.Metadata = rtCloneObject(x.Metadata)
+	c.Metadata = runtime.CloneObject(x.Metadata)
 	c.Extensions = slices.Clone(x.Extensions)
 	c.ReferenceTaskIDs = slices.Clone(x.ReferenceTaskIDs)
 	return &c
 }
 
-// decodeJSON reads a Part object, recording type mismatches in d.
-func (x *Part) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a Part from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParsePartJSON.
+func (x *Part) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
 	member := 0
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "metadata":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "metadata",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Metadata = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("metadata")
+			x.Metadata, _ = d.Object(&fp)
 		case "filename":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "filename",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Filename = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("filename")
+			x.Filename, _ = d.String(&fp)
 		case "mediaType":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "mediaType",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.MediaType = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("mediaType")
+			x.MediaType, _ = d.String(&fp)
 		case "text":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			if member != 0 && member != 1 {
-				d.v.add(p, "oneOf", "more than one of text, raw, url, data is set")
-			}
-			member = 1
-			fp := rtPath{
-				index:  -1,
-				key:    "text",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<3)
+			d.OneOf(p, &member, 1, "text, raw, url, data")
+			fp := p.Key("text")
 			var mv string
-			if val, ok := d.str(&fp); ok {
-				mv = val
-			}
+			mv, _ = d.String(&fp)
 			x.Content = PartText(mv)
 		case "raw":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			if member != 0 && member != 2 {
-				d.v.add(p, "oneOf", "more than one of text, raw, url, data is set")
-			}
-			member = 2
-			fp := rtPath{
-				index:  -1,
-				key:    "raw",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<4)
+			d.OneOf(p, &member, 2, "text, raw, url, data")
+			fp := p.Key("raw")
 			var mv []byte
-			if val, ok := d.bytes(&fp); ok {
-				mv = val
-			}
+			mv, _ = d.Bytes(&fp)
 			x.Content = PartRaw(mv)
 		case "url":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			if member != 0 && member != 3 {
-				d.v.add(p, "oneOf", "more than one of text, raw, url, data is set")
-			}
-			member = 3
-			fp := rtPath{
-				index:  -1,
-				key:    "url",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<5)
+			d.OneOf(p, &member, 3, "text, raw, url, data")
+			fp := p.Key("url")
 			var mv string
-			if val, ok := d.str(&fp); ok {
-				mv = val
-			}
+			mv, _ = d.String(&fp)
 			x.Content = PartURL(mv)
 		case "data":
-			if seen&uint64(0x40) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x40)
-			if member != 0 && member != 4 {
-				d.v.add(p, "oneOf", "more than one of text, raw, url, data is set")
-			}
-			member = 4
-			fp := rtPath{
-				index:  -1,
-				key:    "data",
-				parent: p,
-			}
-			x.Content = PartData{Value: d.value(&fp)}
+			d.Seen(&seen, 1<<6)
+			d.OneOf(p, &member, 4, "text, raw, url, data")
+			fp := p.Key("data")
+			x.Content = PartData{Value: d.Value(&fp)}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a Part. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a Part. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *Part) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = Part{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParsePartJSON decodes data into a new Part and checks it as ValidatePartJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParsePartJSON decodes data into a new Part and checks it as
+// ValidatePartJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParsePartJSON(data []byte) (*Part, error) {
 	x := new(Part)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = Part{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidatePartJSON checks that data is a valid Part: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidatePartJSON checks that data is a valid Part: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidatePartJSON(data []byte) error {
 	var x Part
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = Part{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *Part) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *Part) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+	b = append(b, '{')
 	open := len(b)
 	if x.Metadata != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"metadata\":"...)
-		b, err = rtAppendAny(b, x.Metadata)
+		b, err = runtime.AppendAny(b, x.Metadata)
 		if err != nil {
 			return b, err
 		}
 	}
 	if x.Filename != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"filename\":"...)
-		b = rtAppendString(b, x.Filename)
+		b = runtime.AppendKey(b, open, "\"filename\":")
+		b = runtime.AppendString(b, x.Filename)
 	}
 	if x.MediaType != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"mediaType\":"...)
-		b = rtAppendString(b, x.MediaType)
+		b = runtime.AppendKey(b, open, "\"mediaType\":")
+		b = runtime.AppendString(b, x.MediaType)
 	}
 	switch m := x.Content.(type) {
 	case PartText:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"text\":"...)
-		b = rtAppendString(b, string(m))
+		b = runtime.AppendKey(b, open, "\"text\":")
+		b = runtime.AppendString(b, string(m))
 	case PartRaw:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"raw\":"...)
-		b = rtAppendBytes(b, []byte(m))
+		b = runtime.AppendKey(b, open, "\"raw\":")
+		b = runtime.AppendBytes(b, []byte(m))
 	case PartURL:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"url\":"...)
-		b = rtAppendString(b, string(m))
+		b = runtime.AppendKey(b, open, "\"url\":")
+		b = runtime.AppendString(b, string(m))
 	case PartData:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"data\":"...)
-		b, err = rtAppendAny(b, m.Value)
+		b = runtime.AppendKey(b, open, "\"data\":")
+		b, err = runtime.AppendAny(b, m.Value)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x Part) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *Part) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -594,12 +314,12 @@ func (x *Part) Clone() *Part {
 		return nil
 	}
 	c := *x
-	c.Metadata = rtCloneObject(x.Metadata)
+	c.Metadata = runtime.CloneObject(x.Metadata)
 	switch m := x.Content.(type) {
 	case PartRaw:
 		c.Content = PartRaw(slices.Clone(m))
 	case PartData:
-		c.Content = PartData{Value: rtCloneAny(m.Value)}
+		c.Content = PartData{Value: runtime.CloneAny(m.Value)}
 	}
 	return &c
 }

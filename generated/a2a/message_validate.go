@@ -3,59 +3,48 @@
 
 package a2a
 
-import "strconv"
+import (
+	"github.com/a2abind/a2abind/gen/runtime"
+	"strconv"
+)
 
-// validate records every rule of the Message schema that x breaks.
-func (x *Message) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the Message schema that x breaks.
+// It is for generated code; call Validate.
+func (x *Message) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "messageId",
-			parent: p,
-		}
+		fp := p.Key("messageId")
 		if !(x.MessageID != "") {
-			v.add(&fp, "required", "missing property \"messageId\"")
+			v.Add(&fp, "required", "missing property \"messageId\"")
 		} else {
 			if len(x.MessageID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "role",
-			parent: p,
-		}
+		fp := p.Key("role")
 		if !(x.Role != "") {
-			v.add(&fp, "required", "missing property \"role\"")
+			v.Add(&fp, "required", "missing property \"role\"")
 		} else {
 			if !x.Role.Valid() {
-				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Role)))
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Role)))
 			}
 			if string(x.Role) == "ROLE_UNSPECIFIED" {
-				v.add(&fp, "not", "must not be \"ROLE_UNSPECIFIED\"")
+				v.Add(&fp, "not", "must not be \"ROLE_UNSPECIFIED\"")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "parts",
-			parent: p,
-		}
+		fp := p.Key("parts")
 		if !(x.Parts != nil) {
-			v.add(&fp, "required", "missing property \"parts\"")
+			v.Add(&fp, "required", "missing property \"parts\"")
 		} else {
 			if len(x.Parts) < 1 {
-				v.add(&fp, "minItems", "fewer than 1 items")
+				v.Add(&fp, "minItems", "fewer than 1 items")
 			}
 			for i0 := range x.Parts {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.Parts[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.Parts[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
@@ -66,13 +55,14 @@ func (x *Message) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *Message) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the Part schema that x breaks.
-func (x *Part) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the Part schema that x breaks.
+// It is for generated code; call Validate.
+func (x *Part) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	switch m := x.Content.(type) {
 	case PartText:
 		_ = m
@@ -83,7 +73,7 @@ func (x *Part) validate(v *rtValidator, p *rtPath) {
 	case PartData:
 		_ = m
 	case nil:
-		v.add(p, "oneOf", "exactly one of text, raw, url, data is required")
+		v.Add(p, "oneOf", "exactly one of text, raw, url, data is required")
 	}
 }
 
@@ -92,7 +82,7 @@ func (x *Part) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *Part) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }

@@ -4,159 +4,102 @@
 package a2a
 
 import (
+	"github.com/a2abind/a2abind/gen/runtime"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// decodeJSON reads a CancelTaskRequest object, recording type mismatches in d.
-func (x *CancelTaskRequest) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a CancelTaskRequest from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseCancelTaskRequestJSON.
+func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tenant":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		case "id":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("id")
+			x.ID, _ = d.String(&fp)
 		case "metadata":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "metadata",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Metadata = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("metadata")
+			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a CancelTaskRequest. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a CancelTaskRequest. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *CancelTaskRequest) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = CancelTaskRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseCancelTaskRequestJSON decodes data into a new CancelTaskRequest and checks it as ValidateCancelTaskRequestJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseCancelTaskRequestJSON decodes data into a new CancelTaskRequest and checks it as
+// ValidateCancelTaskRequestJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseCancelTaskRequestJSON(data []byte) (*CancelTaskRequest, error) {
 	x := new(CancelTaskRequest)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = CancelTaskRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateCancelTaskRequestJSON checks that data is a valid CancelTaskRequest: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateCancelTaskRequestJSON checks that data is a valid CancelTaskRequest: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateCancelTaskRequestJSON(data []byte) error {
 	var x CancelTaskRequest
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = CancelTaskRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *CancelTaskRequest) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *CancelTaskRequest) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+	b = append(b, '{')
 	open := len(b)
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = runtime.AppendString(b, x.Tenant)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"id\":"...)
-	b = rtAppendString(b, x.ID)
+	b = runtime.AppendKey(b, open, "\"id\":")
+	b = runtime.AppendString(b, x.ID)
 	if x.Metadata != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"metadata\":"...)
-		b, err = rtAppendAny(b, x.Metadata)
+		b = append(b, ",\"metadata\":"...)
+		b, err = runtime.AppendAny(b, x.Metadata)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x CancelTaskRequest) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *CancelTaskRequest) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -165,153 +108,94 @@ func (x *CancelTaskRequest) Clone() *CancelTaskRequest {
 		return nil
 	}
 	c := *x
-	c.Metadata = rtCloneObject(x.Metadata)
+	c.Metadata = runtime.CloneObject(x.Metadata)
 	return &c
 }
 
-// decodeJSON reads a DeleteTaskPushNotificationConfigRequest object, recording type mismatches in d.
-func (x *DeleteTaskPushNotificationConfigRequest) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a DeleteTaskPushNotificationConfigRequest from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseDeleteTaskPushNotificationConfigRequestJSON.
+func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tenant":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		case "taskId":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "taskId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TaskID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("taskId")
+			x.TaskID, _ = d.String(&fp)
 		case "id":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ID = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("id")
+			x.ID, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a DeleteTaskPushNotificationConfigRequest. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a DeleteTaskPushNotificationConfigRequest. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *DeleteTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = DeleteTaskPushNotificationConfigRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseDeleteTaskPushNotificationConfigRequestJSON decodes data into a new DeleteTaskPushNotificationConfigRequest and checks it as ValidateDeleteTaskPushNotificationConfigRequestJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseDeleteTaskPushNotificationConfigRequestJSON decodes data into a new DeleteTaskPushNotificationConfigRequest and checks it as
+// ValidateDeleteTaskPushNotificationConfigRequestJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseDeleteTaskPushNotificationConfigRequestJSON(data []byte) (*DeleteTaskPushNotificationConfigRequest, error) {
 	x := new(DeleteTaskPushNotificationConfigRequest)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = DeleteTaskPushNotificationConfigRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateDeleteTaskPushNotificationConfigRequestJSON checks that data is a valid DeleteTaskPushNotificationConfigRequest: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateDeleteTaskPushNotificationConfigRequestJSON checks that data is a valid DeleteTaskPushNotificationConfigRequest: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateDeleteTaskPushNotificationConfigRequestJSON(data []byte) error {
 	var x DeleteTaskPushNotificationConfigRequest
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = DeleteTaskPushNotificationConfigRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *DeleteTaskPushNotificationConfigRequest) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *DeleteTaskPushNotificationConfigRequest) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = runtime.AppendString(b, x.Tenant)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"taskId\":"...)
-	b = rtAppendString(b, x.TaskID)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"id\":"...)
-	b = rtAppendString(b, x.ID)
-	b = append(b, byte(0x7d))
+	b = runtime.AppendKey(b, open, "\"taskId\":")
+	b = runtime.AppendString(b, x.TaskID)
+	b = append(b, ",\"id\":"...)
+	b = runtime.AppendString(b, x.ID)
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x DeleteTaskPushNotificationConfigRequest) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *DeleteTaskPushNotificationConfigRequest) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -323,93 +207,68 @@ func (x *DeleteTaskPushNotificationConfigRequest) Clone() *DeleteTaskPushNotific
 	return &c
 }
 
-// decodeJSON reads a Empty object, recording type mismatches in d.
-func (x *Empty) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an Empty from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseEmptyJSON.
+func (x *Empty) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a Empty. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an Empty. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *Empty) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = Empty{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseEmptyJSON decodes data into a new Empty and checks it as ValidateEmptyJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseEmptyJSON decodes data into a new Empty and checks it as
+// ValidateEmptyJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseEmptyJSON(data []byte) (*Empty, error) {
 	x := new(Empty)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = Empty{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateEmptyJSON checks that data is a valid Empty: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateEmptyJSON checks that data is a valid Empty: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateEmptyJSON(data []byte) error {
 	var x Empty
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = Empty{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *Empty) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	_ = open
-	b = append(b, byte(0x7d))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *Empty) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x Empty) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *Empty) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -421,113 +280,77 @@ func (x *Empty) Clone() *Empty {
 	return &c
 }
 
-// decodeJSON reads a GetExtendedAgentCardRequest object, recording type mismatches in d.
-func (x *GetExtendedAgentCardRequest) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a GetExtendedAgentCardRequest from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseGetExtendedAgentCardRequestJSON.
+func (x *GetExtendedAgentCardRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tenant":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a GetExtendedAgentCardRequest. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a GetExtendedAgentCardRequest. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *GetExtendedAgentCardRequest) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = GetExtendedAgentCardRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseGetExtendedAgentCardRequestJSON decodes data into a new GetExtendedAgentCardRequest and checks it as ValidateGetExtendedAgentCardRequestJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseGetExtendedAgentCardRequestJSON decodes data into a new GetExtendedAgentCardRequest and checks it as
+// ValidateGetExtendedAgentCardRequestJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseGetExtendedAgentCardRequestJSON(data []byte) (*GetExtendedAgentCardRequest, error) {
 	x := new(GetExtendedAgentCardRequest)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = GetExtendedAgentCardRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateGetExtendedAgentCardRequestJSON checks that data is a valid GetExtendedAgentCardRequest: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateGetExtendedAgentCardRequestJSON checks that data is a valid GetExtendedAgentCardRequest: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateGetExtendedAgentCardRequestJSON(data []byte) error {
 	var x GetExtendedAgentCardRequest
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = GetExtendedAgentCardRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *GetExtendedAgentCardRequest) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *GetExtendedAgentCardRequest) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = runtime.AppendString(b, x.Tenant)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x GetExtendedAgentCardRequest) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *GetExtendedAgentCardRequest) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -539,149 +362,90 @@ func (x *GetExtendedAgentCardRequest) Clone() *GetExtendedAgentCardRequest {
 	return &c
 }
 
-// decodeJSON reads a GetTaskPushNotificationConfigRequest object, recording type mismatches in d.
-func (x *GetTaskPushNotificationConfigRequest) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a GetTaskPushNotificationConfigRequest from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseGetTaskPushNotificationConfigRequestJSON.
+func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tenant":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		case "taskId":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "taskId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TaskID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("taskId")
+			x.TaskID, _ = d.String(&fp)
 		case "id":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ID = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("id")
+			x.ID, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a GetTaskPushNotificationConfigRequest. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a GetTaskPushNotificationConfigRequest. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *GetTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = GetTaskPushNotificationConfigRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseGetTaskPushNotificationConfigRequestJSON decodes data into a new GetTaskPushNotificationConfigRequest and checks it as ValidateGetTaskPushNotificationConfigRequestJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseGetTaskPushNotificationConfigRequestJSON decodes data into a new GetTaskPushNotificationConfigRequest and checks it as
+// ValidateGetTaskPushNotificationConfigRequestJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseGetTaskPushNotificationConfigRequestJSON(data []byte) (*GetTaskPushNotificationConfigRequest, error) {
 	x := new(GetTaskPushNotificationConfigRequest)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = GetTaskPushNotificationConfigRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateGetTaskPushNotificationConfigRequestJSON checks that data is a valid GetTaskPushNotificationConfigRequest: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateGetTaskPushNotificationConfigRequestJSON checks that data is a valid GetTaskPushNotificationConfigRequest: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateGetTaskPushNotificationConfigRequestJSON(data []byte) error {
 	var x GetTaskPushNotificationConfigRequest
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = GetTaskPushNotificationConfigRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *GetTaskPushNotificationConfigRequest) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *GetTaskPushNotificationConfigRequest) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = runtime.AppendString(b, x.Tenant)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"taskId\":"...)
-	b = rtAppendString(b, x.TaskID)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"id\":"...)
-	b = rtAppendString(b, x.ID)
-	b = append(b, byte(0x7d))
+	b = runtime.AppendKey(b, open, "\"taskId\":")
+	b = runtime.AppendString(b, x.TaskID)
+	b = append(b, ",\"id\":"...)
+	b = runtime.AppendString(b, x.ID)
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x GetTaskPushNotificationConfigRequest) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *GetTaskPushNotificationConfigRequest) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -693,152 +457,92 @@ func (x *GetTaskPushNotificationConfigRequest) Clone() *GetTaskPushNotificationC
 	return &c
 }
 
-// decodeJSON reads a GetTaskRequest object, recording type mismatches in d.
-func (x *GetTaskRequest) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a GetTaskRequest from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseGetTaskRequestJSON.
+func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tenant":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		case "id":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("id")
+			x.ID, _ = d.String(&fp)
 		case "historyLength":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "historyLength",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				tmp := int32(val)
-				x.HistoryLength = &tmp
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("historyLength")
+			x.HistoryLength = runtime.Ptr(d.Int32(&fp))
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a GetTaskRequest. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a GetTaskRequest. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *GetTaskRequest) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = GetTaskRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseGetTaskRequestJSON decodes data into a new GetTaskRequest and checks it as ValidateGetTaskRequestJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseGetTaskRequestJSON decodes data into a new GetTaskRequest and checks it as
+// ValidateGetTaskRequestJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseGetTaskRequestJSON(data []byte) (*GetTaskRequest, error) {
 	x := new(GetTaskRequest)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = GetTaskRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateGetTaskRequestJSON checks that data is a valid GetTaskRequest: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateGetTaskRequestJSON checks that data is a valid GetTaskRequest: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateGetTaskRequestJSON(data []byte) error {
 	var x GetTaskRequest
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = GetTaskRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *GetTaskRequest) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *GetTaskRequest) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = runtime.AppendString(b, x.Tenant)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"id\":"...)
-	b = rtAppendString(b, x.ID)
+	b = runtime.AppendKey(b, open, "\"id\":")
+	b = runtime.AppendString(b, x.ID)
 	if x.HistoryLength != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"historyLength\":"...)
+		b = append(b, ",\"historyLength\":"...)
 		b = strconv.AppendInt(b, int64(*x.HistoryLength), 10)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x GetTaskRequest) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *GetTaskRequest) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -854,171 +558,100 @@ func (x *GetTaskRequest) Clone() *GetTaskRequest {
 	return &c
 }
 
-// decodeJSON reads a ListTaskPushNotificationConfigsRequest object, recording type mismatches in d.
-func (x *ListTaskPushNotificationConfigsRequest) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a ListTaskPushNotificationConfigsRequest from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseListTaskPushNotificationConfigsRequestJSON.
+func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tenant":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		case "taskId":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "taskId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TaskID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("taskId")
+			x.TaskID, _ = d.String(&fp)
 		case "pageSize":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "pageSize",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				x.PageSize = int32(val)
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("pageSize")
+			x.PageSize, _ = d.Int32(&fp)
 		case "pageToken":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "pageToken",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.PageToken = val
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("pageToken")
+			x.PageToken, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a ListTaskPushNotificationConfigsRequest. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ListTaskPushNotificationConfigsRequest. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *ListTaskPushNotificationConfigsRequest) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ListTaskPushNotificationConfigsRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseListTaskPushNotificationConfigsRequestJSON decodes data into a new ListTaskPushNotificationConfigsRequest and checks it as ValidateListTaskPushNotificationConfigsRequestJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseListTaskPushNotificationConfigsRequestJSON decodes data into a new ListTaskPushNotificationConfigsRequest and checks it as
+// ValidateListTaskPushNotificationConfigsRequestJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseListTaskPushNotificationConfigsRequestJSON(data []byte) (*ListTaskPushNotificationConfigsRequest, error) {
 	x := new(ListTaskPushNotificationConfigsRequest)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = ListTaskPushNotificationConfigsRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateListTaskPushNotificationConfigsRequestJSON checks that data is a valid ListTaskPushNotificationConfigsRequest: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateListTaskPushNotificationConfigsRequestJSON checks that data is a valid ListTaskPushNotificationConfigsRequest: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateListTaskPushNotificationConfigsRequestJSON(data []byte) error {
 	var x ListTaskPushNotificationConfigsRequest
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = ListTaskPushNotificationConfigsRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *ListTaskPushNotificationConfigsRequest) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *ListTaskPushNotificationConfigsRequest) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = runtime.AppendString(b, x.Tenant)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"taskId\":"...)
-	b = rtAppendString(b, x.TaskID)
+	b = runtime.AppendKey(b, open, "\"taskId\":")
+	b = runtime.AppendString(b, x.TaskID)
 	if x.PageSize != 0 {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"pageSize\":"...)
+		b = append(b, ",\"pageSize\":"...)
 		b = strconv.AppendInt(b, int64(x.PageSize), 10)
 	}
 	if x.PageToken != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"pageToken\":"...)
-		b = rtAppendString(b, x.PageToken)
+		b = append(b, ",\"pageToken\":"...)
+		b = runtime.AppendString(b, x.PageToken)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x ListTaskPushNotificationConfigsRequest) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *ListTaskPushNotificationConfigsRequest) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1030,156 +663,104 @@ func (x *ListTaskPushNotificationConfigsRequest) Clone() *ListTaskPushNotificati
 	return &c
 }
 
-// decodeJSON reads a ListTaskPushNotificationConfigsResponse object, recording type mismatches in d.
-func (x *ListTaskPushNotificationConfigsResponse) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a ListTaskPushNotificationConfigsResponse from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseListTaskPushNotificationConfigsResponseJSON.
+func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "configs":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "configs",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("configs")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.Configs = []TaskPushNotificationConfig{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 TaskPushNotificationConfig
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.Configs = append(x.Configs, e0)
 				}
 			}
 		case "nextPageToken":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "nextPageToken",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.NextPageToken = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("nextPageToken")
+			x.NextPageToken, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a ListTaskPushNotificationConfigsResponse. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ListTaskPushNotificationConfigsResponse. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *ListTaskPushNotificationConfigsResponse) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ListTaskPushNotificationConfigsResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseListTaskPushNotificationConfigsResponseJSON decodes data into a new ListTaskPushNotificationConfigsResponse and checks it as ValidateListTaskPushNotificationConfigsResponseJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseListTaskPushNotificationConfigsResponseJSON decodes data into a new ListTaskPushNotificationConfigsResponse and checks it as
+// ValidateListTaskPushNotificationConfigsResponseJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseListTaskPushNotificationConfigsResponseJSON(data []byte) (*ListTaskPushNotificationConfigsResponse, error) {
 	x := new(ListTaskPushNotificationConfigsResponse)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = ListTaskPushNotificationConfigsResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateListTaskPushNotificationConfigsResponseJSON checks that data is a valid ListTaskPushNotificationConfigsResponse: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateListTaskPushNotificationConfigsResponseJSON checks that data is a valid ListTaskPushNotificationConfigsResponse: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateListTaskPushNotificationConfigsResponseJSON(data []byte) error {
 	var x ListTaskPushNotificationConfigsResponse
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = ListTaskPushNotificationConfigsResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *ListTaskPushNotificationConfigsResponse) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *ListTaskPushNotificationConfigsResponse) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+	b = append(b, '{')
 	open := len(b)
 	if x.Configs != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"configs\":"...)
-		b = append(b, byte(0x5b))
+		b = append(b, '[')
 		for i0 := range x.Configs {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			{
-				ev1 := x.Configs[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b, err = x.Configs[i0].AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x5d))
+		b = append(b, ']')
 	}
 	if x.NextPageToken != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"nextPageToken\":"...)
-		b = rtAppendString(b, x.NextPageToken)
+		b = runtime.AppendKey(b, open, "\"nextPageToken\":")
+		b = runtime.AppendString(b, x.NextPageToken)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x ListTaskPushNotificationConfigsResponse) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *ListTaskPushNotificationConfigsResponse) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1197,271 +778,153 @@ func (x *ListTaskPushNotificationConfigsResponse) Clone() *ListTaskPushNotificat
 	return &c
 }
 
-// decodeJSON reads a ListTasksRequest object, recording type mismatches in d.
-func (x *ListTasksRequest) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a ListTasksRequest from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseListTasksRequestJSON.
+func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tenant":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		case "contextId":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "contextId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ContextID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("contextId")
+			x.ContextID, _ = d.String(&fp)
 		case "status":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "status",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Status = TaskState(val)
-				if x.Status == "" {
-					v := d.v
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("status")
+			if val, ok := runtime.Enum[TaskState](d.String(&fp)); ok {
+				x.Status = val
+				if val == "" {
+					v := d.Validator()
 					if !x.Status.Valid() {
-						v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Status)))
+						v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Status)))
 					}
 				}
 			}
 		case "pageSize":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "pageSize",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				tmp := int32(val)
-				x.PageSize = &tmp
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("pageSize")
+			x.PageSize = runtime.Ptr(d.Int32(&fp))
 		case "pageToken":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "pageToken",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.PageToken = val
-			}
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("pageToken")
+			x.PageToken, _ = d.String(&fp)
 		case "historyLength":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "historyLength",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				tmp := int32(val)
-				x.HistoryLength = &tmp
-			}
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("historyLength")
+			x.HistoryLength = runtime.Ptr(d.Int32(&fp))
 		case "statusTimestampAfter":
-			if seen&uint64(0x40) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x40)
-			fp := rtPath{
-				index:  -1,
-				key:    "statusTimestampAfter",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
+			d.Seen(&seen, 1<<6)
+			fp := p.Key("statusTimestampAfter")
+			if val, ok := d.String(&fp); ok {
 				x.StatusTimestampAfter = val
-				if x.StatusTimestampAfter == "" {
-					v := d.v
+				if val == "" {
+					v := d.Validator()
 					if !strings.HasSuffix(x.StatusTimestampAfter, "Z") {
-						v.add(&fp, "pattern", "does not match Z$")
+						v.Add(&fp, "pattern", "does not match Z$")
 					}
-					if !rtDateTime(x.StatusTimestampAfter) {
-						v.add(&fp, "format", "not an RFC 3339 date-time")
+					if !runtime.DateTime(x.StatusTimestampAfter) {
+						v.Add(&fp, "format", "not an RFC 3339 date-time")
 					}
 				}
 			}
 		case "includeArtifacts":
-			if seen&uint64(0x80) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x80)
-			fp := rtPath{
-				index:  -1,
-				key:    "includeArtifacts",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				tmp := val
-				x.IncludeArtifacts = &tmp
-			}
+			d.Seen(&seen, 1<<7)
+			fp := p.Key("includeArtifacts")
+			x.IncludeArtifacts = runtime.Ptr(d.Bool(&fp))
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a ListTasksRequest. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ListTasksRequest. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *ListTasksRequest) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ListTasksRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseListTasksRequestJSON decodes data into a new ListTasksRequest and checks it as ValidateListTasksRequestJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseListTasksRequestJSON decodes data into a new ListTasksRequest and checks it as
+// ValidateListTasksRequestJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseListTasksRequestJSON(data []byte) (*ListTasksRequest, error) {
 	x := new(ListTasksRequest)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = ListTasksRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateListTasksRequestJSON checks that data is a valid ListTasksRequest: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateListTasksRequestJSON checks that data is a valid ListTasksRequest: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateListTasksRequestJSON(data []byte) error {
 	var x ListTasksRequest
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = ListTasksRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *ListTasksRequest) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *ListTasksRequest) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = runtime.AppendString(b, x.Tenant)
 	}
 	if x.ContextID != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"contextId\":"...)
-		b = rtAppendString(b, x.ContextID)
+		b = runtime.AppendKey(b, open, "\"contextId\":")
+		b = runtime.AppendString(b, x.ContextID)
 	}
 	if x.Status != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"status\":"...)
-		b = rtAppendString(b, string(x.Status))
+		b = runtime.AppendKey(b, open, "\"status\":")
+		b = runtime.AppendString(b, string(x.Status))
 	}
 	if x.PageSize != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"pageSize\":"...)
+		b = runtime.AppendKey(b, open, "\"pageSize\":")
 		b = strconv.AppendInt(b, int64(*x.PageSize), 10)
 	}
 	if x.PageToken != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"pageToken\":"...)
-		b = rtAppendString(b, x.PageToken)
+		b = runtime.AppendKey(b, open, "\"pageToken\":")
+		b = runtime.AppendString(b, x.PageToken)
 	}
 	if x.HistoryLength != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"historyLength\":"...)
+		b = runtime.AppendKey(b, open, "\"historyLength\":")
 		b = strconv.AppendInt(b, int64(*x.HistoryLength), 10)
 	}
 	if x.StatusTimestampAfter != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"statusTimestampAfter\":"...)
-		b = rtAppendString(b, x.StatusTimestampAfter)
+		b = runtime.AppendKey(b, open, "\"statusTimestampAfter\":")
+		b = runtime.AppendString(b, x.StatusTimestampAfter)
 	}
 	if x.IncludeArtifacts != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"includeArtifacts\":"...)
-		b = rtAppendBool(b, *x.IncludeArtifacts)
+		b = runtime.AppendKey(b, open, "\"includeArtifacts\":")
+		b = runtime.AppendBool(b, *x.IncludeArtifacts)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x ListTasksRequest) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *ListTasksRequest) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1485,203 +948,114 @@ func (x *ListTasksRequest) Clone() *ListTasksRequest {
 	return &c
 }
 
-// decodeJSON reads a ListTasksResponse object, recording type mismatches in d.
-func (x *ListTasksResponse) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a ListTasksResponse from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseListTasksResponseJSON.
+func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tasks":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tasks",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tasks")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.Tasks = []Task{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 Task
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.Tasks = append(x.Tasks, e0)
 				}
 			}
 		case "nextPageToken":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "nextPageToken",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.NextPageToken = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("nextPageToken")
+			x.NextPageToken, _ = d.String(&fp)
 		case "pageSize":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "pageSize",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				x.PageSize = int32(val)
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("pageSize")
+			x.PageSize, _ = d.Int32(&fp)
 		case "totalSize":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "totalSize",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				x.TotalSize = int32(val)
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("totalSize")
+			x.TotalSize, _ = d.Int32(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x2) == 0 {
-			d.v.add(p, "required", "missing property \"nextPageToken\"")
-		}
-		if seen&uint64(0x4) == 0 {
-			d.v.add(p, "required", "missing property \"pageSize\"")
-		}
-		if seen&uint64(0x8) == 0 {
-			d.v.add(p, "required", "missing property \"totalSize\"")
-		}
-	}
+	d.Require(p, seen&(1<<1) != 0, "nextPageToken")
+	d.Require(p, seen&(1<<2) != 0, "pageSize")
+	d.Require(p, seen&(1<<3) != 0, "totalSize")
 }
 
-// UnmarshalJSON decodes a ListTasksResponse. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ListTasksResponse. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *ListTasksResponse) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ListTasksResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseListTasksResponseJSON decodes data into a new ListTasksResponse and checks it as ValidateListTasksResponseJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseListTasksResponseJSON decodes data into a new ListTasksResponse and checks it as
+// ValidateListTasksResponseJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseListTasksResponseJSON(data []byte) (*ListTasksResponse, error) {
 	x := new(ListTasksResponse)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = ListTasksResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateListTasksResponseJSON checks that data is a valid ListTasksResponse: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateListTasksResponseJSON checks that data is a valid ListTasksResponse: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateListTasksResponseJSON(data []byte) error {
 	var x ListTasksResponse
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = ListTasksResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *ListTasksResponse) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *ListTasksResponse) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"tasks\":"...)
-	if x.Tasks == nil {
-		b = append(b, "[]"...)
-	} else {
-		b = append(b, byte(0x5b))
-		for i0 := range x.Tasks {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			{
-				ev1 := x.Tasks[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
-			}
+	b = append(b, '[')
+	for i0 := range x.Tasks {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, byte(0x5d))
+		b, err = x.Tasks[i0].AppendJSON(b)
+		if err != nil {
+			return b, err
+		}
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"nextPageToken\":"...)
-	b = rtAppendString(b, x.NextPageToken)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"pageSize\":"...)
+	b = append(b, ']')
+	b = append(b, ",\"nextPageToken\":"...)
+	b = runtime.AppendString(b, x.NextPageToken)
+	b = append(b, ",\"pageSize\":"...)
 	b = strconv.AppendInt(b, int64(x.PageSize), 10)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"totalSize\":"...)
+	b = append(b, ",\"totalSize\":"...)
 	b = strconv.AppendInt(b, int64(x.TotalSize), 10)
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x ListTasksResponse) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *ListTasksResponse) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1699,204 +1073,113 @@ func (x *ListTasksResponse) Clone() *ListTasksResponse {
 	return &c
 }
 
-// decodeJSON reads a SendMessageConfiguration object, recording type mismatches in d.
-func (x *SendMessageConfiguration) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a SendMessageConfiguration from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseSendMessageConfigurationJSON.
+func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "acceptedOutputModes":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "acceptedOutputModes",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.AcceptedOutputModes = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.AcceptedOutputModes = append(x.AcceptedOutputModes, e0)
-				}
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("acceptedOutputModes")
+			x.AcceptedOutputModes = d.Strings(&fp)
 		case "taskPushNotificationConfig":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "taskPushNotificationConfig",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(TaskPushNotificationConfig)
-				obj.decodeJSON(d, &fp)
-				x.TaskPushNotificationConfig = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("taskPushNotificationConfig")
+			if d.IsObject(&fp) {
+				x.TaskPushNotificationConfig = new(TaskPushNotificationConfig)
+				x.TaskPushNotificationConfig.DecodeJSONAt(d, &fp)
 			}
 		case "historyLength":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "historyLength",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				tmp := int32(val)
-				x.HistoryLength = &tmp
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("historyLength")
+			x.HistoryLength = runtime.Ptr(d.Int32(&fp))
 		case "returnImmediately":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "returnImmediately",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				x.ReturnImmediately = val
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("returnImmediately")
+			x.ReturnImmediately, _ = d.Bool(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a SendMessageConfiguration. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SendMessageConfiguration. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *SendMessageConfiguration) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SendMessageConfiguration{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseSendMessageConfigurationJSON decodes data into a new SendMessageConfiguration and checks it as ValidateSendMessageConfigurationJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseSendMessageConfigurationJSON decodes data into a new SendMessageConfiguration and checks it as
+// ValidateSendMessageConfigurationJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseSendMessageConfigurationJSON(data []byte) (*SendMessageConfiguration, error) {
 	x := new(SendMessageConfiguration)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = SendMessageConfiguration{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateSendMessageConfigurationJSON checks that data is a valid SendMessageConfiguration: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateSendMessageConfigurationJSON checks that data is a valid SendMessageConfiguration: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateSendMessageConfigurationJSON(data []byte) error {
 	var x SendMessageConfiguration
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = SendMessageConfiguration{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *SendMessageConfiguration) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *SendMessageConfiguration) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+	b = append(b, '{')
 	open := len(b)
 	if x.AcceptedOutputModes != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"acceptedOutputModes\":"...)
-		b = append(b, byte(0x5b))
-		for i0 := range x.AcceptedOutputModes {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.AcceptedOutputModes[i0])
-		}
-		b = append(b, byte(0x5d))
+		b = runtime.AppendStrings(b, x.AcceptedOutputModes)
 	}
 	if x.TaskPushNotificationConfig != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"taskPushNotificationConfig\":"...)
+		b = runtime.AppendKey(b, open, "\"taskPushNotificationConfig\":")
 		if x.TaskPushNotificationConfig == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = x.TaskPushNotificationConfig.appendJSON(b)
+			b, err = x.TaskPushNotificationConfig.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
 	if x.HistoryLength != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"historyLength\":"...)
+		b = runtime.AppendKey(b, open, "\"historyLength\":")
 		b = strconv.AppendInt(b, int64(*x.HistoryLength), 10)
 	}
 	if x.ReturnImmediately {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"returnImmediately\":"...)
-		b = rtAppendBool(b, x.ReturnImmediately)
+		b = runtime.AppendKey(b, open, "\"returnImmediately\":")
+		b = runtime.AppendBool(b, x.ReturnImmediately)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x SendMessageConfiguration) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *SendMessageConfiguration) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1914,196 +1197,124 @@ func (x *SendMessageConfiguration) Clone() *SendMessageConfiguration {
 	return &c
 }
 
-// decodeJSON reads a SendMessageRequest object, recording type mismatches in d.
-func (x *SendMessageRequest) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a SendMessageRequest from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseSendMessageRequestJSON.
+func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tenant":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		case "message":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "message",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(Message)
-				obj.decodeJSON(d, &fp)
-				x.Message = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("message")
+			if d.IsObject(&fp) {
+				x.Message = new(Message)
+				x.Message.DecodeJSONAt(d, &fp)
 			}
 		case "configuration":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "configuration",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(SendMessageConfiguration)
-				obj.decodeJSON(d, &fp)
-				x.Configuration = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("configuration")
+			if d.IsObject(&fp) {
+				x.Configuration = new(SendMessageConfiguration)
+				x.Configuration.DecodeJSONAt(d, &fp)
 			}
 		case "metadata":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "metadata",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Metadata = val
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("metadata")
+			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a SendMessageRequest. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SendMessageRequest. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *SendMessageRequest) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SendMessageRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseSendMessageRequestJSON decodes data into a new SendMessageRequest and checks it as ValidateSendMessageRequestJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseSendMessageRequestJSON decodes data into a new SendMessageRequest and checks it as
+// ValidateSendMessageRequestJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseSendMessageRequestJSON(data []byte) (*SendMessageRequest, error) {
 	x := new(SendMessageRequest)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = SendMessageRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateSendMessageRequestJSON checks that data is a valid SendMessageRequest: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateSendMessageRequestJSON checks that data is a valid SendMessageRequest: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateSendMessageRequestJSON(data []byte) error {
 	var x SendMessageRequest
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = SendMessageRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *SendMessageRequest) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *SendMessageRequest) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+	b = append(b, '{')
 	open := len(b)
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = runtime.AppendString(b, x.Tenant)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"message\":"...)
+	b = runtime.AppendKey(b, open, "\"message\":")
 	if x.Message == nil {
 		b = append(b, "null"...)
 	} else {
-		b, err = x.Message.appendJSON(b)
+		b, err = x.Message.AppendJSON(b)
 		if err != nil {
 			return b, err
 		}
 	}
 	if x.Configuration != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"configuration\":"...)
+		b = append(b, ",\"configuration\":"...)
 		if x.Configuration == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = x.Configuration.appendJSON(b)
+			b, err = x.Configuration.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
 	if x.Metadata != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"metadata\":"...)
-		b, err = rtAppendAny(b, x.Metadata)
+		b = append(b, ",\"metadata\":"...)
+		b, err = runtime.AppendAny(b, x.Metadata)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x SendMessageRequest) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *SendMessageRequest) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -2114,135 +1325,88 @@ func (x *SendMessageRequest) Clone() *SendMessageRequest {
 	c := *x
 	c.Message = x.Message.Clone()
 	c.Configuration = x.Configuration.Clone()
-	c.Metadata = rtCloneObject(x.Metadata)
+	c.Metadata = runtime.CloneObject(x.Metadata)
 	return &c
 }
 
-// decodeJSON reads a SubscribeToTaskRequest object, recording type mismatches in d.
-func (x *SubscribeToTaskRequest) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a SubscribeToTaskRequest from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseSubscribeToTaskRequestJSON.
+func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tenant":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		case "id":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("id")
+			x.ID, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a SubscribeToTaskRequest. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SubscribeToTaskRequest. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *SubscribeToTaskRequest) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SubscribeToTaskRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseSubscribeToTaskRequestJSON decodes data into a new SubscribeToTaskRequest and checks it as ValidateSubscribeToTaskRequestJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseSubscribeToTaskRequestJSON decodes data into a new SubscribeToTaskRequest and checks it as
+// ValidateSubscribeToTaskRequestJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseSubscribeToTaskRequestJSON(data []byte) (*SubscribeToTaskRequest, error) {
 	x := new(SubscribeToTaskRequest)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = SubscribeToTaskRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateSubscribeToTaskRequestJSON checks that data is a valid SubscribeToTaskRequest: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateSubscribeToTaskRequestJSON checks that data is a valid SubscribeToTaskRequest: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateSubscribeToTaskRequestJSON(data []byte) error {
 	var x SubscribeToTaskRequest
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = SubscribeToTaskRequest{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *SubscribeToTaskRequest) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *SubscribeToTaskRequest) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = runtime.AppendString(b, x.Tenant)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"id\":"...)
-	b = rtAppendString(b, x.ID)
-	b = append(b, byte(0x7d))
+	b = runtime.AppendKey(b, open, "\"id\":")
+	b = runtime.AppendString(b, x.ID)
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x SubscribeToTaskRequest) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *SubscribeToTaskRequest) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

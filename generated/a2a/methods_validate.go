@@ -4,23 +4,21 @@
 package a2a
 
 import (
+	"github.com/a2abind/a2abind/gen/runtime"
 	"strconv"
 	"strings"
 )
 
-// validate records every rule of the CancelTaskRequest schema that x breaks.
-func (x *CancelTaskRequest) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the CancelTaskRequest schema that x breaks.
+// It is for generated code; call Validate.
+func (x *CancelTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
+		fp := p.Key("id")
 		if !(x.ID != "") {
-			v.add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "required", "missing property \"id\"")
 		} else {
 			if len(x.ID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -31,38 +29,31 @@ func (x *CancelTaskRequest) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *CancelTaskRequest) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the DeleteTaskPushNotificationConfigRequest schema that x breaks.
-func (x *DeleteTaskPushNotificationConfigRequest) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the DeleteTaskPushNotificationConfigRequest schema that x breaks.
+// It is for generated code; call Validate.
+func (x *DeleteTaskPushNotificationConfigRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "taskId",
-			parent: p,
-		}
+		fp := p.Key("taskId")
 		if !(x.TaskID != "") {
-			v.add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "required", "missing property \"taskId\"")
 		} else {
 			if len(x.TaskID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
+		fp := p.Key("id")
 		if !(x.ID != "") {
-			v.add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "required", "missing property \"id\"")
 		} else {
 			if len(x.ID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -73,68 +64,59 @@ func (x *DeleteTaskPushNotificationConfigRequest) validate(v *rtValidator, p *rt
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *DeleteTaskPushNotificationConfigRequest) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the Empty schema that x breaks.
-func (x *Empty) validate(v *rtValidator, p *rtPath) {
-	_, _ = v, p
-}
+// ValidateAt records at p every rule of the Empty schema that x breaks.
+// It is for generated code; call Validate.
+func (x *Empty) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
 // Validate checks x against every rule of the Empty schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *Empty) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the GetExtendedAgentCardRequest schema that x breaks.
-func (x *GetExtendedAgentCardRequest) validate(v *rtValidator, p *rtPath) {
-	_, _ = v, p
-}
+// ValidateAt records at p every rule of the GetExtendedAgentCardRequest schema that x breaks.
+// It is for generated code; call Validate.
+func (x *GetExtendedAgentCardRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
 // Validate checks x against every rule of the GetExtendedAgentCardRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *GetExtendedAgentCardRequest) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the GetTaskPushNotificationConfigRequest schema that x breaks.
-func (x *GetTaskPushNotificationConfigRequest) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the GetTaskPushNotificationConfigRequest schema that x breaks.
+// It is for generated code; call Validate.
+func (x *GetTaskPushNotificationConfigRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "taskId",
-			parent: p,
-		}
+		fp := p.Key("taskId")
 		if !(x.TaskID != "") {
-			v.add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "required", "missing property \"taskId\"")
 		} else {
 			if len(x.TaskID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
+		fp := p.Key("id")
 		if !(x.ID != "") {
-			v.add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "required", "missing property \"id\"")
 		} else {
 			if len(x.ID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -145,36 +127,29 @@ func (x *GetTaskPushNotificationConfigRequest) validate(v *rtValidator, p *rtPat
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *GetTaskPushNotificationConfigRequest) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the GetTaskRequest schema that x breaks.
-func (x *GetTaskRequest) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the GetTaskRequest schema that x breaks.
+// It is for generated code; call Validate.
+func (x *GetTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
+		fp := p.Key("id")
 		if !(x.ID != "") {
-			v.add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "required", "missing property \"id\"")
 		} else {
 			if len(x.ID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "historyLength",
-			parent: p,
-		}
+		fp := p.Key("historyLength")
 		if x.HistoryLength != nil {
 			if *x.HistoryLength < 0 {
-				v.add(&fp, "minimum", "below 0")
+				v.Add(&fp, "minimum", "below 0")
 			}
 		}
 	}
@@ -185,24 +160,21 @@ func (x *GetTaskRequest) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *GetTaskRequest) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the ListTaskPushNotificationConfigsRequest schema that x breaks.
-func (x *ListTaskPushNotificationConfigsRequest) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the ListTaskPushNotificationConfigsRequest schema that x breaks.
+// It is for generated code; call Validate.
+func (x *ListTaskPushNotificationConfigsRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "taskId",
-			parent: p,
-		}
+		fp := p.Key("taskId")
 		if !(x.TaskID != "") {
-			v.add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "required", "missing property \"taskId\"")
 		} else {
 			if len(x.TaskID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -213,26 +185,20 @@ func (x *ListTaskPushNotificationConfigsRequest) validate(v *rtValidator, p *rtP
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ListTaskPushNotificationConfigsRequest) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the ListTaskPushNotificationConfigsResponse schema that x breaks.
-func (x *ListTaskPushNotificationConfigsResponse) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the ListTaskPushNotificationConfigsResponse schema that x breaks.
+// It is for generated code; call Validate.
+func (x *ListTaskPushNotificationConfigsResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "configs",
-			parent: p,
-		}
+		fp := p.Key("configs")
 		if x.Configs != nil {
 			for i0 := range x.Configs {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.Configs[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.Configs[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
@@ -243,64 +209,49 @@ func (x *ListTaskPushNotificationConfigsResponse) validate(v *rtValidator, p *rt
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ListTaskPushNotificationConfigsResponse) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the ListTasksRequest schema that x breaks.
-func (x *ListTasksRequest) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the ListTasksRequest schema that x breaks.
+// It is for generated code; call Validate.
+func (x *ListTasksRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "status",
-			parent: p,
-		}
+		fp := p.Key("status")
 		if x.Status != "" {
 			if !x.Status.Valid() {
-				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Status)))
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Status)))
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "pageSize",
-			parent: p,
-		}
+		fp := p.Key("pageSize")
 		if x.PageSize != nil {
 			if *x.PageSize < 1 {
-				v.add(&fp, "minimum", "below 1")
+				v.Add(&fp, "minimum", "below 1")
 			}
 			if *x.PageSize > 100 {
-				v.add(&fp, "maximum", "above 100")
+				v.Add(&fp, "maximum", "above 100")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "historyLength",
-			parent: p,
-		}
+		fp := p.Key("historyLength")
 		if x.HistoryLength != nil {
 			if *x.HistoryLength < 0 {
-				v.add(&fp, "minimum", "below 0")
+				v.Add(&fp, "minimum", "below 0")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "statusTimestampAfter",
-			parent: p,
-		}
+		fp := p.Key("statusTimestampAfter")
 		if x.StatusTimestampAfter != "" {
 			if !strings.HasSuffix(x.StatusTimestampAfter, "Z") {
-				v.add(&fp, "pattern", "does not match Z$")
+				v.Add(&fp, "pattern", "does not match Z$")
 			}
-			if !rtDateTime(x.StatusTimestampAfter) {
-				v.add(&fp, "format", "not an RFC 3339 date-time")
+			if !runtime.DateTime(x.StatusTimestampAfter) {
+				v.Add(&fp, "format", "not an RFC 3339 date-time")
 			}
 		}
 	}
@@ -311,28 +262,22 @@ func (x *ListTasksRequest) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ListTasksRequest) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the ListTasksResponse schema that x breaks.
-func (x *ListTasksResponse) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the ListTasksResponse schema that x breaks.
+// It is for generated code; call Validate.
+func (x *ListTasksResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "tasks",
-			parent: p,
-		}
+		fp := p.Key("tasks")
 		if !(x.Tasks != nil) {
-			v.add(&fp, "required", "missing property \"tasks\"")
+			v.Add(&fp, "required", "missing property \"tasks\"")
 		} else {
 			for i0 := range x.Tasks {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.Tasks[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.Tasks[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
@@ -343,32 +288,25 @@ func (x *ListTasksResponse) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ListTasksResponse) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the SendMessageConfiguration schema that x breaks.
-func (x *SendMessageConfiguration) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the SendMessageConfiguration schema that x breaks.
+// It is for generated code; call Validate.
+func (x *SendMessageConfiguration) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "taskPushNotificationConfig",
-			parent: p,
-		}
+		fp := p.Key("taskPushNotificationConfig")
 		if x.TaskPushNotificationConfig != nil {
-			x.TaskPushNotificationConfig.validate(v, &fp)
+			x.TaskPushNotificationConfig.ValidateAt(v, &fp)
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "historyLength",
-			parent: p,
-		}
+		fp := p.Key("historyLength")
 		if x.HistoryLength != nil {
 			if *x.HistoryLength < 0 {
-				v.add(&fp, "minimum", "below 0")
+				v.Add(&fp, "minimum", "below 0")
 			}
 		}
 	}
@@ -379,33 +317,26 @@ func (x *SendMessageConfiguration) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *SendMessageConfiguration) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the SendMessageRequest schema that x breaks.
-func (x *SendMessageRequest) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the SendMessageRequest schema that x breaks.
+// It is for generated code; call Validate.
+func (x *SendMessageRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "message",
-			parent: p,
-		}
+		fp := p.Key("message")
 		if !(x.Message != nil) {
-			v.add(&fp, "required", "missing property \"message\"")
+			v.Add(&fp, "required", "missing property \"message\"")
 		} else {
-			x.Message.validate(v, &fp)
+			x.Message.ValidateAt(v, &fp)
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "configuration",
-			parent: p,
-		}
+		fp := p.Key("configuration")
 		if x.Configuration != nil {
-			x.Configuration.validate(v, &fp)
+			x.Configuration.ValidateAt(v, &fp)
 		}
 	}
 }
@@ -415,24 +346,21 @@ func (x *SendMessageRequest) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *SendMessageRequest) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the SubscribeToTaskRequest schema that x breaks.
-func (x *SubscribeToTaskRequest) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the SubscribeToTaskRequest schema that x breaks.
+// It is for generated code; call Validate.
+func (x *SubscribeToTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
+		fp := p.Key("id")
 		if !(x.ID != "") {
-			v.add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "required", "missing property \"id\"")
 		} else {
 			if len(x.ID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -443,7 +371,7 @@ func (x *SubscribeToTaskRequest) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *SubscribeToTaskRequest) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }

@@ -3,131 +3,85 @@
 
 package a2a
 
-// decodeJSON reads a AuthenticationInfo object, recording type mismatches in d.
-func (x *AuthenticationInfo) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+import "github.com/a2abind/a2abind/gen/runtime"
+
+// DecodeJSONAt reads an AuthenticationInfo from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAuthenticationInfoJSON.
+func (x *AuthenticationInfo) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "scheme":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "scheme",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Scheme = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("scheme")
+			x.Scheme, _ = d.String(&fp)
 		case "credentials":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "credentials",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Credentials = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("credentials")
+			x.Credentials, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a AuthenticationInfo. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AuthenticationInfo. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *AuthenticationInfo) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AuthenticationInfo{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAuthenticationInfoJSON decodes data into a new AuthenticationInfo and checks it as ValidateAuthenticationInfoJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAuthenticationInfoJSON decodes data into a new AuthenticationInfo and checks it as
+// ValidateAuthenticationInfoJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAuthenticationInfoJSON(data []byte) (*AuthenticationInfo, error) {
 	x := new(AuthenticationInfo)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = AuthenticationInfo{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAuthenticationInfoJSON checks that data is a valid AuthenticationInfo: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAuthenticationInfoJSON checks that data is a valid AuthenticationInfo: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAuthenticationInfoJSON(data []byte) error {
 	var x AuthenticationInfo
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = AuthenticationInfo{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *AuthenticationInfo) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *AuthenticationInfo) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"scheme\":"...)
-	b = rtAppendString(b, x.Scheme)
+	b = runtime.AppendString(b, x.Scheme)
 	if x.Credentials != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"credentials\":"...)
-		b = rtAppendString(b, x.Credentials)
+		b = append(b, ",\"credentials\":"...)
+		b = runtime.AppendString(b, x.Credentials)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x AuthenticationInfo) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *AuthenticationInfo) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -139,222 +93,127 @@ func (x *AuthenticationInfo) Clone() *AuthenticationInfo {
 	return &c
 }
 
-// decodeJSON reads a TaskPushNotificationConfig object, recording type mismatches in d.
-func (x *TaskPushNotificationConfig) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a TaskPushNotificationConfig from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseTaskPushNotificationConfigJSON.
+func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tenant":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tenant",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Tenant = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tenant")
+			x.Tenant, _ = d.String(&fp)
 		case "id":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("id")
+			x.ID, _ = d.String(&fp)
 		case "taskId":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "taskId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TaskID = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("taskId")
+			x.TaskID, _ = d.String(&fp)
 		case "url":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "url",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.URL = val
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("url")
+			x.URL, _ = d.String(&fp)
 		case "token":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "token",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Token = val
-			}
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("token")
+			x.Token, _ = d.String(&fp)
 		case "authentication":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "authentication",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(AuthenticationInfo)
-				obj.decodeJSON(d, &fp)
-				x.Authentication = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("authentication")
+			if d.IsObject(&fp) {
+				x.Authentication = new(AuthenticationInfo)
+				x.Authentication.DecodeJSONAt(d, &fp)
 			}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a TaskPushNotificationConfig. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a TaskPushNotificationConfig. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *TaskPushNotificationConfig) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = TaskPushNotificationConfig{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseTaskPushNotificationConfigJSON decodes data into a new TaskPushNotificationConfig and checks it as ValidateTaskPushNotificationConfigJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseTaskPushNotificationConfigJSON decodes data into a new TaskPushNotificationConfig and checks it as
+// ValidateTaskPushNotificationConfigJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseTaskPushNotificationConfigJSON(data []byte) (*TaskPushNotificationConfig, error) {
 	x := new(TaskPushNotificationConfig)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = TaskPushNotificationConfig{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateTaskPushNotificationConfigJSON checks that data is a valid TaskPushNotificationConfig: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateTaskPushNotificationConfigJSON checks that data is a valid TaskPushNotificationConfig: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateTaskPushNotificationConfigJSON(data []byte) error {
 	var x TaskPushNotificationConfig
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = TaskPushNotificationConfig{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *TaskPushNotificationConfig) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *TaskPushNotificationConfig) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+	b = append(b, '{')
 	open := len(b)
 	if x.Tenant != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tenant\":"...)
-		b = rtAppendString(b, x.Tenant)
+		b = runtime.AppendString(b, x.Tenant)
 	}
 	if x.ID != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"id\":"...)
-		b = rtAppendString(b, x.ID)
+		b = runtime.AppendKey(b, open, "\"id\":")
+		b = runtime.AppendString(b, x.ID)
 	}
 	if x.TaskID != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"taskId\":"...)
-		b = rtAppendString(b, x.TaskID)
+		b = runtime.AppendKey(b, open, "\"taskId\":")
+		b = runtime.AppendString(b, x.TaskID)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"url\":"...)
-	b = rtAppendString(b, x.URL)
+	b = runtime.AppendKey(b, open, "\"url\":")
+	b = runtime.AppendString(b, x.URL)
 	if x.Token != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"token\":"...)
-		b = rtAppendString(b, x.Token)
+		b = append(b, ",\"token\":"...)
+		b = runtime.AppendString(b, x.Token)
 	}
 	if x.Authentication != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"authentication\":"...)
+		b = append(b, ",\"authentication\":"...)
 		if x.Authentication == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = x.Authentication.appendJSON(b)
+			b, err = x.Authentication.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x TaskPushNotificationConfig) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *TaskPushNotificationConfig) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

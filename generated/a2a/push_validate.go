@@ -3,19 +3,18 @@
 
 package a2a
 
-// validate records every rule of the AuthenticationInfo schema that x breaks.
-func (x *AuthenticationInfo) validate(v *rtValidator, p *rtPath) {
+import "github.com/a2abind/a2abind/gen/runtime"
+
+// ValidateAt records at p every rule of the AuthenticationInfo schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AuthenticationInfo) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "scheme",
-			parent: p,
-		}
+		fp := p.Key("scheme")
 		if !(x.Scheme != "") {
-			v.add(&fp, "required", "missing property \"scheme\"")
+			v.Add(&fp, "required", "missing property \"scheme\"")
 		} else {
 			if len(x.Scheme) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -26,35 +25,28 @@ func (x *AuthenticationInfo) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AuthenticationInfo) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the TaskPushNotificationConfig schema that x breaks.
-func (x *TaskPushNotificationConfig) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the TaskPushNotificationConfig schema that x breaks.
+// It is for generated code; call Validate.
+func (x *TaskPushNotificationConfig) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "url",
-			parent: p,
-		}
+		fp := p.Key("url")
 		if !(x.URL != "") {
-			v.add(&fp, "required", "missing property \"url\"")
+			v.Add(&fp, "required", "missing property \"url\"")
 		} else {
 			if len(x.URL) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "authentication",
-			parent: p,
-		}
+		fp := p.Key("authentication")
 		if x.Authentication != nil {
-			x.Authentication.validate(v, &fp)
+			x.Authentication.ValidateAt(v, &fp)
 		}
 	}
 }
@@ -64,7 +56,7 @@ func (x *TaskPushNotificationConfig) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *TaskPushNotificationConfig) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }

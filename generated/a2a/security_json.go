@@ -4,153 +4,95 @@
 package a2a
 
 import (
+	"github.com/a2abind/a2abind/gen/runtime"
 	"maps"
 	"slices"
 )
 
-// decodeJSON reads a APIKeySecurityScheme object, recording type mismatches in d.
-func (x *APIKeySecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an APIKeySecurityScheme from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAPIKeySecuritySchemeJSON.
+func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "description":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "description",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Description = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("description")
+			x.Description, _ = d.String(&fp)
 		case "location":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "location",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Location = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("location")
+			x.Location, _ = d.String(&fp)
 		case "name":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "name",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Name = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("name")
+			x.Name, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a APIKeySecurityScheme. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an APIKeySecurityScheme. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *APIKeySecurityScheme) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = APIKeySecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAPIKeySecuritySchemeJSON decodes data into a new APIKeySecurityScheme and checks it as ValidateAPIKeySecuritySchemeJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAPIKeySecuritySchemeJSON decodes data into a new APIKeySecurityScheme and checks it as
+// ValidateAPIKeySecuritySchemeJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAPIKeySecuritySchemeJSON(data []byte) (*APIKeySecurityScheme, error) {
 	x := new(APIKeySecurityScheme)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = APIKeySecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAPIKeySecuritySchemeJSON checks that data is a valid APIKeySecurityScheme: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAPIKeySecuritySchemeJSON checks that data is a valid APIKeySecurityScheme: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAPIKeySecuritySchemeJSON(data []byte) error {
 	var x APIKeySecurityScheme
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = APIKeySecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *APIKeySecurityScheme) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *APIKeySecurityScheme) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.Description != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"description\":"...)
-		b = rtAppendString(b, x.Description)
+		b = runtime.AppendString(b, x.Description)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"location\":"...)
-	b = rtAppendString(b, x.Location)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"name\":"...)
-	b = rtAppendString(b, x.Name)
-	b = append(b, byte(0x7d))
+	b = runtime.AppendKey(b, open, "\"location\":")
+	b = runtime.AppendString(b, x.Location)
+	b = append(b, ",\"name\":"...)
+	b = runtime.AppendString(b, x.Name)
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x APIKeySecurityScheme) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *APIKeySecurityScheme) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -162,227 +104,104 @@ func (x *APIKeySecurityScheme) Clone() *APIKeySecurityScheme {
 	return &c
 }
 
-// decodeJSON reads a AuthorizationCodeOAuthFlow object, recording type mismatches in d.
-func (x *AuthorizationCodeOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an AuthorizationCodeOAuthFlow from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAuthorizationCodeOAuthFlowJSON.
+func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "authorizationUrl":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "authorizationUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.AuthorizationURL = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("authorizationUrl")
+			x.AuthorizationURL, _ = d.String(&fp)
 		case "tokenUrl":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "tokenUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TokenURL = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("tokenUrl")
+			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "refreshUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.RefreshURL = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("refreshUrl")
+			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "scopes",
-				parent: p,
-			}
-			if d.openObject(&fp) {
-				m0 := map[string]string{}
-				first0 := true
-				for {
-					kb, more := d.nextKey(&first0)
-					if !more {
-						break
-					}
-					k0 := d.keyString(kb)
-					if _, dup := m0[k0]; dup {
-						d.dup = true
-					}
-					kp0 := rtPath{
-						index:  -1,
-						key:    k0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&kp0); ok {
-						e0 = val
-					}
-					m0[k0] = e0
-				}
-				x.Scopes = m0
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("scopes")
+			x.Scopes = d.StringMap(&fp)
 		case "pkceRequired":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "pkceRequired",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				x.PKCERequired = val
-			}
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("pkceRequired")
+			x.PKCERequired, _ = d.Bool(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x8) == 0 {
-			d.v.add(p, "required", "missing property \"scopes\"")
-		}
-	}
+	d.Require(p, seen&(1<<3) != 0, "scopes")
 }
 
-// UnmarshalJSON decodes a AuthorizationCodeOAuthFlow. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AuthorizationCodeOAuthFlow. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *AuthorizationCodeOAuthFlow) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AuthorizationCodeOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAuthorizationCodeOAuthFlowJSON decodes data into a new AuthorizationCodeOAuthFlow and checks it as ValidateAuthorizationCodeOAuthFlowJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAuthorizationCodeOAuthFlowJSON decodes data into a new AuthorizationCodeOAuthFlow and checks it as
+// ValidateAuthorizationCodeOAuthFlowJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAuthorizationCodeOAuthFlowJSON(data []byte) (*AuthorizationCodeOAuthFlow, error) {
 	x := new(AuthorizationCodeOAuthFlow)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = AuthorizationCodeOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAuthorizationCodeOAuthFlowJSON checks that data is a valid AuthorizationCodeOAuthFlow: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAuthorizationCodeOAuthFlowJSON checks that data is a valid AuthorizationCodeOAuthFlow: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAuthorizationCodeOAuthFlowJSON(data []byte) error {
 	var x AuthorizationCodeOAuthFlow
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = AuthorizationCodeOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *AuthorizationCodeOAuthFlow) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *AuthorizationCodeOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"authorizationUrl\":"...)
-	b = rtAppendString(b, x.AuthorizationURL)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"tokenUrl\":"...)
-	b = rtAppendString(b, x.TokenURL)
+	b = runtime.AppendString(b, x.AuthorizationURL)
+	b = append(b, ",\"tokenUrl\":"...)
+	b = runtime.AppendString(b, x.TokenURL)
 	if x.RefreshURL != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"refreshUrl\":"...)
-		b = rtAppendString(b, x.RefreshURL)
+		b = append(b, ",\"refreshUrl\":"...)
+		b = runtime.AppendString(b, x.RefreshURL)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"scopes\":"...)
-	if x.Scopes == nil {
-		b = append(b, "{}"...)
-	} else {
-		b = append(b, byte(0x7b))
-		for i0, k0 := range slices.Sorted(maps.Keys(x.Scopes)) {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, k0)
-			b = append(b, byte(0x3a))
-			b = rtAppendString(b, x.Scopes[k0])
-		}
-		b = append(b, byte(0x7d))
-	}
+	b = append(b, ",\"scopes\":"...)
+	b = runtime.AppendStringMap(b, x.Scopes)
 	if x.PKCERequired {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"pkceRequired\":"...)
-		b = rtAppendBool(b, x.PKCERequired)
+		b = append(b, ",\"pkceRequired\":"...)
+		b = runtime.AppendBool(b, x.PKCERequired)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x AuthorizationCodeOAuthFlow) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *AuthorizationCodeOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -395,189 +214,90 @@ func (x *AuthorizationCodeOAuthFlow) Clone() *AuthorizationCodeOAuthFlow {
 	return &c
 }
 
-// decodeJSON reads a ClientCredentialsOAuthFlow object, recording type mismatches in d.
-func (x *ClientCredentialsOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a ClientCredentialsOAuthFlow from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseClientCredentialsOAuthFlowJSON.
+func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tokenUrl":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tokenUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TokenURL = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tokenUrl")
+			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "refreshUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.RefreshURL = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("refreshUrl")
+			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "scopes",
-				parent: p,
-			}
-			if d.openObject(&fp) {
-				m0 := map[string]string{}
-				first0 := true
-				for {
-					kb, more := d.nextKey(&first0)
-					if !more {
-						break
-					}
-					k0 := d.keyString(kb)
-					if _, dup := m0[k0]; dup {
-						d.dup = true
-					}
-					kp0 := rtPath{
-						index:  -1,
-						key:    k0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&kp0); ok {
-						e0 = val
-					}
-					m0[k0] = e0
-				}
-				x.Scopes = m0
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("scopes")
+			x.Scopes = d.StringMap(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x4) == 0 {
-			d.v.add(p, "required", "missing property \"scopes\"")
-		}
-	}
+	d.Require(p, seen&(1<<2) != 0, "scopes")
 }
 
-// UnmarshalJSON decodes a ClientCredentialsOAuthFlow. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ClientCredentialsOAuthFlow. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *ClientCredentialsOAuthFlow) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ClientCredentialsOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseClientCredentialsOAuthFlowJSON decodes data into a new ClientCredentialsOAuthFlow and checks it as ValidateClientCredentialsOAuthFlowJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseClientCredentialsOAuthFlowJSON decodes data into a new ClientCredentialsOAuthFlow and checks it as
+// ValidateClientCredentialsOAuthFlowJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseClientCredentialsOAuthFlowJSON(data []byte) (*ClientCredentialsOAuthFlow, error) {
 	x := new(ClientCredentialsOAuthFlow)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = ClientCredentialsOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateClientCredentialsOAuthFlowJSON checks that data is a valid ClientCredentialsOAuthFlow: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateClientCredentialsOAuthFlowJSON checks that data is a valid ClientCredentialsOAuthFlow: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateClientCredentialsOAuthFlowJSON(data []byte) error {
 	var x ClientCredentialsOAuthFlow
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = ClientCredentialsOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *ClientCredentialsOAuthFlow) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *ClientCredentialsOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"tokenUrl\":"...)
-	b = rtAppendString(b, x.TokenURL)
+	b = runtime.AppendString(b, x.TokenURL)
 	if x.RefreshURL != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"refreshUrl\":"...)
-		b = rtAppendString(b, x.RefreshURL)
+		b = append(b, ",\"refreshUrl\":"...)
+		b = runtime.AppendString(b, x.RefreshURL)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"scopes\":"...)
-	if x.Scopes == nil {
-		b = append(b, "{}"...)
-	} else {
-		b = append(b, byte(0x7b))
-		for i0, k0 := range slices.Sorted(maps.Keys(x.Scopes)) {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, k0)
-			b = append(b, byte(0x3a))
-			b = rtAppendString(b, x.Scopes[k0])
-		}
-		b = append(b, byte(0x7d))
-	}
-	b = append(b, byte(0x7d))
+	b = append(b, ",\"scopes\":"...)
+	b = runtime.AppendStringMap(b, x.Scopes)
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x ClientCredentialsOAuthFlow) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *ClientCredentialsOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -590,207 +310,96 @@ func (x *ClientCredentialsOAuthFlow) Clone() *ClientCredentialsOAuthFlow {
 	return &c
 }
 
-// decodeJSON reads a DeviceCodeOAuthFlow object, recording type mismatches in d.
-func (x *DeviceCodeOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a DeviceCodeOAuthFlow from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseDeviceCodeOAuthFlowJSON.
+func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "deviceAuthorizationUrl":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "deviceAuthorizationUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.DeviceAuthorizationURL = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("deviceAuthorizationUrl")
+			x.DeviceAuthorizationURL, _ = d.String(&fp)
 		case "tokenUrl":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "tokenUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TokenURL = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("tokenUrl")
+			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "refreshUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.RefreshURL = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("refreshUrl")
+			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "scopes",
-				parent: p,
-			}
-			if d.openObject(&fp) {
-				m0 := map[string]string{}
-				first0 := true
-				for {
-					kb, more := d.nextKey(&first0)
-					if !more {
-						break
-					}
-					k0 := d.keyString(kb)
-					if _, dup := m0[k0]; dup {
-						d.dup = true
-					}
-					kp0 := rtPath{
-						index:  -1,
-						key:    k0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&kp0); ok {
-						e0 = val
-					}
-					m0[k0] = e0
-				}
-				x.Scopes = m0
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("scopes")
+			x.Scopes = d.StringMap(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x8) == 0 {
-			d.v.add(p, "required", "missing property \"scopes\"")
-		}
-	}
+	d.Require(p, seen&(1<<3) != 0, "scopes")
 }
 
-// UnmarshalJSON decodes a DeviceCodeOAuthFlow. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a DeviceCodeOAuthFlow. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *DeviceCodeOAuthFlow) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = DeviceCodeOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseDeviceCodeOAuthFlowJSON decodes data into a new DeviceCodeOAuthFlow and checks it as ValidateDeviceCodeOAuthFlowJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseDeviceCodeOAuthFlowJSON decodes data into a new DeviceCodeOAuthFlow and checks it as
+// ValidateDeviceCodeOAuthFlowJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseDeviceCodeOAuthFlowJSON(data []byte) (*DeviceCodeOAuthFlow, error) {
 	x := new(DeviceCodeOAuthFlow)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = DeviceCodeOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateDeviceCodeOAuthFlowJSON checks that data is a valid DeviceCodeOAuthFlow: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateDeviceCodeOAuthFlowJSON checks that data is a valid DeviceCodeOAuthFlow: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateDeviceCodeOAuthFlowJSON(data []byte) error {
 	var x DeviceCodeOAuthFlow
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = DeviceCodeOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *DeviceCodeOAuthFlow) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *DeviceCodeOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"deviceAuthorizationUrl\":"...)
-	b = rtAppendString(b, x.DeviceAuthorizationURL)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"tokenUrl\":"...)
-	b = rtAppendString(b, x.TokenURL)
+	b = runtime.AppendString(b, x.DeviceAuthorizationURL)
+	b = append(b, ",\"tokenUrl\":"...)
+	b = runtime.AppendString(b, x.TokenURL)
 	if x.RefreshURL != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"refreshUrl\":"...)
-		b = rtAppendString(b, x.RefreshURL)
+		b = append(b, ",\"refreshUrl\":"...)
+		b = runtime.AppendString(b, x.RefreshURL)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"scopes\":"...)
-	if x.Scopes == nil {
-		b = append(b, "{}"...)
-	} else {
-		b = append(b, byte(0x7b))
-		for i0, k0 := range slices.Sorted(maps.Keys(x.Scopes)) {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, k0)
-			b = append(b, byte(0x3a))
-			b = rtAppendString(b, x.Scopes[k0])
-		}
-		b = append(b, byte(0x7d))
-	}
-	b = append(b, byte(0x7d))
+	b = append(b, ",\"scopes\":"...)
+	b = runtime.AppendStringMap(b, x.Scopes)
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x DeviceCodeOAuthFlow) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *DeviceCodeOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -803,151 +412,92 @@ func (x *DeviceCodeOAuthFlow) Clone() *DeviceCodeOAuthFlow {
 	return &c
 }
 
-// decodeJSON reads a HTTPAuthSecurityScheme object, recording type mismatches in d.
-func (x *HTTPAuthSecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a HTTPAuthSecurityScheme from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseHTTPAuthSecuritySchemeJSON.
+func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "description":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "description",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Description = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("description")
+			x.Description, _ = d.String(&fp)
 		case "scheme":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "scheme",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Scheme = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("scheme")
+			x.Scheme, _ = d.String(&fp)
 		case "bearerFormat":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "bearerFormat",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.BearerFormat = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("bearerFormat")
+			x.BearerFormat, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a HTTPAuthSecurityScheme. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a HTTPAuthSecurityScheme. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *HTTPAuthSecurityScheme) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = HTTPAuthSecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseHTTPAuthSecuritySchemeJSON decodes data into a new HTTPAuthSecurityScheme and checks it as ValidateHTTPAuthSecuritySchemeJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseHTTPAuthSecuritySchemeJSON decodes data into a new HTTPAuthSecurityScheme and checks it as
+// ValidateHTTPAuthSecuritySchemeJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseHTTPAuthSecuritySchemeJSON(data []byte) (*HTTPAuthSecurityScheme, error) {
 	x := new(HTTPAuthSecurityScheme)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = HTTPAuthSecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateHTTPAuthSecuritySchemeJSON checks that data is a valid HTTPAuthSecurityScheme: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateHTTPAuthSecuritySchemeJSON checks that data is a valid HTTPAuthSecurityScheme: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateHTTPAuthSecuritySchemeJSON(data []byte) error {
 	var x HTTPAuthSecurityScheme
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = HTTPAuthSecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *HTTPAuthSecurityScheme) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *HTTPAuthSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.Description != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"description\":"...)
-		b = rtAppendString(b, x.Description)
+		b = runtime.AppendString(b, x.Description)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"scheme\":"...)
-	b = rtAppendString(b, x.Scheme)
+	b = runtime.AppendKey(b, open, "\"scheme\":")
+	b = runtime.AppendString(b, x.Scheme)
 	if x.BearerFormat != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"bearerFormat\":"...)
-		b = rtAppendString(b, x.BearerFormat)
+		b = append(b, ",\"bearerFormat\":"...)
+		b = runtime.AppendString(b, x.BearerFormat)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x HTTPAuthSecurityScheme) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *HTTPAuthSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -959,184 +509,94 @@ func (x *HTTPAuthSecurityScheme) Clone() *HTTPAuthSecurityScheme {
 	return &c
 }
 
-// decodeJSON reads a ImplicitOAuthFlow object, recording type mismatches in d.
-func (x *ImplicitOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an ImplicitOAuthFlow from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseImplicitOAuthFlowJSON.
+func (x *ImplicitOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "authorizationUrl":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "authorizationUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.AuthorizationURL = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("authorizationUrl")
+			x.AuthorizationURL, _ = d.String(&fp)
 		case "refreshUrl":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "refreshUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.RefreshURL = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("refreshUrl")
+			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "scopes",
-				parent: p,
-			}
-			if d.openObject(&fp) {
-				m0 := map[string]string{}
-				first0 := true
-				for {
-					kb, more := d.nextKey(&first0)
-					if !more {
-						break
-					}
-					k0 := d.keyString(kb)
-					if _, dup := m0[k0]; dup {
-						d.dup = true
-					}
-					kp0 := rtPath{
-						index:  -1,
-						key:    k0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&kp0); ok {
-						e0 = val
-					}
-					m0[k0] = e0
-				}
-				x.Scopes = m0
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("scopes")
+			x.Scopes = d.StringMap(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a ImplicitOAuthFlow. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an ImplicitOAuthFlow. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *ImplicitOAuthFlow) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ImplicitOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseImplicitOAuthFlowJSON decodes data into a new ImplicitOAuthFlow and checks it as ValidateImplicitOAuthFlowJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseImplicitOAuthFlowJSON decodes data into a new ImplicitOAuthFlow and checks it as
+// ValidateImplicitOAuthFlowJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseImplicitOAuthFlowJSON(data []byte) (*ImplicitOAuthFlow, error) {
 	x := new(ImplicitOAuthFlow)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = ImplicitOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateImplicitOAuthFlowJSON checks that data is a valid ImplicitOAuthFlow: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateImplicitOAuthFlowJSON checks that data is a valid ImplicitOAuthFlow: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateImplicitOAuthFlowJSON(data []byte) error {
 	var x ImplicitOAuthFlow
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = ImplicitOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *ImplicitOAuthFlow) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *ImplicitOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.AuthorizationURL != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"authorizationUrl\":"...)
-		b = rtAppendString(b, x.AuthorizationURL)
+		b = runtime.AppendString(b, x.AuthorizationURL)
 	}
 	if x.RefreshURL != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"refreshUrl\":"...)
-		b = rtAppendString(b, x.RefreshURL)
+		b = runtime.AppendKey(b, open, "\"refreshUrl\":")
+		b = runtime.AppendString(b, x.RefreshURL)
 	}
 	if x.Scopes != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"scopes\":"...)
-		b = append(b, byte(0x7b))
-		for i0, k0 := range slices.Sorted(maps.Keys(x.Scopes)) {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, k0)
-			b = append(b, byte(0x3a))
-			b = rtAppendString(b, x.Scopes[k0])
-		}
-		b = append(b, byte(0x7d))
+		b = runtime.AppendKey(b, open, "\"scopes\":")
+		b = runtime.AppendStringMap(b, x.Scopes)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x ImplicitOAuthFlow) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *ImplicitOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1149,113 +609,77 @@ func (x *ImplicitOAuthFlow) Clone() *ImplicitOAuthFlow {
 	return &c
 }
 
-// decodeJSON reads a MutualTlsSecurityScheme object, recording type mismatches in d.
-func (x *MutualTlsSecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a MutualTlsSecurityScheme from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseMutualTlsSecuritySchemeJSON.
+func (x *MutualTlsSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "description":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "description",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Description = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("description")
+			x.Description, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a MutualTlsSecurityScheme. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a MutualTlsSecurityScheme. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *MutualTlsSecurityScheme) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = MutualTlsSecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseMutualTlsSecuritySchemeJSON decodes data into a new MutualTlsSecurityScheme and checks it as ValidateMutualTlsSecuritySchemeJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseMutualTlsSecuritySchemeJSON decodes data into a new MutualTlsSecurityScheme and checks it as
+// ValidateMutualTlsSecuritySchemeJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseMutualTlsSecuritySchemeJSON(data []byte) (*MutualTlsSecurityScheme, error) {
 	x := new(MutualTlsSecurityScheme)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = MutualTlsSecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateMutualTlsSecuritySchemeJSON checks that data is a valid MutualTlsSecurityScheme: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateMutualTlsSecuritySchemeJSON checks that data is a valid MutualTlsSecurityScheme: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateMutualTlsSecuritySchemeJSON(data []byte) error {
 	var x MutualTlsSecurityScheme
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = MutualTlsSecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *MutualTlsSecurityScheme) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *MutualTlsSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	if x.Description != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"description\":"...)
-		b = rtAppendString(b, x.Description)
+		b = runtime.AppendString(b, x.Description)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x MutualTlsSecurityScheme) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *MutualTlsSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1267,162 +691,103 @@ func (x *MutualTlsSecurityScheme) Clone() *MutualTlsSecurityScheme {
 	return &c
 }
 
-// decodeJSON reads a OAuth2SecurityScheme object, recording type mismatches in d.
-func (x *OAuth2SecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an OAuth2SecurityScheme from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseOAuth2SecuritySchemeJSON.
+func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "description":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "description",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Description = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("description")
+			x.Description, _ = d.String(&fp)
 		case "flows":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "flows",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(OAuthFlows)
-				obj.decodeJSON(d, &fp)
-				x.Flows = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("flows")
+			if d.IsObject(&fp) {
+				x.Flows = new(OAuthFlows)
+				x.Flows.DecodeJSONAt(d, &fp)
 			}
 		case "oauth2MetadataUrl":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "oauth2MetadataUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.OAuth2MetadataURL = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("oauth2MetadataUrl")
+			x.OAuth2MetadataURL, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a OAuth2SecurityScheme. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an OAuth2SecurityScheme. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *OAuth2SecurityScheme) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = OAuth2SecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseOAuth2SecuritySchemeJSON decodes data into a new OAuth2SecurityScheme and checks it as ValidateOAuth2SecuritySchemeJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseOAuth2SecuritySchemeJSON decodes data into a new OAuth2SecurityScheme and checks it as
+// ValidateOAuth2SecuritySchemeJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseOAuth2SecuritySchemeJSON(data []byte) (*OAuth2SecurityScheme, error) {
 	x := new(OAuth2SecurityScheme)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = OAuth2SecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateOAuth2SecuritySchemeJSON checks that data is a valid OAuth2SecurityScheme: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateOAuth2SecuritySchemeJSON checks that data is a valid OAuth2SecurityScheme: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateOAuth2SecuritySchemeJSON(data []byte) error {
 	var x OAuth2SecurityScheme
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = OAuth2SecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *OAuth2SecurityScheme) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *OAuth2SecurityScheme) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+	b = append(b, '{')
 	open := len(b)
 	if x.Description != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"description\":"...)
-		b = rtAppendString(b, x.Description)
+		b = runtime.AppendString(b, x.Description)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"flows\":"...)
+	b = runtime.AppendKey(b, open, "\"flows\":")
 	if x.Flows == nil {
 		b = append(b, "null"...)
 	} else {
-		b, err = x.Flows.appendJSON(b)
+		b, err = x.Flows.AppendJSON(b)
 		if err != nil {
 			return b, err
 		}
 	}
 	if x.OAuth2MetadataURL != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"oauth2MetadataUrl\":"...)
-		b = rtAppendString(b, x.OAuth2MetadataURL)
+		b = append(b, ",\"oauth2MetadataUrl\":"...)
+		b = runtime.AppendString(b, x.OAuth2MetadataURL)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x OAuth2SecurityScheme) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *OAuth2SecurityScheme) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1435,266 +800,168 @@ func (x *OAuth2SecurityScheme) Clone() *OAuth2SecurityScheme {
 	return &c
 }
 
-// decodeJSON reads a OAuthFlows object, recording type mismatches in d.
-func (x *OAuthFlows) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an OAuthFlows from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseOAuthFlowsJSON.
+func (x *OAuthFlows) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
 	member := 0
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "authorizationCode":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			if member != 0 && member != 1 {
-				d.v.add(p, "oneOf", "more than one of authorizationCode, clientCredentials, implicit, password, deviceCode is set")
-			}
-			member = 1
-			fp := rtPath{
-				index:  -1,
-				key:    "authorizationCode",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<0)
+			d.OneOf(p, &member, 1, "authorizationCode, clientCredentials, implicit, password, deviceCode")
+			fp := p.Key("authorizationCode")
 			obj := new(AuthorizationCodeOAuthFlow)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "clientCredentials":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			if member != 0 && member != 2 {
-				d.v.add(p, "oneOf", "more than one of authorizationCode, clientCredentials, implicit, password, deviceCode is set")
-			}
-			member = 2
-			fp := rtPath{
-				index:  -1,
-				key:    "clientCredentials",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<1)
+			d.OneOf(p, &member, 2, "authorizationCode, clientCredentials, implicit, password, deviceCode")
+			fp := p.Key("clientCredentials")
 			obj := new(ClientCredentialsOAuthFlow)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "implicit":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			if member != 0 && member != 3 {
-				d.v.add(p, "oneOf", "more than one of authorizationCode, clientCredentials, implicit, password, deviceCode is set")
-			}
-			member = 3
-			fp := rtPath{
-				index:  -1,
-				key:    "implicit",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<2)
+			d.OneOf(p, &member, 3, "authorizationCode, clientCredentials, implicit, password, deviceCode")
+			fp := p.Key("implicit")
 			obj := new(ImplicitOAuthFlow)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "password":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			if member != 0 && member != 4 {
-				d.v.add(p, "oneOf", "more than one of authorizationCode, clientCredentials, implicit, password, deviceCode is set")
-			}
-			member = 4
-			fp := rtPath{
-				index:  -1,
-				key:    "password",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<3)
+			d.OneOf(p, &member, 4, "authorizationCode, clientCredentials, implicit, password, deviceCode")
+			fp := p.Key("password")
 			obj := new(PasswordOAuthFlow)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "deviceCode":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			if member != 0 && member != 5 {
-				d.v.add(p, "oneOf", "more than one of authorizationCode, clientCredentials, implicit, password, deviceCode is set")
-			}
-			member = 5
-			fp := rtPath{
-				index:  -1,
-				key:    "deviceCode",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<4)
+			d.OneOf(p, &member, 5, "authorizationCode, clientCredentials, implicit, password, deviceCode")
+			fp := p.Key("deviceCode")
 			obj := new(DeviceCodeOAuthFlow)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a OAuthFlows. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an OAuthFlows. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *OAuthFlows) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = OAuthFlows{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseOAuthFlowsJSON decodes data into a new OAuthFlows and checks it as ValidateOAuthFlowsJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseOAuthFlowsJSON decodes data into a new OAuthFlows and checks it as
+// ValidateOAuthFlowsJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseOAuthFlowsJSON(data []byte) (*OAuthFlows, error) {
 	x := new(OAuthFlows)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = OAuthFlows{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateOAuthFlowsJSON checks that data is a valid OAuthFlows: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateOAuthFlowsJSON checks that data is a valid OAuthFlows: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateOAuthFlowsJSON(data []byte) error {
 	var x OAuthFlows
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = OAuthFlows{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *OAuthFlows) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *OAuthFlows) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
+	b = append(b, '{')
 	switch m := x.Flow.(type) {
 	case *AuthorizationCodeOAuthFlow:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"authorizationCode\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *ClientCredentialsOAuthFlow:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"clientCredentials\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *ImplicitOAuthFlow:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"implicit\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *PasswordOAuthFlow:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"password\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *DeviceCodeOAuthFlow:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"deviceCode\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x OAuthFlows) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *OAuthFlows) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1718,131 +985,84 @@ func (x *OAuthFlows) Clone() *OAuthFlows {
 	return &c
 }
 
-// decodeJSON reads a OpenIdConnectSecurityScheme object, recording type mismatches in d.
-func (x *OpenIdConnectSecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an OpenIdConnectSecurityScheme from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseOpenIdConnectSecuritySchemeJSON.
+func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "description":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "description",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Description = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("description")
+			x.Description, _ = d.String(&fp)
 		case "openIdConnectUrl":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "openIdConnectUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.OpenIDConnectURL = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("openIdConnectUrl")
+			x.OpenIDConnectURL, _ = d.String(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a OpenIdConnectSecurityScheme. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an OpenIdConnectSecurityScheme. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *OpenIdConnectSecurityScheme) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = OpenIdConnectSecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseOpenIdConnectSecuritySchemeJSON decodes data into a new OpenIdConnectSecurityScheme and checks it as ValidateOpenIdConnectSecuritySchemeJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseOpenIdConnectSecuritySchemeJSON decodes data into a new OpenIdConnectSecurityScheme and checks it as
+// ValidateOpenIdConnectSecuritySchemeJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseOpenIdConnectSecuritySchemeJSON(data []byte) (*OpenIdConnectSecurityScheme, error) {
 	x := new(OpenIdConnectSecurityScheme)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = OpenIdConnectSecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateOpenIdConnectSecuritySchemeJSON checks that data is a valid OpenIdConnectSecurityScheme: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateOpenIdConnectSecuritySchemeJSON checks that data is a valid OpenIdConnectSecurityScheme: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateOpenIdConnectSecuritySchemeJSON(data []byte) error {
 	var x OpenIdConnectSecurityScheme
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = OpenIdConnectSecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *OpenIdConnectSecurityScheme) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *OpenIdConnectSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.Description != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"description\":"...)
-		b = rtAppendString(b, x.Description)
+		b = runtime.AppendString(b, x.Description)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"openIdConnectUrl\":"...)
-	b = rtAppendString(b, x.OpenIDConnectURL)
-	b = append(b, byte(0x7d))
+	b = runtime.AppendKey(b, open, "\"openIdConnectUrl\":")
+	b = runtime.AppendString(b, x.OpenIDConnectURL)
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x OpenIdConnectSecurityScheme) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *OpenIdConnectSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1854,184 +1074,94 @@ func (x *OpenIdConnectSecurityScheme) Clone() *OpenIdConnectSecurityScheme {
 	return &c
 }
 
-// decodeJSON reads a PasswordOAuthFlow object, recording type mismatches in d.
-func (x *PasswordOAuthFlow) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a PasswordOAuthFlow from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParsePasswordOAuthFlowJSON.
+func (x *PasswordOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "tokenUrl":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "tokenUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TokenURL = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("tokenUrl")
+			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "refreshUrl",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.RefreshURL = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("refreshUrl")
+			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "scopes",
-				parent: p,
-			}
-			if d.openObject(&fp) {
-				m0 := map[string]string{}
-				first0 := true
-				for {
-					kb, more := d.nextKey(&first0)
-					if !more {
-						break
-					}
-					k0 := d.keyString(kb)
-					if _, dup := m0[k0]; dup {
-						d.dup = true
-					}
-					kp0 := rtPath{
-						index:  -1,
-						key:    k0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&kp0); ok {
-						e0 = val
-					}
-					m0[k0] = e0
-				}
-				x.Scopes = m0
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("scopes")
+			x.Scopes = d.StringMap(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a PasswordOAuthFlow. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a PasswordOAuthFlow. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *PasswordOAuthFlow) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = PasswordOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParsePasswordOAuthFlowJSON decodes data into a new PasswordOAuthFlow and checks it as ValidatePasswordOAuthFlowJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParsePasswordOAuthFlowJSON decodes data into a new PasswordOAuthFlow and checks it as
+// ValidatePasswordOAuthFlowJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParsePasswordOAuthFlowJSON(data []byte) (*PasswordOAuthFlow, error) {
 	x := new(PasswordOAuthFlow)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = PasswordOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidatePasswordOAuthFlowJSON checks that data is a valid PasswordOAuthFlow: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidatePasswordOAuthFlowJSON checks that data is a valid PasswordOAuthFlow: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidatePasswordOAuthFlowJSON(data []byte) error {
 	var x PasswordOAuthFlow
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = PasswordOAuthFlow{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *PasswordOAuthFlow) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *PasswordOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	open := len(b)
 	if x.TokenURL != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"tokenUrl\":"...)
-		b = rtAppendString(b, x.TokenURL)
+		b = runtime.AppendString(b, x.TokenURL)
 	}
 	if x.RefreshURL != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"refreshUrl\":"...)
-		b = rtAppendString(b, x.RefreshURL)
+		b = runtime.AppendKey(b, open, "\"refreshUrl\":")
+		b = runtime.AppendString(b, x.RefreshURL)
 	}
 	if x.Scopes != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"scopes\":"...)
-		b = append(b, byte(0x7b))
-		for i0, k0 := range slices.Sorted(maps.Keys(x.Scopes)) {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, k0)
-			b = append(b, byte(0x3a))
-			b = rtAppendString(b, x.Scopes[k0])
-		}
-		b = append(b, byte(0x7d))
+		b = runtime.AppendKey(b, open, "\"scopes\":")
+		b = runtime.AppendStringMap(b, x.Scopes)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x PasswordOAuthFlow) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *PasswordOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -2044,148 +1174,106 @@ func (x *PasswordOAuthFlow) Clone() *PasswordOAuthFlow {
 	return &c
 }
 
-// decodeJSON reads a SecurityRequirement object, recording type mismatches in d.
-func (x *SecurityRequirement) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a SecurityRequirement from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseSecurityRequirementJSON.
+func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "schemes":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "schemes",
-				parent: p,
-			}
-			if d.openObject(&fp) {
-				m0 := map[string]StringList{}
-				first0 := true
-				for {
-					kb, more := d.nextKey(&first0)
-					if !more {
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("schemes")
+			if d.OpenObject(&fp) {
+				x.Schemes = map[string]StringList{}
+				for first0 := true; ; {
+					k0, ok := d.NextMember(&first0)
+					if !ok {
 						break
 					}
-					k0 := d.keyString(kb)
-					if _, dup := m0[k0]; dup {
-						d.dup = true
+					if _, dup := x.Schemes[k0]; dup {
+						d.Duplicate()
 					}
-					kp0 := rtPath{
-						index:  -1,
-						key:    k0,
-						parent: &fp,
-					}
+					kp0 := fp.Key(k0)
 					var e0 StringList
-					e0.decodeJSON(d, &kp0)
-					m0[k0] = e0
+					e0.DecodeJSONAt(d, &kp0)
+					x.Schemes[k0] = e0
 				}
-				x.Schemes = m0
 			}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a SecurityRequirement. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SecurityRequirement. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *SecurityRequirement) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SecurityRequirement{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseSecurityRequirementJSON decodes data into a new SecurityRequirement and checks it as ValidateSecurityRequirementJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseSecurityRequirementJSON decodes data into a new SecurityRequirement and checks it as
+// ValidateSecurityRequirementJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseSecurityRequirementJSON(data []byte) (*SecurityRequirement, error) {
 	x := new(SecurityRequirement)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = SecurityRequirement{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateSecurityRequirementJSON checks that data is a valid SecurityRequirement: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateSecurityRequirementJSON checks that data is a valid SecurityRequirement: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateSecurityRequirementJSON(data []byte) error {
 	var x SecurityRequirement
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = SecurityRequirement{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *SecurityRequirement) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *SecurityRequirement) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
+	b = append(b, '{')
 	if x.Schemes != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"schemes\":"...)
-		b = append(b, byte(0x7b))
+		b = append(b, '{')
 		for i0, k0 := range slices.Sorted(maps.Keys(x.Schemes)) {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			b = rtAppendString(b, k0)
-			b = append(b, byte(0x3a))
-			{
-				ev1 := x.Schemes[k0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b = runtime.AppendString(b, k0)
+			b = append(b, ':')
+			ev1 := x.Schemes[k0]
+			b, err = ev1.AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x7d))
+		b = append(b, '}')
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x SecurityRequirement) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *SecurityRequirement) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -2204,266 +1292,168 @@ func (x *SecurityRequirement) Clone() *SecurityRequirement {
 	return &c
 }
 
-// decodeJSON reads a SecurityScheme object, recording type mismatches in d.
-func (x *SecurityScheme) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a SecurityScheme from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseSecuritySchemeJSON.
+func (x *SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
 	member := 0
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "apiKeySecurityScheme":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			if member != 0 && member != 1 {
-				d.v.add(p, "oneOf", "more than one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme is set")
-			}
-			member = 1
-			fp := rtPath{
-				index:  -1,
-				key:    "apiKeySecurityScheme",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<0)
+			d.OneOf(p, &member, 1, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
+			fp := p.Key("apiKeySecurityScheme")
 			obj := new(APIKeySecurityScheme)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "httpAuthSecurityScheme":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			if member != 0 && member != 2 {
-				d.v.add(p, "oneOf", "more than one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme is set")
-			}
-			member = 2
-			fp := rtPath{
-				index:  -1,
-				key:    "httpAuthSecurityScheme",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<1)
+			d.OneOf(p, &member, 2, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
+			fp := p.Key("httpAuthSecurityScheme")
 			obj := new(HTTPAuthSecurityScheme)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "oauth2SecurityScheme":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			if member != 0 && member != 3 {
-				d.v.add(p, "oneOf", "more than one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme is set")
-			}
-			member = 3
-			fp := rtPath{
-				index:  -1,
-				key:    "oauth2SecurityScheme",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<2)
+			d.OneOf(p, &member, 3, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
+			fp := p.Key("oauth2SecurityScheme")
 			obj := new(OAuth2SecurityScheme)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "openIdConnectSecurityScheme":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			if member != 0 && member != 4 {
-				d.v.add(p, "oneOf", "more than one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme is set")
-			}
-			member = 4
-			fp := rtPath{
-				index:  -1,
-				key:    "openIdConnectSecurityScheme",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<3)
+			d.OneOf(p, &member, 4, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
+			fp := p.Key("openIdConnectSecurityScheme")
 			obj := new(OpenIdConnectSecurityScheme)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "mtlsSecurityScheme":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			if member != 0 && member != 5 {
-				d.v.add(p, "oneOf", "more than one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme is set")
-			}
-			member = 5
-			fp := rtPath{
-				index:  -1,
-				key:    "mtlsSecurityScheme",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<4)
+			d.OneOf(p, &member, 5, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
+			fp := p.Key("mtlsSecurityScheme")
 			obj := new(MutualTlsSecurityScheme)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a SecurityScheme. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SecurityScheme. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *SecurityScheme) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseSecuritySchemeJSON decodes data into a new SecurityScheme and checks it as ValidateSecuritySchemeJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseSecuritySchemeJSON decodes data into a new SecurityScheme and checks it as
+// ValidateSecuritySchemeJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseSecuritySchemeJSON(data []byte) (*SecurityScheme, error) {
 	x := new(SecurityScheme)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = SecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateSecuritySchemeJSON checks that data is a valid SecurityScheme: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateSecuritySchemeJSON checks that data is a valid SecurityScheme: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateSecuritySchemeJSON(data []byte) error {
 	var x SecurityScheme
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = SecurityScheme{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *SecurityScheme) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *SecurityScheme) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
+	b = append(b, '{')
 	switch m := x.Scheme.(type) {
 	case *APIKeySecurityScheme:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"apiKeySecurityScheme\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *HTTPAuthSecurityScheme:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"httpAuthSecurityScheme\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *OAuth2SecurityScheme:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"oauth2SecurityScheme\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *OpenIdConnectSecurityScheme:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"openIdConnectSecurityScheme\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *MutualTlsSecurityScheme:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"mtlsSecurityScheme\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x SecurityScheme) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *SecurityScheme) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -2487,132 +1477,77 @@ func (x *SecurityScheme) Clone() *SecurityScheme {
 	return &c
 }
 
-// decodeJSON reads a StringList object, recording type mismatches in d.
-func (x *StringList) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a StringList from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseStringListJSON.
+func (x *StringList) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "list":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "list",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.List = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.List = append(x.List, e0)
-				}
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("list")
+			x.List = d.Strings(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a StringList. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a StringList. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *StringList) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = StringList{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseStringListJSON decodes data into a new StringList and checks it as ValidateStringListJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseStringListJSON decodes data into a new StringList and checks it as
+// ValidateStringListJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseStringListJSON(data []byte) (*StringList, error) {
 	x := new(StringList)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = StringList{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateStringListJSON checks that data is a valid StringList: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateStringListJSON checks that data is a valid StringList: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateStringListJSON(data []byte) error {
 	var x StringList
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = StringList{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *StringList) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *StringList) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	if x.List != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"list\":"...)
-		b = append(b, byte(0x5b))
-		for i0 := range x.List {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.List[i0])
-		}
-		b = append(b, byte(0x5d))
+		b = runtime.AppendStrings(b, x.List)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x StringList) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *StringList) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

@@ -3,38 +3,33 @@
 
 package a2a
 
-// validate records every rule of the APIKeySecurityScheme schema that x breaks.
-func (x *APIKeySecurityScheme) validate(v *rtValidator, p *rtPath) {
+import "github.com/a2abind/a2abind/gen/runtime"
+
+// ValidateAt records at p every rule of the APIKeySecurityScheme schema that x breaks.
+// It is for generated code; call Validate.
+func (x *APIKeySecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "location",
-			parent: p,
-		}
+		fp := p.Key("location")
 		if !(x.Location != "") {
-			v.add(&fp, "required", "missing property \"location\"")
+			v.Add(&fp, "required", "missing property \"location\"")
 		} else {
 			switch x.Location {
 			case "query", "header", "cookie":
 			default:
-				v.add(&fp, "enum", "must be one of query, header, cookie")
+				v.Add(&fp, "enum", "must be one of query, header, cookie")
 			}
 			if len(x.Location) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "name",
-			parent: p,
-		}
+		fp := p.Key("name")
 		if !(x.Name != "") {
-			v.add(&fp, "required", "missing property \"name\"")
+			v.Add(&fp, "required", "missing property \"name\"")
 		} else {
 			if len(x.Name) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -45,38 +40,31 @@ func (x *APIKeySecurityScheme) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *APIKeySecurityScheme) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the AuthorizationCodeOAuthFlow schema that x breaks.
-func (x *AuthorizationCodeOAuthFlow) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the AuthorizationCodeOAuthFlow schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AuthorizationCodeOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "authorizationUrl",
-			parent: p,
-		}
+		fp := p.Key("authorizationUrl")
 		if !(x.AuthorizationURL != "") {
-			v.add(&fp, "required", "missing property \"authorizationUrl\"")
+			v.Add(&fp, "required", "missing property \"authorizationUrl\"")
 		} else {
 			if len(x.AuthorizationURL) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "tokenUrl",
-			parent: p,
-		}
+		fp := p.Key("tokenUrl")
 		if !(x.TokenURL != "") {
-			v.add(&fp, "required", "missing property \"tokenUrl\"")
+			v.Add(&fp, "required", "missing property \"tokenUrl\"")
 		} else {
 			if len(x.TokenURL) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -87,24 +75,21 @@ func (x *AuthorizationCodeOAuthFlow) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AuthorizationCodeOAuthFlow) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the ClientCredentialsOAuthFlow schema that x breaks.
-func (x *ClientCredentialsOAuthFlow) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the ClientCredentialsOAuthFlow schema that x breaks.
+// It is for generated code; call Validate.
+func (x *ClientCredentialsOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "tokenUrl",
-			parent: p,
-		}
+		fp := p.Key("tokenUrl")
 		if !(x.TokenURL != "") {
-			v.add(&fp, "required", "missing property \"tokenUrl\"")
+			v.Add(&fp, "required", "missing property \"tokenUrl\"")
 		} else {
 			if len(x.TokenURL) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -115,38 +100,31 @@ func (x *ClientCredentialsOAuthFlow) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ClientCredentialsOAuthFlow) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the DeviceCodeOAuthFlow schema that x breaks.
-func (x *DeviceCodeOAuthFlow) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the DeviceCodeOAuthFlow schema that x breaks.
+// It is for generated code; call Validate.
+func (x *DeviceCodeOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "deviceAuthorizationUrl",
-			parent: p,
-		}
+		fp := p.Key("deviceAuthorizationUrl")
 		if !(x.DeviceAuthorizationURL != "") {
-			v.add(&fp, "required", "missing property \"deviceAuthorizationUrl\"")
+			v.Add(&fp, "required", "missing property \"deviceAuthorizationUrl\"")
 		} else {
 			if len(x.DeviceAuthorizationURL) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "tokenUrl",
-			parent: p,
-		}
+		fp := p.Key("tokenUrl")
 		if !(x.TokenURL != "") {
-			v.add(&fp, "required", "missing property \"tokenUrl\"")
+			v.Add(&fp, "required", "missing property \"tokenUrl\"")
 		} else {
 			if len(x.TokenURL) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -157,24 +135,21 @@ func (x *DeviceCodeOAuthFlow) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *DeviceCodeOAuthFlow) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the HTTPAuthSecurityScheme schema that x breaks.
-func (x *HTTPAuthSecurityScheme) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the HTTPAuthSecurityScheme schema that x breaks.
+// It is for generated code; call Validate.
+func (x *HTTPAuthSecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "scheme",
-			parent: p,
-		}
+		fp := p.Key("scheme")
 		if !(x.Scheme != "") {
-			v.add(&fp, "required", "missing property \"scheme\"")
+			v.Add(&fp, "required", "missing property \"scheme\"")
 		} else {
 			if len(x.Scheme) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -185,53 +160,48 @@ func (x *HTTPAuthSecurityScheme) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *HTTPAuthSecurityScheme) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the ImplicitOAuthFlow schema that x breaks.
-func (x *ImplicitOAuthFlow) validate(v *rtValidator, p *rtPath) {
-	_, _ = v, p
-}
+// ValidateAt records at p every rule of the ImplicitOAuthFlow schema that x breaks.
+// It is for generated code; call Validate.
+func (x *ImplicitOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
 // Validate checks x against every rule of the ImplicitOAuthFlow schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ImplicitOAuthFlow) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the MutualTlsSecurityScheme schema that x breaks.
-func (x *MutualTlsSecurityScheme) validate(v *rtValidator, p *rtPath) {
-	_, _ = v, p
-}
+// ValidateAt records at p every rule of the MutualTlsSecurityScheme schema that x breaks.
+// It is for generated code; call Validate.
+func (x *MutualTlsSecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
 // Validate checks x against every rule of the MutualTlsSecurityScheme schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *MutualTlsSecurityScheme) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the OAuth2SecurityScheme schema that x breaks.
-func (x *OAuth2SecurityScheme) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the OAuth2SecurityScheme schema that x breaks.
+// It is for generated code; call Validate.
+func (x *OAuth2SecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "flows",
-			parent: p,
-		}
+		fp := p.Key("flows")
 		if !(x.Flows != nil) {
-			v.add(&fp, "required", "missing property \"flows\"")
+			v.Add(&fp, "required", "missing property \"flows\"")
 		} else {
-			x.Flows.validate(v, &fp)
+			x.Flows.ValidateAt(v, &fp)
 		}
 	}
 }
@@ -241,71 +211,52 @@ func (x *OAuth2SecurityScheme) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *OAuth2SecurityScheme) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the OAuthFlows schema that x breaks.
-func (x *OAuthFlows) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the OAuthFlows schema that x breaks.
+// It is for generated code; call Validate.
+func (x *OAuthFlows) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	switch m := x.Flow.(type) {
 	case *AuthorizationCodeOAuthFlow:
-		fp := rtPath{
-			index:  -1,
-			key:    "authorizationCode",
-			parent: p,
-		}
+		fp := p.Key("authorizationCode")
 		if m == nil {
-			v.add(p, "oneOf", "member \"authorizationCode\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"authorizationCode\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *ClientCredentialsOAuthFlow:
-		fp := rtPath{
-			index:  -1,
-			key:    "clientCredentials",
-			parent: p,
-		}
+		fp := p.Key("clientCredentials")
 		if m == nil {
-			v.add(p, "oneOf", "member \"clientCredentials\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"clientCredentials\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *ImplicitOAuthFlow:
-		fp := rtPath{
-			index:  -1,
-			key:    "implicit",
-			parent: p,
-		}
+		fp := p.Key("implicit")
 		if m == nil {
-			v.add(p, "oneOf", "member \"implicit\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"implicit\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *PasswordOAuthFlow:
-		fp := rtPath{
-			index:  -1,
-			key:    "password",
-			parent: p,
-		}
+		fp := p.Key("password")
 		if m == nil {
-			v.add(p, "oneOf", "member \"password\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"password\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *DeviceCodeOAuthFlow:
-		fp := rtPath{
-			index:  -1,
-			key:    "deviceCode",
-			parent: p,
-		}
+		fp := p.Key("deviceCode")
 		if m == nil {
-			v.add(p, "oneOf", "member \"deviceCode\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"deviceCode\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case nil:
-		v.add(p, "oneOf", "exactly one of authorizationCode, clientCredentials, implicit, password, deviceCode is required")
+		v.Add(p, "oneOf", "exactly one of authorizationCode, clientCredentials, implicit, password, deviceCode is required")
 	}
 }
 
@@ -314,24 +265,21 @@ func (x *OAuthFlows) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *OAuthFlows) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the OpenIdConnectSecurityScheme schema that x breaks.
-func (x *OpenIdConnectSecurityScheme) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the OpenIdConnectSecurityScheme schema that x breaks.
+// It is for generated code; call Validate.
+func (x *OpenIdConnectSecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "openIdConnectUrl",
-			parent: p,
-		}
+		fp := p.Key("openIdConnectUrl")
 		if !(x.OpenIDConnectURL != "") {
-			v.add(&fp, "required", "missing property \"openIdConnectUrl\"")
+			v.Add(&fp, "required", "missing property \"openIdConnectUrl\"")
 		} else {
 			if len(x.OpenIDConnectURL) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
@@ -342,42 +290,34 @@ func (x *OpenIdConnectSecurityScheme) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *OpenIdConnectSecurityScheme) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the PasswordOAuthFlow schema that x breaks.
-func (x *PasswordOAuthFlow) validate(v *rtValidator, p *rtPath) {
-	_, _ = v, p
-}
+// ValidateAt records at p every rule of the PasswordOAuthFlow schema that x breaks.
+// It is for generated code; call Validate.
+func (x *PasswordOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
 // Validate checks x against every rule of the PasswordOAuthFlow schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *PasswordOAuthFlow) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the SecurityRequirement schema that x breaks.
-func (x *SecurityRequirement) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the SecurityRequirement schema that x breaks.
+// It is for generated code; call Validate.
+func (x *SecurityRequirement) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "schemes",
-			parent: p,
-		}
+		fp := p.Key("schemes")
 		if x.Schemes != nil {
 			for k0, e0 := range x.Schemes {
-				kp0 := rtPath{
-					index:  -1,
-					key:    k0,
-					parent: &fp,
-				}
-				e0.validate(v, &kp0)
+				kp0 := fp.Key(k0)
+				e0.ValidateAt(v, &kp0)
 			}
 		}
 	}
@@ -388,71 +328,52 @@ func (x *SecurityRequirement) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *SecurityRequirement) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the SecurityScheme schema that x breaks.
-func (x *SecurityScheme) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the SecurityScheme schema that x breaks.
+// It is for generated code; call Validate.
+func (x *SecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	switch m := x.Scheme.(type) {
 	case *APIKeySecurityScheme:
-		fp := rtPath{
-			index:  -1,
-			key:    "apiKeySecurityScheme",
-			parent: p,
-		}
+		fp := p.Key("apiKeySecurityScheme")
 		if m == nil {
-			v.add(p, "oneOf", "member \"apiKeySecurityScheme\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"apiKeySecurityScheme\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *HTTPAuthSecurityScheme:
-		fp := rtPath{
-			index:  -1,
-			key:    "httpAuthSecurityScheme",
-			parent: p,
-		}
+		fp := p.Key("httpAuthSecurityScheme")
 		if m == nil {
-			v.add(p, "oneOf", "member \"httpAuthSecurityScheme\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"httpAuthSecurityScheme\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *OAuth2SecurityScheme:
-		fp := rtPath{
-			index:  -1,
-			key:    "oauth2SecurityScheme",
-			parent: p,
-		}
+		fp := p.Key("oauth2SecurityScheme")
 		if m == nil {
-			v.add(p, "oneOf", "member \"oauth2SecurityScheme\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"oauth2SecurityScheme\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *OpenIdConnectSecurityScheme:
-		fp := rtPath{
-			index:  -1,
-			key:    "openIdConnectSecurityScheme",
-			parent: p,
-		}
+		fp := p.Key("openIdConnectSecurityScheme")
 		if m == nil {
-			v.add(p, "oneOf", "member \"openIdConnectSecurityScheme\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"openIdConnectSecurityScheme\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *MutualTlsSecurityScheme:
-		fp := rtPath{
-			index:  -1,
-			key:    "mtlsSecurityScheme",
-			parent: p,
-		}
+		fp := p.Key("mtlsSecurityScheme")
 		if m == nil {
-			v.add(p, "oneOf", "member \"mtlsSecurityScheme\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"mtlsSecurityScheme\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case nil:
-		v.add(p, "oneOf", "exactly one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme is required")
+		v.Add(p, "oneOf", "exactly one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme is required")
 	}
 }
 
@@ -461,22 +382,21 @@ func (x *SecurityScheme) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *SecurityScheme) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the StringList schema that x breaks.
-func (x *StringList) validate(v *rtValidator, p *rtPath) {
-	_, _ = v, p
-}
+// ValidateAt records at p every rule of the StringList schema that x breaks.
+// It is for generated code; call Validate.
+func (x *StringList) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
 // Validate checks x against every rule of the StringList schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *StringList) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }

@@ -3,164 +3,113 @@
 
 package a2a
 
-// decodeJSON reads a SendMessageResponse object, recording type mismatches in d.
-func (x *SendMessageResponse) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+import "github.com/a2abind/a2abind/gen/runtime"
+
+// DecodeJSONAt reads a SendMessageResponse from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseSendMessageResponseJSON.
+func (x *SendMessageResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
 	member := 0
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "task":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			if member != 0 && member != 1 {
-				d.v.add(p, "oneOf", "more than one of task, message is set")
-			}
-			member = 1
-			fp := rtPath{
-				index:  -1,
-				key:    "task",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<0)
+			d.OneOf(p, &member, 1, "task, message")
+			fp := p.Key("task")
 			obj := new(Task)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		case "message":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			if member != 0 && member != 2 {
-				d.v.add(p, "oneOf", "more than one of task, message is set")
-			}
-			member = 2
-			fp := rtPath{
-				index:  -1,
-				key:    "message",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<1)
+			d.OneOf(p, &member, 2, "task, message")
+			fp := p.Key("message")
 			obj := new(Message)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a SendMessageResponse. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SendMessageResponse. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *SendMessageResponse) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SendMessageResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseSendMessageResponseJSON decodes data into a new SendMessageResponse and checks it as ValidateSendMessageResponseJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseSendMessageResponseJSON decodes data into a new SendMessageResponse and checks it as
+// ValidateSendMessageResponseJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseSendMessageResponseJSON(data []byte) (*SendMessageResponse, error) {
 	x := new(SendMessageResponse)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = SendMessageResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateSendMessageResponseJSON checks that data is a valid SendMessageResponse: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateSendMessageResponseJSON checks that data is a valid SendMessageResponse: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateSendMessageResponseJSON(data []byte) error {
 	var x SendMessageResponse
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = SendMessageResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *SendMessageResponse) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *SendMessageResponse) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
+	b = append(b, '{')
 	switch m := x.Payload.(type) {
 	case *Task:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"task\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *Message:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"message\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x SendMessageResponse) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *SendMessageResponse) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -178,232 +127,149 @@ func (x *SendMessageResponse) Clone() *SendMessageResponse {
 	return &c
 }
 
-// decodeJSON reads a StreamResponse object, recording type mismatches in d.
-func (x *StreamResponse) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a StreamResponse from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseStreamResponseJSON.
+func (x *StreamResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
 	member := 0
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "task":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			if member != 0 && member != 1 {
-				d.v.add(p, "oneOf", "more than one of task, message, statusUpdate, artifactUpdate is set")
-			}
-			member = 1
-			fp := rtPath{
-				index:  -1,
-				key:    "task",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<0)
+			d.OneOf(p, &member, 1, "task, message, statusUpdate, artifactUpdate")
+			fp := p.Key("task")
 			obj := new(Task)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		case "message":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			if member != 0 && member != 2 {
-				d.v.add(p, "oneOf", "more than one of task, message, statusUpdate, artifactUpdate is set")
-			}
-			member = 2
-			fp := rtPath{
-				index:  -1,
-				key:    "message",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<1)
+			d.OneOf(p, &member, 2, "task, message, statusUpdate, artifactUpdate")
+			fp := p.Key("message")
 			obj := new(Message)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		case "statusUpdate":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			if member != 0 && member != 3 {
-				d.v.add(p, "oneOf", "more than one of task, message, statusUpdate, artifactUpdate is set")
-			}
-			member = 3
-			fp := rtPath{
-				index:  -1,
-				key:    "statusUpdate",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<2)
+			d.OneOf(p, &member, 3, "task, message, statusUpdate, artifactUpdate")
+			fp := p.Key("statusUpdate")
 			obj := new(TaskStatusUpdateEvent)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		case "artifactUpdate":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			if member != 0 && member != 4 {
-				d.v.add(p, "oneOf", "more than one of task, message, statusUpdate, artifactUpdate is set")
-			}
-			member = 4
-			fp := rtPath{
-				index:  -1,
-				key:    "artifactUpdate",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<3)
+			d.OneOf(p, &member, 4, "task, message, statusUpdate, artifactUpdate")
+			fp := p.Key("artifactUpdate")
 			obj := new(TaskArtifactUpdateEvent)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a StreamResponse. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a StreamResponse. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *StreamResponse) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = StreamResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseStreamResponseJSON decodes data into a new StreamResponse and checks it as ValidateStreamResponseJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseStreamResponseJSON decodes data into a new StreamResponse and checks it as
+// ValidateStreamResponseJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseStreamResponseJSON(data []byte) (*StreamResponse, error) {
 	x := new(StreamResponse)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = StreamResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateStreamResponseJSON checks that data is a valid StreamResponse: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateStreamResponseJSON checks that data is a valid StreamResponse: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateStreamResponseJSON(data []byte) error {
 	var x StreamResponse
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = StreamResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *StreamResponse) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *StreamResponse) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
+	b = append(b, '{')
 	switch m := x.Payload.(type) {
 	case *Task:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"task\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *Message:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"message\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *TaskStatusUpdateEvent:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"statusUpdate\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case *TaskArtifactUpdateEvent:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
 		b = append(b, "\"artifactUpdate\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x StreamResponse) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *StreamResponse) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

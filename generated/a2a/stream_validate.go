@@ -3,33 +3,28 @@
 
 package a2a
 
-// validate records every rule of the SendMessageResponse schema that x breaks.
-func (x *SendMessageResponse) validate(v *rtValidator, p *rtPath) {
+import "github.com/a2abind/a2abind/gen/runtime"
+
+// ValidateAt records at p every rule of the SendMessageResponse schema that x breaks.
+// It is for generated code; call Validate.
+func (x *SendMessageResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	switch m := x.Payload.(type) {
 	case *Task:
-		fp := rtPath{
-			index:  -1,
-			key:    "task",
-			parent: p,
-		}
+		fp := p.Key("task")
 		if m == nil {
-			v.add(p, "oneOf", "member \"task\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"task\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *Message:
-		fp := rtPath{
-			index:  -1,
-			key:    "message",
-			parent: p,
-		}
+		fp := p.Key("message")
 		if m == nil {
-			v.add(p, "oneOf", "member \"message\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"message\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case nil:
-		v.add(p, "oneOf", "exactly one of task, message is required")
+		v.Add(p, "oneOf", "exactly one of task, message is required")
 	}
 }
 
@@ -38,60 +33,45 @@ func (x *SendMessageResponse) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *SendMessageResponse) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the StreamResponse schema that x breaks.
-func (x *StreamResponse) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the StreamResponse schema that x breaks.
+// It is for generated code; call Validate.
+func (x *StreamResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	switch m := x.Payload.(type) {
 	case *Task:
-		fp := rtPath{
-			index:  -1,
-			key:    "task",
-			parent: p,
-		}
+		fp := p.Key("task")
 		if m == nil {
-			v.add(p, "oneOf", "member \"task\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"task\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *Message:
-		fp := rtPath{
-			index:  -1,
-			key:    "message",
-			parent: p,
-		}
+		fp := p.Key("message")
 		if m == nil {
-			v.add(p, "oneOf", "member \"message\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"message\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *TaskStatusUpdateEvent:
-		fp := rtPath{
-			index:  -1,
-			key:    "statusUpdate",
-			parent: p,
-		}
+		fp := p.Key("statusUpdate")
 		if m == nil {
-			v.add(p, "oneOf", "member \"statusUpdate\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"statusUpdate\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case *TaskArtifactUpdateEvent:
-		fp := rtPath{
-			index:  -1,
-			key:    "artifactUpdate",
-			parent: p,
-		}
+		fp := p.Key("artifactUpdate")
 		if m == nil {
-			v.add(p, "oneOf", "member \"artifactUpdate\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"artifactUpdate\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case nil:
-		v.add(p, "oneOf", "exactly one of task, message, statusUpdate, artifactUpdate is required")
+		v.Add(p, "oneOf", "exactly one of task, message, statusUpdate, artifactUpdate is required")
 	}
 }
 
@@ -100,7 +80,7 @@ func (x *StreamResponse) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *StreamResponse) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }

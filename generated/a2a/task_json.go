@@ -4,262 +4,139 @@
 package a2a
 
 import (
+	"github.com/a2abind/a2abind/gen/runtime"
 	"slices"
 	"strings"
 )
 
-// decodeJSON reads a Artifact object, recording type mismatches in d.
-func (x *Artifact) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an Artifact from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseArtifactJSON.
+func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "artifactId":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "artifactId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ArtifactID = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("artifactId")
+			x.ArtifactID, _ = d.String(&fp)
 		case "name":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "name",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Name = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("name")
+			x.Name, _ = d.String(&fp)
 		case "description":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "description",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Description = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("description")
+			x.Description, _ = d.String(&fp)
 		case "parts":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "parts",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("parts")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.Parts = []Part{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 Part
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.Parts = append(x.Parts, e0)
 				}
 			}
 		case "metadata":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "metadata",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Metadata = val
-			}
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("metadata")
+			x.Metadata, _ = d.Object(&fp)
 		case "extensions":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "extensions",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.Extensions = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.Extensions = append(x.Extensions, e0)
-				}
-			}
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("extensions")
+			x.Extensions = d.Strings(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a Artifact. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an Artifact. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *Artifact) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = Artifact{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseArtifactJSON decodes data into a new Artifact and checks it as ValidateArtifactJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseArtifactJSON decodes data into a new Artifact and checks it as
+// ValidateArtifactJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseArtifactJSON(data []byte) (*Artifact, error) {
 	x := new(Artifact)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = Artifact{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateArtifactJSON checks that data is a valid Artifact: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateArtifactJSON checks that data is a valid Artifact: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateArtifactJSON(data []byte) error {
 	var x Artifact
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = Artifact{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *Artifact) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *Artifact) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"artifactId\":"...)
-	b = rtAppendString(b, x.ArtifactID)
+	b = runtime.AppendString(b, x.ArtifactID)
 	if x.Name != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"name\":"...)
-		b = rtAppendString(b, x.Name)
+		b = append(b, ",\"name\":"...)
+		b = runtime.AppendString(b, x.Name)
 	}
 	if x.Description != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
+		b = append(b, ",\"description\":"...)
+		b = runtime.AppendString(b, x.Description)
+	}
+	b = append(b, ",\"parts\":"...)
+	b = append(b, '[')
+	for i0 := range x.Parts {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, "\"description\":"...)
-		b = rtAppendString(b, x.Description)
-	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"parts\":"...)
-	if x.Parts == nil {
-		b = append(b, "[]"...)
-	} else {
-		b = append(b, byte(0x5b))
-		for i0 := range x.Parts {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			{
-				ev1 := x.Parts[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
-			}
+		b, err = x.Parts[i0].AppendJSON(b)
+		if err != nil {
+			return b, err
 		}
-		b = append(b, byte(0x5d))
 	}
+	b = append(b, ']')
 	if x.Metadata != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"metadata\":"...)
-		b, err = rtAppendAny(b, x.Metadata)
+		b = append(b, ",\"metadata\":"...)
+		b, err = runtime.AppendAny(b, x.Metadata)
 		if err != nil {
 			return b, err
 		}
 	}
 	if x.Extensions != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"extensions\":"...)
-		b = append(b, byte(0x5b))
-		for i0 := range x.Extensions {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.Extensions[i0])
-		}
-		b = append(b, byte(0x5d))
+		b = append(b, ",\"extensions\":"...)
+		b = runtime.AppendStrings(b, x.Extensions)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x Artifact) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *Artifact) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -274,274 +151,166 @@ func (x *Artifact) Clone() *Artifact {
 			c.Parts[i0] = *(&x.Parts[i0]).Clone()
 		}
 	}
-	c.Metadata = rtCloneObject(x.Metadata)
+	c.Metadata = runtime.CloneObject(x.Metadata)
 	c.Extensions = slices.Clone(x.Extensions)
 	return &c
 }
 
-// decodeJSON reads a Task object, recording type mismatches in d.
-func (x *Task) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a Task from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseTaskJSON.
+func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "id":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ID = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("id")
+			x.ID, _ = d.String(&fp)
 		case "contextId":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "contextId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ContextID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("contextId")
+			x.ContextID, _ = d.String(&fp)
 		case "status":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "status",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(TaskStatus)
-				obj.decodeJSON(d, &fp)
-				x.Status = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("status")
+			if d.IsObject(&fp) {
+				x.Status = new(TaskStatus)
+				x.Status.DecodeJSONAt(d, &fp)
 			}
 		case "artifacts":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "artifacts",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("artifacts")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.Artifacts = []Artifact{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 Artifact
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.Artifacts = append(x.Artifacts, e0)
 				}
 			}
 		case "history":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "history",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("history")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.History = []Message{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 Message
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.History = append(x.History, e0)
 				}
 			}
 		case "metadata":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "metadata",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Metadata = val
-			}
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("metadata")
+			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a Task. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a Task. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *Task) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = Task{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseTaskJSON decodes data into a new Task and checks it as ValidateTaskJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseTaskJSON decodes data into a new Task and checks it as
+// ValidateTaskJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseTaskJSON(data []byte) (*Task, error) {
 	x := new(Task)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = Task{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateTaskJSON checks that data is a valid Task: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateTaskJSON checks that data is a valid Task: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateTaskJSON(data []byte) error {
 	var x Task
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = Task{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *Task) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *Task) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"id\":"...)
-	b = rtAppendString(b, x.ID)
+	b = runtime.AppendString(b, x.ID)
 	if x.ContextID != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"contextId\":"...)
-		b = rtAppendString(b, x.ContextID)
+		b = append(b, ",\"contextId\":"...)
+		b = runtime.AppendString(b, x.ContextID)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"status\":"...)
+	b = append(b, ",\"status\":"...)
 	if x.Status == nil {
 		b = append(b, "null"...)
 	} else {
-		b, err = x.Status.appendJSON(b)
+		b, err = x.Status.AppendJSON(b)
 		if err != nil {
 			return b, err
 		}
 	}
 	if x.Artifacts != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"artifacts\":"...)
-		b = append(b, byte(0x5b))
+		b = append(b, ",\"artifacts\":"...)
+		b = append(b, '[')
 		for i0 := range x.Artifacts {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			{
-				ev1 := x.Artifacts[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b, err = x.Artifacts[i0].AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x5d))
+		b = append(b, ']')
 	}
 	if x.History != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"history\":"...)
-		b = append(b, byte(0x5b))
+		b = append(b, ",\"history\":"...)
+		b = append(b, '[')
 		for i0 := range x.History {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			{
-				ev1 := x.History[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b, err = x.History[i0].AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x5d))
+		b = append(b, ']')
 	}
 	if x.Metadata != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"metadata\":"...)
-		b, err = rtAppendAny(b, x.Metadata)
+		b = append(b, ",\"metadata\":"...)
+		b, err = runtime.AppendAny(b, x.Metadata)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x Task) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *Task) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -563,225 +332,129 @@ func (x *Task) Clone() *Task {
 			c.History[i0] = *(&x.History[i0]).Clone()
 		}
 	}
-	c.Metadata = rtCloneObject(x.Metadata)
+	c.Metadata = runtime.CloneObject(x.Metadata)
 	return &c
 }
 
-// decodeJSON reads a TaskArtifactUpdateEvent object, recording type mismatches in d.
-func (x *TaskArtifactUpdateEvent) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a TaskArtifactUpdateEvent from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseTaskArtifactUpdateEventJSON.
+func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "taskId":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "taskId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TaskID = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("taskId")
+			x.TaskID, _ = d.String(&fp)
 		case "contextId":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "contextId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ContextID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("contextId")
+			x.ContextID, _ = d.String(&fp)
 		case "artifact":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "artifact",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(Artifact)
-				obj.decodeJSON(d, &fp)
-				x.Artifact = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("artifact")
+			if d.IsObject(&fp) {
+				x.Artifact = new(Artifact)
+				x.Artifact.DecodeJSONAt(d, &fp)
 			}
 		case "append":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "append",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				x.Append = val
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("append")
+			x.Append, _ = d.Bool(&fp)
 		case "lastChunk":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "lastChunk",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				x.LastChunk = val
-			}
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("lastChunk")
+			x.LastChunk, _ = d.Bool(&fp)
 		case "metadata":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "metadata",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Metadata = val
-			}
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("metadata")
+			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a TaskArtifactUpdateEvent. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a TaskArtifactUpdateEvent. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *TaskArtifactUpdateEvent) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = TaskArtifactUpdateEvent{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseTaskArtifactUpdateEventJSON decodes data into a new TaskArtifactUpdateEvent and checks it as ValidateTaskArtifactUpdateEventJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseTaskArtifactUpdateEventJSON decodes data into a new TaskArtifactUpdateEvent and checks it as
+// ValidateTaskArtifactUpdateEventJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseTaskArtifactUpdateEventJSON(data []byte) (*TaskArtifactUpdateEvent, error) {
 	x := new(TaskArtifactUpdateEvent)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = TaskArtifactUpdateEvent{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateTaskArtifactUpdateEventJSON checks that data is a valid TaskArtifactUpdateEvent: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateTaskArtifactUpdateEventJSON checks that data is a valid TaskArtifactUpdateEvent: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateTaskArtifactUpdateEventJSON(data []byte) error {
 	var x TaskArtifactUpdateEvent
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = TaskArtifactUpdateEvent{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *TaskArtifactUpdateEvent) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *TaskArtifactUpdateEvent) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"taskId\":"...)
-	b = rtAppendString(b, x.TaskID)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"contextId\":"...)
-	b = rtAppendString(b, x.ContextID)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"artifact\":"...)
+	b = runtime.AppendString(b, x.TaskID)
+	b = append(b, ",\"contextId\":"...)
+	b = runtime.AppendString(b, x.ContextID)
+	b = append(b, ",\"artifact\":"...)
 	if x.Artifact == nil {
 		b = append(b, "null"...)
 	} else {
-		b, err = x.Artifact.appendJSON(b)
+		b, err = x.Artifact.AppendJSON(b)
 		if err != nil {
 			return b, err
 		}
 	}
 	if x.Append {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"append\":"...)
-		b = rtAppendBool(b, x.Append)
+		b = append(b, ",\"append\":"...)
+		b = runtime.AppendBool(b, x.Append)
 	}
 	if x.LastChunk {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"lastChunk\":"...)
-		b = rtAppendBool(b, x.LastChunk)
+		b = append(b, ",\"lastChunk\":"...)
+		b = runtime.AppendBool(b, x.LastChunk)
 	}
 	if x.Metadata != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"metadata\":"...)
-		b, err = rtAppendAny(b, x.Metadata)
+		b = append(b, ",\"metadata\":"...)
+		b, err = runtime.AppendAny(b, x.Metadata)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x TaskArtifactUpdateEvent) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *TaskArtifactUpdateEvent) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -791,175 +464,117 @@ func (x *TaskArtifactUpdateEvent) Clone() *TaskArtifactUpdateEvent {
 	}
 	c := *x
 	c.Artifact = x.Artifact.Clone()
-	c.Metadata = rtCloneObject(x.Metadata)
+	c.Metadata = runtime.CloneObject(x.Metadata)
 	return &c
 }
 
-// decodeJSON reads a TaskStatus object, recording type mismatches in d.
-func (x *TaskStatus) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a TaskStatus from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseTaskStatusJSON.
+func (x *TaskStatus) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "state":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "state",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.State = TaskState(val)
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("state")
+			x.State, _ = runtime.Enum[TaskState](d.String(&fp))
 		case "message":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "message",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(Message)
-				obj.decodeJSON(d, &fp)
-				x.Message = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("message")
+			if d.IsObject(&fp) {
+				x.Message = new(Message)
+				x.Message.DecodeJSONAt(d, &fp)
 			}
 		case "timestamp":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "timestamp",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("timestamp")
+			if val, ok := d.String(&fp); ok {
 				x.Timestamp = val
-				if x.Timestamp == "" {
-					v := d.v
+				if val == "" {
+					v := d.Validator()
 					if !strings.HasSuffix(x.Timestamp, "Z") {
-						v.add(&fp, "pattern", "does not match Z$")
+						v.Add(&fp, "pattern", "does not match Z$")
 					}
-					if !rtDateTime(x.Timestamp) {
-						v.add(&fp, "format", "not an RFC 3339 date-time")
+					if !runtime.DateTime(x.Timestamp) {
+						v.Add(&fp, "format", "not an RFC 3339 date-time")
 					}
 				}
 			}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a TaskStatus. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a TaskStatus. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *TaskStatus) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = TaskStatus{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseTaskStatusJSON decodes data into a new TaskStatus and checks it as ValidateTaskStatusJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseTaskStatusJSON decodes data into a new TaskStatus and checks it as
+// ValidateTaskStatusJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseTaskStatusJSON(data []byte) (*TaskStatus, error) {
 	x := new(TaskStatus)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = TaskStatus{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateTaskStatusJSON checks that data is a valid TaskStatus: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateTaskStatusJSON checks that data is a valid TaskStatus: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateTaskStatusJSON(data []byte) error {
 	var x TaskStatus
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = TaskStatus{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *TaskStatus) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *TaskStatus) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"state\":"...)
-	b = rtAppendString(b, string(x.State))
+	b = runtime.AppendString(b, string(x.State))
 	if x.Message != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"message\":"...)
+		b = append(b, ",\"message\":"...)
 		if x.Message == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = x.Message.appendJSON(b)
+			b, err = x.Message.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
 	if x.Timestamp != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"timestamp\":"...)
-		b = rtAppendString(b, x.Timestamp)
+		b = append(b, ",\"timestamp\":"...)
+		b = runtime.AppendString(b, x.Timestamp)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x TaskStatus) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *TaskStatus) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -972,181 +587,109 @@ func (x *TaskStatus) Clone() *TaskStatus {
 	return &c
 }
 
-// decodeJSON reads a TaskStatusUpdateEvent object, recording type mismatches in d.
-func (x *TaskStatusUpdateEvent) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a TaskStatusUpdateEvent from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseTaskStatusUpdateEventJSON.
+func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "taskId":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "taskId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.TaskID = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("taskId")
+			x.TaskID, _ = d.String(&fp)
 		case "contextId":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "contextId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ContextID = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("contextId")
+			x.ContextID, _ = d.String(&fp)
 		case "status":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "status",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(TaskStatus)
-				obj.decodeJSON(d, &fp)
-				x.Status = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("status")
+			if d.IsObject(&fp) {
+				x.Status = new(TaskStatus)
+				x.Status.DecodeJSONAt(d, &fp)
 			}
 		case "metadata":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "metadata",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Metadata = val
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("metadata")
+			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a TaskStatusUpdateEvent. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a TaskStatusUpdateEvent. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *TaskStatusUpdateEvent) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = TaskStatusUpdateEvent{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseTaskStatusUpdateEventJSON decodes data into a new TaskStatusUpdateEvent and checks it as ValidateTaskStatusUpdateEventJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseTaskStatusUpdateEventJSON decodes data into a new TaskStatusUpdateEvent and checks it as
+// ValidateTaskStatusUpdateEventJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseTaskStatusUpdateEventJSON(data []byte) (*TaskStatusUpdateEvent, error) {
 	x := new(TaskStatusUpdateEvent)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = TaskStatusUpdateEvent{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateTaskStatusUpdateEventJSON checks that data is a valid TaskStatusUpdateEvent: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateTaskStatusUpdateEventJSON checks that data is a valid TaskStatusUpdateEvent: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateTaskStatusUpdateEventJSON(data []byte) error {
 	var x TaskStatusUpdateEvent
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = TaskStatusUpdateEvent{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *TaskStatusUpdateEvent) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *TaskStatusUpdateEvent) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"taskId\":"...)
-	b = rtAppendString(b, x.TaskID)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"contextId\":"...)
-	b = rtAppendString(b, x.ContextID)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"status\":"...)
+	b = runtime.AppendString(b, x.TaskID)
+	b = append(b, ",\"contextId\":"...)
+	b = runtime.AppendString(b, x.ContextID)
+	b = append(b, ",\"status\":"...)
 	if x.Status == nil {
 		b = append(b, "null"...)
 	} else {
-		b, err = x.Status.appendJSON(b)
+		b, err = x.Status.AppendJSON(b)
 		if err != nil {
 			return b, err
 		}
 	}
 	if x.Metadata != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"metadata\":"...)
-		b, err = rtAppendAny(b, x.Metadata)
+		b = append(b, ",\"metadata\":"...)
+		b, err = runtime.AppendAny(b, x.Metadata)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x TaskStatusUpdateEvent) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *TaskStatusUpdateEvent) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1156,6 +699,6 @@ func (x *TaskStatusUpdateEvent) Clone() *TaskStatusUpdateEvent {
 	}
 	c := *x
 	c.Status = x.Status.Clone()
-	c.Metadata = rtCloneObject(x.Metadata)
+	c.Metadata = runtime.CloneObject(x.Metadata)
 	return &c
 }

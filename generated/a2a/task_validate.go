@@ -4,44 +4,35 @@
 package a2a
 
 import (
+	"github.com/a2abind/a2abind/gen/runtime"
 	"strconv"
 	"strings"
 )
 
-// validate records every rule of the Artifact schema that x breaks.
-func (x *Artifact) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the Artifact schema that x breaks.
+// It is for generated code; call Validate.
+func (x *Artifact) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "artifactId",
-			parent: p,
-		}
+		fp := p.Key("artifactId")
 		if !(x.ArtifactID != "") {
-			v.add(&fp, "required", "missing property \"artifactId\"")
+			v.Add(&fp, "required", "missing property \"artifactId\"")
 		} else {
 			if len(x.ArtifactID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "parts",
-			parent: p,
-		}
+		fp := p.Key("parts")
 		if !(x.Parts != nil) {
-			v.add(&fp, "required", "missing property \"parts\"")
+			v.Add(&fp, "required", "missing property \"parts\"")
 		} else {
 			if len(x.Parts) < 1 {
-				v.add(&fp, "minItems", "fewer than 1 items")
+				v.Add(&fp, "minItems", "fewer than 1 items")
 			}
 			for i0 := range x.Parts {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.Parts[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.Parts[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
@@ -52,68 +43,47 @@ func (x *Artifact) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *Artifact) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the Task schema that x breaks.
-func (x *Task) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the Task schema that x breaks.
+// It is for generated code; call Validate.
+func (x *Task) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
+		fp := p.Key("id")
 		if !(x.ID != "") {
-			v.add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "required", "missing property \"id\"")
 		} else {
 			if len(x.ID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "status",
-			parent: p,
-		}
+		fp := p.Key("status")
 		if !(x.Status != nil) {
-			v.add(&fp, "required", "missing property \"status\"")
+			v.Add(&fp, "required", "missing property \"status\"")
 		} else {
-			x.Status.validate(v, &fp)
+			x.Status.ValidateAt(v, &fp)
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "artifacts",
-			parent: p,
-		}
+		fp := p.Key("artifacts")
 		if x.Artifacts != nil {
 			for i0 := range x.Artifacts {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.Artifacts[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.Artifacts[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "history",
-			parent: p,
-		}
+		fp := p.Key("history")
 		if x.History != nil {
 			for i0 := range x.History {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.History[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.History[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
@@ -124,51 +94,40 @@ func (x *Task) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *Task) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the TaskArtifactUpdateEvent schema that x breaks.
-func (x *TaskArtifactUpdateEvent) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the TaskArtifactUpdateEvent schema that x breaks.
+// It is for generated code; call Validate.
+func (x *TaskArtifactUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "taskId",
-			parent: p,
-		}
+		fp := p.Key("taskId")
 		if !(x.TaskID != "") {
-			v.add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "required", "missing property \"taskId\"")
 		} else {
 			if len(x.TaskID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "contextId",
-			parent: p,
-		}
+		fp := p.Key("contextId")
 		if !(x.ContextID != "") {
-			v.add(&fp, "required", "missing property \"contextId\"")
+			v.Add(&fp, "required", "missing property \"contextId\"")
 		} else {
 			if len(x.ContextID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "artifact",
-			parent: p,
-		}
+		fp := p.Key("artifact")
 		if !(x.Artifact != nil) {
-			v.add(&fp, "required", "missing property \"artifact\"")
+			v.Add(&fp, "required", "missing property \"artifact\"")
 		} else {
-			x.Artifact.validate(v, &fp)
+			x.Artifact.ValidateAt(v, &fp)
 		}
 	}
 }
@@ -178,52 +137,41 @@ func (x *TaskArtifactUpdateEvent) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *TaskArtifactUpdateEvent) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the TaskStatus schema that x breaks.
-func (x *TaskStatus) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the TaskStatus schema that x breaks.
+// It is for generated code; call Validate.
+func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "state",
-			parent: p,
-		}
+		fp := p.Key("state")
 		if !(x.State != "") {
-			v.add(&fp, "required", "missing property \"state\"")
+			v.Add(&fp, "required", "missing property \"state\"")
 		} else {
 			if !x.State.Valid() {
-				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.State)))
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.State)))
 			}
 			if string(x.State) == "TASK_STATE_UNSPECIFIED" {
-				v.add(&fp, "not", "must not be \"TASK_STATE_UNSPECIFIED\"")
+				v.Add(&fp, "not", "must not be \"TASK_STATE_UNSPECIFIED\"")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "message",
-			parent: p,
-		}
+		fp := p.Key("message")
 		if x.Message != nil {
-			x.Message.validate(v, &fp)
+			x.Message.ValidateAt(v, &fp)
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "timestamp",
-			parent: p,
-		}
+		fp := p.Key("timestamp")
 		if x.Timestamp != "" {
 			if !strings.HasSuffix(x.Timestamp, "Z") {
-				v.add(&fp, "pattern", "does not match Z$")
+				v.Add(&fp, "pattern", "does not match Z$")
 			}
-			if !rtDateTime(x.Timestamp) {
-				v.add(&fp, "format", "not an RFC 3339 date-time")
+			if !runtime.DateTime(x.Timestamp) {
+				v.Add(&fp, "format", "not an RFC 3339 date-time")
 			}
 		}
 	}
@@ -234,51 +182,40 @@ func (x *TaskStatus) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *TaskStatus) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the TaskStatusUpdateEvent schema that x breaks.
-func (x *TaskStatusUpdateEvent) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the TaskStatusUpdateEvent schema that x breaks.
+// It is for generated code; call Validate.
+func (x *TaskStatusUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "taskId",
-			parent: p,
-		}
+		fp := p.Key("taskId")
 		if !(x.TaskID != "") {
-			v.add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "required", "missing property \"taskId\"")
 		} else {
 			if len(x.TaskID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "contextId",
-			parent: p,
-		}
+		fp := p.Key("contextId")
 		if !(x.ContextID != "") {
-			v.add(&fp, "required", "missing property \"contextId\"")
+			v.Add(&fp, "required", "missing property \"contextId\"")
 		} else {
 			if len(x.ContextID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "status",
-			parent: p,
-		}
+		fp := p.Key("status")
 		if !(x.Status != nil) {
-			v.add(&fp, "required", "missing property \"status\"")
+			v.Add(&fp, "required", "missing property \"status\"")
 		} else {
-			x.Status.validate(v, &fp)
+			x.Status.ValidateAt(v, &fp)
 		}
 	}
 }
@@ -288,7 +225,7 @@ func (x *TaskStatusUpdateEvent) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *TaskStatusUpdateEvent) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }

@@ -3,236 +3,140 @@
 
 package offline
 
-import "strconv"
+import (
+	"github.com/a2abind/a2abind/gen/runtime"
+	"strconv"
+)
 
-// decodeJSON reads a AsleepResponse object, recording type mismatches in d.
-func (x *AsleepResponse) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an AsleepResponse from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseAsleepResponseJSON.
+func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "error":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "error",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Error = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("error")
+			x.Error, _ = d.String(&fp)
 		case "message":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "message",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Message = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("message")
+			x.Message, _ = d.String(&fp)
 		case "queued":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "queued",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				x.Queued = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("queued")
+			x.Queued, _ = d.Bool(&fp)
 		case "retryAfterSec":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "retryAfterSec",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				tmp := int32(val)
-				x.RetryAfterSec = &tmp
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("retryAfterSec")
+			x.RetryAfterSec = runtime.Ptr(d.Int32(&fp))
 		case "taskId":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "taskId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("taskId")
+			if val, ok := d.String(&fp); ok {
 				x.TaskID = val
-				if x.TaskID == "" {
-					v := d.v
+				if val == "" {
+					v := d.Validator()
 					if len(x.TaskID) == 0 {
-						v.add(&fp, "minLength", "must not be empty")
+						v.Add(&fp, "minLength", "must not be empty")
 					}
-					if rtRuneCount(x.TaskID) > 256 {
-						v.add(&fp, "maxLength", "longer than 256 characters")
+					if runtime.RuneCount(x.TaskID) > 256 {
+						v.Add(&fp, "maxLength", "longer than 256 characters")
 					}
 				}
 			}
 		case "contextId":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "contextId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("contextId")
+			if val, ok := d.String(&fp); ok {
 				x.ContextID = val
-				if x.ContextID == "" {
-					v := d.v
+				if val == "" {
+					v := d.Validator()
 					if len(x.ContextID) == 0 {
-						v.add(&fp, "minLength", "must not be empty")
+						v.Add(&fp, "minLength", "must not be empty")
 					}
-					if rtRuneCount(x.ContextID) > 256 {
-						v.add(&fp, "maxLength", "longer than 256 characters")
+					if runtime.RuneCount(x.ContextID) > 256 {
+						v.Add(&fp, "maxLength", "longer than 256 characters")
 					}
 				}
 			}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x2) == 0 {
-			d.v.add(p, "required", "missing property \"message\"")
-		}
-		if seen&uint64(0x4) == 0 {
-			d.v.add(p, "required", "missing property \"queued\"")
-		}
-	}
+	d.Require(p, seen&(1<<1) != 0, "message")
+	d.Require(p, seen&(1<<2) != 0, "queued")
 }
 
-// UnmarshalJSON decodes a AsleepResponse. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AsleepResponse. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *AsleepResponse) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AsleepResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseAsleepResponseJSON decodes data into a new AsleepResponse and checks it as ValidateAsleepResponseJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseAsleepResponseJSON decodes data into a new AsleepResponse and checks it as
+// ValidateAsleepResponseJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseAsleepResponseJSON(data []byte) (*AsleepResponse, error) {
 	x := new(AsleepResponse)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = AsleepResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateAsleepResponseJSON checks that data is a valid AsleepResponse: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAsleepResponseJSON checks that data is a valid AsleepResponse: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAsleepResponseJSON(data []byte) error {
 	var x AsleepResponse
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = AsleepResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *AsleepResponse) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *AsleepResponse) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"error\":"...)
-	b = rtAppendString(b, x.Error)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"message\":"...)
-	b = rtAppendString(b, x.Message)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"queued\":"...)
-	b = rtAppendBool(b, x.Queued)
+	b = runtime.AppendString(b, x.Error)
+	b = append(b, ",\"message\":"...)
+	b = runtime.AppendString(b, x.Message)
+	b = append(b, ",\"queued\":"...)
+	b = runtime.AppendBool(b, x.Queued)
 	if x.RetryAfterSec != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"retryAfterSec\":"...)
+		b = append(b, ",\"retryAfterSec\":"...)
 		b = strconv.AppendInt(b, int64(*x.RetryAfterSec), 10)
 	}
 	if x.TaskID != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"taskId\":"...)
-		b = rtAppendString(b, x.TaskID)
+		b = append(b, ",\"taskId\":"...)
+		b = runtime.AppendString(b, x.TaskID)
 	}
 	if x.ContextID != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"contextId\":"...)
-		b = rtAppendString(b, x.ContextID)
+		b = append(b, ",\"contextId\":"...)
+		b = runtime.AppendString(b, x.ContextID)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x AsleepResponse) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *AsleepResponse) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -248,239 +152,144 @@ func (x *AsleepResponse) Clone() *AsleepResponse {
 	return &c
 }
 
-// decodeJSON reads a OfflineErrorData object, recording type mismatches in d.
-func (x *OfflineErrorData) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads an OfflineErrorData from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseOfflineErrorDataJSON.
+func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "error":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "error",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Error = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("error")
+			x.Error, _ = d.String(&fp)
 		case "queued":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "queued",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				x.Queued = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("queued")
+			x.Queued, _ = d.Bool(&fp)
 		case "retryAfterSec":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "retryAfterSec",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				tmp := int32(val)
-				x.RetryAfterSec = &tmp
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("retryAfterSec")
+			x.RetryAfterSec = runtime.Ptr(d.Int32(&fp))
 		case "kind":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "kind",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Kind = QueueFullKind(val)
-				if x.Kind == "" {
-					v := d.v
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("kind")
+			if val, ok := runtime.Enum[QueueFullKind](d.String(&fp)); ok {
+				x.Kind = val
+				if val == "" {
+					v := d.Validator()
 					if !x.Kind.Valid() {
-						v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
+						v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
 					}
 				}
 			}
 		case "taskId":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "taskId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("taskId")
+			if val, ok := d.String(&fp); ok {
 				x.TaskID = val
-				if x.TaskID == "" {
-					v := d.v
+				if val == "" {
+					v := d.Validator()
 					if len(x.TaskID) == 0 {
-						v.add(&fp, "minLength", "must not be empty")
+						v.Add(&fp, "minLength", "must not be empty")
 					}
-					if rtRuneCount(x.TaskID) > 256 {
-						v.add(&fp, "maxLength", "longer than 256 characters")
+					if runtime.RuneCount(x.TaskID) > 256 {
+						v.Add(&fp, "maxLength", "longer than 256 characters")
 					}
 				}
 			}
 		case "contextId":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "contextId",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("contextId")
+			if val, ok := d.String(&fp); ok {
 				x.ContextID = val
-				if x.ContextID == "" {
-					v := d.v
+				if val == "" {
+					v := d.Validator()
 					if len(x.ContextID) == 0 {
-						v.add(&fp, "minLength", "must not be empty")
+						v.Add(&fp, "minLength", "must not be empty")
 					}
-					if rtRuneCount(x.ContextID) > 256 {
-						v.add(&fp, "maxLength", "longer than 256 characters")
+					if runtime.RuneCount(x.ContextID) > 256 {
+						v.Add(&fp, "maxLength", "longer than 256 characters")
 					}
 				}
 			}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x2) == 0 {
-			d.v.add(p, "required", "missing property \"queued\"")
-		}
-	}
+	d.Require(p, seen&(1<<1) != 0, "queued")
 }
 
-// UnmarshalJSON decodes a OfflineErrorData. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an OfflineErrorData. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *OfflineErrorData) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = OfflineErrorData{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseOfflineErrorDataJSON decodes data into a new OfflineErrorData and checks it as ValidateOfflineErrorDataJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseOfflineErrorDataJSON decodes data into a new OfflineErrorData and checks it as
+// ValidateOfflineErrorDataJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseOfflineErrorDataJSON(data []byte) (*OfflineErrorData, error) {
 	x := new(OfflineErrorData)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = OfflineErrorData{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateOfflineErrorDataJSON checks that data is a valid OfflineErrorData: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateOfflineErrorDataJSON checks that data is a valid OfflineErrorData: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateOfflineErrorDataJSON(data []byte) error {
 	var x OfflineErrorData
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = OfflineErrorData{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *OfflineErrorData) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *OfflineErrorData) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"error\":"...)
-	b = rtAppendString(b, x.Error)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"queued\":"...)
-	b = rtAppendBool(b, x.Queued)
+	b = runtime.AppendString(b, x.Error)
+	b = append(b, ",\"queued\":"...)
+	b = runtime.AppendBool(b, x.Queued)
 	if x.RetryAfterSec != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"retryAfterSec\":"...)
+		b = append(b, ",\"retryAfterSec\":"...)
 		b = strconv.AppendInt(b, int64(*x.RetryAfterSec), 10)
 	}
 	if x.Kind != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"kind\":"...)
-		b = rtAppendString(b, string(x.Kind))
+		b = append(b, ",\"kind\":"...)
+		b = runtime.AppendString(b, string(x.Kind))
 	}
 	if x.TaskID != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"taskId\":"...)
-		b = rtAppendString(b, x.TaskID)
+		b = append(b, ",\"taskId\":"...)
+		b = runtime.AppendString(b, x.TaskID)
 	}
 	if x.ContextID != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"contextId\":"...)
-		b = rtAppendString(b, x.ContextID)
+		b = append(b, ",\"contextId\":"...)
+		b = runtime.AppendString(b, x.ContextID)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x OfflineErrorData) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *OfflineErrorData) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -496,179 +305,97 @@ func (x *OfflineErrorData) Clone() *OfflineErrorData {
 	return &c
 }
 
-// decodeJSON reads a PublishedBounds object, recording type mismatches in d.
-func (x *PublishedBounds) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a PublishedBounds from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParsePublishedBoundsJSON.
+func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "maxMessages":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "maxMessages",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				x.MaxMessages = int32(val)
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("maxMessages")
+			x.MaxMessages, _ = d.Int32(&fp)
 		case "maxBytes":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "maxBytes",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-9223372036854775808), int64(9223372036854775807)); ok {
-				x.MaxBytes = int64(val)
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("maxBytes")
+			x.MaxBytes, _ = d.Int64(&fp)
 		case "maxPerPeer":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "maxPerPeer",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				x.MaxPerPeer = int32(val)
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("maxPerPeer")
+			x.MaxPerPeer, _ = d.Int32(&fp)
 		case "recordTtlSec":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "recordTtlSec",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-9223372036854775808), int64(9223372036854775807)); ok {
-				x.RecordTtlSec = int64(val)
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("recordTtlSec")
+			x.RecordTtlSec, _ = d.Int64(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x1) == 0 {
-			d.v.add(p, "required", "missing property \"maxMessages\"")
-		}
-		if seen&uint64(0x2) == 0 {
-			d.v.add(p, "required", "missing property \"maxBytes\"")
-		}
-		if seen&uint64(0x4) == 0 {
-			d.v.add(p, "required", "missing property \"maxPerPeer\"")
-		}
-		if seen&uint64(0x8) == 0 {
-			d.v.add(p, "required", "missing property \"recordTtlSec\"")
-		}
-	}
+	d.Require(p, seen&(1<<0) != 0, "maxMessages")
+	d.Require(p, seen&(1<<1) != 0, "maxBytes")
+	d.Require(p, seen&(1<<2) != 0, "maxPerPeer")
+	d.Require(p, seen&(1<<3) != 0, "recordTtlSec")
 }
 
-// UnmarshalJSON decodes a PublishedBounds. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a PublishedBounds. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *PublishedBounds) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = PublishedBounds{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParsePublishedBoundsJSON decodes data into a new PublishedBounds and checks it as ValidatePublishedBoundsJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParsePublishedBoundsJSON decodes data into a new PublishedBounds and checks it as
+// ValidatePublishedBoundsJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParsePublishedBoundsJSON(data []byte) (*PublishedBounds, error) {
 	x := new(PublishedBounds)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = PublishedBounds{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidatePublishedBoundsJSON checks that data is a valid PublishedBounds: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidatePublishedBoundsJSON checks that data is a valid PublishedBounds: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidatePublishedBoundsJSON(data []byte) error {
 	var x PublishedBounds
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = PublishedBounds{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *PublishedBounds) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *PublishedBounds) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"maxMessages\":"...)
 	b = strconv.AppendInt(b, int64(x.MaxMessages), 10)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"maxBytes\":"...)
+	b = append(b, ",\"maxBytes\":"...)
 	b = strconv.AppendInt(b, x.MaxBytes, 10)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"maxPerPeer\":"...)
+	b = append(b, ",\"maxPerPeer\":"...)
 	b = strconv.AppendInt(b, int64(x.MaxPerPeer), 10)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"recordTtlSec\":"...)
+	b = append(b, ",\"recordTtlSec\":"...)
 	b = strconv.AppendInt(b, x.RecordTtlSec, 10)
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x PublishedBounds) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *PublishedBounds) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -680,180 +407,106 @@ func (x *PublishedBounds) Clone() *PublishedBounds {
 	return &c
 }
 
-// decodeJSON reads a QueueFullResponse object, recording type mismatches in d.
-func (x *QueueFullResponse) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a QueueFullResponse from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseQueueFullResponseJSON.
+func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "error":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "error",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Error = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("error")
+			x.Error, _ = d.String(&fp)
 		case "message":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "message",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Message = val
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("message")
+			x.Message, _ = d.String(&fp)
 		case "queued":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "queued",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				x.Queued = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("queued")
+			x.Queued, _ = d.Bool(&fp)
 		case "kind":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "kind",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Kind = QueueFullKind(val)
-				if x.Kind == "" {
-					v := d.v
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("kind")
+			if val, ok := runtime.Enum[QueueFullKind](d.String(&fp)); ok {
+				x.Kind = val
+				if val == "" {
+					v := d.Validator()
 					if !x.Kind.Valid() {
-						v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
+						v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
 					}
 				}
 			}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x4) == 0 {
-			d.v.add(p, "required", "missing property \"queued\"")
-		}
-	}
+	d.Require(p, seen&(1<<2) != 0, "queued")
 }
 
-// UnmarshalJSON decodes a QueueFullResponse. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a QueueFullResponse. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *QueueFullResponse) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = QueueFullResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseQueueFullResponseJSON decodes data into a new QueueFullResponse and checks it as ValidateQueueFullResponseJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseQueueFullResponseJSON decodes data into a new QueueFullResponse and checks it as
+// ValidateQueueFullResponseJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseQueueFullResponseJSON(data []byte) (*QueueFullResponse, error) {
 	x := new(QueueFullResponse)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = QueueFullResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateQueueFullResponseJSON checks that data is a valid QueueFullResponse: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateQueueFullResponseJSON checks that data is a valid QueueFullResponse: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateQueueFullResponseJSON(data []byte) error {
 	var x QueueFullResponse
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = QueueFullResponse{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *QueueFullResponse) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *QueueFullResponse) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"error\":"...)
-	b = rtAppendString(b, x.Error)
+	b = runtime.AppendString(b, x.Error)
 	if x.Message != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"message\":"...)
-		b = rtAppendString(b, x.Message)
+		b = append(b, ",\"message\":"...)
+		b = runtime.AppendString(b, x.Message)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"queued\":"...)
-	b = rtAppendBool(b, x.Queued)
+	b = append(b, ",\"queued\":"...)
+	b = runtime.AppendBool(b, x.Queued)
 	if x.Kind != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"kind\":"...)
-		b = rtAppendString(b, string(x.Kind))
+		b = append(b, ",\"kind\":"...)
+		b = runtime.AppendString(b, string(x.Kind))
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x QueueFullResponse) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *QueueFullResponse) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -865,214 +518,125 @@ func (x *QueueFullResponse) Clone() *QueueFullResponse {
 	return &c
 }
 
-// decodeJSON reads a ReachabilityParams object, recording type mismatches in d.
-func (x *ReachabilityParams) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a ReachabilityParams from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseReachabilityParamsJSON.
+func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "mode":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "mode",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Mode = ReachabilityMode(val)
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("mode")
+			x.Mode, _ = runtime.Enum[ReachabilityMode](d.String(&fp))
 		case "schedule":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "schedule",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(Schedule)
-				obj.decodeJSON(d, &fp)
-				x.Schedule = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("schedule")
+			if d.IsObject(&fp) {
+				x.Schedule = new(Schedule)
+				x.Schedule.DecodeJSONAt(d, &fp)
 			}
 		case "storeForward":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "storeForward",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				x.StoreForward = val
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("storeForward")
+			x.StoreForward, _ = d.Bool(&fp)
 		case "queue":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "queue",
-				parent: p,
-			}
-			if d.peek() == byte(0x7b) {
-				obj := new(PublishedBounds)
-				obj.decodeJSON(d, &fp)
-				x.Queue = obj
-			} else {
-				d.mismatch(&fp, "object")
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("queue")
+			if d.IsObject(&fp) {
+				x.Queue = new(PublishedBounds)
+				x.Queue.DecodeJSONAt(d, &fp)
 			}
 		case "asleepAnswer":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "asleepAnswer",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.AsleepAnswer = AsleepAnswer(val)
-			}
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("asleepAnswer")
+			x.AsleepAnswer, _ = runtime.Enum[AsleepAnswer](d.String(&fp))
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x4) == 0 {
-			d.v.add(p, "required", "missing property \"storeForward\"")
-		}
-	}
+	d.Require(p, seen&(1<<2) != 0, "storeForward")
 }
 
-// UnmarshalJSON decodes a ReachabilityParams. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ReachabilityParams. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *ReachabilityParams) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ReachabilityParams{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseReachabilityParamsJSON decodes data into a new ReachabilityParams and checks it as ValidateReachabilityParamsJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseReachabilityParamsJSON decodes data into a new ReachabilityParams and checks it as
+// ValidateReachabilityParamsJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseReachabilityParamsJSON(data []byte) (*ReachabilityParams, error) {
 	x := new(ReachabilityParams)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = ReachabilityParams{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateReachabilityParamsJSON checks that data is a valid ReachabilityParams: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateReachabilityParamsJSON checks that data is a valid ReachabilityParams: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateReachabilityParamsJSON(data []byte) error {
 	var x ReachabilityParams
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = ReachabilityParams{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *ReachabilityParams) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *ReachabilityParams) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"mode\":"...)
-	b = rtAppendString(b, string(x.Mode))
+	b = runtime.AppendString(b, string(x.Mode))
 	if x.Schedule != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"schedule\":"...)
+		b = append(b, ",\"schedule\":"...)
 		if x.Schedule == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = x.Schedule.appendJSON(b)
+			b, err = x.Schedule.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"storeForward\":"...)
-	b = rtAppendBool(b, x.StoreForward)
+	b = append(b, ",\"storeForward\":"...)
+	b = runtime.AppendBool(b, x.StoreForward)
 	if x.Queue != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"queue\":"...)
+		b = append(b, ",\"queue\":"...)
 		if x.Queue == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = x.Queue.appendJSON(b)
+			b, err = x.Queue.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"asleepAnswer\":"...)
-	b = rtAppendString(b, string(x.AsleepAnswer))
-	b = append(b, byte(0x7d))
+	b = append(b, ",\"asleepAnswer\":"...)
+	b = runtime.AppendString(b, string(x.AsleepAnswer))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x ReachabilityParams) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *ReachabilityParams) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1086,158 +650,90 @@ func (x *ReachabilityParams) Clone() *ReachabilityParams {
 	return &c
 }
 
-// decodeJSON reads a Schedule object, recording type mismatches in d.
-func (x *Schedule) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a Schedule from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseScheduleJSON.
+func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "periodSec":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "periodSec",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				x.PeriodSec = int32(val)
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("periodSec")
+			x.PeriodSec, _ = d.Int32(&fp)
 		case "offsetSec":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "offsetSec",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				x.OffsetSec = int32(val)
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("offsetSec")
+			x.OffsetSec, _ = d.Int32(&fp)
 		case "lengthSec":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "lengthSec",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				x.LengthSec = int32(val)
-			}
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("lengthSec")
+			x.LengthSec, _ = d.Int32(&fp)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x1) == 0 {
-			d.v.add(p, "required", "missing property \"periodSec\"")
-		}
-		if seen&uint64(0x2) == 0 {
-			d.v.add(p, "required", "missing property \"offsetSec\"")
-		}
-		if seen&uint64(0x4) == 0 {
-			d.v.add(p, "required", "missing property \"lengthSec\"")
-		}
-	}
+	d.Require(p, seen&(1<<0) != 0, "periodSec")
+	d.Require(p, seen&(1<<1) != 0, "offsetSec")
+	d.Require(p, seen&(1<<2) != 0, "lengthSec")
 }
 
-// UnmarshalJSON decodes a Schedule. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a Schedule. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *Schedule) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = Schedule{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseScheduleJSON decodes data into a new Schedule and checks it as ValidateScheduleJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseScheduleJSON decodes data into a new Schedule and checks it as
+// ValidateScheduleJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseScheduleJSON(data []byte) (*Schedule, error) {
 	x := new(Schedule)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = Schedule{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateScheduleJSON checks that data is a valid Schedule: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateScheduleJSON checks that data is a valid Schedule: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateScheduleJSON(data []byte) error {
 	var x Schedule
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = Schedule{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *Schedule) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *Schedule) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"periodSec\":"...)
 	b = strconv.AppendInt(b, int64(x.PeriodSec), 10)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"offsetSec\":"...)
+	b = append(b, ",\"offsetSec\":"...)
 	b = strconv.AppendInt(b, int64(x.OffsetSec), 10)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"lengthSec\":"...)
+	b = append(b, ",\"lengthSec\":"...)
 	b = strconv.AppendInt(b, int64(x.LengthSec), 10)
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x Schedule) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *Schedule) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.

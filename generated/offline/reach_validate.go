@@ -3,63 +3,51 @@
 
 package offline
 
-import "strconv"
+import (
+	"github.com/a2abind/a2abind/gen/runtime"
+	"strconv"
+)
 
-// validate records every rule of the AsleepResponse schema that x breaks.
-func (x *AsleepResponse) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the AsleepResponse schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AsleepResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "error",
-			parent: p,
-		}
+		fp := p.Key("error")
 		if !(x.Error != "") {
-			v.add(&fp, "required", "missing property \"error\"")
+			v.Add(&fp, "required", "missing property \"error\"")
 		} else {
 			if x.Error != "agent_asleep" {
-				v.add(&fp, "const", "must be \"agent_asleep\"")
+				v.Add(&fp, "const", "must be \"agent_asleep\"")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "retryAfterSec",
-			parent: p,
-		}
+		fp := p.Key("retryAfterSec")
 		if x.RetryAfterSec != nil {
 			if *x.RetryAfterSec < 0 {
-				v.add(&fp, "minimum", "below 0")
+				v.Add(&fp, "minimum", "below 0")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "taskId",
-			parent: p,
-		}
+		fp := p.Key("taskId")
 		if x.TaskID != "" {
 			if len(x.TaskID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
-			if rtRuneCount(x.TaskID) > 256 {
-				v.add(&fp, "maxLength", "longer than 256 characters")
+			if runtime.RuneCount(x.TaskID) > 256 {
+				v.Add(&fp, "maxLength", "longer than 256 characters")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "contextId",
-			parent: p,
-		}
+		fp := p.Key("contextId")
 		if x.ContextID != "" {
 			if len(x.ContextID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
-			if rtRuneCount(x.ContextID) > 256 {
-				v.add(&fp, "maxLength", "longer than 256 characters")
+			if runtime.RuneCount(x.ContextID) > 256 {
+				v.Add(&fp, "maxLength", "longer than 256 characters")
 			}
 		}
 	}
@@ -70,80 +58,61 @@ func (x *AsleepResponse) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AsleepResponse) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the OfflineErrorData schema that x breaks.
-func (x *OfflineErrorData) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the OfflineErrorData schema that x breaks.
+// It is for generated code; call Validate.
+func (x *OfflineErrorData) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "error",
-			parent: p,
-		}
+		fp := p.Key("error")
 		if !(x.Error != "") {
-			v.add(&fp, "required", "missing property \"error\"")
+			v.Add(&fp, "required", "missing property \"error\"")
 		} else {
 			switch x.Error {
 			case "agent_asleep", "asleep_queue_full":
 			default:
-				v.add(&fp, "enum", "must be one of agent_asleep, asleep_queue_full")
+				v.Add(&fp, "enum", "must be one of agent_asleep, asleep_queue_full")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "retryAfterSec",
-			parent: p,
-		}
+		fp := p.Key("retryAfterSec")
 		if x.RetryAfterSec != nil {
 			if *x.RetryAfterSec < 0 {
-				v.add(&fp, "minimum", "below 0")
+				v.Add(&fp, "minimum", "below 0")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "kind",
-			parent: p,
-		}
+		fp := p.Key("kind")
 		if x.Kind != "" {
 			if !x.Kind.Valid() {
-				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "taskId",
-			parent: p,
-		}
+		fp := p.Key("taskId")
 		if x.TaskID != "" {
 			if len(x.TaskID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
-			if rtRuneCount(x.TaskID) > 256 {
-				v.add(&fp, "maxLength", "longer than 256 characters")
+			if runtime.RuneCount(x.TaskID) > 256 {
+				v.Add(&fp, "maxLength", "longer than 256 characters")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "contextId",
-			parent: p,
-		}
+		fp := p.Key("contextId")
 		if x.ContextID != "" {
 			if len(x.ContextID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
-			if rtRuneCount(x.ContextID) > 256 {
-				v.add(&fp, "maxLength", "longer than 256 characters")
+			if runtime.RuneCount(x.ContextID) > 256 {
+				v.Add(&fp, "maxLength", "longer than 256 characters")
 			}
 		}
 	}
@@ -154,54 +123,39 @@ func (x *OfflineErrorData) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *OfflineErrorData) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the PublishedBounds schema that x breaks.
-func (x *PublishedBounds) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the PublishedBounds schema that x breaks.
+// It is for generated code; call Validate.
+func (x *PublishedBounds) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "maxMessages",
-			parent: p,
-		}
+		fp := p.Key("maxMessages")
 		if x.MaxMessages < 1 {
-			v.add(&fp, "minimum", "below 1")
+			v.Add(&fp, "minimum", "below 1")
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "maxBytes",
-			parent: p,
-		}
+		fp := p.Key("maxBytes")
 		if x.MaxBytes < 1 {
-			v.add(&fp, "minimum", "below 1")
+			v.Add(&fp, "minimum", "below 1")
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "maxPerPeer",
-			parent: p,
-		}
+		fp := p.Key("maxPerPeer")
 		if x.MaxPerPeer < 1 {
-			v.add(&fp, "minimum", "below 1")
+			v.Add(&fp, "minimum", "below 1")
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "recordTtlSec",
-			parent: p,
-		}
+		fp := p.Key("recordTtlSec")
 		if x.RecordTtlSec < 1 {
-			v.add(&fp, "minimum", "below 1")
+			v.Add(&fp, "minimum", "below 1")
 		}
 		if x.RecordTtlSec > 9223372036 {
-			v.add(&fp, "maximum", "above 9223372036")
+			v.Add(&fp, "maximum", "above 9223372036")
 		}
 	}
 }
@@ -211,46 +165,35 @@ func (x *PublishedBounds) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *PublishedBounds) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the QueueFullResponse schema that x breaks.
-func (x *QueueFullResponse) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the QueueFullResponse schema that x breaks.
+// It is for generated code; call Validate.
+func (x *QueueFullResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "error",
-			parent: p,
-		}
+		fp := p.Key("error")
 		if !(x.Error != "") {
-			v.add(&fp, "required", "missing property \"error\"")
+			v.Add(&fp, "required", "missing property \"error\"")
 		} else {
 			if x.Error != "asleep_queue_full" {
-				v.add(&fp, "const", "must be \"asleep_queue_full\"")
+				v.Add(&fp, "const", "must be \"asleep_queue_full\"")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "queued",
-			parent: p,
-		}
+		fp := p.Key("queued")
 		if x.Queued != false {
-			v.add(&fp, "const", "must be false")
+			v.Add(&fp, "const", "must be false")
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "kind",
-			parent: p,
-		}
+		fp := p.Key("kind")
 		if x.Kind != "" {
 			if !x.Kind.Valid() {
-				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
 			}
 		}
 	}
@@ -261,58 +204,43 @@ func (x *QueueFullResponse) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *QueueFullResponse) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the ReachabilityParams schema that x breaks.
-func (x *ReachabilityParams) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the ReachabilityParams schema that x breaks.
+// It is for generated code; call Validate.
+func (x *ReachabilityParams) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "mode",
-			parent: p,
-		}
+		fp := p.Key("mode")
 		if !(x.Mode != "") {
-			v.add(&fp, "required", "missing property \"mode\"")
+			v.Add(&fp, "required", "missing property \"mode\"")
 		} else {
 			if !x.Mode.Valid() {
-				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Mode)))
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Mode)))
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "schedule",
-			parent: p,
-		}
+		fp := p.Key("schedule")
 		if x.Schedule != nil {
-			x.Schedule.validate(v, &fp)
+			x.Schedule.ValidateAt(v, &fp)
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "queue",
-			parent: p,
-		}
+		fp := p.Key("queue")
 		if x.Queue != nil {
-			x.Queue.validate(v, &fp)
+			x.Queue.ValidateAt(v, &fp)
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "asleepAnswer",
-			parent: p,
-		}
+		fp := p.Key("asleepAnswer")
 		if !(x.AsleepAnswer != "") {
-			v.add(&fp, "required", "missing property \"asleepAnswer\"")
+			v.Add(&fp, "required", "missing property \"asleepAnswer\"")
 		} else {
 			if !x.AsleepAnswer.Valid() {
-				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.AsleepAnswer)))
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.AsleepAnswer)))
 			}
 		}
 	}
@@ -323,50 +251,39 @@ func (x *ReachabilityParams) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ReachabilityParams) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the Schedule schema that x breaks.
-func (x *Schedule) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the Schedule schema that x breaks.
+// It is for generated code; call Validate.
+func (x *Schedule) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "periodSec",
-			parent: p,
-		}
+		fp := p.Key("periodSec")
 		if x.PeriodSec < 2 {
-			v.add(&fp, "minimum", "below 2")
+			v.Add(&fp, "minimum", "below 2")
 		}
 		if x.PeriodSec > 31622400 {
-			v.add(&fp, "maximum", "above 31622400")
+			v.Add(&fp, "maximum", "above 31622400")
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "offsetSec",
-			parent: p,
-		}
+		fp := p.Key("offsetSec")
 		if x.OffsetSec < 0 {
-			v.add(&fp, "minimum", "below 0")
+			v.Add(&fp, "minimum", "below 0")
 		}
 		if x.OffsetSec > 31622400 {
-			v.add(&fp, "maximum", "above 31622400")
+			v.Add(&fp, "maximum", "above 31622400")
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "lengthSec",
-			parent: p,
-		}
+		fp := p.Key("lengthSec")
 		if x.LengthSec < 1 {
-			v.add(&fp, "minimum", "below 1")
+			v.Add(&fp, "minimum", "below 1")
 		}
 		if x.LengthSec > 31622400 {
-			v.add(&fp, "maximum", "above 31622400")
+			v.Add(&fp, "maximum", "above 31622400")
 		}
 	}
 }
@@ -376,7 +293,7 @@ func (x *Schedule) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *Schedule) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }

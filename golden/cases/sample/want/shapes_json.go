@@ -4,159 +4,105 @@
 package sample
 
 import (
+	"github.com/a2abind/a2abind/gen/runtime"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// decodeJSON reads a Call object, recording type mismatches in d.
-func (x *Call) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a Call from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseCallJSON.
+func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "op":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "op",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Op = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("op")
+			x.Op, _ = d.String(&fp)
 		case "id":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			x.ID = d.rawKinds(&fp, "string", "number", "null")
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("id")
+			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "args":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "args",
-				parent: p,
-			}
-			x.Args = d.rawKinds(&fp, "object")
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("args")
+			x.Args = d.RawKinds(&fp, "object")
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a Call. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a Call. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *Call) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = Call{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseCallJSON decodes data into a new Call and checks it as ValidateCallJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseCallJSON decodes data into a new Call and checks it as
+// ValidateCallJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseCallJSON(data []byte) (*Call, error) {
 	x := new(Call)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = Call{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateCallJSON checks that data is a valid Call: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateCallJSON checks that data is a valid Call: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateCallJSON(data []byte) error {
 	var x Call
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = Call{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *Call) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *Call) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"op\":"...)
-	b = rtAppendString(b, x.Op)
+	b = runtime.AppendString(b, x.Op)
 	if len(x.ID) > 0 {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"id\":"...)
-		b, err = rtAppendRaw(b, x.ID)
+		b = append(b, ",\"id\":"...)
+		b, err = runtime.AppendRaw(b, x.ID)
 		if err != nil {
 			return b, err
 		}
 	}
 	if len(x.Args) > 0 {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"args\":"...)
-		b, err = rtAppendRaw(b, x.Args)
+		b = append(b, ",\"args\":"...)
+		b, err = runtime.AppendRaw(b, x.Args)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x Call) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *Call) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -170,119 +116,82 @@ func (x *Call) Clone() *Call {
 	return &c
 }
 
-// decodeJSON reads a Circle object, recording type mismatches in d.
-func (x *Circle) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a Circle from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseCircleJSON.
+func (x *Circle) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "radius":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "radius",
-				parent: p,
-			}
-			if val, ok := d.number(&fp); ok {
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("radius")
+			if val, ok := d.Number(&fp); ok {
 				x.Radius = val
 			}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x1) == 0 {
-			d.v.add(p, "required", "missing property \"radius\"")
-		}
-	}
+	d.Require(p, seen&(1<<0) != 0, "radius")
 }
 
-// UnmarshalJSON decodes a Circle. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a Circle. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *Circle) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = Circle{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseCircleJSON decodes data into a new Circle and checks it as ValidateCircleJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseCircleJSON decodes data into a new Circle and checks it as
+// ValidateCircleJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseCircleJSON(data []byte) (*Circle, error) {
 	x := new(Circle)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = Circle{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateCircleJSON checks that data is a valid Circle: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateCircleJSON checks that data is a valid Circle: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateCircleJSON(data []byte) error {
 	var x Circle
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = Circle{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *Circle) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *Circle) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"radius\":"...)
-	b, err = rtAppendFloat(b, x.Radius)
+	b, err = runtime.AppendFloat(b, x.Radius)
 	if err != nil {
 		return b, err
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x Circle) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *Circle) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -294,137 +203,91 @@ func (x *Circle) Clone() *Circle {
 	return &c
 }
 
-// decodeJSON reads a Layer object, recording type mismatches in d.
-func (x *Layer) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a Layer from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseLayerJSON.
+func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "name":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "name",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Name = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("name")
+			x.Name, _ = d.String(&fp)
 		case "opaque":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "opaque",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("opaque")
+			if val, ok := d.Bool(&fp); ok {
 				x.Opaque = val
-				if x.Opaque == false {
-					v := d.v
+				if val == false {
+					v := d.Validator()
 					if x.Opaque != true {
-						v.add(&fp, "const", "must be true")
+						v.Add(&fp, "const", "must be true")
 					}
 				}
 			}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
 }
 
-// UnmarshalJSON decodes a Layer. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a Layer. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *Layer) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = Layer{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseLayerJSON decodes data into a new Layer and checks it as ValidateLayerJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseLayerJSON decodes data into a new Layer and checks it as
+// ValidateLayerJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseLayerJSON(data []byte) (*Layer, error) {
 	x := new(Layer)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = Layer{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateLayerJSON checks that data is a valid Layer: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateLayerJSON checks that data is a valid Layer: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateLayerJSON(data []byte) error {
 	var x Layer
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = Layer{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *Layer) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *Layer) AppendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	b = append(b, "\"name\":"...)
-	b = rtAppendString(b, x.Name)
+	b = runtime.AppendString(b, x.Name)
 	if x.Opaque {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"opaque\":"...)
-		b = rtAppendBool(b, x.Opaque)
+		b = append(b, ",\"opaque\":"...)
+		b = runtime.AppendBool(b, x.Opaque)
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x Layer) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *Layer) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -436,623 +299,331 @@ func (x *Layer) Clone() *Layer {
 	return &c
 }
 
-// decodeJSON reads a Shape object, recording type mismatches in d.
-func (x *Shape) decodeJSON(d *rtDecoder, p *rtPath) {
-	if !d.openObject(p) {
+// DecodeJSONAt reads a Shape from d, recording type mismatches at p. It
+// is for generated code; call UnmarshalJSON or ParseShapeJSON.
+func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+	if !d.OpenObject(p) {
 		return
 	}
 	var seen uint64
 	member := 0
-	first := true
-	for {
-		key, ok := d.nextKey(&first)
+	for first := true; ; {
+		key, ok := d.NextKey(&first)
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "id":
-			if seen&uint64(0x1) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1)
-			fp := rtPath{
-				index:  -1,
-				key:    "id",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.ID = val
-			}
+			d.Seen(&seen, 1<<0)
+			fp := p.Key("id")
+			x.ID, _ = d.String(&fp)
 		case "color":
-			if seen&uint64(0x2) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2)
-			fp := rtPath{
-				index:  -1,
-				key:    "color",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Color = Color(val)
-			}
+			d.Seen(&seen, 1<<1)
+			fp := p.Key("color")
+			x.Color, _ = runtime.Enum[Color](d.String(&fp))
 		case "mode":
-			if seen&uint64(0x4) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4)
-			fp := rtPath{
-				index:  -1,
-				key:    "mode",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
-				x.Mode = Mode(val)
-				if x.Mode == "" {
-					v := d.v
+			d.Seen(&seen, 1<<2)
+			fp := p.Key("mode")
+			if val, ok := runtime.Enum[Mode](d.String(&fp)); ok {
+				x.Mode = val
+				if val == "" {
+					v := d.Validator()
 					if !x.Mode.Valid() {
-						v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Mode)))
+						v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Mode)))
 					}
 				}
 			}
 		case "tags":
-			if seen&uint64(0x8) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8)
-			fp := rtPath{
-				index:  -1,
-				key:    "tags",
-				parent: p,
-			}
-			if d.openArray(&fp) {
-				x.Tags = []string{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
-					var e0 string
-					if val, ok := d.str(&ip0); ok {
-						e0 = val
-					}
-					x.Tags = append(x.Tags, e0)
-				}
-			}
+			d.Seen(&seen, 1<<3)
+			fp := p.Key("tags")
+			x.Tags = d.Strings(&fp)
 		case "sizes":
-			if seen&uint64(0x10) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10)
-			fp := rtPath{
-				index:  -1,
-				key:    "sizes",
-				parent: p,
-			}
-			if d.openObject(&fp) {
-				m0 := map[string]int32{}
-				first0 := true
-				for {
-					kb, more := d.nextKey(&first0)
-					if !more {
+			d.Seen(&seen, 1<<4)
+			fp := p.Key("sizes")
+			if d.OpenObject(&fp) {
+				x.Sizes = map[string]int32{}
+				for first0 := true; ; {
+					k0, ok := d.NextMember(&first0)
+					if !ok {
 						break
 					}
-					k0 := d.keyString(kb)
-					if _, dup := m0[k0]; dup {
-						d.dup = true
+					if _, dup := x.Sizes[k0]; dup {
+						d.Duplicate()
 					}
-					kp0 := rtPath{
-						index:  -1,
-						key:    k0,
-						parent: &fp,
-					}
+					kp0 := fp.Key(k0)
 					var e0 int32
-					if val, ok := d.integer(&kp0, int64(-2147483648), int64(2147483647)); ok {
-						e0 = int32(val)
-					}
-					m0[k0] = e0
+					e0, _ = d.Int32(&kp0)
+					x.Sizes[k0] = e0
 				}
-				x.Sizes = m0
 			}
 		case "layers":
-			if seen&uint64(0x20) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20)
-			fp := rtPath{
-				index:  -1,
-				key:    "layers",
-				parent: p,
-			}
-			if d.openArray(&fp) {
+			d.Seen(&seen, 1<<5)
+			fp := p.Key("layers")
+			if it0 := d.Array(&fp); it0.Open() {
 				x.Layers = []Layer{}
-				first0 := true
-				for i0 := 0; d.nextItem(&first0); i0++ {
-					ip0 := rtPath{
-						index:  i0,
-						parent: &fp,
-					}
+				for it0.Next(d) {
 					var e0 Layer
-					e0.decodeJSON(d, &ip0)
+					e0.DecodeJSONAt(d, it0.At())
 					x.Layers = append(x.Layers, e0)
 				}
 			}
 		case "named":
-			if seen&uint64(0x40) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x40)
-			fp := rtPath{
-				index:  -1,
-				key:    "named",
-				parent: p,
-			}
-			if d.openObject(&fp) {
-				m0 := map[string]Layer{}
-				first0 := true
-				for {
-					kb, more := d.nextKey(&first0)
-					if !more {
+			d.Seen(&seen, 1<<6)
+			fp := p.Key("named")
+			if d.OpenObject(&fp) {
+				x.Named = map[string]Layer{}
+				for first0 := true; ; {
+					k0, ok := d.NextMember(&first0)
+					if !ok {
 						break
 					}
-					k0 := d.keyString(kb)
-					if _, dup := m0[k0]; dup {
-						d.dup = true
+					if _, dup := x.Named[k0]; dup {
+						d.Duplicate()
 					}
-					kp0 := rtPath{
-						index:  -1,
-						key:    k0,
-						parent: &fp,
-					}
+					kp0 := fp.Key(k0)
 					var e0 Layer
-					e0.decodeJSON(d, &kp0)
-					m0[k0] = e0
+					e0.DecodeJSONAt(d, &kp0)
+					x.Named[k0] = e0
 				}
-				x.Named = m0
 			}
 		case "depth":
-			if seen&uint64(0x80) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x80)
-			fp := rtPath{
-				index:  -1,
-				key:    "depth",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				tmp := int32(val)
-				x.Depth = &tmp
-			}
+			d.Seen(&seen, 1<<7)
+			fp := p.Key("depth")
+			x.Depth = runtime.Ptr(d.Int32(&fp))
 		case "count":
-			if seen&uint64(0x100) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x100)
-			fp := rtPath{
-				index:  -1,
-				key:    "count",
-				parent: p,
-			}
-			if val, ok := d.integer(&fp, int64(-2147483648), int64(2147483647)); ok {
-				x.Count = int32(val)
-			}
+			d.Seen(&seen, 1<<8)
+			fp := p.Key("count")
+			x.Count, _ = d.Int32(&fp)
 		case "ratio":
-			if seen&uint64(0x200) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x200)
-			fp := rtPath{
-				index:  -1,
-				key:    "ratio",
-				parent: p,
-			}
-			if val, ok := d.number(&fp); ok {
+			d.Seen(&seen, 1<<9)
+			fp := p.Key("ratio")
+			if val, ok := d.Number(&fp); ok {
 				x.Ratio = val
 			}
 		case "solid":
-			if seen&uint64(0x400) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x400)
-			fp := rtPath{
-				index:  -1,
-				key:    "solid",
-				parent: p,
-			}
-			if val, ok := d.boolean(&fp); ok {
-				x.Solid = val
-			}
+			d.Seen(&seen, 1<<10)
+			fp := p.Key("solid")
+			x.Solid, _ = d.Bool(&fp)
 		case "blob":
-			if seen&uint64(0x800) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x800)
-			fp := rtPath{
-				index:  -1,
-				key:    "blob",
-				parent: p,
-			}
-			if val, ok := d.bytes(&fp); ok {
-				x.Blob = val
-			}
+			d.Seen(&seen, 1<<11)
+			fp := p.Key("blob")
+			x.Blob, _ = d.Bytes(&fp)
 		case "at":
-			if seen&uint64(0x1000) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x1000)
-			fp := rtPath{
-				index:  -1,
-				key:    "at",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
+			d.Seen(&seen, 1<<12)
+			fp := p.Key("at")
+			if val, ok := d.String(&fp); ok {
 				x.At = val
-				if x.At == "" {
-					v := d.v
+				if val == "" {
+					v := d.Validator()
 					if !strings.HasSuffix(x.At, "Z") {
-						v.add(&fp, "pattern", "does not match Z$")
+						v.Add(&fp, "pattern", "does not match Z$")
 					}
-					if !rtDateTime(x.At) {
-						v.add(&fp, "format", "not an RFC 3339 date-time")
+					if !runtime.DateTime(x.At) {
+						v.Add(&fp, "format", "not an RFC 3339 date-time")
 					}
 				}
 			}
 		case "side":
-			if seen&uint64(0x2000) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x2000)
-			fp := rtPath{
-				index:  -1,
-				key:    "side",
-				parent: p,
-			}
-			if val, ok := d.str(&fp); ok {
+			d.Seen(&seen, 1<<13)
+			fp := p.Key("side")
+			if val, ok := d.String(&fp); ok {
 				x.Side = val
-				if x.Side == "" {
-					v := d.v
+				if val == "" {
+					v := d.Validator()
 					switch x.Side {
 					case "left", "right":
 					default:
-						v.add(&fp, "enum", "must be one of left, right")
+						v.Add(&fp, "enum", "must be one of left, right")
 					}
 				}
 			}
 		case "meta":
-			if seen&uint64(0x4000) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x4000)
-			fp := rtPath{
-				index:  -1,
-				key:    "meta",
-				parent: p,
-			}
-			if val, ok := d.object(&fp); ok {
-				x.Meta = val
-			}
+			d.Seen(&seen, 1<<14)
+			fp := p.Key("meta")
+			x.Meta, _ = d.Object(&fp)
 		case "circle":
-			if seen&uint64(0x8000) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x8000)
-			if member != 0 && member != 1 {
-				d.v.add(p, "oneOf", "more than one of circle, label, note is set")
-			}
-			member = 1
-			fp := rtPath{
-				index:  -1,
-				key:    "circle",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<15)
+			d.OneOf(p, &member, 1, "circle, label, note")
+			fp := p.Key("circle")
 			obj := new(Circle)
-			if d.peek() == byte(0x7b) {
-				obj.decodeJSON(d, &fp)
-			} else {
-				d.mismatch(&fp, "object")
+			if d.IsObject(&fp) {
+				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Body = obj
 		case "label":
-			if seen&uint64(0x10000) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x10000)
-			if member != 0 && member != 2 {
-				d.v.add(p, "oneOf", "more than one of circle, label, note is set")
-			}
-			member = 2
-			fp := rtPath{
-				index:  -1,
-				key:    "label",
-				parent: p,
-			}
+			d.Seen(&seen, 1<<16)
+			d.OneOf(p, &member, 2, "circle, label, note")
+			fp := p.Key("label")
 			var mv string
-			if val, ok := d.str(&fp); ok {
-				mv = val
-			}
+			mv, _ = d.String(&fp)
 			x.Body = ShapeLabel(mv)
 		case "note":
-			if seen&uint64(0x20000) != 0 {
-				d.dup = true
-			}
-			seen |= uint64(0x20000)
-			if member != 0 && member != 3 {
-				d.v.add(p, "oneOf", "more than one of circle, label, note is set")
-			}
-			member = 3
-			fp := rtPath{
-				index:  -1,
-				key:    "note",
-				parent: p,
-			}
-			x.Body = ShapeNote{Value: d.value(&fp)}
+			d.Seen(&seen, 1<<17)
+			d.OneOf(p, &member, 3, "circle, label, note")
+			fp := p.Key("note")
+			x.Body = ShapeNote{Value: d.Value(&fp)}
 		default:
-			d.skip()
+			d.Skip()
 		}
 	}
-	if d.required && d.ok() {
-		if seen&uint64(0x10) == 0 {
-			d.v.add(p, "required", "missing property \"sizes\"")
-		}
-		if seen&uint64(0x100) == 0 {
-			d.v.add(p, "required", "missing property \"count\"")
-		}
-	}
+	d.Require(p, seen&(1<<4) != 0, "sizes")
+	d.Require(p, seen&(1<<8) != 0, "count")
 }
 
-// UnmarshalJSON decodes a Shape. It fails on bytes that are not JSON, on a
-// value of the wrong JSON type and on two members of a oneof group; it does not
-// check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a Shape. It fails on bytes that are not JSON, on
+// a value of the wrong JSON type and on two members of a oneof group; it does
+// not check the other rules of the schema: call Validate for those.
 func (x *Shape) UnmarshalJSON(data []byte) error {
-	var v rtValidator
-	if err := rtDecode(data, &v, false, func(d *rtDecoder) {
+	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = Shape{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	})
 }
 
-// ParseShapeJSON decodes data into a new Shape and checks it as ValidateShapeJSON does,
-// in one pass: the value is returned only when it is valid.
+// ParseShapeJSON decodes data into a new Shape and checks it as
+// ValidateShapeJSON does, in one pass: the value is returned only when it is
+// valid.
 func ParseShapeJSON(data []byte) (*Shape, error) {
 	x := new(Shape)
-	var v rtValidator
-	if err := rtDecodeMode(data, &v, true, false, func(d *rtDecoder) {
+	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = Shape{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return nil, err
-	}
-	x.validate(&v, nil)
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return x, nil
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// ValidateShapeJSON checks that data is a valid Shape: JSON syntax, every rule
-// of the schema, and required members. It returns a *SyntaxError, a
+// ValidateShapeJSON checks that data is a valid Shape: JSON syntax, every
+// rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateShapeJSON(data []byte) error {
 	var x Shape
-	var v rtValidator
-	if err := rtDecode(data, &v, true, func(d *rtDecoder) {
+	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
 		x = Shape{}
-		x.decodeJSON(d, nil)
-	}); err != nil {
-		return err
-	}
-	x.validate(&v, nil)
-	return v.err()
+		x.DecodeJSONAt(d, nil)
+	}, x.ValidateAt)
 }
 
-// appendJSON appends x as JSON. Optional members at their zero value are
-// left out, as in ProtoJSON.
-func (x *Shape) appendJSON(b []byte) ([]byte, error) {
+// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
+// that an envelope around it is built in one buffer. Optional members at
+// their zero value are left out, as in ProtoJSON.
+func (x *Shape) AppendJSON(b []byte) ([]byte, error) {
 	var err error
-	_ = err
-	b = append(b, byte(0x7b))
-	open := len(b)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
+	b = append(b, '{')
 	b = append(b, "\"id\":"...)
-	b = rtAppendString(b, x.ID)
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"color\":"...)
-	b = rtAppendString(b, string(x.Color))
+	b = runtime.AppendString(b, x.ID)
+	b = append(b, ",\"color\":"...)
+	b = runtime.AppendString(b, string(x.Color))
 	if x.Mode != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
+		b = append(b, ",\"mode\":"...)
+		b = runtime.AppendString(b, string(x.Mode))
+	}
+	b = append(b, ",\"tags\":"...)
+	b = runtime.AppendStrings(b, x.Tags)
+	b = append(b, ",\"sizes\":"...)
+	b = append(b, '{')
+	for i0, k0 := range slices.Sorted(maps.Keys(x.Sizes)) {
+		if i0 > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, "\"mode\":"...)
-		b = rtAppendString(b, string(x.Mode))
+		b = runtime.AppendString(b, k0)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(x.Sizes[k0]), 10)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"tags\":"...)
-	if x.Tags == nil {
-		b = append(b, "[]"...)
-	} else {
-		b = append(b, byte(0x5b))
-		for i0 := range x.Tags {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, x.Tags[i0])
-		}
-		b = append(b, byte(0x5d))
-	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"sizes\":"...)
-	if x.Sizes == nil {
-		b = append(b, "{}"...)
-	} else {
-		b = append(b, byte(0x7b))
-		for i0, k0 := range slices.Sorted(maps.Keys(x.Sizes)) {
-			if i0 > 0 {
-				b = append(b, byte(0x2c))
-			}
-			b = rtAppendString(b, k0)
-			b = append(b, byte(0x3a))
-			b = strconv.AppendInt(b, int64(x.Sizes[k0]), 10)
-		}
-		b = append(b, byte(0x7d))
-	}
+	b = append(b, '}')
 	if x.Layers != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"layers\":"...)
-		b = append(b, byte(0x5b))
+		b = append(b, ",\"layers\":"...)
+		b = append(b, '[')
 		for i0 := range x.Layers {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			{
-				ev1 := x.Layers[i0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b, err = x.Layers[i0].AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x5d))
+		b = append(b, ']')
 	}
 	if x.Named != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"named\":"...)
-		b = append(b, byte(0x7b))
+		b = append(b, ",\"named\":"...)
+		b = append(b, '{')
 		for i0, k0 := range slices.Sorted(maps.Keys(x.Named)) {
 			if i0 > 0 {
-				b = append(b, byte(0x2c))
+				b = append(b, ',')
 			}
-			b = rtAppendString(b, k0)
-			b = append(b, byte(0x3a))
-			{
-				ev1 := x.Named[k0]
-				b, err = ev1.appendJSON(b)
-				if err != nil {
-					return b, err
-				}
+			b = runtime.AppendString(b, k0)
+			b = append(b, ':')
+			ev1 := x.Named[k0]
+			b, err = ev1.AppendJSON(b)
+			if err != nil {
+				return b, err
 			}
 		}
-		b = append(b, byte(0x7d))
+		b = append(b, '}')
 	}
 	if x.Depth != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"depth\":"...)
+		b = append(b, ",\"depth\":"...)
 		b = strconv.AppendInt(b, int64(*x.Depth), 10)
 	}
-	if len(b) != open {
-		b = append(b, byte(0x2c))
-	}
-	b = append(b, "\"count\":"...)
+	b = append(b, ",\"count\":"...)
 	b = strconv.AppendInt(b, int64(x.Count), 10)
 	if x.Ratio != 0 {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"ratio\":"...)
-		b, err = rtAppendFloat(b, x.Ratio)
+		b = append(b, ",\"ratio\":"...)
+		b, err = runtime.AppendFloat(b, x.Ratio)
 		if err != nil {
 			return b, err
 		}
 	}
 	if x.Solid {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"solid\":"...)
-		b = rtAppendBool(b, x.Solid)
+		b = append(b, ",\"solid\":"...)
+		b = runtime.AppendBool(b, x.Solid)
 	}
 	if x.Blob != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"blob\":"...)
-		b = rtAppendBytes(b, x.Blob)
+		b = append(b, ",\"blob\":"...)
+		b = runtime.AppendBytes(b, x.Blob)
 	}
 	if x.At != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"at\":"...)
-		b = rtAppendString(b, x.At)
+		b = append(b, ",\"at\":"...)
+		b = runtime.AppendString(b, x.At)
 	}
 	if x.Side != "" {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"side\":"...)
-		b = rtAppendString(b, x.Side)
+		b = append(b, ",\"side\":"...)
+		b = runtime.AppendString(b, x.Side)
 	}
 	if x.Meta != nil {
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"meta\":"...)
-		b, err = rtAppendAny(b, x.Meta)
+		b = append(b, ",\"meta\":"...)
+		b, err = runtime.AppendAny(b, x.Meta)
 		if err != nil {
 			return b, err
 		}
 	}
 	switch m := x.Body.(type) {
 	case *Circle:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"circle\":"...)
+		b = append(b, ",\"circle\":"...)
 		if m == nil {
 			b = append(b, "null"...)
 		} else {
-			b, err = m.appendJSON(b)
+			b, err = m.AppendJSON(b)
 			if err != nil {
 				return b, err
 			}
 		}
 	case ShapeLabel:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"label\":"...)
-		b = rtAppendString(b, string(m))
+		b = append(b, ",\"label\":"...)
+		b = runtime.AppendString(b, string(m))
 	case ShapeNote:
-		if len(b) != open {
-			b = append(b, byte(0x2c))
-		}
-		b = append(b, "\"note\":"...)
-		b, err = rtAppendAny(b, m.Value)
+		b = append(b, ",\"note\":"...)
+		b, err = runtime.AppendAny(b, m.Value)
 		if err != nil {
 			return b, err
 		}
 	}
-	b = append(b, byte(0x7d))
+	b = append(b, '}')
 	return b, nil
 }
 
 // MarshalJSON encodes x in its wire form.
 func (x Shape) MarshalJSON() ([]byte, error) {
-	return x.appendJSON(nil)
-}
-
-// AppendJSON appends the wire form of x to b, as MarshalJSON encodes it,
-// so that an envelope around it is built in one buffer.
-func (x *Shape) AppendJSON(b []byte) ([]byte, error) {
-	return x.appendJSON(b)
+	return x.AppendJSON(nil)
 }
 
 // Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
@@ -1081,12 +652,12 @@ func (x *Shape) Clone() *Shape {
 		c.Depth = &v
 	}
 	c.Blob = slices.Clone(x.Blob)
-	c.Meta = rtCloneObject(x.Meta)
+	c.Meta = runtime.CloneObject(x.Meta)
 	switch m := x.Body.(type) {
 	case *Circle:
 		c.Body = m.Clone()
 	case ShapeNote:
-		c.Body = ShapeNote{Value: rtCloneAny(m.Value)}
+		c.Body = ShapeNote{Value: runtime.CloneAny(m.Value)}
 	}
 	return &c
 }

@@ -4,67 +4,57 @@
 package sample
 
 import (
+	"github.com/a2abind/a2abind/gen/runtime"
 	"strconv"
 	"strings"
 )
 
-// validate records every rule of the Call schema that x breaks.
-func (x *Call) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the Call schema that x breaks.
+// It is for generated code; call Validate.
+func (x *Call) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "op",
-			parent: p,
-		}
+		fp := p.Key("op")
 		if !(x.Op != "") {
-			v.add(&fp, "required", "missing property \"op\"")
+			v.Add(&fp, "required", "missing property \"op\"")
 		} else {
 			switch x.Op {
 			case "draw", "erase":
 			default:
-				v.add(&fp, "enum", "must be one of draw, erase")
+				v.Add(&fp, "enum", "must be one of draw, erase")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
+		fp := p.Key("id")
 		if len(x.ID) > 0 {
-			rtCheckRaw(v, &fp, x.ID, "string", "number", "null")
+			runtime.CheckRaw(v, &fp, x.ID, "string", "number", "null")
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "args",
-			parent: p,
-		}
+		fp := p.Key("args")
 		if len(x.Args) > 0 {
-			rtCheckRaw(v, &fp, x.Args, "object")
+			runtime.CheckRaw(v, &fp, x.Args, "object")
 			switch string(x.Op) {
 			case "draw":
 				var params Shape
-				rtDecodeAt(v, &fp, x.Args, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Args, func(d *runtime.Decoder, p *runtime.Path) {
 					params = Shape{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			case "erase":
 				var params Layer
-				rtDecodeAt(v, &fp, x.Args, true, func(d *rtDecoder, p *rtPath) {
+				runtime.DecodeAt(v, &fp, x.Args, func(d *runtime.Decoder, p *runtime.Path) {
 					params = Layer{}
-					params.decodeJSON(d, p)
+					params.DecodeJSONAt(d, p)
 				})
-				params.validate(v, &fp)
+				params.ValidateAt(v, &fp)
 			}
 		}
 		if !(len(x.Args) > 0) {
 			switch string(x.Op) {
 			case "draw":
-				v.add(&fp, "required", "missing property \"args\"")
+				v.Add(&fp, "required", "missing property \"args\"")
 			}
 		}
 	}
@@ -75,21 +65,18 @@ func (x *Call) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *Call) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the Circle schema that x breaks.
-func (x *Circle) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the Circle schema that x breaks.
+// It is for generated code; call Validate.
+func (x *Circle) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "radius",
-			parent: p,
-		}
+		fp := p.Key("radius")
 		if x.Radius < 0.0 {
-			v.add(&fp, "minimum", "below 0")
+			v.Add(&fp, "minimum", "below 0")
 		}
 	}
 }
@@ -99,36 +86,29 @@ func (x *Circle) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *Circle) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the Layer schema that x breaks.
-func (x *Layer) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the Layer schema that x breaks.
+// It is for generated code; call Validate.
+func (x *Layer) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "name",
-			parent: p,
-		}
+		fp := p.Key("name")
 		if !(x.Name != "") {
-			v.add(&fp, "required", "missing property \"name\"")
+			v.Add(&fp, "required", "missing property \"name\"")
 		} else {
 			if len(x.Name) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "opaque",
-			parent: p,
-		}
+		fp := p.Key("opaque")
 		if x.Opaque {
 			if x.Opaque != true {
-				v.add(&fp, "const", "must be true")
+				v.Add(&fp, "const", "must be true")
 			}
 		}
 	}
@@ -139,214 +119,149 @@ func (x *Layer) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *Layer) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }
 
-// validate records every rule of the Shape schema that x breaks.
-func (x *Shape) validate(v *rtValidator, p *rtPath) {
+// ValidateAt records at p every rule of the Shape schema that x breaks.
+// It is for generated code; call Validate.
+func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "id",
-			parent: p,
-		}
+		fp := p.Key("id")
 		if !(x.ID != "") {
-			v.add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "required", "missing property \"id\"")
 		} else {
 			if len(x.ID) == 0 {
-				v.add(&fp, "minLength", "must not be empty")
+				v.Add(&fp, "minLength", "must not be empty")
 			}
-			if !rtUUID(x.ID) {
-				v.add(&fp, "format", "not a UUID")
+			if !runtime.UUID(x.ID) {
+				v.Add(&fp, "format", "not a UUID")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "color",
-			parent: p,
-		}
+		fp := p.Key("color")
 		if !(x.Color != "") {
-			v.add(&fp, "required", "missing property \"color\"")
+			v.Add(&fp, "required", "missing property \"color\"")
 		} else {
 			if !x.Color.Valid() {
-				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Color)))
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Color)))
 			}
 			if string(x.Color) == "COLOR_UNSPECIFIED" {
-				v.add(&fp, "not", "must not be \"COLOR_UNSPECIFIED\"")
+				v.Add(&fp, "not", "must not be \"COLOR_UNSPECIFIED\"")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "mode",
-			parent: p,
-		}
+		fp := p.Key("mode")
 		if x.Mode != "" {
 			if !x.Mode.Valid() {
-				v.add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Mode)))
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Mode)))
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "tags",
-			parent: p,
-		}
+		fp := p.Key("tags")
 		if !(x.Tags != nil) {
-			v.add(&fp, "required", "missing property \"tags\"")
+			v.Add(&fp, "required", "missing property \"tags\"")
 		} else {
 			if len(x.Tags) < 1 {
-				v.add(&fp, "minItems", "fewer than 1 items")
+				v.Add(&fp, "minItems", "fewer than 1 items")
 			}
 			for i0 := range x.Tags {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
+				ip0 := fp.Index(i0)
 				if !rtPattern39c46b36.MatchString(x.Tags[i0]) {
-					v.add(&ip0, "pattern", "does not match ^[a-z]+$")
+					v.Add(&ip0, "pattern", "does not match ^[a-z]+$")
 				}
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "sizes",
-			parent: p,
-		}
+		fp := p.Key("sizes")
 		for k0, e0 := range x.Sizes {
-			kp0 := rtPath{
-				index:  -1,
-				key:    k0,
-				parent: &fp,
-			}
+			kp0 := fp.Key(k0)
 			if e0 < 0 {
-				v.add(&kp0, "minimum", "below 0")
+				v.Add(&kp0, "minimum", "below 0")
 			}
 			if e0 > 100 {
-				v.add(&kp0, "maximum", "above 100")
+				v.Add(&kp0, "maximum", "above 100")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "layers",
-			parent: p,
-		}
+		fp := p.Key("layers")
 		if x.Layers != nil {
 			for i0 := range x.Layers {
-				ip0 := rtPath{
-					index:  i0,
-					parent: &fp,
-				}
-				(&x.Layers[i0]).validate(v, &ip0)
+				ip0 := fp.Index(i0)
+				x.Layers[i0].ValidateAt(v, &ip0)
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "named",
-			parent: p,
-		}
+		fp := p.Key("named")
 		if x.Named != nil {
 			for k0, e0 := range x.Named {
-				kp0 := rtPath{
-					index:  -1,
-					key:    k0,
-					parent: &fp,
-				}
-				e0.validate(v, &kp0)
+				kp0 := fp.Key(k0)
+				e0.ValidateAt(v, &kp0)
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "depth",
-			parent: p,
-		}
+		fp := p.Key("depth")
 		if x.Depth != nil {
 			if *x.Depth < 1 {
-				v.add(&fp, "minimum", "below 1")
+				v.Add(&fp, "minimum", "below 1")
 			}
 			if *x.Depth > 10 {
-				v.add(&fp, "maximum", "above 10")
+				v.Add(&fp, "maximum", "above 10")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "count",
-			parent: p,
-		}
+		fp := p.Key("count")
 		if x.Count < 0 {
-			v.add(&fp, "minimum", "below 0")
+			v.Add(&fp, "minimum", "below 0")
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "at",
-			parent: p,
-		}
+		fp := p.Key("at")
 		if x.At != "" {
 			if !strings.HasSuffix(x.At, "Z") {
-				v.add(&fp, "pattern", "does not match Z$")
+				v.Add(&fp, "pattern", "does not match Z$")
 			}
-			if !rtDateTime(x.At) {
-				v.add(&fp, "format", "not an RFC 3339 date-time")
+			if !runtime.DateTime(x.At) {
+				v.Add(&fp, "format", "not an RFC 3339 date-time")
 			}
 		}
 	}
 	{
-		fp := rtPath{
-			index:  -1,
-			key:    "side",
-			parent: p,
-		}
+		fp := p.Key("side")
 		if x.Side != "" {
 			switch x.Side {
 			case "left", "right":
 			default:
-				v.add(&fp, "enum", "must be one of left, right")
+				v.Add(&fp, "enum", "must be one of left, right")
 			}
 		}
 	}
 	switch m := x.Body.(type) {
 	case *Circle:
-		fp := rtPath{
-			index:  -1,
-			key:    "circle",
-			parent: p,
-		}
+		fp := p.Key("circle")
 		if m == nil {
-			v.add(p, "oneOf", "member \"circle\" is a nil pointer")
+			v.Add(p, "oneOf", "member \"circle\" is a nil pointer")
 		} else {
-			m.validate(v, &fp)
+			m.ValidateAt(v, &fp)
 		}
 	case ShapeLabel:
-		fp := rtPath{
-			index:  -1,
-			key:    "label",
-			parent: p,
-		}
-		if rtRuneCount(string(m)) > 8 {
-			v.add(&fp, "maxLength", "longer than 8 characters")
+		fp := p.Key("label")
+		if runtime.RuneCount(string(m)) > 8 {
+			v.Add(&fp, "maxLength", "longer than 8 characters")
 		}
 	case ShapeNote:
 		_ = m
 	case nil:
-		v.add(p, "oneOf", "exactly one of circle, label, note is required")
+		v.Add(p, "oneOf", "exactly one of circle, label, note is required")
 	}
 }
 
@@ -355,7 +270,7 @@ func (x *Shape) validate(v *rtValidator, p *rtPath) {
 // always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *Shape) Validate() error {
-	var v rtValidator
-	x.validate(&v, nil)
-	return v.err()
+	var v runtime.Validator
+	x.ValidateAt(&v, nil)
+	return v.Err()
 }

@@ -1,0 +1,238 @@
+package runtime
+
+import (
+	"maps"
+	"math"
+	"slices"
+)
+
+// This file holds the helpers that one generated member calls, so that a
+// member costs a generated line or two instead of a dozen.
+
+// Key returns the path of member key under p (p may be nil: the root).
+func (p *Path) Key(key string) Path { return Path{parent: p, key: key, index: -1} }
+
+// Index returns the path of element i under p.
+func (p *Path) Index(i int) Path { return Path{parent: p, index: i} }
+
+// Seen records that the member with bit was read in the object whose members
+// *seen tracks. A member read twice makes the document decode again from a
+// normalised copy, where the last occurrence wins as in encoding/json.
+func (d *Decoder) Seen(seen *uint64, bit uint64) {
+	if *seen&bit != 0 {
+		d.dup = true
+	}
+	*seen |= bit
+}
+
+// Require records a missing required member name of the object at p when
+// the decoder checks required members (Validate<Type>JSON, Parse<Type>JSON)
+// and present is false. It is for members whose absence the decoded Go value
+// cannot show (numbers, booleans, maps, strings that may be empty).
+func (d *Decoder) Require(p *Path, present bool, name string) {
+	if !present && d.required && d.OK() {
+		d.v.Add(p, "required", "missing property \""+name+"\"")
+	}
+}
+
+// OneOf records that member number m (from 1) of a oneof group was read in
+// the object at p, whose group *member tracks; a second member of the group
+// is a violation. names lists the group's members for the message.
+func (d *Decoder) OneOf(p *Path, member *int, m int, names string) {
+	if *member != 0 && *member != m {
+		d.v.Add(p, "oneOf", "more than one of "+names+" is set")
+	}
+	*member = m
+}
+
+// Validator returns the collector the decoder records violations in.
+func (d *Decoder) Validator() *Validator { return d.v }
+
+// IsObject reports whether an object comes next; otherwise it records a type
+// violation at p and skips the value.
+func (d *Decoder) IsObject(p *Path) bool {
+	if d.Peek() == '{' {
+		return true
+	}
+	d.Mismatch(p, "object")
+	return false
+}
+
+// Int32 reads an integer within the range of int32.
+func (d *Decoder) Int32(p *Path) (int32, bool) {
+	n, ok := d.integer(p, math.MinInt32, math.MaxInt32)
+	return int32(n), ok
+}
+
+// Int64 reads an integer within the range of int64.
+func (d *Decoder) Int64(p *Path) (int64, bool) {
+	return d.integer(p, math.MinInt64, math.MaxInt64)
+}
+
+// Enum converts a string read by Decoder.String to the enum type E (whose
+// values Validate checks).
+func Enum[E ~string](s string, ok bool) (E, bool) { return E(s), ok }
+
+// Ptr returns a pointer to v when ok (a member with explicit presence that
+// was read), else nil.
+func Ptr[T any](v T, ok bool) *T {
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+// Strings reads an array of strings. It returns nil when the value is not an
+// array, and an empty slice for [].
+func (d *Decoder) Strings(p *Path) []string {
+	it := d.Array(p)
+	if !it.Open() {
+		return nil
+	}
+	out := []string{}
+	for it.Next(d) {
+		s, _ := d.String(it.At())
+		out = append(out, s)
+	}
+	return out
+}
+
+// StringMap reads an object of string values. It returns nil when the value
+// is not an object.
+func (d *Decoder) StringMap(p *Path) map[string]string {
+	if !d.OpenObject(p) {
+		return nil
+	}
+	out := map[string]string{}
+	for first := true; ; {
+		k, ok := d.NextMember(&first)
+		if !ok {
+			return out
+		}
+		if _, dup := out[k]; dup {
+			d.Duplicate()
+		}
+		kp := p.Key(k)
+		out[k], _ = d.String(&kp)
+	}
+}
+
+// NextMember moves to the next member of the object opened last and returns
+// its key, or reports false at the closing brace.
+func (d *Decoder) NextMember(first *bool) (string, bool) {
+	kb, ok := d.NextKey(first)
+	if !ok {
+		return "", false
+	}
+	return d.KeyString(kb), true
+}
+
+// Items walks the elements of an array; see [Decoder.Array]. It holds the
+// element's path, but not the decoder, so that the path stays on the stack.
+type Items struct {
+	open  bool
+	first bool
+	path  Path
+}
+
+// Array opens the array at p and returns an Items whose Next reports each
+// element. When something else comes next it records a type violation and
+// skips it, and the Items is not open and has no element.
+func (d *Decoder) Array(p *Path) Items {
+	open := d.OpenArray(p)
+	return Items{open: open, first: open, path: Path{parent: p, index: -1}}
+}
+
+// Open reports whether an array was opened (the caller then sets an empty,
+// non-nil slice: [] is not a missing member).
+func (it *Items) Open() bool { return it.open }
+
+// Next moves to the next element read by d and reports whether there is one.
+func (it *Items) Next(d *Decoder) bool {
+	if !it.open || !d.NextItem(&it.first) {
+		return false
+	}
+	it.path.index++
+	return true
+}
+
+// At returns the path of the current element.
+func (it *Items) At() *Path { return &it.path }
+
+// Duplicate records that a key appeared twice in one object read into a
+// map: the document then decodes again from a normalised copy, where the
+// last occurrence wins, as for struct members.
+func (d *Decoder) Duplicate() { d.dup = true }
+
+// Unmarshal decodes data with decode, which resets and fills the value: the
+// UnmarshalJSON of generated types. It returns a *SyntaxError, a
+// *ValidationError for values of the wrong JSON type, or nil; it checks no
+// other rule.
+func Unmarshal(data []byte, decode func(d *Decoder)) error {
+	var v Validator
+	if err := decodeMode(data, &v, false, false, decode); err != nil {
+		return err
+	}
+	return v.Err()
+}
+
+// Parse decodes data into x with decode, checking required members, then
+// runs validate: Parse<Type>JSON. It returns x only when it is valid.
+func Parse[T any](data []byte, x *T, decode func(d *Decoder), validate func(v *Validator, p *Path)) (*T, error) {
+	var v Validator
+	if err := decodeMode(data, &v, true, false, decode); err != nil {
+		return nil, err
+	}
+	validate(&v, nil)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// ValidateJSON decodes data with decode, strings aliasing data, then runs
+// validate: Validate<Type>JSON. The decoded value must not outlive the
+// call.
+func ValidateJSON(data []byte, decode func(d *Decoder), validate func(v *Validator, p *Path)) error {
+	var v Validator
+	if err := decodeMode(data, &v, true, true, decode); err != nil {
+		return err
+	}
+	validate(&v, nil)
+	return v.Err()
+}
+
+// AppendKey appends key, a quoted member name with its colon, after a comma
+// unless it is the first member of the object opened at offset open.
+func AppendKey(b []byte, open int, key string) []byte {
+	if len(b) != open {
+		b = append(b, ',')
+	}
+	return append(b, key...)
+}
+
+// AppendStrings appends a JSON array of strings.
+func AppendStrings[S ~string](b []byte, list []S) []byte {
+	b = append(b, '[')
+	for i, s := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendString(b, string(s))
+	}
+	return append(b, ']')
+}
+
+// AppendStringMap appends a JSON object of string values, its keys sorted.
+func AppendStringMap(b []byte, m map[string]string) []byte {
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendString(b, k)
+		b = append(b, ':')
+		b = AppendString(b, m[k])
+	}
+	return append(b, '}')
+}
