@@ -70,7 +70,7 @@ func (cp classPattern) matchFunc() []jen.Code {
 	}
 	var in jen.Code = conds[0]
 	for _, c := range conds[1:] {
-		in = jen.Add(in).Op("||").Add(c)
+		in = jen.Add(in).Op("||").Line().Add(c)
 	}
 	var body []jen.Code
 	if cp.nonEmpty {

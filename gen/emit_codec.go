@@ -142,12 +142,12 @@ func decodeStmts(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int,
 	return nil, fmt.Errorf("type kind %d cannot be decoded", r.Kind)
 }
 
-func genCodec(f *jen.File, types []*model.Type) error {
+func (ck *checker) genCodec(f *jen.File, types []*model.Type) error {
 	for _, t := range types {
 		if t.Kind != model.KindObject {
 			continue
 		}
-		if err := genDecode(f, t); err != nil {
+		if err := ck.genDecode(f, t); err != nil {
 			return err
 		}
 		if err := genEncode(f, t); err != nil {
@@ -179,7 +179,7 @@ func readValue(x jen.Code, t *model.Type) jen.Code {
 	)
 }
 
-func genDecode(f *jen.File, t *model.Type) error {
+func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 	var cases []jen.Code
 	bit := 0
 	var requiredInvisible []jen.Code
@@ -199,7 +199,7 @@ func genDecode(f *jen.File, t *model.Type) error {
 		// checked here, where presence is known.
 		var onZero func() []jen.Code
 		if !fd.Required && !fd.Pointer {
-			if checks := zeroChecks(fd); len(checks) > 0 {
+			if checks := ck.zeroChecks(fd); len(checks) > 0 {
 				onZero = func() []jen.Code {
 					return append([]jen.Code{jen.Id("v").Op(":=").Add(dec()).Dot("Validator").Call()}, checks...)
 				}
@@ -266,7 +266,9 @@ func genDecode(f *jen.File, t *model.Type) error {
 	)
 	body = append(body, requiredInvisible...)
 	cmt(f, fmt.Sprintf("DecodeJSONAt reads %s from d, recording type mismatches at p. It\nis for generated code; call UnmarshalJSON or Parse%sJSON.", article(t.Name), t.Name))
-	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("DecodeJSONAt").Params(jen.Id("d").Op("*").Add(rt("Decoder")), jen.Id("p").Op("*").Add(rt("Path"))).Block(body...)
+	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("DecodeJSONAt").Params(sigParams(
+		len("func (x *) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {")+len(t.Name),
+		jen.Id("d").Op("*").Add(rt("Decoder")), jen.Id("p").Op("*").Add(rt("Path")))...).Block(body...)
 
 	cmt(f, fmt.Sprintf("UnmarshalJSON decodes %s. It fails on bytes that are not JSON, on\na value of the wrong JSON type and on two members of a oneof group; it does\nnot check the other rules of the schema: call Validate for those.", article(t.Name)))
 	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
@@ -274,7 +276,8 @@ func genDecode(f *jen.File, t *model.Type) error {
 	)
 
 	cmt(f, fmt.Sprintf("Parse%sJSON decodes data into a new %s and checks it as\nValidate%sJSON does, in one pass: the value is returned only when it is\nvalid.", t.Name, t.Name, t.Name))
-	f.Func().Id("Parse"+t.Name+"JSON").Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(t.Name), jen.Error()).Block(
+	f.Func().Id("Parse"+t.Name+"JSON").Params(sigParams(
+		len("func ParseJSON(data []byte) (*, error) {")+2*len(t.Name), jen.Id("data").Index().Byte())...).Params(jen.Op("*").Id(t.Name), jen.Error()).Block(
 		jen.Id("x").Op(":=").New(jen.Id(t.Name)),
 		jen.Return(rt("Parse").Call(jen.Id("data"), jen.Id("x"), readValue(jen.Op("*").Id("x"), t), jen.Id("x").Dot("ValidateAt"))),
 	)
@@ -456,6 +459,24 @@ func present(fd *model.Field, src jen.Code) jen.Code {
 		return jen.Len(src).Op(">").Lit(0)
 	}
 	return jen.Add(src).Op("!=").Nil()
+}
+
+// absent is the negation of present: the field is left out.
+func absent(fd *model.Field, src jen.Code) jen.Code {
+	if fd.Pointer {
+		return jen.Add(src).Op("==").Nil()
+	}
+	switch fd.Ref.Kind {
+	case model.KindString, model.KindEnum:
+		return jen.Add(src).Op("==").Lit("")
+	case model.KindInt32, model.KindInt64, model.KindFloat:
+		return jen.Add(src).Op("==").Lit(0)
+	case model.KindBool:
+		return jen.Op("!").Add(src)
+	case model.KindRaw:
+		return jen.Len(src).Op("==").Lit(0)
+	}
+	return jen.Add(src).Op("==").Nil()
 }
 
 // commas tracks, while the members of an object are emitted, whether a

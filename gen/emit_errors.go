@@ -34,16 +34,16 @@ func genErrors(f *jen.File, errs []*model.ErrorToken) {
 	cmt(f, "DataShape says how an error's data member is laid out.")
 	f.Type().Id("DataShape").String()
 	cmt(f, "The data shapes.")
-	f.Const().Defs(
-		jen.Comment("DataNone: no data."),
-		jen.Id("DataNone").Id("DataShape").Op("=").Lit("none"),
-		jen.Comment("DataErrorInfo: A2A v1.0, an array holding a google.rpc.ErrorInfo whose reason names the error."),
-		jen.Id("DataErrorInfo").Id("DataShape").Op("=").Lit("error_info"),
-		jen.Comment("DataA2AError: MQTT binding, an object {\"a2a_error\": token}."),
-		jen.Id("DataA2AError").Id("DataShape").Op("=").Lit("a2a_error"),
-		jen.Comment("DataOffline: offline profile, {\"error\": token, \"queued\": …, \"retryAfterSec\"?, \"kind\"?}."),
-		jen.Id("DataOffline").Id("DataShape").Op("=").Lit("offline"),
-	)
+	f.Const().DefsFunc(func(g *jen.Group) {
+		cmt(g, "DataNone means the error has no data.")
+		g.Id("DataNone").Id("DataShape").Op("=").Lit("none")
+		cmt(g, "DataErrorInfo is the form of A2A v1.0: an array holding a google.rpc.ErrorInfo whose reason names the error.")
+		g.Id("DataErrorInfo").Id("DataShape").Op("=").Lit("error_info")
+		cmt(g, "DataA2AError is the form of the MQTT binding: an object {\"a2a_error\": token}.")
+		g.Id("DataA2AError").Id("DataShape").Op("=").Lit("a2a_error")
+		cmt(g, "DataOffline is the form of the offline profile: {\"error\": token, \"queued\": …, \"retryAfterSec\"?, \"kind\"?}.")
+		g.Id("DataOffline").Id("DataShape").Op("=").Lit("offline")
+	})
 	cmt(f, "ErrorInfo describes one token.")
 	f.Type().Id("ErrorInfo").Struct(
 		jen.Id("Token").Id("Token"),

@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -25,6 +26,9 @@ func genConstants(f *jen.File, c *model.ConstantSet) {
 	val := func(unit string, v float64) jen.Code {
 		switch unit {
 		case "ms":
+			if int(v)%1000 == 0 {
+				return jen.Lit(int(v)/1000).Op("*").Qual("time", "Second")
+			}
 			return jen.Lit(int(v)).Op("*").Qual("time", "Millisecond")
 		case "s":
 			return jen.Lit(int(v)).Op("*").Qual("time", "Second")
@@ -84,7 +88,7 @@ func genTransitionError(f *jen.File) {
 }
 
 // genMachine emits the typed enums and the transition table of a machine.
-func genMachine(f *jen.File, m *model.Machine) {
+func genMachine(f *jen.File, m *model.Machine) error {
 	n := m.Name
 	stateT, eventT, guardT, outT := n+"State", n+"Event", n+"Guard", n+"Output"
 	enum := func(typ, kind string, names []model.Named, zeroDoc string) {
@@ -100,12 +104,13 @@ func genMachine(f *jen.File, m *model.Machine) {
 				g.Id(typ + x.Name).Id(typ).Op("=").Lit(i + 1)
 			}
 		})
-		f.Var().Id(lowerFirst(typ) + "Names").Op("=").Index(jen.Op("...")).String().ValuesFunc(func(g *jen.Group) {
-			g.Lit("")
-			for _, x := range names {
-				g.Lit(x.Name)
-			}
-		})
+		quoted := []string{`""`}
+		consts := []string{}
+		for _, x := range names {
+			quoted = append(quoted, strconv.Quote(x.Name))
+			consts = append(consts, typ+x.Name)
+		}
+		f.Var().Id(lowerFirst(typ) + "Names").Op("=").Index(jen.Op("...")).String().Values(packed(quoted, len("var Names = [...]string{")+len(typ)))
 		cmt(f, "String returns the name the table uses.")
 		f.Func().Params(jen.Id("x").Id(typ)).Id("String").Params().String().Block(
 			jen.If(jen.Int().Call(jen.Id("x")).Op("<").Len(jen.Id(lowerFirst(typ)+"Names"))).Block(jen.Return(jen.Id(lowerFirst(typ)+"Names").Index(jen.Id("x")))),
@@ -117,11 +122,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 		)
 		cmt(f, fmt.Sprintf("%ss lists every %s in table order.", typ, kind))
 		f.Func().Id(typ + "s").Params().Index().Id(typ).Block(
-			jen.Return(jen.Index().Id(typ).ValuesFunc(func(g *jen.Group) {
-				for _, x := range names {
-					g.Id(typ + x.Name)
-				}
-			})),
+			jen.Return(jen.Index().Id(typ).Values(packed(consts, len("\treturn []{")+len(typ)))),
 		)
 	}
 	var states []model.Named
@@ -137,7 +138,7 @@ func genMachine(f *jen.File, m *model.Machine) {
 	enum(stateT, "state", states, "")
 	enum(eventT, "event", m.Events, "")
 	if len(m.Guards) > 64 || len(m.Outputs) > 64 {
-		panic("more than 64 guards or outputs")
+		return fmt.Errorf("%s: machine %s has more than 64 guards or outputs", m.Source, n)
 	}
 	enum(guardT, "guard", m.Guards, fmt.Sprintf("%sNone is the absent guard: a row without one always applies.", guardT))
 	enum(outT, "output", m.Outputs, "")
@@ -146,29 +147,29 @@ func genMachine(f *jen.File, m *model.Machine) {
 	f.Const().Id(n + "Initial").Op("=").Id(stateT + m.Initial)
 
 	// Terminal, wire and tags.
-	var terminal []jen.Code
-	tags := map[string][]jen.Code{}
+	var terminal []string
+	tags := map[string][]string{}
 	var tagNames []string
 	for _, s := range m.States {
 		if s.Terminal {
-			terminal = append(terminal, jen.Id(stateT+s.Name))
+			terminal = append(terminal, stateT+s.Name)
 		}
 		for _, t := range s.Tags {
 			if tags[t] == nil {
 				tagNames = append(tagNames, t)
 			}
-			tags[t] = append(tags[t], jen.Id(stateT+s.Name))
+			tags[t] = append(tags[t], stateT+s.Name)
 		}
 	}
 	sort.Strings(tagNames)
-	pred := func(name, comment string, members []jen.Code) {
+	pred := func(name, comment string, members []string) {
 		cmt(f, comment)
 		if len(members) == 0 {
 			f.Func().Params(jen.Id("s").Id(stateT)).Id(name).Params().Bool().Block(jen.Id("_").Op("=").Id("s"), jen.Return(jen.False()))
 			return
 		}
 		f.Func().Params(jen.Id("s").Id(stateT)).Id(name).Params().Bool().Block(
-			jen.Switch(jen.Id("s")).Block(jen.Case(members...).Block(jen.Return(jen.True()))),
+			jen.Switch(jen.Id("s")).Block(jen.Case(packed(members, len("\tcase "))).Block(jen.Return(jen.True()))),
 			jen.Return(jen.False()),
 		)
 	}
@@ -242,34 +243,21 @@ func genMachine(f *jen.File, m *model.Machine) {
 		jen.Comment("Outputs are the decisions the caller acts on."),
 		jen.Id("Outputs").Id(outT+"Set"),
 	)
-	f.Var().Id(lowerFirst(n) + "Table").Op("=").Index(jen.Op("...")).Id(trT).ValuesFunc(func(g *jen.Group) {
-		for _, t := range m.Transitions {
-			var outs jen.Code = jen.Lit(0)
-			if len(t.Outputs) > 0 {
-				var e *jen.Statement
-				for i, o := range t.Outputs {
-					bit := jen.Lit(1).Op("<<").Parens(jen.Id(outT + o).Op("-").Lit(1))
-					if i == 0 {
-						e = jen.Add(bit)
-					} else {
-						e = e.Op("|").Add(bit)
-					}
-				}
-				outs = e
-			}
-			guard := jen.Id(guardT + "None")
-			if t.Guard != "" {
-				guard = jen.Id(guardT + t.Guard)
-			}
-			row := jen.Values(jen.Dict{jen.Id("From"): jen.Id(stateT + t.From), jen.Id("Event"): jen.Id(eventT + t.Event),
-				jen.Id("Guard"): guard, jen.Id("To"): jen.Id(stateT + t.To), jen.Id("Outputs"): outs})
-			if t.Note != "" {
-				g.Add(jen.Comment(t.Note).Line().Add(row))
-			} else {
-				g.Add(row)
+	// The table is written as source text so that each rule's note is the
+	// leading comment of its first row, and each row is one line.
+	var rows strings.Builder
+	rows.WriteString("{\n")
+	for i, t := range m.Transitions {
+		if t.Note != "" && (i == 0 || m.Transitions[i-1].Rule != t.Rule) {
+			for _, line := range wrapText(t.Note, commentWidth-len("\t// ")) {
+				rows.WriteString("// " + line + "\n")
 			}
 		}
-	})
+		rows.WriteString(tableRow(m, t) + ",\n")
+	}
+	rows.WriteString("}")
+	cmt(f, fmt.Sprintf("%sTable is the %s table: one row per (state, event, guard), a rule's\nnote before its first row.", lowerFirst(n), n))
+	f.Var().Id(lowerFirst(n) + "Table").Op("=").Index(jen.Op("...")).Id(trT).Op(rows.String())
 	// Index: rows by (state, event), in table order.
 	type span struct{ start, n int }
 	idx := make([][]span, len(m.States)+1)
@@ -301,22 +289,28 @@ func genMachine(f *jen.File, m *model.Machine) {
 		}
 	}
 	cmt(f, fmt.Sprintf("%sRows lists, per (state, event), the table rows in table order.", lowerFirst(n)))
-	f.Var().Id(lowerFirst(n) + "Rows").Op("=").Index(jen.Op("...")).Uint16().ValuesFunc(func(g *jen.Group) {
-		for _, r := range flat {
-			g.Lit(r)
+	var rowList []string
+	for _, r := range flat {
+		rowList = append(rowList, strconv.Itoa(r))
+	}
+	f.Var().Id(lowerFirst(n) + "Rows").Op("=").Index(jen.Op("...")).Uint16().Values(packed(rowList, len("var Rows = [...]uint16{")+len(n)))
+	// One line (or more) per state: its (start, count) per event.
+	var index strings.Builder
+	index.WriteString("{\n")
+	for s := range idx {
+		var spans []string
+		for e := range idx[s] {
+			spans = append(spans, fmt.Sprintf("{%d, %d}", idx[s][e].start, idx[s][e].n))
 		}
-	})
-	f.Var().Id(lowerFirst(n) + "Index").Op("=").Index(jen.Lit(len(m.States) + 1)).Index(jen.Lit(len(m.Events) + 1)).Index(jen.Lit(2)).Uint16().ValuesFunc(func(g *jen.Group) {
-		for s := range idx {
-			g.ValuesFunc(func(g2 *jen.Group) {
-				for e := range idx[s] {
-					g2.Values(jen.Lit(idx[s][e].start), jen.Lit(idx[s][e].n))
-				}
-			})
-		}
-	})
+		fmt.Fprintf(&index, "{%s},\n", packedText(spans, len("\t{")))
+	}
+	index.WriteString("}")
+	cmt(f, fmt.Sprintf("%sIndex holds, per state and event, the first entry of %sRows and the\nnumber of rows.", lowerFirst(n), lowerFirst(n)))
+	f.Var().Id(lowerFirst(n) + "Index").Op("=").Index(jen.Lit(len(m.States) + 1)).Index(jen.Lit(len(m.Events) + 1)).Index(jen.Lit(2)).Uint16().Op(index.String())
 	cmt(f, fmt.Sprintf("%sStep looks up the transition for event ev in state from. Rows of the same\n(state, event) are tried in table order and the first whose guard is in held\n(or that has no guard) applies. An undefined transition is a\n*TransitionError, never a silent no-op. It does not allocate on success.", n))
-	f.Func().Id(n+"Step").Params(jen.Id("from").Id(stateT), jen.Id("ev").Id(eventT), jen.Id("held").Id(guardT+"Set")).Params(jen.Id(trT), jen.Error()).Block(
+	f.Func().Id(n+"Step").Params(sigParams(
+		len("func Step(from , ev , held Set) (, error) {")+len(n)+len(stateT)+len(eventT)+len(guardT)+len(trT),
+		jen.Id("from").Id(stateT), jen.Id("ev").Id(eventT), jen.Id("held").Id(guardT+"Set"))...).Params(jen.Id(trT), jen.Error()).Block(
 		jen.If(jen.Id("from").Dot("Valid").Call().Op("&&").Id("ev").Dot("Valid").Call()).Block(
 			jen.Id("span").Op(":=").Id(lowerFirst(n)+"Index").Index(jen.Id("from")).Index(jen.Id("ev")),
 			jen.For(jen.List(jen.Id("_"), jen.Id("r")).Op(":=").Range().Id(lowerFirst(n)+"Rows").Index(jen.Id("span").Index(jen.Lit(0)).Op(":").Id("span").Index(jen.Lit(0)).Op("+").Id("span").Index(jen.Lit(1)))).Block(
@@ -332,6 +326,36 @@ func genMachine(f *jen.File, m *model.Machine) {
 	f.Func().Id(n + "Table").Params().Index().Id(trT).Block(
 		jen.Return(jen.Append(jen.Index().Id(trT).Values(), jen.Id(lowerFirst(n)+"Table").Index(jen.Op(":")).Op("..."))),
 	)
+	return nil
+}
+
+// tableRow is the composite literal of one row: From, Event and To always,
+// Guard and Outputs when set.
+func tableRow(m *model.Machine, t model.Transition) string {
+	n := m.Name
+	fields := []string{"From: " + n + "State" + t.From, "Event: " + n + "Event" + t.Event}
+	if t.Guard != "" {
+		fields = append(fields, "Guard: "+n+"Guard"+t.Guard)
+	}
+	fields = append(fields, "To: "+n+"State"+t.To)
+	if len(t.Outputs) > 0 {
+		var outs []string
+		for _, o := range t.Outputs {
+			outs = append(outs, "1<<("+n+"Output"+o+"-1)")
+		}
+		fields = append(fields, "Outputs: "+strings.Join(outs, " | "))
+	}
+	row := "{" + strings.Join(fields, ", ") + "}"
+	if len("    ")+len(row)+len(",") <= maxLine {
+		return row
+	}
+	// One field per line; outputs one per line when they do not fit.
+	for i, fd := range fields {
+		if len("        ")+len(fd)+len(",") > maxLine {
+			fields[i] = strings.ReplaceAll(fd, " | ", " |\n")
+		}
+	}
+	return "{\n" + strings.Join(fields, ",\n") + ",\n}"
 }
 
 func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
@@ -342,4 +366,41 @@ func camelTag(t string) string {
 		parts[i] = strings.ToUpper(p[:1]) + p[1:]
 	}
 	return strings.Join(parts, "")
+}
+
+// genDiagram writes a Markdown page beside a machine's table with the
+// machine drawn as a Mermaid state diagram: an arrow per table row, labelled
+// with its event, its guard in brackets and its outputs after a slash.
+func genDiagram(m *model.Machine) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!-- %s -->\n<!-- source: schema/%s -->\n\n", Header, m.Source)
+	fmt.Fprintf(&b, "# The %s machine\n\n", m.Name)
+	for _, line := range wrapComment(m.Description, commentWidth) {
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\n")
+	about := fmt.Sprintf("The table is `%sTable` in %s; this diagram is generated from the same schema. An arrow is a row: its event, `[guard]` when the row has one, and `/ outputs` when it has any.", lowerFirst(m.Name), dataName(m.Source))
+	for _, line := range wrapText(about, commentWidth) {
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("\n")
+	b.WriteString("```mermaid\nstateDiagram-v2\n")
+	fmt.Fprintf(&b, "    [*] --> %s\n", m.Initial)
+	for _, t := range m.Transitions {
+		label := t.Event
+		if t.Guard != "" {
+			label += " [" + t.Guard + "]"
+		}
+		if len(t.Outputs) > 0 {
+			label += " / " + strings.Join(t.Outputs, ", ")
+		}
+		fmt.Fprintf(&b, "    %s --> %s : %s\n", t.From, t.To, label)
+	}
+	for _, s := range m.States {
+		if s.Terminal {
+			fmt.Fprintf(&b, "    %s --> [*]\n", s.Name)
+		}
+	}
+	b.WriteString("```\n")
+	return []byte(b.String())
 }

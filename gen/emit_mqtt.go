@@ -127,10 +127,10 @@ func genProperties(f *jen.File, props []*model.Property) {
 			jen.Id("c").Op(":=").Id("s").Index(jen.Id("i")),
 			jen.Switch(jen.Id("i")).Block(
 				jen.Case(jen.Lit(8), jen.Lit(13), jen.Lit(18), jen.Lit(23)).Block(
-					jen.If(jen.Id("c").Op("!=").LitByte('-')).Block(jen.Return(jen.False())),
+					jen.If(jen.Id("c").Op("!=").LitRune('-')).Block(jen.Return(jen.False())),
 				),
 				jen.Default().Block(
-					jen.If(jen.Op("!").Parens(jen.LitByte('0').Op("<=").Id("c").Op("&&").Id("c").Op("<=").LitByte('9').Op("||").LitByte('a').Op("<=").Id("c").Op("&&").Id("c").Op("<=").LitByte('f').Op("||").LitByte('A').Op("<=").Id("c").Op("&&").Id("c").Op("<=").LitByte('F'))).Block(jen.Return(jen.False())),
+					jen.If(jen.Op("!").Parens(jen.LitRune('0').Op("<=").Id("c").Op("&&").Id("c").Op("<=").LitRune('9').Op("||").LitRune('a').Op("<=").Id("c").Op("&&").Id("c").Op("<=").LitRune('f').Op("||").LitRune('A').Op("<=").Id("c").Op("&&").Id("c").Op("<=").LitRune('F'))).Block(jen.Return(jen.False())),
 				),
 			),
 		),

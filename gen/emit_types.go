@@ -90,21 +90,13 @@ func genEnum(f *jen.File, t *model.Type) {
 	cmt(f, "Valid reports whether v is one of the values the schema lists.")
 	f.Func().Params(jen.Id("v").Id(t.Name)).Id("Valid").Params().Bool().Block(
 		jen.Switch(jen.Id("v")).Block(
-			jen.CaseFunc(func(g *jen.Group) {
-				for _, v := range t.Values {
-					g.Id(v.GoName)
-				}
-			}).Block(jen.Return(jen.True())),
+			jen.Case(packed(valueNames(t), len("\tcase "))).Block(jen.Return(jen.True())),
 		),
 		jen.Return(jen.False()),
 	)
 	cmt(f, fmt.Sprintf("%sValues lists every value of %s in schema order.", t.Name, t.Name))
 	f.Func().Id(t.Name + "Values").Params().Index().Id(t.Name).Block(
-		jen.Return(jen.Index().Id(t.Name).ValuesFunc(func(g *jen.Group) {
-			for _, v := range t.Values {
-				g.Id(v.GoName)
-			}
-		})),
+		jen.Return(jen.Index().Id(t.Name).Values(packed(valueNames(t), len("\treturn []{")+len(t.Name)))),
 	)
 	cmt(f, "String returns the wire value.")
 	f.Func().Params(jen.Id("v").Id(t.Name)).Id("String").Params().String().Block(
@@ -157,4 +149,13 @@ func memberGoType(m *model.Field) string {
 		return m.Wrapper
 	}
 	return "*" + m.Ref.Named.Name
+}
+
+// valueNames lists the constants of an enum type in schema order.
+func valueNames(t *model.Type) []string {
+	var out []string
+	for _, v := range t.Values {
+		out = append(out, v.GoName)
+	}
+	return out
 }

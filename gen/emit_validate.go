@@ -14,13 +14,19 @@ import (
 	"github.com/a2abind/a2abind/gen/model"
 )
 
-// patterns collects the regular expressions of the package being generated.
-var patterns map[string]string
+// checker emits the validation checks of one package.
+type checker struct {
+	// patterns collects the package's regular expressions, by variable name.
+	patterns map[string]string
+}
 
-func patternVar(p string) string {
+func newChecker() *checker { return &checker{patterns: map[string]string{}} }
+
+// patternVar names the package variable holding the compiled pattern p.
+func (ck *checker) patternVar(p string) string {
 	sum := sha256.Sum256([]byte(p))
-	name := fmt.Sprintf("rtPattern%x", sum[:4])
-	patterns[name] = p
+	name := fmt.Sprintf("pattern%x", sum[:4])
+	ck.patterns[name] = p
 	return name
 }
 
@@ -65,7 +71,7 @@ func literalPattern(p string) (lit string, prefix, suffix bool, ok bool) {
 }
 
 // stringChecks checks a string-typed expression against r's constraints.
-func stringChecks(r *model.Ref, s jen.Code, p jen.Code) []jen.Code {
+func (ck *checker) stringChecks(r *model.Ref, s jen.Code, p jen.Code) []jen.Code {
 	c := r.C
 	var out []jen.Code
 	if c.Const != nil {
@@ -107,7 +113,7 @@ func stringChecks(r *model.Ref, s jen.Code, p jen.Code) []jen.Code {
 			}
 			out = append(out, jen.If(cond).Block(add(p, "pattern", msg)))
 		} else {
-			out = append(out, jen.If(jen.Op("!").Id(patternVar(c.Pattern)).Dot("MatchString").Call(s)).Block(add(p, "pattern", msg)))
+			out = append(out, jen.If(jen.Op("!").Id(ck.patternVar(c.Pattern)).Dot("MatchString").Call(s)).Block(add(p, "pattern", msg)))
 		}
 	}
 	switch c.Format {
@@ -155,15 +161,15 @@ func numberChecks(r *model.Ref, n jen.Code, p jen.Code) []jen.Code {
 
 // valueChecks checks a present value (never called for an absent optional
 // field); pv names the variable holding the value's path.
-func valueChecks(r *model.Ref, x jen.Code, pv string, depth int) []jen.Code {
+func (ck *checker) valueChecks(r *model.Ref, x jen.Code, pv string, depth int) []jen.Code {
 	p := jen.Op("&").Id(pv)
 	switch r.Kind {
 	case model.KindString:
-		return stringChecks(r, x, p)
+		return ck.stringChecks(r, x, p)
 	case model.KindEnum:
 		out := []jen.Code{jen.If(jen.Op("!").Add(x).Dot("Valid").Call()).Block(
 			addf(p, "enum", jen.Lit("unknown value ").Op("+").Qual("strconv", "Quote").Call(jen.String().Call(x))))}
-		return append(out, stringChecks(r, jen.String().Call(x), p)...)
+		return append(out, ck.stringChecks(r, jen.String().Call(x), p)...)
 	case model.KindInt32, model.KindInt64, model.KindFloat:
 		return numberChecks(r, x, p)
 	case model.KindBool:
@@ -190,7 +196,7 @@ func valueChecks(r *model.Ref, x jen.Code, pv string, depth int) []jen.Code {
 		}
 		i := fmt.Sprintf("i%d", depth)
 		ip := fmt.Sprintf("ip%d", depth)
-		inner := valueChecks(r.Elem, jen.Add(x).Index(jen.Id(i)), ip, depth+1)
+		inner := ck.valueChecks(r.Elem, jen.Add(x).Index(jen.Id(i)), ip, depth+1)
 		if r.Elem.Kind == model.KindObject {
 			inner = []jen.Code{jen.Add(x).Index(jen.Id(i)).Dot("ValidateAt").Call(jen.Id("v"), jen.Op("&").Id(ip))}
 		}
@@ -216,7 +222,7 @@ func valueChecks(r *model.Ref, x jen.Code, pv string, depth int) []jen.Code {
 		if r.Elem.Kind == model.KindObject {
 			inner = []jen.Code{jen.Id(e).Dot("ValidateAt").Call(jen.Id("v"), jen.Op("&").Id(kp))}
 		} else {
-			inner = valueChecks(r.Elem, jen.Id(e), kp, depth+1)
+			inner = ck.valueChecks(r.Elem, jen.Id(e), kp, depth+1)
 		}
 		if len(inner) > 0 {
 			body := append([]jen.Code{jen.Id(kp).Op(":=").Id(pv).Dot("Key").Call(jen.Id(k))}, inner...)
@@ -230,11 +236,11 @@ func valueChecks(r *model.Ref, x jen.Code, pv string, depth int) []jen.Code {
 // zeroChecks are the decoder's checks for an optional, non-pointer scalar
 // that was present with its zero value, which Validate cannot tell from
 // absent.
-func zeroChecks(fd *model.Field) []jen.Code {
+func (ck *checker) zeroChecks(fd *model.Field) []jen.Code {
 	x := jen.Id("x").Dot(fd.GoName)
 	switch fd.Ref.Kind {
 	case model.KindString, model.KindEnum, model.KindInt32, model.KindInt64, model.KindFloat, model.KindBool:
-		return valueChecks(fd.Ref, x, "fp", 0)
+		return ck.valueChecks(fd.Ref, x, "fp", 0)
 	}
 	return nil
 }
@@ -249,7 +255,7 @@ func zeroValue(r *model.Ref) jen.Code {
 	return jen.Lit(0)
 }
 
-func genValidate(f *jen.File, types []*model.Type) error {
+func (ck *checker) genValidate(f *jen.File, types []*model.Type) error {
 	for _, t := range types {
 		if t.Kind != model.KindObject {
 			continue
@@ -263,18 +269,27 @@ func genValidate(f *jen.File, types []*model.Type) error {
 			if fd.Pointer {
 				val = jen.Op("*").Add(x)
 			}
-			inner := valueChecks(fd.Ref, val, "fp", 0)
+			ref := fd.Ref
+			if fd.Required && !fd.Pointer && ref.Kind == model.KindString && ref.C.MinLength != nil && *ref.C.MinLength == 1 {
+				// Present means non-empty here: minLength 1 holds already.
+				cp := *ref
+				cp.C.MinLength = nil
+				ref = &cp
+			}
+			inner := ck.valueChecks(ref, val, "fp", 0)
 			if fd.Ref.Kind == model.KindObject {
 				inner = []jen.Code{jen.Add(x).Dot("ValidateAt").Call(jen.Id("v"), fp)}
 			}
 			if t.Discriminated != nil && t.Discriminated.Field == fd {
-				inner = append(inner, discriminatedChecks(t.Discriminated)...)
+				inner = append(inner, ck.discriminatedChecks(t.Discriminated)...)
 			}
 			switch {
 			case fd.Required && !invisibleWhenMissing(fd):
-				checks = append(checks, jen.If(jen.Op("!").Parens(present(fd, x))).Block(
-					add(fp, "required", "missing property \""+fd.JSON+"\""),
-				).Else().Block(inner...))
+				missing := jen.If(absent(fd, x)).Block(add(fp, "required", "missing property \""+fd.JSON+"\""))
+				if len(inner) > 0 {
+					missing = missing.Else().Block(inner...)
+				}
+				checks = append(checks, missing)
 			case fd.Required:
 				checks = inner
 			default:
@@ -283,7 +298,7 @@ func genValidate(f *jen.File, types []*model.Type) error {
 				}
 			}
 			if t.Discriminated != nil && t.Discriminated.Field == fd && !fd.Required {
-				checks = append(checks, jen.If(jen.Op("!").Parens(present(fd, x))).Block(discriminatedMissing(t.Discriminated)...))
+				checks = append(checks, jen.If(absent(fd, x)).Block(discriminatedMissing(t.Discriminated)...))
 			}
 			if len(checks) == 0 {
 				continue
@@ -301,7 +316,7 @@ func genValidate(f *jen.File, types []*model.Type) error {
 						jen.Id("m").Dot("ValidateAt").Call(jen.Id("v"), fp))}
 				case m.Ref.Kind == model.KindValue:
 				default:
-					inner = valueChecks(m.Ref, jen.Add(goType(m.Ref, true)).Call(jen.Id("m")), "fp", 0)
+					inner = ck.valueChecks(m.Ref, jen.Add(goType(m.Ref, true)).Call(jen.Id("m")), "fp", 0)
 				}
 				if len(inner) == 0 {
 					cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(jen.Id("_").Op("=").Id("m")))
@@ -313,7 +328,9 @@ func genValidate(f *jen.File, types []*model.Type) error {
 			body = append(body, jen.Switch(jen.Id("m").Op(":=").Id("x").Dot(o.GoName).Assert(jen.Type())).Block(cases...))
 		}
 		cmt(f, fmt.Sprintf("ValidateAt records at p every rule of the %s schema that x breaks.\nIt is for generated code; call Validate.", t.Name))
-		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("ValidateAt").Params(jen.Id("v").Op("*").Add(rt("Validator")), jen.Id("p").Op("*").Add(rt("Path"))).Block(body...)
+		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("ValidateAt").Params(sigParams(
+			len("func (x *) ValidateAt(v *runtime.Validator, p *runtime.Path) {")+len(t.Name),
+			jen.Id("v").Op("*").Add(rt("Validator")), jen.Id("p").Op("*").Add(rt("Path")))...).Block(body...)
 		cmt(f, fmt.Sprintf("Validate checks x against every rule of the %s schema and returns a\n*ValidationError listing each violation, or nil. Required members that x\nalways marshals (numbers, booleans, maps, strings that may be empty)\ncount as present.", t.Name))
 		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("Validate").Params().Error().Block(
 			jen.Var().Id("v").Add(rt("Validator")),
@@ -324,7 +341,7 @@ func genValidate(f *jen.File, types []*model.Type) error {
 	return nil
 }
 
-func discriminatedChecks(d *model.Discriminated) []jen.Code {
+func (ck *checker) discriminatedChecks(d *model.Discriminated) []jen.Code {
 	var cases []jen.Code
 	for _, c := range d.Cases {
 		cases = append(cases, jen.Case(jen.Lit(c.Value)).Block(

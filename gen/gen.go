@@ -48,7 +48,7 @@ type pkgGen struct {
 
 func generatePackage(m *model.Model, p *model.Package) ([]File, error) {
 	g := &pkgGen{m: m, p: p}
-	patterns = map[string]string{}
+	ck := newChecker()
 	if err := g.render("doc.go", p.Sources, genDoc(p)); err != nil {
 		return nil, err
 	}
@@ -69,8 +69,8 @@ func generatePackage(m *model.Model, p *model.Package) ([]File, error) {
 			emit   func(f *jen.File, types []*model.Type) error
 		}{
 			{".go", genTypes},
-			{"_json.go", genCodec},
-			{"_validate.go", genValidate},
+			{"_json.go", ck.genCodec},
+			{"_validate.go", ck.genValidate},
 		}
 		for _, s := range steps {
 			f := g.newFile()
@@ -82,9 +82,9 @@ func generatePackage(m *model.Model, p *model.Package) ([]File, error) {
 			}
 		}
 	}
-	if len(patterns) > 0 {
+	if len(ck.patterns) > 0 {
 		f := g.newFile()
-		genPatterns(f, patterns)
+		genPatterns(f, ck.patterns)
 		if err := g.render("patterns.go", nil, f); err != nil {
 			return nil, err
 		}
@@ -133,10 +133,14 @@ func generatePackage(m *model.Model, p *model.Package) ([]File, error) {
 	}
 	for _, m := range p.Machines {
 		f := g.newFile()
-		genMachine(f, m)
+		if err := genMachine(f, m); err != nil {
+			return nil, err
+		}
 		if err := g.render(dataName(m.Source), []string{m.Source}, f); err != nil {
 			return nil, err
 		}
+		name := strings.TrimSuffix(dataName(m.Source), ".go") + ".md"
+		g.files = append(g.files, File{Path: path.Join(g.p.Dir, name), Content: genDiagram(m)})
 	}
 	seen := map[string]bool{}
 	for _, f := range g.files {
@@ -238,10 +242,123 @@ type commenter interface {
 	Comment(string) *jen.Statement
 }
 
+// maxLine is the widest line the generated code may have outside string
+// literals, counting a tab as four columns.
+const maxLine = 100
+
+// commentWidth is the width comments are wrapped to, "// " and one level of
+// indentation included.
+const commentWidth = 80
+
 // cmt writes text as // comments, one per line (jennifer would use /* */
-// for a multi-line comment).
+// for a multi-line comment), wrapped to commentWidth.
 func cmt(c commenter, text string) {
-	for _, line := range strings.Split(text, "\n") {
+	for _, line := range wrapComment(text, commentWidth-len("\t// ")) {
 		c.Comment(line)
 	}
+}
+
+// packed joins items with ", " into lines of at most listWidth columns, for a
+// list (case values, composite literal elements) that gofmt leaves as it is
+// laid out: items on a continuation line are indented by gofmt.
+// first is the number of columns the first line already holds.
+func packed(items []string, first int) jen.Code { return jen.Id(packedText(items, first)) }
+
+// packedText is the text of packed.
+func packedText(items []string, first int) string {
+	const width = listWidth
+	var b strings.Builder
+	line := first
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(",")
+			line++
+			if line+1+len(it)+1 > width {
+				b.WriteString("\n")
+				line = 0
+			} else {
+				b.WriteString(" ")
+				line++
+			}
+		}
+		b.WriteString(it)
+		line += len(it)
+	}
+	return b.String()
+}
+
+// listWidth is the width packed lists are laid out to: two levels of
+// indentation fit within maxLine.
+const listWidth = maxLine - 12
+
+// sigParams returns the parameters of a signature, one per line when the
+// signature (of about sigLen columns) would be wider than maxLine.
+func sigParams(sigLen int, params ...jen.Code) []jen.Code {
+	if sigLen <= maxLine {
+		return params
+	}
+	out := make([]jen.Code, 0, len(params)+1)
+	for _, p := range params {
+		out = append(out, jen.Line().Add(p))
+	}
+	return append(out, jen.Line())
+}
+
+// wrapComment wraps the paragraphs of text (separated by blank lines) to
+// width columns. A paragraph with an indented or list line ("- ") keeps its
+// line breaks, its long lines wrapped with the same indentation; the others
+// are reflowed.
+func wrapComment(text string, width int) []string {
+	var out []string
+	for i, para := range strings.Split(text, "\n\n") {
+		if i > 0 {
+			out = append(out, "")
+		}
+		lines := strings.Split(para, "\n")
+		kept := false
+		for _, l := range lines {
+			if strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "- ") {
+				kept = true
+			}
+		}
+		if !kept {
+			out = append(out, wrapText(strings.Join(lines, " "), width)...)
+			continue
+		}
+		for _, l := range lines {
+			indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+			hang := indent
+			if strings.HasPrefix(strings.TrimLeft(l, " \t"), "- ") {
+				hang += "  "
+			}
+			for j, w := range wrapText(strings.TrimLeft(l, " \t"), width-len(indent)) {
+				if j == 0 {
+					out = append(out, indent+w)
+				} else {
+					out = append(out, hang+w)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// wrapText breaks s into lines of at most width columns at spaces; a word
+// longer than width (a URL) gets a line of its own.
+func wrapText(s string, width int) []string {
+	words := strings.Fields(s)
+	if len(words) == 0 {
+		return []string{""}
+	}
+	var out []string
+	line := words[0]
+	for _, w := range words[1:] {
+		if len(line)+1+len(w) > width {
+			out = append(out, line)
+			line = w
+			continue
+		}
+		line += " " + w
+	}
+	return append(out, line)
 }

@@ -170,6 +170,13 @@ func readMachine(f *file, raw []byte) (*model.Machine, error) {
 	if states[m.Initial] == nil {
 		return nil, errAt(f.display, "/initial", "initial state %q is not declared", m.Initial)
 	}
+	// The generated sets of guards and outputs are bits of a uint64.
+	if len(m.Guards) > 64 {
+		return nil, errAt(f.display, "/guards", "%d guards; a machine may have at most 64", len(m.Guards))
+	}
+	if len(m.Outputs) > 64 {
+		return nil, errAt(f.display, "/outputs", "%d outputs; a machine may have at most 64", len(m.Outputs))
+	}
 	rows := map[string]int{}
 	for i, t := range doc.Transitions {
 		ptr := "/transitions/" + strconv.Itoa(i)
@@ -200,7 +207,7 @@ func readMachine(f *file, raw []byte) (*model.Machine, error) {
 				return nil, errAt(f.display, ptr, "(%s, %s, guard %q) is already defined by /transitions/%d", from, t.Event, t.Guard, k)
 			}
 			rows[key] = i
-			m.Transitions = append(m.Transitions, model.Transition{From: from, Event: t.Event, Guard: t.Guard, To: t.To, Note: t.Note, Outputs: t.Outputs})
+			m.Transitions = append(m.Transitions, model.Transition{From: from, Event: t.Event, Guard: t.Guard, To: t.To, Note: t.Note, Outputs: t.Outputs, Rule: i})
 		}
 	}
 	// Reachability from the initial state.

@@ -256,4 +256,7 @@ type Named struct {
 type Transition struct {
 	From, Event, Guard, To, Note string
 	Outputs                      []string
+	// Rule is the index of the document's transition the row comes from:
+	// the rows of one rule (one per From state) are consecutive.
+	Rule int
 }

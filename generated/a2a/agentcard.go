@@ -9,7 +9,8 @@ type AgentCapabilities struct {
 	//
 	// JSON: "streaming".
 	Streaming *bool
-	// PushNotifications: Whether the agent can send push notifications for asynchronous task updates.
+	// PushNotifications: Whether the agent can send push notifications for
+	// asynchronous task updates.
 	//
 	// JSON: "pushNotifications".
 	PushNotifications *bool
@@ -17,13 +18,15 @@ type AgentCapabilities struct {
 	//
 	// JSON: "extensions".
 	Extensions []AgentExtension
-	// ExtendedAgentCard: Whether the agent provides an extended Agent Card to authenticated clients.
+	// ExtendedAgentCard: Whether the agent provides an extended Agent Card to
+	// authenticated clients.
 	//
 	// JSON: "extendedAgentCard".
 	ExtendedAgentCard *bool
 }
 
-// AgentCard is a self-describing manifest of an agent: identity, interfaces, capabilities, skills and security requirements.
+// AgentCard is a self-describing manifest of an agent: identity, interfaces,
+// capabilities, skills and security requirements.
 type AgentCard struct {
 	// Name is a human-readable name for the agent (e.g. "Recipe Agent").
 	//
@@ -33,7 +36,8 @@ type AgentCard struct {
 	//
 	// JSON: "description", required.
 	Description string
-	// SupportedInterfaces is the interfaces the agent is reachable at, in order of preference (the first is preferred).
+	// SupportedInterfaces is the interfaces the agent is reachable at, in order of
+	// preference (the first is preferred).
 	//
 	// JSON: "supportedInterfaces", required.
 	SupportedInterfaces []AgentInterface
@@ -61,11 +65,13 @@ type AgentCard struct {
 	//
 	// JSON: "securityRequirements".
 	SecurityRequirements []SecurityRequirement
-	// DefaultInputModes: Media types the agent accepts as input across all skills; skills may override them.
+	// DefaultInputModes: Media types the agent accepts as input across all skills;
+	// skills may override them.
 	//
 	// JSON: "defaultInputModes", required.
 	DefaultInputModes []string
-	// DefaultOutputModes: Media types the agent produces as output across all skills; skills may override them.
+	// DefaultOutputModes: Media types the agent produces as output across all
+	// skills; skills may override them.
 	//
 	// JSON: "defaultOutputModes", required.
 	DefaultOutputModes []string
@@ -83,7 +89,8 @@ type AgentCard struct {
 	IconURL *string
 }
 
-// AgentCardSignature is a JWS (RFC 7515, JSON serialization) signature over an Agent Card.
+// AgentCardSignature is a JWS (RFC 7515, JSON serialization) signature over an
+// Agent Card.
 type AgentCardSignature struct {
 	// Protected is the protected JWS header: a base64url-encoded JSON object.
 	//
@@ -119,13 +126,15 @@ type AgentExtension struct {
 	Params map[string]any
 }
 
-// AgentInterface: One way to reach the agent: a URL, a protocol binding and a protocol version.
+// AgentInterface: One way to reach the agent: a URL, a protocol binding and a
+// protocol version.
 type AgentInterface struct {
 	// URL is the URL of this interface; an absolute HTTPS URL in production.
 	//
 	// JSON: "url", required.
 	URL string
-	// ProtocolBinding is the protocol binding at this URL, an open string; the core ones are JSONRPC, GRPC and HTTP+JSON.
+	// ProtocolBinding is the protocol binding at this URL, an open string; the
+	// core ones are JSONRPC, GRPC and HTTP+JSON.
 	//
 	// JSON: "protocolBinding", required.
 	ProtocolBinding string
@@ -133,7 +142,8 @@ type AgentInterface struct {
 	//
 	// JSON: "tenant".
 	Tenant string
-	// ProtocolVersion is the A2A protocol version this interface exposes (e.g. "0.3", "1.0").
+	// ProtocolVersion is the A2A protocol version this interface exposes (e.g.
+	// "0.3", "1.0").
 	//
 	// JSON: "protocolVersion", required.
 	ProtocolVersion string
@@ -173,11 +183,13 @@ type AgentSkill struct {
 	//
 	// JSON: "examples".
 	Examples []string
-	// InputModes: Input media types of this skill, overriding the agent's defaults.
+	// InputModes: Input media types of this skill, overriding the agent's
+	// defaults.
 	//
 	// JSON: "inputModes".
 	InputModes []string
-	// OutputModes: Output media types of this skill, overriding the agent's defaults.
+	// OutputModes: Output media types of this skill, overriding the agent's
+	// defaults.
 	//
 	// JSON: "outputModes".
 	OutputModes []string

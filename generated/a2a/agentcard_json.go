@@ -9,8 +9,9 @@ import (
 	"slices"
 )
 
-// DecodeJSONAt reads an AgentCapabilities from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseAgentCapabilitiesJSON.
+// DecodeJSONAt reads an AgentCapabilities from d, recording type mismatches at
+// p. It is for generated code; call UnmarshalJSON or
+// ParseAgentCapabilitiesJSON.
 func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -51,9 +52,9 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes an AgentCapabilities. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentCapabilities. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *AgentCapabilities) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentCapabilities{}
@@ -61,9 +62,9 @@ func (x *AgentCapabilities) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseAgentCapabilitiesJSON decodes data into a new AgentCapabilities and checks it as
-// ValidateAgentCapabilitiesJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseAgentCapabilitiesJSON decodes data into a new AgentCapabilities and
+// checks it as ValidateAgentCapabilitiesJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseAgentCapabilitiesJSON(data []byte) (*AgentCapabilities, error) {
 	x := new(AgentCapabilities)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -72,9 +73,9 @@ func ParseAgentCapabilitiesJSON(data []byte) (*AgentCapabilities, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateAgentCapabilitiesJSON checks that data is a valid AgentCapabilities: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateAgentCapabilitiesJSON checks that data is a valid AgentCapabilities:
+// JSON syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateAgentCapabilitiesJSON(data []byte) error {
 	var x AgentCapabilities
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -84,8 +85,8 @@ func ValidateAgentCapabilitiesJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *AgentCapabilities) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -125,7 +126,8 @@ func (x AgentCapabilities) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *AgentCapabilities) Clone() *AgentCapabilities {
 	if x == nil {
 		return nil
@@ -287,8 +289,8 @@ func (x *AgentCard) UnmarshalJSON(data []byte) error {
 }
 
 // ParseAgentCardJSON decodes data into a new AgentCard and checks it as
-// ValidateAgentCardJSON does, in one pass: the value is returned only when it is
-// valid.
+// ValidateAgentCardJSON does, in one pass: the value is returned only when it
+// is valid.
 func ParseAgentCardJSON(data []byte) (*AgentCard, error) {
 	x := new(AgentCard)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -297,8 +299,8 @@ func ParseAgentCardJSON(data []byte) (*AgentCard, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateAgentCardJSON checks that data is a valid AgentCard: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAgentCardJSON checks that data is a valid AgentCard: JSON syntax,
+// every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentCardJSON(data []byte) error {
 	var x AgentCard
@@ -309,8 +311,8 @@ func ValidateAgentCardJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *AgentCard) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -430,7 +432,8 @@ func (x AgentCard) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *AgentCard) Clone() *AgentCard {
 	if x == nil {
 		return nil
@@ -482,8 +485,9 @@ func (x *AgentCard) Clone() *AgentCard {
 	return &c
 }
 
-// DecodeJSONAt reads an AgentCardSignature from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseAgentCardSignatureJSON.
+// DecodeJSONAt reads an AgentCardSignature from d, recording type mismatches
+// at p. It is for generated code; call UnmarshalJSON or
+// ParseAgentCardSignatureJSON.
 func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -513,9 +517,9 @@ func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes an AgentCardSignature. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentCardSignature. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *AgentCardSignature) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentCardSignature{}
@@ -523,9 +527,9 @@ func (x *AgentCardSignature) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseAgentCardSignatureJSON decodes data into a new AgentCardSignature and checks it as
-// ValidateAgentCardSignatureJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseAgentCardSignatureJSON decodes data into a new AgentCardSignature and
+// checks it as ValidateAgentCardSignatureJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseAgentCardSignatureJSON(data []byte) (*AgentCardSignature, error) {
 	x := new(AgentCardSignature)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -534,9 +538,10 @@ func ParseAgentCardSignatureJSON(data []byte) (*AgentCardSignature, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateAgentCardSignatureJSON checks that data is a valid AgentCardSignature: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateAgentCardSignatureJSON checks that data is a valid
+// AgentCardSignature: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateAgentCardSignatureJSON(data []byte) error {
 	var x AgentCardSignature
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -546,8 +551,8 @@ func ValidateAgentCardSignatureJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *AgentCardSignature) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -571,7 +576,8 @@ func (x AgentCardSignature) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *AgentCardSignature) Clone() *AgentCardSignature {
 	if x == nil {
 		return nil
@@ -581,8 +587,8 @@ func (x *AgentCardSignature) Clone() *AgentCardSignature {
 	return &c
 }
 
-// DecodeJSONAt reads an AgentExtension from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseAgentExtensionJSON.
+// DecodeJSONAt reads an AgentExtension from d, recording type mismatches at p.
+// It is for generated code; call UnmarshalJSON or ParseAgentExtensionJSON.
 func (x *AgentExtension) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -616,9 +622,9 @@ func (x *AgentExtension) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes an AgentExtension. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentExtension. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *AgentExtension) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentExtension{}
@@ -626,9 +632,9 @@ func (x *AgentExtension) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseAgentExtensionJSON decodes data into a new AgentExtension and checks it as
-// ValidateAgentExtensionJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseAgentExtensionJSON decodes data into a new AgentExtension and checks it
+// as ValidateAgentExtensionJSON does, in one pass: the value is returned only
+// when it is valid.
 func ParseAgentExtensionJSON(data []byte) (*AgentExtension, error) {
 	x := new(AgentExtension)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -637,9 +643,9 @@ func ParseAgentExtensionJSON(data []byte) (*AgentExtension, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateAgentExtensionJSON checks that data is a valid AgentExtension: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateAgentExtensionJSON checks that data is a valid AgentExtension: JSON
+// syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateAgentExtensionJSON(data []byte) error {
 	var x AgentExtension
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -649,8 +655,8 @@ func ValidateAgentExtensionJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *AgentExtension) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -683,7 +689,8 @@ func (x AgentExtension) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *AgentExtension) Clone() *AgentExtension {
 	if x == nil {
 		return nil
@@ -693,8 +700,8 @@ func (x *AgentExtension) Clone() *AgentExtension {
 	return &c
 }
 
-// DecodeJSONAt reads an AgentInterface from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseAgentInterfaceJSON.
+// DecodeJSONAt reads an AgentInterface from d, recording type mismatches at p.
+// It is for generated code; call UnmarshalJSON or ParseAgentInterfaceJSON.
 func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -728,9 +735,9 @@ func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes an AgentInterface. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentInterface. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *AgentInterface) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentInterface{}
@@ -738,9 +745,9 @@ func (x *AgentInterface) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseAgentInterfaceJSON decodes data into a new AgentInterface and checks it as
-// ValidateAgentInterfaceJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseAgentInterfaceJSON decodes data into a new AgentInterface and checks it
+// as ValidateAgentInterfaceJSON does, in one pass: the value is returned only
+// when it is valid.
 func ParseAgentInterfaceJSON(data []byte) (*AgentInterface, error) {
 	x := new(AgentInterface)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -749,9 +756,9 @@ func ParseAgentInterfaceJSON(data []byte) (*AgentInterface, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateAgentInterfaceJSON checks that data is a valid AgentInterface: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateAgentInterfaceJSON checks that data is a valid AgentInterface: JSON
+// syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateAgentInterfaceJSON(data []byte) error {
 	var x AgentInterface
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -761,8 +768,8 @@ func ValidateAgentInterfaceJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *AgentInterface) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"url\":"...)
@@ -784,7 +791,8 @@ func (x AgentInterface) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *AgentInterface) Clone() *AgentInterface {
 	if x == nil {
 		return nil
@@ -793,8 +801,8 @@ func (x *AgentInterface) Clone() *AgentInterface {
 	return &c
 }
 
-// DecodeJSONAt reads an AgentProvider from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseAgentProviderJSON.
+// DecodeJSONAt reads an AgentProvider from d, recording type mismatches at p.
+// It is for generated code; call UnmarshalJSON or ParseAgentProviderJSON.
 func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -820,9 +828,9 @@ func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes an AgentProvider. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AgentProvider. It fails on bytes that are not JSON,
+// on a value of the wrong JSON type and on two members of a oneof group; it
+// does not check the other rules of the schema: call Validate for those.
 func (x *AgentProvider) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AgentProvider{}
@@ -830,9 +838,9 @@ func (x *AgentProvider) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseAgentProviderJSON decodes data into a new AgentProvider and checks it as
-// ValidateAgentProviderJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseAgentProviderJSON decodes data into a new AgentProvider and checks it
+// as ValidateAgentProviderJSON does, in one pass: the value is returned only
+// when it is valid.
 func ParseAgentProviderJSON(data []byte) (*AgentProvider, error) {
 	x := new(AgentProvider)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -841,9 +849,9 @@ func ParseAgentProviderJSON(data []byte) (*AgentProvider, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateAgentProviderJSON checks that data is a valid AgentProvider: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateAgentProviderJSON checks that data is a valid AgentProvider: JSON
+// syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateAgentProviderJSON(data []byte) error {
 	var x AgentProvider
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -853,8 +861,8 @@ func ValidateAgentProviderJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *AgentProvider) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"url\":"...)
@@ -870,7 +878,8 @@ func (x AgentProvider) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *AgentProvider) Clone() *AgentProvider {
 	if x == nil {
 		return nil
@@ -948,8 +957,8 @@ func (x *AgentSkill) UnmarshalJSON(data []byte) error {
 }
 
 // ParseAgentSkillJSON decodes data into a new AgentSkill and checks it as
-// ValidateAgentSkillJSON does, in one pass: the value is returned only when it is
-// valid.
+// ValidateAgentSkillJSON does, in one pass: the value is returned only when it
+// is valid.
 func ParseAgentSkillJSON(data []byte) (*AgentSkill, error) {
 	x := new(AgentSkill)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -958,8 +967,8 @@ func ParseAgentSkillJSON(data []byte) (*AgentSkill, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateAgentSkillJSON checks that data is a valid AgentSkill: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateAgentSkillJSON checks that data is a valid AgentSkill: JSON syntax,
+// every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentSkillJSON(data []byte) error {
 	var x AgentSkill
@@ -970,8 +979,8 @@ func ValidateAgentSkillJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *AgentSkill) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -1018,7 +1027,8 @@ func (x AgentSkill) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *AgentSkill) Clone() *AgentSkill {
 	if x == nil {
 		return nil

@@ -5,8 +5,8 @@ package a2a
 
 import "github.com/a2abind/a2abind/gen/runtime"
 
-// ValidateAt records at p every rule of the AgentCapabilities schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the AgentCapabilities schema that x
+// breaks. It is for generated code; call Validate.
 func (x *AgentCapabilities) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("extensions")
@@ -19,9 +19,9 @@ func (x *AgentCapabilities) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the AgentCapabilities schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the AgentCapabilities schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentCapabilities) Validate() error {
 	var v runtime.Validator
@@ -29,32 +29,24 @@ func (x *AgentCapabilities) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the AgentCard schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the AgentCard schema that x breaks. It
+// is for generated code; call Validate.
 func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("name")
-		if !(x.Name != "") {
+		if x.Name == "" {
 			v.Add(&fp, "required", "missing property \"name\"")
-		} else {
-			if len(x.Name) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("description")
-		if !(x.Description != "") {
+		if x.Description == "" {
 			v.Add(&fp, "required", "missing property \"description\"")
-		} else {
-			if len(x.Description) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("supportedInterfaces")
-		if !(x.SupportedInterfaces != nil) {
+		if x.SupportedInterfaces == nil {
 			v.Add(&fp, "required", "missing property \"supportedInterfaces\"")
 		} else {
 			if len(x.SupportedInterfaces) < 1 {
@@ -74,17 +66,13 @@ func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 	{
 		fp := p.Key("version")
-		if !(x.Version != "") {
+		if x.Version == "" {
 			v.Add(&fp, "required", "missing property \"version\"")
-		} else {
-			if len(x.Version) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("capabilities")
-		if !(x.Capabilities != nil) {
+		if x.Capabilities == nil {
 			v.Add(&fp, "required", "missing property \"capabilities\"")
 		} else {
 			x.Capabilities.ValidateAt(v, &fp)
@@ -110,7 +98,7 @@ func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 	{
 		fp := p.Key("defaultInputModes")
-		if !(x.DefaultInputModes != nil) {
+		if x.DefaultInputModes == nil {
 			v.Add(&fp, "required", "missing property \"defaultInputModes\"")
 		} else {
 			if len(x.DefaultInputModes) < 1 {
@@ -120,7 +108,7 @@ func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 	{
 		fp := p.Key("defaultOutputModes")
-		if !(x.DefaultOutputModes != nil) {
+		if x.DefaultOutputModes == nil {
 			v.Add(&fp, "required", "missing property \"defaultOutputModes\"")
 		} else {
 			if len(x.DefaultOutputModes) < 1 {
@@ -130,7 +118,7 @@ func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 	{
 		fp := p.Key("skills")
-		if !(x.Skills != nil) {
+		if x.Skills == nil {
 			v.Add(&fp, "required", "missing property \"skills\"")
 		} else {
 			if len(x.Skills) < 1 {
@@ -155,42 +143,34 @@ func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the AgentCard schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *AgentCard) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the AgentCardSignature schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the AgentCardSignature schema that x
+// breaks. It is for generated code; call Validate.
 func (x *AgentCardSignature) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("protected")
-		if !(x.Protected != "") {
+		if x.Protected == "" {
 			v.Add(&fp, "required", "missing property \"protected\"")
-		} else {
-			if len(x.Protected) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("signature")
-		if !(x.Signature != "") {
+		if x.Signature == "" {
 			v.Add(&fp, "required", "missing property \"signature\"")
-		} else {
-			if len(x.Signature) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the AgentCardSignature schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the AgentCardSignature schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentCardSignature) Validate() error {
 	var v runtime.Validator
@@ -198,13 +178,13 @@ func (x *AgentCardSignature) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the AgentExtension schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the AgentExtension schema that x
+// breaks. It is for generated code; call Validate.
 func (x *AgentExtension) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
-// Validate checks x against every rule of the AgentExtension schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the AgentExtension schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentExtension) Validate() error {
 	var v runtime.Validator
@@ -212,44 +192,32 @@ func (x *AgentExtension) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the AgentInterface schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the AgentInterface schema that x
+// breaks. It is for generated code; call Validate.
 func (x *AgentInterface) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("url")
-		if !(x.URL != "") {
+		if x.URL == "" {
 			v.Add(&fp, "required", "missing property \"url\"")
-		} else {
-			if len(x.URL) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("protocolBinding")
-		if !(x.ProtocolBinding != "") {
+		if x.ProtocolBinding == "" {
 			v.Add(&fp, "required", "missing property \"protocolBinding\"")
-		} else {
-			if len(x.ProtocolBinding) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("protocolVersion")
-		if !(x.ProtocolVersion != "") {
+		if x.ProtocolVersion == "" {
 			v.Add(&fp, "required", "missing property \"protocolVersion\"")
-		} else {
-			if len(x.ProtocolVersion) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the AgentInterface schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the AgentInterface schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AgentInterface) Validate() error {
 	var v runtime.Validator
@@ -257,35 +225,27 @@ func (x *AgentInterface) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the AgentProvider schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the AgentProvider schema that x
+// breaks. It is for generated code; call Validate.
 func (x *AgentProvider) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("url")
-		if !(x.URL != "") {
+		if x.URL == "" {
 			v.Add(&fp, "required", "missing property \"url\"")
-		} else {
-			if len(x.URL) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("organization")
-		if !(x.Organization != "") {
+		if x.Organization == "" {
 			v.Add(&fp, "required", "missing property \"organization\"")
-		} else {
-			if len(x.Organization) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the AgentProvider schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the AgentProvider schema and returns
+// a *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *AgentProvider) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
@@ -297,37 +257,25 @@ func (x *AgentProvider) Validate() error {
 func (x *AgentSkill) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
-		if !(x.ID != "") {
+		if x.ID == "" {
 			v.Add(&fp, "required", "missing property \"id\"")
-		} else {
-			if len(x.ID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("name")
-		if !(x.Name != "") {
+		if x.Name == "" {
 			v.Add(&fp, "required", "missing property \"name\"")
-		} else {
-			if len(x.Name) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("description")
-		if !(x.Description != "") {
+		if x.Description == "" {
 			v.Add(&fp, "required", "missing property \"description\"")
-		} else {
-			if len(x.Description) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("tags")
-		if !(x.Tags != nil) {
+		if x.Tags == nil {
 			v.Add(&fp, "required", "missing property \"tags\"")
 		} else {
 			if len(x.Tags) < 1 {
@@ -348,8 +296,8 @@ func (x *AgentSkill) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the AgentSkill schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *AgentSkill) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)

@@ -3,55 +3,149 @@
 
 package a2a
 
-// Token identifies an error. It is an error's identity: the same JSON-RPC
-// code means different things in different profiles, so compare tokens, never
-// codes alone.
+// Token identifies an error. It is an error's identity: the same JSON-RPC code
+// means different things in different profiles, so compare tokens, never codes
+// alone.
 type Token string
 
 const (
-	// TokenParseError is the receiver could not parse the payload as JSON. A2A v1.0 names it JSONParseError. A2A v1.0 gives it no HTTP status of its own: over HTTP JSON-RPC it travels in the JSON-RPC error object.
+	// TokenParseError is the receiver could not parse the payload as JSON. A2A
+	// v1.0 names it JSONParseError. A2A v1.0 gives it no HTTP status of its own:
+	// over HTTP JSON-RPC it travels in the JSON-RPC error object.
 	TokenParseError Token = "parse_error"
-	// TokenInvalidRequest is the JSON is not a valid JSON-RPC 2.0 Request object. A2A v1.0 names it InvalidRequestError.
+	// TokenInvalidRequest is the JSON is not a valid JSON-RPC 2.0 Request object.
+	// A2A v1.0 names it InvalidRequestError.
 	TokenInvalidRequest Token = "invalid_request"
-	// TokenMethodNotFound is the requested method does not exist or is not available. A2A v1.0 names it MethodNotFoundError.
+	// TokenMethodNotFound is the requested method does not exist or is not
+	// available. A2A v1.0 names it MethodNotFoundError.
 	TokenMethodNotFound Token = "method_not_found"
-	// TokenInvalidParams is the method parameters are invalid. A2A v1.0 names it InvalidParamsError. The MQTT binding also requires it when a request's contextId differs from the one stored for the same Task.id; this library also uses it for a missing or malformed taskId over MQTT (docs/protocol.md §5.5; §11, "which code for bad MQTT input").
+	// TokenInvalidParams is the method parameters are invalid. A2A v1.0 names it
+	// InvalidParamsError. The MQTT binding also requires it when a request's
+	// contextId differs from the one stored for the same Task.id; this library
+	// also uses it for a missing or malformed taskId over MQTT (docs/protocol.md
+	// §5.5; §11, "which code for bad MQTT input").
 	TokenInvalidParams Token = "invalid_params"
-	// TokenInternalError is an internal error occurred on the server. A2A v1.0 names it InternalError. Not marked retryable: a temporary overload over MQTT is responder_unavailable instead.
+	// TokenInternalError is an internal error occurred on the server. A2A v1.0
+	// names it InternalError. Not marked retryable: a temporary overload over MQTT
+	// is responder_unavailable instead.
 	TokenInternalError Token = "internal_error"
-	// TokenTaskNotFound: TaskNotFoundError: the task id does not correspond to an existing or accessible task (invalid, expired, or completed and purged). gRPC NOT_FOUND. ErrorInfo reason TASK_NOT_FOUND, domain a2a-protocol.org.
+	// TokenTaskNotFound: TaskNotFoundError: the task id does not correspond to an
+	// existing or accessible task (invalid, expired, or completed and purged).
+	// gRPC NOT_FOUND. ErrorInfo reason TASK_NOT_FOUND, domain a2a-protocol.org.
 	TokenTaskNotFound Token = "task_not_found"
-	// TokenTaskNotCancelable: TaskNotCancelableError: the task is not in a cancelable state (for example it already reached a terminal state). gRPC FAILED_PRECONDITION. ErrorInfo reason TASK_NOT_CANCELABLE, domain a2a-protocol.org.
+	// TokenTaskNotCancelable: TaskNotCancelableError: the task is not in a
+	// cancelable state (for example it already reached a terminal state). gRPC
+	// FAILED_PRECONDITION. ErrorInfo reason TASK_NOT_CANCELABLE, domain
+	// a2a-protocol.org.
 	TokenTaskNotCancelable Token = "task_not_cancelable"
-	// TokenPushNotificationNotSupported: PushNotificationNotSupportedError: the client used push-notification features but the agent does not support them (AgentCard.capabilities.pushNotifications is false). gRPC UNIMPLEMENTED. ErrorInfo reason PUSH_NOTIFICATION_NOT_SUPPORTED, domain a2a-protocol.org. Same code as the MQTT binding's request_expired and the offline profile's agent_asleep: tell them apart by token.
+	// TokenPushNotificationNotSupported: PushNotificationNotSupportedError: the
+	// client used push-notification features but the agent does not support them
+	// (AgentCard.capabilities.pushNotifications is false). gRPC UNIMPLEMENTED.
+	// ErrorInfo reason PUSH_NOTIFICATION_NOT_SUPPORTED, domain a2a-protocol.org.
+	// Same code as the MQTT binding's request_expired and the offline profile's
+	// agent_asleep: tell them apart by token.
 	TokenPushNotificationNotSupported Token = "push_notification_not_supported"
-	// TokenUnsupportedOperation: UnsupportedOperationError: the requested operation, or an aspect of it, is not supported by this agent; this library also answers it for a new message to a task in a terminal state (docs/protocol.md §11, "retry, follow-up or error?"). gRPC UNIMPLEMENTED. ErrorInfo reason UNSUPPORTED_OPERATION, domain a2a-protocol.org. Same code as the MQTT binding's responder_unavailable: a requester tells them apart by token (over MQTT: no error.data.a2a_error) and never retries this one.
+	// TokenUnsupportedOperation: UnsupportedOperationError: the requested
+	// operation, or an aspect of it, is not supported by this agent; this library
+	// also answers it for a new message to a task in a terminal state
+	// (docs/protocol.md §11, "retry, follow-up or error?"). gRPC UNIMPLEMENTED.
+	// ErrorInfo reason UNSUPPORTED_OPERATION, domain a2a-protocol.org. Same code
+	// as the MQTT binding's responder_unavailable: a requester tells them apart by
+	// token (over MQTT: no error.data.a2a_error) and never retries this one.
 	TokenUnsupportedOperation Token = "unsupported_operation"
-	// TokenContentTypeNotSupported: ContentTypeNotSupportedError: a media type in the request's message parts, or implied for an artifact, is not supported by the agent or the skill. gRPC INVALID_ARGUMENT. ErrorInfo reason CONTENT_TYPE_NOT_SUPPORTED, domain a2a-protocol.org. Same code as the MQTT binding's transport_protocol_error: tell them apart by token.
+	// TokenContentTypeNotSupported: ContentTypeNotSupportedError: a media type in
+	// the request's message parts, or implied for an artifact, is not supported by
+	// the agent or the skill. gRPC INVALID_ARGUMENT. ErrorInfo reason
+	// CONTENT_TYPE_NOT_SUPPORTED, domain a2a-protocol.org. Same code as the MQTT
+	// binding's transport_protocol_error: tell them apart by token.
 	TokenContentTypeNotSupported Token = "content_type_not_supported"
-	// TokenInvalidAgentResponse: InvalidAgentResponseError: an agent returned a response that does not conform to the specification for the method. gRPC INTERNAL. ErrorInfo reason INVALID_AGENT_RESPONSE, domain a2a-protocol.org.
+	// TokenInvalidAgentResponse: InvalidAgentResponseError: an agent returned a
+	// response that does not conform to the specification for the method. gRPC
+	// INTERNAL. ErrorInfo reason INVALID_AGENT_RESPONSE, domain a2a-protocol.org.
 	TokenInvalidAgentResponse Token = "invalid_agent_response"
-	// TokenExtendedAgentCardNotConfigured: ExtendedAgentCardNotConfiguredError: the agent has no extended agent card configured although the operation requires one. gRPC FAILED_PRECONDITION. ErrorInfo reason EXTENDED_AGENT_CARD_NOT_CONFIGURED, domain a2a-protocol.org.
+	// TokenExtendedAgentCardNotConfigured: ExtendedAgentCardNotConfiguredError:
+	// the agent has no extended agent card configured although the operation
+	// requires one. gRPC FAILED_PRECONDITION. ErrorInfo reason
+	// EXTENDED_AGENT_CARD_NOT_CONFIGURED, domain a2a-protocol.org.
 	TokenExtendedAgentCardNotConfigured Token = "extended_agent_card_not_configured"
-	// TokenExtensionSupportRequired: ExtensionSupportRequiredError: the Agent Card marks an extension required: true but the client did not declare support for it in the request (A2A-Extensions service parameter; over MQTT the a2a-extensions user property). gRPC FAILED_PRECONDITION. ErrorInfo reason EXTENSION_SUPPORT_REQUIRED, domain a2a-protocol.org.
+	// TokenExtensionSupportRequired: ExtensionSupportRequiredError: the Agent Card
+	// marks an extension required: true but the client did not declare support for
+	// it in the request (A2A-Extensions service parameter; over MQTT the
+	// a2a-extensions user property). gRPC FAILED_PRECONDITION. ErrorInfo reason
+	// EXTENSION_SUPPORT_REQUIRED, domain a2a-protocol.org.
 	TokenExtensionSupportRequired Token = "extension_support_required"
-	// TokenVersionNotSupported: VersionNotSupportedError: the A2A protocol version the request names (A2A-Version service parameter; over MQTT the a2a-version user property; empty means 0.3) is not supported by the agent. gRPC UNIMPLEMENTED. ErrorInfo reason VERSION_NOT_SUPPORTED, domain a2a-protocol.org.
+	// TokenVersionNotSupported: VersionNotSupportedError: the A2A protocol version
+	// the request names (A2A-Version service parameter; over MQTT the a2a-version
+	// user property; empty means 0.3) is not supported by the agent. gRPC
+	// UNIMPLEMENTED. ErrorInfo reason VERSION_NOT_SUPPORTED, domain
+	// a2a-protocol.org.
 	TokenVersionNotSupported Token = "version_not_supported"
-	// TokenRequestExpired: MQTT binding: the request was stale (for example its MQTT Message Expiry had passed) before the responder processed it. error.data.a2a_error MUST be request_expired. Retry-eligible at application policy level; transport retries still follow the requester retry profile. Same code as A2A v1.0 push_notification_not_supported and offline agent_asleep.
+	// TokenRequestExpired: MQTT binding: the request was stale (for example its
+	// MQTT Message Expiry had passed) before the responder processed it.
+	// error.data.a2a_error MUST be request_expired. Retry-eligible at application
+	// policy level; transport retries still follow the requester retry profile.
+	// Same code as A2A v1.0 push_notification_not_supported and offline
+	// agent_asleep.
 	TokenRequestExpired Token = "request_expired"
-	// TokenResponderUnavailable: MQTT binding: the responder is temporarily unavailable or overloaded. error.data.a2a_error MUST be responder_unavailable. Retry-eligible at application policy level; transport retries still follow the requester retry profile. Same code as A2A v1.0 unsupported_operation, which is never retried: tell them apart by token.
+	// TokenResponderUnavailable: MQTT binding: the responder is temporarily
+	// unavailable or overloaded. error.data.a2a_error MUST be
+	// responder_unavailable. Retry-eligible at application policy level; transport
+	// retries still follow the requester retry profile. Same code as A2A v1.0
+	// unsupported_operation, which is never retried: tell them apart by token.
 	TokenResponderUnavailable Token = "responder_unavailable"
-	// TokenTransportProtocolError: MQTT binding: metadata required by the binding is invalid or missing (for example a malformed or missing request/reply binding property, an a2a-context-id property that differs from the payload contextId, or under ubsp-v1 an a2a-recipient-agent-id that is not the responder). error.data.a2a_error MUST be transport_protocol_error. Not retryable until the request metadata is corrected. Same code as A2A v1.0 content_type_not_supported.
+	// TokenTransportProtocolError: MQTT binding: metadata required by the binding
+	// is invalid or missing (for example a malformed or missing request/reply
+	// binding property, an a2a-context-id property that differs from the payload
+	// contextId, or under ubsp-v1 an a2a-recipient-agent-id that is not the
+	// responder). error.data.a2a_error MUST be transport_protocol_error. Not
+	// retryable until the request metadata is corrected. Same code as A2A v1.0
+	// content_type_not_supported.
 	TokenTransportProtocolError Token = "transport_protocol_error"
-	// TokenContextExpired: Multi-turn: a new task or a resume in a context (contextId) that the responder has expired. The MQTT profile asks for an error without naming one; a2abind answers -32602 (the contextId is no longer acceptable, so a client that reads only the code treats it as invalid parameters) with error.data.a2a_error context_expired over MQTT so that a requester can tell it from invalid_params, and uses the same token over HTTP. The expiry window is the responder's policy and is documented in its card. Not retryable: start a new conversation with a fresh contextId. A retry of a message already accepted (same taskId, same messageId) is not refused: it answers with the task as it stands.
+	// TokenContextExpired: Multi-turn: a new task or a resume in a context
+	// (contextId) that the responder has expired. The MQTT profile asks for an
+	// error without naming one; a2abind answers -32602 (the contextId is no longer
+	// acceptable, so a client that reads only the code treats it as invalid
+	// parameters) with error.data.a2a_error context_expired over MQTT so that a
+	// requester can tell it from invalid_params, and uses the same token over
+	// HTTP. The expiry window is the responder's policy and is documented in its
+	// card. Not retryable: start a new conversation with a fresh contextId. A
+	// retry of a message already accepted (same taskId, same messageId) is not
+	// refused: it answers with the task as it stands.
 	TokenContextExpired Token = "context_expired"
-	// TokenAgentAsleep: Offline profile: live processing was refused because the agent is not accepting work now (UnavailableStoreForward, or PeriodicallyAvailable outside its window). Over HTTP: status 503 with body {error: agent_asleep, message, queued, retryAfterSec?} and a Retry-After header equal to retryAfterSec when the next window is known. JSON-RPC shape: code -32003, data.error agent_asleep, data.queued, data.retryAfterSec optional. queued is true only after the enqueue succeeded; never sent when the enqueue failed (that is asleep_queue_full). When queued is true a retry must not be enqueued twice (dedup on message id). Same code as A2A v1.0 push_notification_not_supported and MQTT request_expired.
+	// TokenAgentAsleep: Offline profile: live processing was refused because the
+	// agent is not accepting work now (UnavailableStoreForward, or
+	// PeriodicallyAvailable outside its window). Over HTTP: status 503 with body
+	// {error: agent_asleep, message, queued, retryAfterSec?} and a Retry-After
+	// header equal to retryAfterSec when the next window is known. JSON-RPC shape:
+	// code -32003, data.error agent_asleep, data.queued, data.retryAfterSec
+	// optional. queued is true only after the enqueue succeeded; never sent when
+	// the enqueue failed (that is asleep_queue_full). When queued is true a retry
+	// must not be enqueued twice (dedup on message id). Same code as A2A v1.0
+	// push_notification_not_supported and MQTT request_expired.
 	TokenAgentAsleep Token = "agent_asleep"
-	// TokenAsleepQueueFull: Offline profile: the message could not be enqueued because a queue bound would be exceeded; queued is always false and the body SHOULD carry kind (messages, bytes or peer). HTTP status is 507 for the global caps (kind messages or bytes) and 429 for the per-peer cap (kind peer): the status follows kind, httpStatus here is the global-cap one. Never signalled as agent_asleep. The offline profile gives no JSON-RPC code for this token (docs/protocol.md §11, "queue full over JSON-RPC"); a2abind uses -32004 (a server error in the reserved range, the overload code of the MQTT binding) with data.error asleep_queue_full, data.queued false, data.kind. Retryable only after backing off, since nothing was stored.
+	// TokenAsleepQueueFull: Offline profile: the message could not be enqueued
+	// because a queue bound would be exceeded; queued is always false and the body
+	// SHOULD carry kind (messages, bytes or peer). HTTP status is 507 for the
+	// global caps (kind messages or bytes) and 429 for the per-peer cap (kind
+	// peer): the status follows kind, httpStatus here is the global-cap one. Never
+	// signalled as agent_asleep. The offline profile gives no JSON-RPC code for
+	// this token (docs/protocol.md §11, "queue full over JSON-RPC"); a2abind uses
+	// -32004 (a server error in the reserved range, the overload code of the MQTT
+	// binding) with data.error asleep_queue_full, data.queued false, data.kind.
+	// Retryable only after backing off, since nothing was stored.
 	TokenAsleepQueueFull Token = "asleep_queue_full"
-	// TokenUnauthenticated is the request carries no valid credentials: the a2a-authorization bearer token (MQTT) or Authorization header (HTTP) is missing, malformed, expired or not accepted by the agent's verifier. The A2A-over-MQTT profile requires an auth failure without fixing a code; the code is the official Go SDK's, so its client recognises it. httpStatus is for bindings that map errors to statuses; the JSON-RPC binding answers HTTP 200. Refresh the token before retrying.
+	// TokenUnauthenticated is the request carries no valid credentials: the
+	// a2a-authorization bearer token (MQTT) or Authorization header (HTTP) is
+	// missing, malformed, expired or not accepted by the agent's verifier. The
+	// A2A-over-MQTT profile requires an auth failure without fixing a code; the
+	// code is the official Go SDK's, so its client recognises it. httpStatus is
+	// for bindings that map errors to statuses; the JSON-RPC binding answers HTTP
+	// 200. Refresh the token before retrying.
 	TokenUnauthenticated Token = "unauthenticated"
-	// TokenPermissionDenied is the credentials are valid but lack a scope or right the request needs (user story 01: insufficient scope). The code is the official Go SDK's (its reason there is UNAUTHORIZED); the JSON-RPC binding answers HTTP 200.
+	// TokenPermissionDenied is the credentials are valid but lack a scope or right
+	// the request needs (user story 01: insufficient scope). The code is the
+	// official Go SDK's (its reason there is UNAUTHORIZED); the JSON-RPC binding
+	// answers HTTP 200.
 	TokenPermissionDenied Token = "permission_denied"
 )
 
@@ -72,13 +166,16 @@ type DataShape string
 
 // The data shapes.
 const (
-	// DataNone: no data.
+	// DataNone means the error has no data.
 	DataNone DataShape = "none"
-	// DataErrorInfo: A2A v1.0, an array holding a google.rpc.ErrorInfo whose reason names the error.
+	// DataErrorInfo is the form of A2A v1.0: an array holding a
+	// google.rpc.ErrorInfo whose reason names the error.
 	DataErrorInfo DataShape = "error_info"
-	// DataA2AError: MQTT binding, an object {"a2a_error": token}.
+	// DataA2AError is the form of the MQTT binding: an object {"a2a_error":
+	// token}.
 	DataA2AError DataShape = "a2a_error"
-	// DataOffline: offline profile, {"error": token, "queued": …, "retryAfterSec"?, "kind"?}.
+	// DataOffline is the form of the offline profile: {"error": token, "queued":
+	// …, "retryAfterSec"?, "kind"?}.
 	DataOffline DataShape = "offline"
 )
 

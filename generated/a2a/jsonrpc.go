@@ -21,7 +21,9 @@ type JSONRPCError struct {
 	Data any
 }
 
-// JSONRPCRequest is a JSON-RPC 2.0 request of the A2A JSON-RPC binding; params are checked against the request type of the method. GetExtendedAgentCard may omit params.
+// JSONRPCRequest is a JSON-RPC 2.0 request of the A2A JSON-RPC binding; params
+// are checked against the request type of the method. GetExtendedAgentCard may
+// omit params.
 type JSONRPCRequest struct {
 	// JSONRPC is the JSON-RPC version, always "2.0".
 	//
@@ -35,7 +37,8 @@ type JSONRPCRequest struct {
 	//
 	// JSON: "method", required.
 	Method Method
-	// Params is the method's parameters: a JSON object of the method's request type.
+	// Params is the method's parameters: a JSON object of the method's request
+	// type.
 	//
 	// JSON: "params".
 	Params json.RawMessage
@@ -47,20 +50,24 @@ type JSONRPCResponse struct {
 	//
 	// JSON: "jsonrpc", required.
 	JSONRPC string
-	// ID is the identifier of the request answered; null when it could not be determined.
+	// ID is the identifier of the request answered; null when it could not be
+	// determined.
 	//
 	// JSON: "id", required.
 	ID json.RawMessage
-	// Outcome holds exactly one of "result", "error": one of the types implementing JSONRPCResponseOutcome.
+	// Outcome holds exactly one of "result", "error": one of the types
+	// implementing JSONRPCResponseOutcome.
 	Outcome JSONRPCResponseOutcome
 }
 
-// JSONRPCResponseOutcome is the sealed union of JSONRPCResponse.Outcome; its implementations are JSONRPCResponseResult, *JSONRPCError.
+// JSONRPCResponseOutcome is the sealed union of JSONRPCResponse.Outcome; its
+// implementations are JSONRPCResponseResult, *JSONRPCError.
 type JSONRPCResponseOutcome interface {
 	isJSONRPCResponseOutcome()
 }
 
-// JSONRPCResponseResult is the method's result on success (kept as raw JSON in Go, to be decoded into the method's result type).
+// JSONRPCResponseResult is the method's result on success (kept as raw JSON in
+// Go, to be decoded into the method's result type).
 //
 // As a member of JSONRPCResponseOutcome it is written as JSON member "result".
 type JSONRPCResponseResult json.RawMessage
@@ -68,7 +75,8 @@ type JSONRPCResponseResult json.RawMessage
 func (JSONRPCResponseResult) isJSONRPCResponseOutcome() {}
 func (*JSONRPCError) isJSONRPCResponseOutcome()         {}
 
-// Method is the A2A v1.0 JSON-RPC method names (PascalCase, as in the gRPC service).
+// Method is the A2A v1.0 JSON-RPC method names (PascalCase, as in the gRPC
+// service).
 type Method string
 
 const (
@@ -84,22 +92,30 @@ const (
 	MethodCancelTask Method = "CancelTask"
 	// MethodSubscribeToTask: Stream updates of a non-terminal task.
 	MethodSubscribeToTask Method = "SubscribeToTask"
-	// MethodCreateTaskPushNotificationConfig: Create a push-notification configuration for a task.
+	// MethodCreateTaskPushNotificationConfig: Create a push-notification
+	// configuration for a task.
 	MethodCreateTaskPushNotificationConfig Method = "CreateTaskPushNotificationConfig"
-	// MethodGetTaskPushNotificationConfig: Get a push-notification configuration of a task.
+	// MethodGetTaskPushNotificationConfig: Get a push-notification configuration
+	// of a task.
 	MethodGetTaskPushNotificationConfig Method = "GetTaskPushNotificationConfig"
-	// MethodListTaskPushNotificationConfigs: List the push-notification configurations of a task.
+	// MethodListTaskPushNotificationConfigs: List the push-notification
+	// configurations of a task.
 	MethodListTaskPushNotificationConfigs Method = "ListTaskPushNotificationConfigs"
-	// MethodDeleteTaskPushNotificationConfig: Delete a push-notification configuration of a task.
+	// MethodDeleteTaskPushNotificationConfig: Delete a push-notification
+	// configuration of a task.
 	MethodDeleteTaskPushNotificationConfig Method = "DeleteTaskPushNotificationConfig"
-	// MethodGetExtendedAgentCard: Get the extended Agent Card for an authenticated client.
+	// MethodGetExtendedAgentCard: Get the extended Agent Card for an authenticated
+	// client.
 	MethodGetExtendedAgentCard Method = "GetExtendedAgentCard"
 )
 
 // Valid reports whether v is one of the values the schema lists.
 func (v Method) Valid() bool {
 	switch v {
-	case MethodSendMessage, MethodSendStreamingMessage, MethodGetTask, MethodListTasks, MethodCancelTask, MethodSubscribeToTask, MethodCreateTaskPushNotificationConfig, MethodGetTaskPushNotificationConfig, MethodListTaskPushNotificationConfigs, MethodDeleteTaskPushNotificationConfig, MethodGetExtendedAgentCard:
+	case MethodSendMessage, MethodSendStreamingMessage, MethodGetTask, MethodListTasks,
+		MethodCancelTask, MethodSubscribeToTask, MethodCreateTaskPushNotificationConfig,
+		MethodGetTaskPushNotificationConfig, MethodListTaskPushNotificationConfigs,
+		MethodDeleteTaskPushNotificationConfig, MethodGetExtendedAgentCard:
 		return true
 	}
 	return false
@@ -107,7 +123,11 @@ func (v Method) Valid() bool {
 
 // MethodValues lists every value of Method in schema order.
 func MethodValues() []Method {
-	return []Method{MethodSendMessage, MethodSendStreamingMessage, MethodGetTask, MethodListTasks, MethodCancelTask, MethodSubscribeToTask, MethodCreateTaskPushNotificationConfig, MethodGetTaskPushNotificationConfig, MethodListTaskPushNotificationConfigs, MethodDeleteTaskPushNotificationConfig, MethodGetExtendedAgentCard}
+	return []Method{MethodSendMessage, MethodSendStreamingMessage, MethodGetTask,
+		MethodListTasks, MethodCancelTask, MethodSubscribeToTask,
+		MethodCreateTaskPushNotificationConfig, MethodGetTaskPushNotificationConfig,
+		MethodListTaskPushNotificationConfigs, MethodDeleteTaskPushNotificationConfig,
+		MethodGetExtendedAgentCard}
 }
 
 // String returns the wire value.

@@ -43,9 +43,9 @@ func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<1) != 0, "message")
 }
 
-// UnmarshalJSON decodes a JSONRPCError. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a JSONRPCError. It fails on bytes that are not JSON,
+// on a value of the wrong JSON type and on two members of a oneof group; it
+// does not check the other rules of the schema: call Validate for those.
 func (x *JSONRPCError) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = JSONRPCError{}
@@ -54,8 +54,8 @@ func (x *JSONRPCError) UnmarshalJSON(data []byte) error {
 }
 
 // ParseJSONRPCErrorJSON decodes data into a new JSONRPCError and checks it as
-// ValidateJSONRPCErrorJSON does, in one pass: the value is returned only when it is
-// valid.
+// ValidateJSONRPCErrorJSON does, in one pass: the value is returned only when
+// it is valid.
 func ParseJSONRPCErrorJSON(data []byte) (*JSONRPCError, error) {
 	x := new(JSONRPCError)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -64,9 +64,9 @@ func ParseJSONRPCErrorJSON(data []byte) (*JSONRPCError, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateJSONRPCErrorJSON checks that data is a valid JSONRPCError: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateJSONRPCErrorJSON checks that data is a valid JSONRPCError: JSON
+// syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateJSONRPCErrorJSON(data []byte) error {
 	var x JSONRPCError
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -76,8 +76,8 @@ func ValidateJSONRPCErrorJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *JSONRPCError) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -101,7 +101,8 @@ func (x JSONRPCError) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *JSONRPCError) Clone() *JSONRPCError {
 	if x == nil {
 		return nil
@@ -111,8 +112,8 @@ func (x *JSONRPCError) Clone() *JSONRPCError {
 	return &c
 }
 
-// DecodeJSONAt reads a JSONRPCRequest from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseJSONRPCRequestJSON.
+// DecodeJSONAt reads a JSONRPCRequest from d, recording type mismatches at p.
+// It is for generated code; call UnmarshalJSON or ParseJSONRPCRequestJSON.
 func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -146,9 +147,9 @@ func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a JSONRPCRequest. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a JSONRPCRequest. It fails on bytes that are not JSON,
+// on a value of the wrong JSON type and on two members of a oneof group; it
+// does not check the other rules of the schema: call Validate for those.
 func (x *JSONRPCRequest) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = JSONRPCRequest{}
@@ -156,9 +157,9 @@ func (x *JSONRPCRequest) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseJSONRPCRequestJSON decodes data into a new JSONRPCRequest and checks it as
-// ValidateJSONRPCRequestJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseJSONRPCRequestJSON decodes data into a new JSONRPCRequest and checks it
+// as ValidateJSONRPCRequestJSON does, in one pass: the value is returned only
+// when it is valid.
 func ParseJSONRPCRequestJSON(data []byte) (*JSONRPCRequest, error) {
 	x := new(JSONRPCRequest)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -167,9 +168,9 @@ func ParseJSONRPCRequestJSON(data []byte) (*JSONRPCRequest, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateJSONRPCRequestJSON checks that data is a valid JSONRPCRequest: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateJSONRPCRequestJSON checks that data is a valid JSONRPCRequest: JSON
+// syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateJSONRPCRequestJSON(data []byte) error {
 	var x JSONRPCRequest
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -179,8 +180,8 @@ func ValidateJSONRPCRequestJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *JSONRPCRequest) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -211,7 +212,8 @@ func (x JSONRPCRequest) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *JSONRPCRequest) Clone() *JSONRPCRequest {
 	if x == nil {
 		return nil
@@ -222,8 +224,8 @@ func (x *JSONRPCRequest) Clone() *JSONRPCRequest {
 	return &c
 }
 
-// DecodeJSONAt reads a JSONRPCResponse from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseJSONRPCResponseJSON.
+// DecodeJSONAt reads a JSONRPCResponse from d, recording type mismatches at p.
+// It is for generated code; call UnmarshalJSON or ParseJSONRPCResponseJSON.
 func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -267,9 +269,9 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<1) != 0, "id")
 }
 
-// UnmarshalJSON decodes a JSONRPCResponse. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a JSONRPCResponse. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *JSONRPCResponse) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = JSONRPCResponse{}
@@ -277,9 +279,9 @@ func (x *JSONRPCResponse) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseJSONRPCResponseJSON decodes data into a new JSONRPCResponse and checks it as
-// ValidateJSONRPCResponseJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseJSONRPCResponseJSON decodes data into a new JSONRPCResponse and checks
+// it as ValidateJSONRPCResponseJSON does, in one pass: the value is returned
+// only when it is valid.
 func ParseJSONRPCResponseJSON(data []byte) (*JSONRPCResponse, error) {
 	x := new(JSONRPCResponse)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -288,9 +290,9 @@ func ParseJSONRPCResponseJSON(data []byte) (*JSONRPCResponse, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateJSONRPCResponseJSON checks that data is a valid JSONRPCResponse: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateJSONRPCResponseJSON checks that data is a valid JSONRPCResponse:
+// JSON syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateJSONRPCResponseJSON(data []byte) error {
 	var x JSONRPCResponse
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -300,8 +302,8 @@ func ValidateJSONRPCResponseJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *JSONRPCResponse) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -339,7 +341,8 @@ func (x JSONRPCResponse) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *JSONRPCResponse) Clone() *JSONRPCResponse {
 	if x == nil {
 		return nil

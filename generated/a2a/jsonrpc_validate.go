@@ -12,22 +12,22 @@ import (
 // It is for generated code; call Validate.
 func (x *JSONRPCError) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
-// Validate checks x against every rule of the JSONRPCError schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the JSONRPCError schema and returns
+// a *ValidationError listing each violation, or nil. Required members that x
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *JSONRPCError) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the JSONRPCRequest schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the JSONRPCRequest schema that x
+// breaks. It is for generated code; call Validate.
 func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("jsonrpc")
-		if !(x.JSONRPC != "") {
+		if x.JSONRPC == "" {
 			v.Add(&fp, "required", "missing property \"jsonrpc\"")
 		} else {
 			if x.JSONRPC != "2.0" {
@@ -43,7 +43,7 @@ func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 	{
 		fp := p.Key("method")
-		if !(x.Method != "") {
+		if x.Method == "" {
 			v.Add(&fp, "required", "missing property \"method\"")
 		} else {
 			if !x.Method.Valid() {
@@ -135,7 +135,7 @@ func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 				params.ValidateAt(v, &fp)
 			}
 		}
-		if !(len(x.Params) > 0) {
+		if len(x.Params) == 0 {
 			switch string(x.Method) {
 			case "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
 				v.Add(&fp, "required", "missing property \"params\"")
@@ -144,9 +144,9 @@ func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the JSONRPCRequest schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the JSONRPCRequest schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *JSONRPCRequest) Validate() error {
 	var v runtime.Validator
@@ -154,12 +154,12 @@ func (x *JSONRPCRequest) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the JSONRPCResponse schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the JSONRPCResponse schema that x
+// breaks. It is for generated code; call Validate.
 func (x *JSONRPCResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("jsonrpc")
-		if !(x.JSONRPC != "") {
+		if x.JSONRPC == "" {
 			v.Add(&fp, "required", "missing property \"jsonrpc\"")
 		} else {
 			if x.JSONRPC != "2.0" {
@@ -186,9 +186,9 @@ func (x *JSONRPCResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the JSONRPCResponse schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the JSONRPCResponse schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *JSONRPCResponse) Validate() error {
 	var v runtime.Validator

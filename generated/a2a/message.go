@@ -3,9 +3,12 @@
 
 package a2a
 
-// Message: One unit of communication between client and server, optionally tied to a context and a task. Server messages carry a contextId; if a client sets both contextId and taskId they must match the task.
+// Message: One unit of communication between client and server, optionally
+// tied to a context and a task. Server messages carry a contextId; if a client
+// sets both contextId and taskId they must match the task.
 type Message struct {
-	// MessageID: Unique identifier (e.g. UUID) of the message, created by the message's author.
+	// MessageID: Unique identifier (e.g. UUID) of the message, created by the
+	// message's author.
 	//
 	// JSON: "messageId", required.
 	MessageID string
@@ -29,17 +32,20 @@ type Message struct {
 	//
 	// JSON: "metadata".
 	Metadata map[string]any
-	// Extensions: URIs of the extensions present in or contributed to this message.
+	// Extensions: URIs of the extensions present in or contributed to this
+	// message.
 	//
 	// JSON: "extensions".
 	Extensions []string
-	// ReferenceTaskIDs: IDs of tasks this message refers to for additional context.
+	// ReferenceTaskIDs: IDs of tasks this message refers to for additional
+	// context.
 	//
 	// JSON: "referenceTaskIds".
 	ReferenceTaskIDs []string
 }
 
-// Part is a section of message or artifact content: text, raw file bytes, a file URL, or structured JSON data (exactly one of them).
+// Part is a section of message or artifact content: text, raw file bytes, a
+// file URL, or structured JSON data (exactly one of them).
 type Part struct {
 	// Metadata: Optional metadata associated with this part.
 	//
@@ -49,15 +55,18 @@ type Part struct {
 	//
 	// JSON: "filename".
 	Filename string
-	// MediaType is the media (MIME) type of the content (e.g. "text/plain", "image/png"); usable with every kind of part.
+	// MediaType is the media (MIME) type of the content (e.g. "text/plain",
+	// "image/png"); usable with every kind of part.
 	//
 	// JSON: "mediaType".
 	MediaType string
-	// Content holds exactly one of "text", "raw", "url", "data": one of the types implementing PartContent.
+	// Content holds exactly one of "text", "raw", "url", "data": one of the types
+	// implementing PartContent.
 	Content PartContent
 }
 
-// PartContent is the sealed union of Part.Content; its implementations are PartText, PartRaw, PartURL, PartData.
+// PartContent is the sealed union of Part.Content; its implementations are
+// PartText, PartRaw, PartURL, PartData.
 type PartContent interface {
 	isPartContent()
 }

@@ -8,8 +8,8 @@ import (
 	"slices"
 )
 
-// DecodeJSONAt reads a Message from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseMessageJSON.
+// DecodeJSONAt reads a Message from d, recording type mismatches at p. It is
+// for generated code; call UnmarshalJSON or ParseMessageJSON.
 func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -66,8 +66,8 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a Message. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes a Message. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Message) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -99,8 +99,8 @@ func ValidateMessageJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Message) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -152,7 +152,8 @@ func (x Message) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Message) Clone() *Message {
 	if x == nil {
 		return nil
@@ -170,8 +171,8 @@ func (x *Message) Clone() *Message {
 	return &c
 }
 
-// DecodeJSONAt reads a Part from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParsePartJSON.
+// DecodeJSONAt reads a Part from d, recording type mismatches at p. It is for
+// generated code; call UnmarshalJSON or ParsePartJSON.
 func (x *Part) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -228,8 +229,8 @@ func (x *Part) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a Part. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes a Part. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Part) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -238,9 +239,8 @@ func (x *Part) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParsePartJSON decodes data into a new Part and checks it as
-// ValidatePartJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParsePartJSON decodes data into a new Part and checks it as ValidatePartJSON
+// does, in one pass: the value is returned only when it is valid.
 func ParsePartJSON(data []byte) (*Part, error) {
 	x := new(Part)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -249,8 +249,8 @@ func ParsePartJSON(data []byte) (*Part, error) {
 	}, x.ValidateAt)
 }
 
-// ValidatePartJSON checks that data is a valid Part: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidatePartJSON checks that data is a valid Part: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidatePartJSON(data []byte) error {
 	var x Part
@@ -261,8 +261,8 @@ func ValidatePartJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Part) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -308,7 +308,8 @@ func (x Part) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Part) Clone() *Part {
 	if x == nil {
 		return nil

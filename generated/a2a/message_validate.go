@@ -8,22 +8,18 @@ import (
 	"strconv"
 )
 
-// ValidateAt records at p every rule of the Message schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Message schema that x breaks. It
+// is for generated code; call Validate.
 func (x *Message) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("messageId")
-		if !(x.MessageID != "") {
+		if x.MessageID == "" {
 			v.Add(&fp, "required", "missing property \"messageId\"")
-		} else {
-			if len(x.MessageID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("role")
-		if !(x.Role != "") {
+		if x.Role == "" {
 			v.Add(&fp, "required", "missing property \"role\"")
 		} else {
 			if !x.Role.Valid() {
@@ -36,7 +32,7 @@ func (x *Message) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 	{
 		fp := p.Key("parts")
-		if !(x.Parts != nil) {
+		if x.Parts == nil {
 			v.Add(&fp, "required", "missing property \"parts\"")
 		} else {
 			if len(x.Parts) < 1 {
@@ -52,16 +48,16 @@ func (x *Message) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the Message schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Message) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the Part schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Part schema that x breaks. It is
+// for generated code; call Validate.
 func (x *Part) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	switch m := x.Content.(type) {
 	case PartText:
@@ -79,8 +75,8 @@ func (x *Part) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the Part schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Part) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)

@@ -19,7 +19,8 @@ type CancelTaskRequest struct {
 	Metadata map[string]any
 }
 
-// DeleteTaskPushNotificationConfigRequest: Parameters of DeleteTaskPushNotificationConfig.
+// DeleteTaskPushNotificationConfigRequest: Parameters of
+// DeleteTaskPushNotificationConfig.
 type DeleteTaskPushNotificationConfigRequest struct {
 	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
 	//
@@ -35,7 +36,8 @@ type DeleteTaskPushNotificationConfigRequest struct {
 	ID string
 }
 
-// Empty is the empty result (google.protobuf.Empty) of DeleteTaskPushNotificationConfig.
+// Empty is the empty result (google.protobuf.Empty) of
+// DeleteTaskPushNotificationConfig.
 type Empty struct{}
 
 // GetExtendedAgentCardRequest: Parameters of GetExtendedAgentCard.
@@ -46,7 +48,8 @@ type GetExtendedAgentCardRequest struct {
 	Tenant string
 }
 
-// GetTaskPushNotificationConfigRequest: Parameters of GetTaskPushNotificationConfig.
+// GetTaskPushNotificationConfigRequest: Parameters of
+// GetTaskPushNotificationConfig.
 type GetTaskPushNotificationConfigRequest struct {
 	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
 	//
@@ -72,13 +75,15 @@ type GetTaskRequest struct {
 	//
 	// JSON: "id", required.
 	ID string
-	// HistoryLength: Maximum number of most recent history messages to return; unset means no client limit, 0 means none.
+	// HistoryLength: Maximum number of most recent history messages to return;
+	// unset means no client limit, 0 means none.
 	//
 	// JSON: "historyLength".
 	HistoryLength *int32
 }
 
-// ListTaskPushNotificationConfigsRequest: Parameters of ListTaskPushNotificationConfigs.
+// ListTaskPushNotificationConfigsRequest: Parameters of
+// ListTaskPushNotificationConfigs.
 type ListTaskPushNotificationConfigsRequest struct {
 	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
 	//
@@ -92,19 +97,22 @@ type ListTaskPushNotificationConfigsRequest struct {
 	//
 	// JSON: "pageSize".
 	PageSize int32
-	// PageToken is the nextPageToken of a previous ListTaskPushNotificationConfigs response.
+	// PageToken is the nextPageToken of a previous ListTaskPushNotificationConfigs
+	// response.
 	//
 	// JSON: "pageToken".
 	PageToken string
 }
 
-// ListTaskPushNotificationConfigsResponse: Result of ListTaskPushNotificationConfigs.
+// ListTaskPushNotificationConfigsResponse: Result of
+// ListTaskPushNotificationConfigs.
 type ListTaskPushNotificationConfigsResponse struct {
 	// Configs is the push-notification configurations.
 	//
 	// JSON: "configs".
 	Configs []TaskPushNotificationConfig
-	// NextPageToken: Token for the next page, or empty if there are no more results.
+	// NextPageToken: Token for the next page, or empty if there are no more
+	// results.
 	//
 	// JSON: "nextPageToken".
 	NextPageToken string
@@ -124,11 +132,13 @@ type ListTasksRequest struct {
 	//
 	// JSON: "status".
 	Status TaskState
-	// PageSize: Maximum number of tasks to return, 1 to 100; the server may return fewer, and at most 50 when unset.
+	// PageSize: Maximum number of tasks to return, 1 to 100; the server may return
+	// fewer, and at most 50 when unset.
 	//
 	// JSON: "pageSize".
 	PageSize *int32
-	// PageToken is the nextPageToken of a previous ListTasks response, to get the following page.
+	// PageToken is the nextPageToken of a previous ListTasks response, to get the
+	// following page.
 	//
 	// JSON: "pageToken".
 	PageToken string
@@ -136,23 +146,27 @@ type ListTasksRequest struct {
 	//
 	// JSON: "historyLength".
 	HistoryLength *int32
-	// StatusTimestampAfter: Only tasks whose status timestamp is at or after this time.
+	// StatusTimestampAfter: Only tasks whose status timestamp is at or after this
+	// time.
 	//
 	// JSON: "statusTimestampAfter".
 	StatusTimestampAfter string
-	// IncludeArtifacts: Whether to include artifacts in the returned tasks (default false).
+	// IncludeArtifacts: Whether to include artifacts in the returned tasks
+	// (default false).
 	//
 	// JSON: "includeArtifacts".
 	IncludeArtifacts *bool
 }
 
-// ListTasksResponse: Result of ListTasks: one page of tasks and pagination information.
+// ListTasksResponse: Result of ListTasks: one page of tasks and pagination
+// information.
 type ListTasksResponse struct {
 	// Tasks is the tasks matching the criteria; empty when none match.
 	//
 	// JSON: "tasks", required.
 	Tasks []Task
-	// NextPageToken: Token for the next page; always present, the empty string on the last page.
+	// NextPageToken: Token for the next page; always present, the empty string on
+	// the last page.
 	//
 	// JSON: "nextPageToken", required.
 	NextPageToken string
@@ -166,21 +180,26 @@ type ListTasksResponse struct {
 	TotalSize int32
 }
 
-// SendMessageConfiguration: Options for a SendMessage or SendStreamingMessage request.
+// SendMessageConfiguration: Options for a SendMessage or SendStreamingMessage
+// request.
 type SendMessageConfiguration struct {
-	// AcceptedOutputModes: Media types the client accepts for response parts; agents should tailor their output to them.
+	// AcceptedOutputModes: Media types the client accepts for response parts;
+	// agents should tailor their output to them.
 	//
 	// JSON: "acceptedOutputModes".
 	AcceptedOutputModes []string
-	// TaskPushNotificationConfig: Push-notification configuration for this task's updates; its taskId is left empty in a SendMessage request.
+	// TaskPushNotificationConfig: Push-notification configuration for this task's
+	// updates; its taskId is left empty in a SendMessage request.
 	//
 	// JSON: "taskPushNotificationConfig".
 	TaskPushNotificationConfig *TaskPushNotificationConfig
-	// HistoryLength: Maximum number of most recent history messages to return; unset means no client limit, 0 means none.
+	// HistoryLength: Maximum number of most recent history messages to return;
+	// unset means no client limit, 0 means none.
 	//
 	// JSON: "historyLength".
 	HistoryLength *int32
-	// ReturnImmediately: If true, return as soon as the task is created; if false (default), wait until the task is terminal or interrupted.
+	// ReturnImmediately: If true, return as soon as the task is created; if false
+	// (default), wait until the task is terminal or interrupted.
 	//
 	// JSON: "returnImmediately".
 	ReturnImmediately bool

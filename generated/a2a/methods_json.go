@@ -10,8 +10,9 @@ import (
 	"strings"
 )
 
-// DecodeJSONAt reads a CancelTaskRequest from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseCancelTaskRequestJSON.
+// DecodeJSONAt reads a CancelTaskRequest from d, recording type mismatches at
+// p. It is for generated code; call UnmarshalJSON or
+// ParseCancelTaskRequestJSON.
 func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -41,9 +42,9 @@ func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a CancelTaskRequest. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a CancelTaskRequest. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *CancelTaskRequest) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = CancelTaskRequest{}
@@ -51,9 +52,9 @@ func (x *CancelTaskRequest) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseCancelTaskRequestJSON decodes data into a new CancelTaskRequest and checks it as
-// ValidateCancelTaskRequestJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseCancelTaskRequestJSON decodes data into a new CancelTaskRequest and
+// checks it as ValidateCancelTaskRequestJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseCancelTaskRequestJSON(data []byte) (*CancelTaskRequest, error) {
 	x := new(CancelTaskRequest)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -62,9 +63,9 @@ func ParseCancelTaskRequestJSON(data []byte) (*CancelTaskRequest, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateCancelTaskRequestJSON checks that data is a valid CancelTaskRequest: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateCancelTaskRequestJSON checks that data is a valid CancelTaskRequest:
+// JSON syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateCancelTaskRequestJSON(data []byte) error {
 	var x CancelTaskRequest
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -74,8 +75,8 @@ func ValidateCancelTaskRequestJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *CancelTaskRequest) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -102,7 +103,8 @@ func (x CancelTaskRequest) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *CancelTaskRequest) Clone() *CancelTaskRequest {
 	if x == nil {
 		return nil
@@ -112,9 +114,13 @@ func (x *CancelTaskRequest) Clone() *CancelTaskRequest {
 	return &c
 }
 
-// DecodeJSONAt reads a DeleteTaskPushNotificationConfigRequest from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseDeleteTaskPushNotificationConfigRequestJSON.
-func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+// DecodeJSONAt reads a DeleteTaskPushNotificationConfigRequest from d,
+// recording type mismatches at p. It is for generated code; call UnmarshalJSON
+// or ParseDeleteTaskPushNotificationConfigRequestJSON.
+func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(
+	d *runtime.Decoder,
+	p *runtime.Path,
+) {
 	if !d.OpenObject(p) {
 		return
 	}
@@ -143,9 +149,10 @@ func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decode
 	}
 }
 
-// UnmarshalJSON decodes a DeleteTaskPushNotificationConfigRequest. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a DeleteTaskPushNotificationConfigRequest. It fails on
+// bytes that are not JSON, on a value of the wrong JSON type and on two
+// members of a oneof group; it does not check the other rules of the schema:
+// call Validate for those.
 func (x *DeleteTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = DeleteTaskPushNotificationConfigRequest{}
@@ -153,10 +160,13 @@ func (x *DeleteTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) err
 	})
 }
 
-// ParseDeleteTaskPushNotificationConfigRequestJSON decodes data into a new DeleteTaskPushNotificationConfigRequest and checks it as
-// ValidateDeleteTaskPushNotificationConfigRequestJSON does, in one pass: the value is returned only when it is
-// valid.
-func ParseDeleteTaskPushNotificationConfigRequestJSON(data []byte) (*DeleteTaskPushNotificationConfigRequest, error) {
+// ParseDeleteTaskPushNotificationConfigRequestJSON decodes data into a new
+// DeleteTaskPushNotificationConfigRequest and checks it as
+// ValidateDeleteTaskPushNotificationConfigRequestJSON does, in one pass: the
+// value is returned only when it is valid.
+func ParseDeleteTaskPushNotificationConfigRequestJSON(
+	data []byte,
+) (*DeleteTaskPushNotificationConfigRequest, error) {
 	x := new(DeleteTaskPushNotificationConfigRequest)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = DeleteTaskPushNotificationConfigRequest{}
@@ -164,8 +174,9 @@ func ParseDeleteTaskPushNotificationConfigRequestJSON(data []byte) (*DeleteTaskP
 	}, x.ValidateAt)
 }
 
-// ValidateDeleteTaskPushNotificationConfigRequestJSON checks that data is a valid DeleteTaskPushNotificationConfigRequest: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateDeleteTaskPushNotificationConfigRequestJSON checks that data is a
+// valid DeleteTaskPushNotificationConfigRequest: JSON syntax, every rule of
+// the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateDeleteTaskPushNotificationConfigRequestJSON(data []byte) error {
 	var x DeleteTaskPushNotificationConfigRequest
@@ -176,8 +187,8 @@ func ValidateDeleteTaskPushNotificationConfigRequestJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *DeleteTaskPushNotificationConfigRequest) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -198,7 +209,8 @@ func (x DeleteTaskPushNotificationConfigRequest) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *DeleteTaskPushNotificationConfigRequest) Clone() *DeleteTaskPushNotificationConfigRequest {
 	if x == nil {
 		return nil
@@ -207,8 +219,8 @@ func (x *DeleteTaskPushNotificationConfigRequest) Clone() *DeleteTaskPushNotific
 	return &c
 }
 
-// DecodeJSONAt reads an Empty from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseEmptyJSON.
+// DecodeJSONAt reads an Empty from d, recording type mismatches at p. It is
+// for generated code; call UnmarshalJSON or ParseEmptyJSON.
 func (x *Empty) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -225,8 +237,8 @@ func (x *Empty) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes an Empty. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes an Empty. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Empty) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -246,8 +258,8 @@ func ParseEmptyJSON(data []byte) (*Empty, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateEmptyJSON checks that data is a valid Empty: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateEmptyJSON checks that data is a valid Empty: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateEmptyJSON(data []byte) error {
 	var x Empty
@@ -258,8 +270,8 @@ func ValidateEmptyJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Empty) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, '}')
@@ -271,7 +283,8 @@ func (x Empty) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Empty) Clone() *Empty {
 	if x == nil {
 		return nil
@@ -280,8 +293,9 @@ func (x *Empty) Clone() *Empty {
 	return &c
 }
 
-// DecodeJSONAt reads a GetExtendedAgentCardRequest from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseGetExtendedAgentCardRequestJSON.
+// DecodeJSONAt reads a GetExtendedAgentCardRequest from d, recording type
+// mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseGetExtendedAgentCardRequestJSON.
 func (x *GetExtendedAgentCardRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -303,9 +317,10 @@ func (x *GetExtendedAgentCardRequest) DecodeJSONAt(d *runtime.Decoder, p *runtim
 	}
 }
 
-// UnmarshalJSON decodes a GetExtendedAgentCardRequest. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a GetExtendedAgentCardRequest. It fails on bytes that
+// are not JSON, on a value of the wrong JSON type and on two members of a
+// oneof group; it does not check the other rules of the schema: call Validate
+// for those.
 func (x *GetExtendedAgentCardRequest) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = GetExtendedAgentCardRequest{}
@@ -313,9 +328,10 @@ func (x *GetExtendedAgentCardRequest) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseGetExtendedAgentCardRequestJSON decodes data into a new GetExtendedAgentCardRequest and checks it as
-// ValidateGetExtendedAgentCardRequestJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseGetExtendedAgentCardRequestJSON decodes data into a new
+// GetExtendedAgentCardRequest and checks it as
+// ValidateGetExtendedAgentCardRequestJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseGetExtendedAgentCardRequestJSON(data []byte) (*GetExtendedAgentCardRequest, error) {
 	x := new(GetExtendedAgentCardRequest)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -324,9 +340,10 @@ func ParseGetExtendedAgentCardRequestJSON(data []byte) (*GetExtendedAgentCardReq
 	}, x.ValidateAt)
 }
 
-// ValidateGetExtendedAgentCardRequestJSON checks that data is a valid GetExtendedAgentCardRequest: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateGetExtendedAgentCardRequestJSON checks that data is a valid
+// GetExtendedAgentCardRequest: JSON syntax, every rule of the schema, and
+// required members. It returns a *SyntaxError, a *ValidationError listing
+// every violation, or nil.
 func ValidateGetExtendedAgentCardRequestJSON(data []byte) error {
 	var x GetExtendedAgentCardRequest
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -336,8 +353,8 @@ func ValidateGetExtendedAgentCardRequestJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *GetExtendedAgentCardRequest) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	if x.Tenant != "" {
@@ -353,7 +370,8 @@ func (x GetExtendedAgentCardRequest) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *GetExtendedAgentCardRequest) Clone() *GetExtendedAgentCardRequest {
 	if x == nil {
 		return nil
@@ -362,8 +380,9 @@ func (x *GetExtendedAgentCardRequest) Clone() *GetExtendedAgentCardRequest {
 	return &c
 }
 
-// DecodeJSONAt reads a GetTaskPushNotificationConfigRequest from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseGetTaskPushNotificationConfigRequestJSON.
+// DecodeJSONAt reads a GetTaskPushNotificationConfigRequest from d, recording
+// type mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseGetTaskPushNotificationConfigRequestJSON.
 func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -393,9 +412,10 @@ func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, 
 	}
 }
 
-// UnmarshalJSON decodes a GetTaskPushNotificationConfigRequest. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a GetTaskPushNotificationConfigRequest. It fails on
+// bytes that are not JSON, on a value of the wrong JSON type and on two
+// members of a oneof group; it does not check the other rules of the schema:
+// call Validate for those.
 func (x *GetTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = GetTaskPushNotificationConfigRequest{}
@@ -403,10 +423,13 @@ func (x *GetTaskPushNotificationConfigRequest) UnmarshalJSON(data []byte) error 
 	})
 }
 
-// ParseGetTaskPushNotificationConfigRequestJSON decodes data into a new GetTaskPushNotificationConfigRequest and checks it as
-// ValidateGetTaskPushNotificationConfigRequestJSON does, in one pass: the value is returned only when it is
-// valid.
-func ParseGetTaskPushNotificationConfigRequestJSON(data []byte) (*GetTaskPushNotificationConfigRequest, error) {
+// ParseGetTaskPushNotificationConfigRequestJSON decodes data into a new
+// GetTaskPushNotificationConfigRequest and checks it as
+// ValidateGetTaskPushNotificationConfigRequestJSON does, in one pass: the
+// value is returned only when it is valid.
+func ParseGetTaskPushNotificationConfigRequestJSON(
+	data []byte,
+) (*GetTaskPushNotificationConfigRequest, error) {
 	x := new(GetTaskPushNotificationConfigRequest)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = GetTaskPushNotificationConfigRequest{}
@@ -414,9 +437,10 @@ func ParseGetTaskPushNotificationConfigRequestJSON(data []byte) (*GetTaskPushNot
 	}, x.ValidateAt)
 }
 
-// ValidateGetTaskPushNotificationConfigRequestJSON checks that data is a valid GetTaskPushNotificationConfigRequest: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateGetTaskPushNotificationConfigRequestJSON checks that data is a valid
+// GetTaskPushNotificationConfigRequest: JSON syntax, every rule of the schema,
+// and required members. It returns a *SyntaxError, a *ValidationError listing
+// every violation, or nil.
 func ValidateGetTaskPushNotificationConfigRequestJSON(data []byte) error {
 	var x GetTaskPushNotificationConfigRequest
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -426,8 +450,8 @@ func ValidateGetTaskPushNotificationConfigRequestJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *GetTaskPushNotificationConfigRequest) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -448,7 +472,8 @@ func (x GetTaskPushNotificationConfigRequest) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *GetTaskPushNotificationConfigRequest) Clone() *GetTaskPushNotificationConfigRequest {
 	if x == nil {
 		return nil
@@ -457,8 +482,8 @@ func (x *GetTaskPushNotificationConfigRequest) Clone() *GetTaskPushNotificationC
 	return &c
 }
 
-// DecodeJSONAt reads a GetTaskRequest from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseGetTaskRequestJSON.
+// DecodeJSONAt reads a GetTaskRequest from d, recording type mismatches at p.
+// It is for generated code; call UnmarshalJSON or ParseGetTaskRequestJSON.
 func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -488,9 +513,9 @@ func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a GetTaskRequest. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a GetTaskRequest. It fails on bytes that are not JSON,
+// on a value of the wrong JSON type and on two members of a oneof group; it
+// does not check the other rules of the schema: call Validate for those.
 func (x *GetTaskRequest) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = GetTaskRequest{}
@@ -498,9 +523,9 @@ func (x *GetTaskRequest) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseGetTaskRequestJSON decodes data into a new GetTaskRequest and checks it as
-// ValidateGetTaskRequestJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseGetTaskRequestJSON decodes data into a new GetTaskRequest and checks it
+// as ValidateGetTaskRequestJSON does, in one pass: the value is returned only
+// when it is valid.
 func ParseGetTaskRequestJSON(data []byte) (*GetTaskRequest, error) {
 	x := new(GetTaskRequest)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -509,9 +534,9 @@ func ParseGetTaskRequestJSON(data []byte) (*GetTaskRequest, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateGetTaskRequestJSON checks that data is a valid GetTaskRequest: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateGetTaskRequestJSON checks that data is a valid GetTaskRequest: JSON
+// syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateGetTaskRequestJSON(data []byte) error {
 	var x GetTaskRequest
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -521,8 +546,8 @@ func ValidateGetTaskRequestJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *GetTaskRequest) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -545,7 +570,8 @@ func (x GetTaskRequest) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *GetTaskRequest) Clone() *GetTaskRequest {
 	if x == nil {
 		return nil
@@ -558,8 +584,9 @@ func (x *GetTaskRequest) Clone() *GetTaskRequest {
 	return &c
 }
 
-// DecodeJSONAt reads a ListTaskPushNotificationConfigsRequest from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseListTaskPushNotificationConfigsRequestJSON.
+// DecodeJSONAt reads a ListTaskPushNotificationConfigsRequest from d,
+// recording type mismatches at p. It is for generated code; call UnmarshalJSON
+// or ParseListTaskPushNotificationConfigsRequestJSON.
 func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -593,9 +620,10 @@ func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder
 	}
 }
 
-// UnmarshalJSON decodes a ListTaskPushNotificationConfigsRequest. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ListTaskPushNotificationConfigsRequest. It fails on
+// bytes that are not JSON, on a value of the wrong JSON type and on two
+// members of a oneof group; it does not check the other rules of the schema:
+// call Validate for those.
 func (x *ListTaskPushNotificationConfigsRequest) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ListTaskPushNotificationConfigsRequest{}
@@ -603,10 +631,13 @@ func (x *ListTaskPushNotificationConfigsRequest) UnmarshalJSON(data []byte) erro
 	})
 }
 
-// ParseListTaskPushNotificationConfigsRequestJSON decodes data into a new ListTaskPushNotificationConfigsRequest and checks it as
-// ValidateListTaskPushNotificationConfigsRequestJSON does, in one pass: the value is returned only when it is
-// valid.
-func ParseListTaskPushNotificationConfigsRequestJSON(data []byte) (*ListTaskPushNotificationConfigsRequest, error) {
+// ParseListTaskPushNotificationConfigsRequestJSON decodes data into a new
+// ListTaskPushNotificationConfigsRequest and checks it as
+// ValidateListTaskPushNotificationConfigsRequestJSON does, in one pass: the
+// value is returned only when it is valid.
+func ParseListTaskPushNotificationConfigsRequestJSON(
+	data []byte,
+) (*ListTaskPushNotificationConfigsRequest, error) {
 	x := new(ListTaskPushNotificationConfigsRequest)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = ListTaskPushNotificationConfigsRequest{}
@@ -614,9 +645,10 @@ func ParseListTaskPushNotificationConfigsRequestJSON(data []byte) (*ListTaskPush
 	}, x.ValidateAt)
 }
 
-// ValidateListTaskPushNotificationConfigsRequestJSON checks that data is a valid ListTaskPushNotificationConfigsRequest: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateListTaskPushNotificationConfigsRequestJSON checks that data is a
+// valid ListTaskPushNotificationConfigsRequest: JSON syntax, every rule of the
+// schema, and required members. It returns a *SyntaxError, a *ValidationError
+// listing every violation, or nil.
 func ValidateListTaskPushNotificationConfigsRequestJSON(data []byte) error {
 	var x ListTaskPushNotificationConfigsRequest
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -626,8 +658,8 @@ func ValidateListTaskPushNotificationConfigsRequestJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *ListTaskPushNotificationConfigsRequest) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -654,7 +686,8 @@ func (x ListTaskPushNotificationConfigsRequest) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *ListTaskPushNotificationConfigsRequest) Clone() *ListTaskPushNotificationConfigsRequest {
 	if x == nil {
 		return nil
@@ -663,9 +696,13 @@ func (x *ListTaskPushNotificationConfigsRequest) Clone() *ListTaskPushNotificati
 	return &c
 }
 
-// DecodeJSONAt reads a ListTaskPushNotificationConfigsResponse from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseListTaskPushNotificationConfigsResponseJSON.
-func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
+// DecodeJSONAt reads a ListTaskPushNotificationConfigsResponse from d,
+// recording type mismatches at p. It is for generated code; call UnmarshalJSON
+// or ParseListTaskPushNotificationConfigsResponseJSON.
+func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
+	d *runtime.Decoder,
+	p *runtime.Path,
+) {
 	if !d.OpenObject(p) {
 		return
 	}
@@ -697,9 +734,10 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(d *runtime.Decode
 	}
 }
 
-// UnmarshalJSON decodes a ListTaskPushNotificationConfigsResponse. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ListTaskPushNotificationConfigsResponse. It fails on
+// bytes that are not JSON, on a value of the wrong JSON type and on two
+// members of a oneof group; it does not check the other rules of the schema:
+// call Validate for those.
 func (x *ListTaskPushNotificationConfigsResponse) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ListTaskPushNotificationConfigsResponse{}
@@ -707,10 +745,13 @@ func (x *ListTaskPushNotificationConfigsResponse) UnmarshalJSON(data []byte) err
 	})
 }
 
-// ParseListTaskPushNotificationConfigsResponseJSON decodes data into a new ListTaskPushNotificationConfigsResponse and checks it as
-// ValidateListTaskPushNotificationConfigsResponseJSON does, in one pass: the value is returned only when it is
-// valid.
-func ParseListTaskPushNotificationConfigsResponseJSON(data []byte) (*ListTaskPushNotificationConfigsResponse, error) {
+// ParseListTaskPushNotificationConfigsResponseJSON decodes data into a new
+// ListTaskPushNotificationConfigsResponse and checks it as
+// ValidateListTaskPushNotificationConfigsResponseJSON does, in one pass: the
+// value is returned only when it is valid.
+func ParseListTaskPushNotificationConfigsResponseJSON(
+	data []byte,
+) (*ListTaskPushNotificationConfigsResponse, error) {
 	x := new(ListTaskPushNotificationConfigsResponse)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
 		*x = ListTaskPushNotificationConfigsResponse{}
@@ -718,8 +759,9 @@ func ParseListTaskPushNotificationConfigsResponseJSON(data []byte) (*ListTaskPus
 	}, x.ValidateAt)
 }
 
-// ValidateListTaskPushNotificationConfigsResponseJSON checks that data is a valid ListTaskPushNotificationConfigsResponse: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateListTaskPushNotificationConfigsResponseJSON checks that data is a
+// valid ListTaskPushNotificationConfigsResponse: JSON syntax, every rule of
+// the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateListTaskPushNotificationConfigsResponseJSON(data []byte) error {
 	var x ListTaskPushNotificationConfigsResponse
@@ -730,8 +772,8 @@ func ValidateListTaskPushNotificationConfigsResponseJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *ListTaskPushNotificationConfigsResponse) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -763,7 +805,8 @@ func (x ListTaskPushNotificationConfigsResponse) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *ListTaskPushNotificationConfigsResponse) Clone() *ListTaskPushNotificationConfigsResponse {
 	if x == nil {
 		return nil
@@ -778,8 +821,9 @@ func (x *ListTaskPushNotificationConfigsResponse) Clone() *ListTaskPushNotificat
 	return &c
 }
 
-// DecodeJSONAt reads a ListTasksRequest from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseListTasksRequestJSON.
+// DecodeJSONAt reads a ListTasksRequest from d, recording type mismatches at
+// p. It is for generated code; call UnmarshalJSON or
+// ParseListTasksRequestJSON.
 func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -848,9 +892,9 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a ListTasksRequest. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ListTasksRequest. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *ListTasksRequest) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ListTasksRequest{}
@@ -858,9 +902,9 @@ func (x *ListTasksRequest) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseListTasksRequestJSON decodes data into a new ListTasksRequest and checks it as
-// ValidateListTasksRequestJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseListTasksRequestJSON decodes data into a new ListTasksRequest and
+// checks it as ValidateListTasksRequestJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseListTasksRequestJSON(data []byte) (*ListTasksRequest, error) {
 	x := new(ListTasksRequest)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -869,9 +913,9 @@ func ParseListTasksRequestJSON(data []byte) (*ListTasksRequest, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateListTasksRequestJSON checks that data is a valid ListTasksRequest: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateListTasksRequestJSON checks that data is a valid ListTasksRequest:
+// JSON syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateListTasksRequestJSON(data []byte) error {
 	var x ListTasksRequest
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -881,8 +925,8 @@ func ValidateListTasksRequestJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *ListTasksRequest) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -927,7 +971,8 @@ func (x ListTasksRequest) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *ListTasksRequest) Clone() *ListTasksRequest {
 	if x == nil {
 		return nil
@@ -948,8 +993,9 @@ func (x *ListTasksRequest) Clone() *ListTasksRequest {
 	return &c
 }
 
-// DecodeJSONAt reads a ListTasksResponse from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseListTasksResponseJSON.
+// DecodeJSONAt reads a ListTasksResponse from d, recording type mismatches at
+// p. It is for generated code; call UnmarshalJSON or
+// ParseListTasksResponseJSON.
 func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -993,9 +1039,9 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<3) != 0, "totalSize")
 }
 
-// UnmarshalJSON decodes a ListTasksResponse. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ListTasksResponse. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *ListTasksResponse) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ListTasksResponse{}
@@ -1003,9 +1049,9 @@ func (x *ListTasksResponse) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseListTasksResponseJSON decodes data into a new ListTasksResponse and checks it as
-// ValidateListTasksResponseJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseListTasksResponseJSON decodes data into a new ListTasksResponse and
+// checks it as ValidateListTasksResponseJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseListTasksResponseJSON(data []byte) (*ListTasksResponse, error) {
 	x := new(ListTasksResponse)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -1014,9 +1060,9 @@ func ParseListTasksResponseJSON(data []byte) (*ListTasksResponse, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateListTasksResponseJSON checks that data is a valid ListTasksResponse: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateListTasksResponseJSON checks that data is a valid ListTasksResponse:
+// JSON syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateListTasksResponseJSON(data []byte) error {
 	var x ListTasksResponse
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -1026,8 +1072,8 @@ func ValidateListTasksResponseJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *ListTasksResponse) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -1058,7 +1104,8 @@ func (x ListTasksResponse) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *ListTasksResponse) Clone() *ListTasksResponse {
 	if x == nil {
 		return nil
@@ -1073,8 +1120,9 @@ func (x *ListTasksResponse) Clone() *ListTasksResponse {
 	return &c
 }
 
-// DecodeJSONAt reads a SendMessageConfiguration from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseSendMessageConfigurationJSON.
+// DecodeJSONAt reads a SendMessageConfiguration from d, recording type
+// mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseSendMessageConfigurationJSON.
 func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -1111,9 +1159,10 @@ func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.P
 	}
 }
 
-// UnmarshalJSON decodes a SendMessageConfiguration. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SendMessageConfiguration. It fails on bytes that are
+// not JSON, on a value of the wrong JSON type and on two members of a oneof
+// group; it does not check the other rules of the schema: call Validate for
+// those.
 func (x *SendMessageConfiguration) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SendMessageConfiguration{}
@@ -1121,9 +1170,10 @@ func (x *SendMessageConfiguration) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseSendMessageConfigurationJSON decodes data into a new SendMessageConfiguration and checks it as
-// ValidateSendMessageConfigurationJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseSendMessageConfigurationJSON decodes data into a new
+// SendMessageConfiguration and checks it as
+// ValidateSendMessageConfigurationJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseSendMessageConfigurationJSON(data []byte) (*SendMessageConfiguration, error) {
 	x := new(SendMessageConfiguration)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -1132,9 +1182,10 @@ func ParseSendMessageConfigurationJSON(data []byte) (*SendMessageConfiguration, 
 	}, x.ValidateAt)
 }
 
-// ValidateSendMessageConfigurationJSON checks that data is a valid SendMessageConfiguration: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateSendMessageConfigurationJSON checks that data is a valid
+// SendMessageConfiguration: JSON syntax, every rule of the schema, and
+// required members. It returns a *SyntaxError, a *ValidationError listing
+// every violation, or nil.
 func ValidateSendMessageConfigurationJSON(data []byte) error {
 	var x SendMessageConfiguration
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -1144,8 +1195,8 @@ func ValidateSendMessageConfigurationJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *SendMessageConfiguration) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -1182,7 +1233,8 @@ func (x SendMessageConfiguration) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *SendMessageConfiguration) Clone() *SendMessageConfiguration {
 	if x == nil {
 		return nil
@@ -1197,8 +1249,9 @@ func (x *SendMessageConfiguration) Clone() *SendMessageConfiguration {
 	return &c
 }
 
-// DecodeJSONAt reads a SendMessageRequest from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseSendMessageRequestJSON.
+// DecodeJSONAt reads a SendMessageRequest from d, recording type mismatches at
+// p. It is for generated code; call UnmarshalJSON or
+// ParseSendMessageRequestJSON.
 func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -1238,9 +1291,9 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a SendMessageRequest. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SendMessageRequest. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *SendMessageRequest) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SendMessageRequest{}
@@ -1248,9 +1301,9 @@ func (x *SendMessageRequest) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseSendMessageRequestJSON decodes data into a new SendMessageRequest and checks it as
-// ValidateSendMessageRequestJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseSendMessageRequestJSON decodes data into a new SendMessageRequest and
+// checks it as ValidateSendMessageRequestJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseSendMessageRequestJSON(data []byte) (*SendMessageRequest, error) {
 	x := new(SendMessageRequest)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -1259,9 +1312,10 @@ func ParseSendMessageRequestJSON(data []byte) (*SendMessageRequest, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateSendMessageRequestJSON checks that data is a valid SendMessageRequest: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateSendMessageRequestJSON checks that data is a valid
+// SendMessageRequest: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateSendMessageRequestJSON(data []byte) error {
 	var x SendMessageRequest
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -1271,8 +1325,8 @@ func ValidateSendMessageRequestJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *SendMessageRequest) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -1317,7 +1371,8 @@ func (x SendMessageRequest) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *SendMessageRequest) Clone() *SendMessageRequest {
 	if x == nil {
 		return nil
@@ -1329,8 +1384,9 @@ func (x *SendMessageRequest) Clone() *SendMessageRequest {
 	return &c
 }
 
-// DecodeJSONAt reads a SubscribeToTaskRequest from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseSubscribeToTaskRequestJSON.
+// DecodeJSONAt reads a SubscribeToTaskRequest from d, recording type
+// mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseSubscribeToTaskRequestJSON.
 func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -1356,9 +1412,10 @@ func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 	}
 }
 
-// UnmarshalJSON decodes a SubscribeToTaskRequest. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SubscribeToTaskRequest. It fails on bytes that are
+// not JSON, on a value of the wrong JSON type and on two members of a oneof
+// group; it does not check the other rules of the schema: call Validate for
+// those.
 func (x *SubscribeToTaskRequest) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SubscribeToTaskRequest{}
@@ -1366,9 +1423,9 @@ func (x *SubscribeToTaskRequest) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseSubscribeToTaskRequestJSON decodes data into a new SubscribeToTaskRequest and checks it as
-// ValidateSubscribeToTaskRequestJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseSubscribeToTaskRequestJSON decodes data into a new
+// SubscribeToTaskRequest and checks it as ValidateSubscribeToTaskRequestJSON
+// does, in one pass: the value is returned only when it is valid.
 func ParseSubscribeToTaskRequestJSON(data []byte) (*SubscribeToTaskRequest, error) {
 	x := new(SubscribeToTaskRequest)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -1377,9 +1434,10 @@ func ParseSubscribeToTaskRequestJSON(data []byte) (*SubscribeToTaskRequest, erro
 	}, x.ValidateAt)
 }
 
-// ValidateSubscribeToTaskRequestJSON checks that data is a valid SubscribeToTaskRequest: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateSubscribeToTaskRequestJSON checks that data is a valid
+// SubscribeToTaskRequest: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateSubscribeToTaskRequestJSON(data []byte) error {
 	var x SubscribeToTaskRequest
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -1389,8 +1447,8 @@ func ValidateSubscribeToTaskRequestJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *SubscribeToTaskRequest) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -1409,7 +1467,8 @@ func (x SubscribeToTaskRequest) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *SubscribeToTaskRequest) Clone() *SubscribeToTaskRequest {
 	if x == nil {
 		return nil

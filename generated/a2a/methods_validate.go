@@ -9,24 +9,20 @@ import (
 	"strings"
 )
 
-// ValidateAt records at p every rule of the CancelTaskRequest schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the CancelTaskRequest schema that x
+// breaks. It is for generated code; call Validate.
 func (x *CancelTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
-		if !(x.ID != "") {
+		if x.ID == "" {
 			v.Add(&fp, "required", "missing property \"id\"")
-		} else {
-			if len(x.ID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the CancelTaskRequest schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the CancelTaskRequest schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *CancelTaskRequest) Validate() error {
 	var v runtime.Validator
@@ -34,115 +30,101 @@ func (x *CancelTaskRequest) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the DeleteTaskPushNotificationConfigRequest schema that x breaks.
-// It is for generated code; call Validate.
-func (x *DeleteTaskPushNotificationConfigRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// ValidateAt records at p every rule of the
+// DeleteTaskPushNotificationConfigRequest schema that x breaks. It is for
+// generated code; call Validate.
+func (x *DeleteTaskPushNotificationConfigRequest) ValidateAt(
+	v *runtime.Validator,
+	p *runtime.Path,
+) {
 	{
 		fp := p.Key("taskId")
-		if !(x.TaskID != "") {
+		if x.TaskID == "" {
 			v.Add(&fp, "required", "missing property \"taskId\"")
-		} else {
-			if len(x.TaskID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("id")
-		if !(x.ID != "") {
+		if x.ID == "" {
 			v.Add(&fp, "required", "missing property \"id\"")
-		} else {
-			if len(x.ID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the DeleteTaskPushNotificationConfigRequest schema and returns a
+// Validate checks x against every rule of the
+// DeleteTaskPushNotificationConfigRequest schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *DeleteTaskPushNotificationConfigRequest) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the Empty schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Empty schema that x breaks. It is
+// for generated code; call Validate.
 func (x *Empty) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
 // Validate checks x against every rule of the Empty schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Empty) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the GetExtendedAgentCardRequest schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the GetExtendedAgentCardRequest schema
+// that x breaks. It is for generated code; call Validate.
 func (x *GetExtendedAgentCardRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
-// Validate checks x against every rule of the GetExtendedAgentCardRequest schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the GetExtendedAgentCardRequest
+// schema and returns a *ValidationError listing each violation, or nil.
+// Required members that x always marshals (numbers, booleans, maps, strings
+// that may be empty) count as present.
 func (x *GetExtendedAgentCardRequest) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the GetTaskPushNotificationConfigRequest schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the
+// GetTaskPushNotificationConfigRequest schema that x breaks. It is for
+// generated code; call Validate.
 func (x *GetTaskPushNotificationConfigRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("taskId")
-		if !(x.TaskID != "") {
+		if x.TaskID == "" {
 			v.Add(&fp, "required", "missing property \"taskId\"")
-		} else {
-			if len(x.TaskID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("id")
-		if !(x.ID != "") {
+		if x.ID == "" {
 			v.Add(&fp, "required", "missing property \"id\"")
-		} else {
-			if len(x.ID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the GetTaskPushNotificationConfigRequest schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the
+// GetTaskPushNotificationConfigRequest schema and returns a *ValidationError
+// listing each violation, or nil. Required members that x always marshals
+// (numbers, booleans, maps, strings that may be empty) count as present.
 func (x *GetTaskPushNotificationConfigRequest) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the GetTaskRequest schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the GetTaskRequest schema that x
+// breaks. It is for generated code; call Validate.
 func (x *GetTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
-		if !(x.ID != "") {
+		if x.ID == "" {
 			v.Add(&fp, "required", "missing property \"id\"")
-		} else {
-			if len(x.ID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
@@ -155,9 +137,9 @@ func (x *GetTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the GetTaskRequest schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the GetTaskRequest schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *GetTaskRequest) Validate() error {
 	var v runtime.Validator
@@ -165,34 +147,35 @@ func (x *GetTaskRequest) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the ListTaskPushNotificationConfigsRequest schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the
+// ListTaskPushNotificationConfigsRequest schema that x breaks. It is for
+// generated code; call Validate.
 func (x *ListTaskPushNotificationConfigsRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("taskId")
-		if !(x.TaskID != "") {
+		if x.TaskID == "" {
 			v.Add(&fp, "required", "missing property \"taskId\"")
-		} else {
-			if len(x.TaskID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the ListTaskPushNotificationConfigsRequest schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the
+// ListTaskPushNotificationConfigsRequest schema and returns a *ValidationError
+// listing each violation, or nil. Required members that x always marshals
+// (numbers, booleans, maps, strings that may be empty) count as present.
 func (x *ListTaskPushNotificationConfigsRequest) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the ListTaskPushNotificationConfigsResponse schema that x breaks.
-// It is for generated code; call Validate.
-func (x *ListTaskPushNotificationConfigsResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// ValidateAt records at p every rule of the
+// ListTaskPushNotificationConfigsResponse schema that x breaks. It is for
+// generated code; call Validate.
+func (x *ListTaskPushNotificationConfigsResponse) ValidateAt(
+	v *runtime.Validator,
+	p *runtime.Path,
+) {
 	{
 		fp := p.Key("configs")
 		if x.Configs != nil {
@@ -204,18 +187,19 @@ func (x *ListTaskPushNotificationConfigsResponse) ValidateAt(v *runtime.Validato
 	}
 }
 
-// Validate checks x against every rule of the ListTaskPushNotificationConfigsResponse schema and returns a
+// Validate checks x against every rule of the
+// ListTaskPushNotificationConfigsResponse schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *ListTaskPushNotificationConfigsResponse) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the ListTasksRequest schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the ListTasksRequest schema that x
+// breaks. It is for generated code; call Validate.
 func (x *ListTasksRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("status")
@@ -257,9 +241,9 @@ func (x *ListTasksRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the ListTasksRequest schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the ListTasksRequest schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ListTasksRequest) Validate() error {
 	var v runtime.Validator
@@ -267,12 +251,12 @@ func (x *ListTasksRequest) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the ListTasksResponse schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the ListTasksResponse schema that x
+// breaks. It is for generated code; call Validate.
 func (x *ListTasksResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("tasks")
-		if !(x.Tasks != nil) {
+		if x.Tasks == nil {
 			v.Add(&fp, "required", "missing property \"tasks\"")
 		} else {
 			for i0 := range x.Tasks {
@@ -283,9 +267,9 @@ func (x *ListTasksResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the ListTasksResponse schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the ListTasksResponse schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ListTasksResponse) Validate() error {
 	var v runtime.Validator
@@ -293,8 +277,8 @@ func (x *ListTasksResponse) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the SendMessageConfiguration schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the SendMessageConfiguration schema
+// that x breaks. It is for generated code; call Validate.
 func (x *SendMessageConfiguration) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("taskPushNotificationConfig")
@@ -312,22 +296,22 @@ func (x *SendMessageConfiguration) ValidateAt(v *runtime.Validator, p *runtime.P
 	}
 }
 
-// Validate checks x against every rule of the SendMessageConfiguration schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the SendMessageConfiguration schema
+// and returns a *ValidationError listing each violation, or nil. Required
+// members that x always marshals (numbers, booleans, maps, strings that may be
+// empty) count as present.
 func (x *SendMessageConfiguration) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the SendMessageRequest schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the SendMessageRequest schema that x
+// breaks. It is for generated code; call Validate.
 func (x *SendMessageRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("message")
-		if !(x.Message != nil) {
+		if x.Message == nil {
 			v.Add(&fp, "required", "missing property \"message\"")
 		} else {
 			x.Message.ValidateAt(v, &fp)
@@ -341,9 +325,9 @@ func (x *SendMessageRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the SendMessageRequest schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the SendMessageRequest schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *SendMessageRequest) Validate() error {
 	var v runtime.Validator
@@ -351,25 +335,21 @@ func (x *SendMessageRequest) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the SubscribeToTaskRequest schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the SubscribeToTaskRequest schema that
+// x breaks. It is for generated code; call Validate.
 func (x *SubscribeToTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
-		if !(x.ID != "") {
+		if x.ID == "" {
 			v.Add(&fp, "required", "missing property \"id\"")
-		} else {
-			if len(x.ID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the SubscribeToTaskRequest schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the SubscribeToTaskRequest schema
+// and returns a *ValidationError listing each violation, or nil. Required
+// members that x always marshals (numbers, booleans, maps, strings that may be
+// empty) count as present.
 func (x *SubscribeToTaskRequest) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)

@@ -3,9 +3,11 @@
 
 package a2a
 
-// AuthenticationInfo: Authentication details used when sending push notifications.
+// AuthenticationInfo: Authentication details used when sending push
+// notifications.
 type AuthenticationInfo struct {
-	// Scheme: HTTP authentication scheme from the IANA registry (e.g. Bearer, Basic); case-insensitive.
+	// Scheme: HTTP authentication scheme from the IANA registry (e.g. Bearer,
+	// Basic); case-insensitive.
 	//
 	// JSON: "scheme", required.
 	Scheme string
@@ -15,7 +17,8 @@ type AuthenticationInfo struct {
 	Credentials string
 }
 
-// TaskPushNotificationConfig is a push-notification configuration bound to one task: where to send notifications and how to authenticate.
+// TaskPushNotificationConfig is a push-notification configuration bound to one
+// task: where to send notifications and how to authenticate.
 type TaskPushNotificationConfig struct {
 	// Tenant: Optional tenant ID.
 	//
@@ -25,7 +28,8 @@ type TaskPushNotificationConfig struct {
 	//
 	// JSON: "id".
 	ID string
-	// TaskID is the ID of the task this configuration belongs to; empty when sent inside a SendMessage request.
+	// TaskID is the ID of the task this configuration belongs to; empty when sent
+	// inside a SendMessage request.
 	//
 	// JSON: "taskId".
 	TaskID string

@@ -5,8 +5,9 @@ package a2a
 
 import "github.com/a2abind/a2abind/gen/runtime"
 
-// DecodeJSONAt reads an AuthenticationInfo from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseAuthenticationInfoJSON.
+// DecodeJSONAt reads an AuthenticationInfo from d, recording type mismatches
+// at p. It is for generated code; call UnmarshalJSON or
+// ParseAuthenticationInfoJSON.
 func (x *AuthenticationInfo) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -32,9 +33,9 @@ func (x *AuthenticationInfo) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes an AuthenticationInfo. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AuthenticationInfo. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *AuthenticationInfo) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AuthenticationInfo{}
@@ -42,9 +43,9 @@ func (x *AuthenticationInfo) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseAuthenticationInfoJSON decodes data into a new AuthenticationInfo and checks it as
-// ValidateAuthenticationInfoJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseAuthenticationInfoJSON decodes data into a new AuthenticationInfo and
+// checks it as ValidateAuthenticationInfoJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseAuthenticationInfoJSON(data []byte) (*AuthenticationInfo, error) {
 	x := new(AuthenticationInfo)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -53,9 +54,10 @@ func ParseAuthenticationInfoJSON(data []byte) (*AuthenticationInfo, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateAuthenticationInfoJSON checks that data is a valid AuthenticationInfo: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateAuthenticationInfoJSON checks that data is a valid
+// AuthenticationInfo: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateAuthenticationInfoJSON(data []byte) error {
 	var x AuthenticationInfo
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -65,8 +67,8 @@ func ValidateAuthenticationInfoJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *AuthenticationInfo) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"scheme\":"...)
@@ -84,7 +86,8 @@ func (x AuthenticationInfo) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *AuthenticationInfo) Clone() *AuthenticationInfo {
 	if x == nil {
 		return nil
@@ -93,8 +96,9 @@ func (x *AuthenticationInfo) Clone() *AuthenticationInfo {
 	return &c
 }
 
-// DecodeJSONAt reads a TaskPushNotificationConfig from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseTaskPushNotificationConfigJSON.
+// DecodeJSONAt reads a TaskPushNotificationConfig from d, recording type
+// mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseTaskPushNotificationConfigJSON.
 func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -139,9 +143,10 @@ func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime
 	}
 }
 
-// UnmarshalJSON decodes a TaskPushNotificationConfig. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a TaskPushNotificationConfig. It fails on bytes that
+// are not JSON, on a value of the wrong JSON type and on two members of a
+// oneof group; it does not check the other rules of the schema: call Validate
+// for those.
 func (x *TaskPushNotificationConfig) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = TaskPushNotificationConfig{}
@@ -149,9 +154,10 @@ func (x *TaskPushNotificationConfig) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseTaskPushNotificationConfigJSON decodes data into a new TaskPushNotificationConfig and checks it as
-// ValidateTaskPushNotificationConfigJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseTaskPushNotificationConfigJSON decodes data into a new
+// TaskPushNotificationConfig and checks it as
+// ValidateTaskPushNotificationConfigJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseTaskPushNotificationConfigJSON(data []byte) (*TaskPushNotificationConfig, error) {
 	x := new(TaskPushNotificationConfig)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -160,9 +166,10 @@ func ParseTaskPushNotificationConfigJSON(data []byte) (*TaskPushNotificationConf
 	}, x.ValidateAt)
 }
 
-// ValidateTaskPushNotificationConfigJSON checks that data is a valid TaskPushNotificationConfig: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateTaskPushNotificationConfigJSON checks that data is a valid
+// TaskPushNotificationConfig: JSON syntax, every rule of the schema, and
+// required members. It returns a *SyntaxError, a *ValidationError listing
+// every violation, or nil.
 func ValidateTaskPushNotificationConfigJSON(data []byte) error {
 	var x TaskPushNotificationConfig
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -172,8 +179,8 @@ func ValidateTaskPushNotificationConfigJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *TaskPushNotificationConfig) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -216,7 +223,8 @@ func (x TaskPushNotificationConfig) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *TaskPushNotificationConfig) Clone() *TaskPushNotificationConfig {
 	if x == nil {
 		return nil

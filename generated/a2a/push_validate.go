@@ -5,24 +5,20 @@ package a2a
 
 import "github.com/a2abind/a2abind/gen/runtime"
 
-// ValidateAt records at p every rule of the AuthenticationInfo schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the AuthenticationInfo schema that x
+// breaks. It is for generated code; call Validate.
 func (x *AuthenticationInfo) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("scheme")
-		if !(x.Scheme != "") {
+		if x.Scheme == "" {
 			v.Add(&fp, "required", "missing property \"scheme\"")
-		} else {
-			if len(x.Scheme) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the AuthenticationInfo schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the AuthenticationInfo schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AuthenticationInfo) Validate() error {
 	var v runtime.Validator
@@ -30,17 +26,13 @@ func (x *AuthenticationInfo) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the TaskPushNotificationConfig schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the TaskPushNotificationConfig schema
+// that x breaks. It is for generated code; call Validate.
 func (x *TaskPushNotificationConfig) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("url")
-		if !(x.URL != "") {
+		if x.URL == "" {
 			v.Add(&fp, "required", "missing property \"url\"")
-		} else {
-			if len(x.URL) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
@@ -51,10 +43,10 @@ func (x *TaskPushNotificationConfig) ValidateAt(v *runtime.Validator, p *runtime
 	}
 }
 
-// Validate checks x against every rule of the TaskPushNotificationConfig schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the TaskPushNotificationConfig
+// schema and returns a *ValidationError listing each violation, or nil.
+// Required members that x always marshals (numbers, booleans, maps, strings
+// that may be empty) count as present.
 func (x *TaskPushNotificationConfig) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)

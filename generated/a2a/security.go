@@ -19,7 +19,8 @@ type APIKeySecurityScheme struct {
 	Name string
 }
 
-// AuthorizationCodeOAuthFlow: Configuration of the OAuth 2.0 Authorization Code flow.
+// AuthorizationCodeOAuthFlow: Configuration of the OAuth 2.0 Authorization
+// Code flow.
 type AuthorizationCodeOAuthFlow struct {
 	// AuthorizationURL is the authorization URL for this flow.
 	//
@@ -37,13 +38,15 @@ type AuthorizationCodeOAuthFlow struct {
 	//
 	// JSON: "scopes", required.
 	Scopes map[string]string
-	// PKCERequired: Whether PKCE (RFC 7636) is required; it should always be used by public clients.
+	// PKCERequired: Whether PKCE (RFC 7636) is required; it should always be used
+	// by public clients.
 	//
 	// JSON: "pkceRequired".
 	PKCERequired bool
 }
 
-// ClientCredentialsOAuthFlow: Configuration of the OAuth 2.0 Client Credentials flow.
+// ClientCredentialsOAuthFlow: Configuration of the OAuth 2.0 Client
+// Credentials flow.
 type ClientCredentialsOAuthFlow struct {
 	// TokenURL is the token URL for this flow.
 	//
@@ -59,7 +62,8 @@ type ClientCredentialsOAuthFlow struct {
 	Scopes map[string]string
 }
 
-// DeviceCodeOAuthFlow: Configuration of the OAuth 2.0 Device Code flow (RFC 8628), for input-constrained devices and CLI tools.
+// DeviceCodeOAuthFlow: Configuration of the OAuth 2.0 Device Code flow (RFC
+// 8628), for input-constrained devices and CLI tools.
 type DeviceCodeOAuthFlow struct {
 	// DeviceAuthorizationURL is the device authorization endpoint URL.
 	//
@@ -85,17 +89,20 @@ type HTTPAuthSecurityScheme struct {
 	//
 	// JSON: "description".
 	Description string
-	// Scheme is the HTTP authentication scheme used in the Authorization header (RFC 7235, e.g. "Bearer"); should be IANA-registered.
+	// Scheme is the HTTP authentication scheme used in the Authorization header
+	// (RFC 7235, e.g. "Bearer"); should be IANA-registered.
 	//
 	// JSON: "scheme", required.
 	Scheme string
-	// BearerFormat is a hint about how the bearer token is formatted (e.g. "JWT"); documentation only.
+	// BearerFormat is a hint about how the bearer token is formatted (e.g. "JWT");
+	// documentation only.
 	//
 	// JSON: "bearerFormat".
 	BearerFormat string
 }
 
-// ImplicitOAuthFlow: Configuration of the OAuth 2.0 Implicit flow. Deprecated: use Authorization Code with PKCE.
+// ImplicitOAuthFlow: Configuration of the OAuth 2.0 Implicit flow. Deprecated:
+// use Authorization Code with PKCE.
 type ImplicitOAuthFlow struct {
 	// AuthorizationURL is the authorization URL for this flow; TLS is required.
 	//
@@ -105,7 +112,8 @@ type ImplicitOAuthFlow struct {
 	//
 	// JSON: "refreshUrl".
 	RefreshURL string
-	// Scopes is the available scopes: scope name to a short description. May be empty.
+	// Scopes is the available scopes: scope name to a short description. May be
+	// empty.
 	//
 	// JSON: "scopes".
 	Scopes map[string]string
@@ -129,7 +137,8 @@ type OAuth2SecurityScheme struct {
 	//
 	// JSON: "flows", required.
 	Flows *OAuthFlows
-	// OAuth2MetadataURL: URL of the authorization server metadata (RFC 8414); TLS is required.
+	// OAuth2MetadataURL: URL of the authorization server metadata (RFC 8414); TLS
+	// is required.
 	//
 	// JSON: "oauth2MetadataUrl".
 	OAuth2MetadataURL string
@@ -137,11 +146,15 @@ type OAuth2SecurityScheme struct {
 
 // OAuthFlows is the supported OAuth 2.0 flow: exactly one of the flow kinds.
 type OAuthFlows struct {
-	// Flow holds exactly one of "authorizationCode", "clientCredentials", "implicit", "password", "deviceCode": one of the types implementing OAuthFlowsFlow.
+	// Flow holds exactly one of "authorizationCode", "clientCredentials",
+	// "implicit", "password", "deviceCode": one of the types implementing
+	// OAuthFlowsFlow.
 	Flow OAuthFlowsFlow
 }
 
-// OAuthFlowsFlow is the sealed union of OAuthFlows.Flow; its implementations are *AuthorizationCodeOAuthFlow, *ClientCredentialsOAuthFlow, *ImplicitOAuthFlow, *PasswordOAuthFlow, *DeviceCodeOAuthFlow.
+// OAuthFlowsFlow is the sealed union of OAuthFlows.Flow; its implementations
+// are *AuthorizationCodeOAuthFlow, *ClientCredentialsOAuthFlow,
+// *ImplicitOAuthFlow, *PasswordOAuthFlow, *DeviceCodeOAuthFlow.
 type OAuthFlowsFlow interface {
 	isOAuthFlowsFlow()
 }
@@ -158,13 +171,15 @@ type OpenIdConnectSecurityScheme struct {
 	//
 	// JSON: "description".
 	Description string
-	// OpenIDConnectURL is the OpenID Connect Discovery URL of the provider's metadata.
+	// OpenIDConnectURL is the OpenID Connect Discovery URL of the provider's
+	// metadata.
 	//
 	// JSON: "openIdConnectUrl", required.
 	OpenIDConnectURL string
 }
 
-// PasswordOAuthFlow: Configuration of the OAuth 2.0 Resource Owner Password flow. Deprecated: use Authorization Code with PKCE, or Device Code.
+// PasswordOAuthFlow: Configuration of the OAuth 2.0 Resource Owner Password
+// flow. Deprecated: use Authorization Code with PKCE, or Device Code.
 type PasswordOAuthFlow struct {
 	// TokenURL is the token URL for this flow; TLS is required.
 	//
@@ -174,13 +189,16 @@ type PasswordOAuthFlow struct {
 	//
 	// JSON: "refreshUrl".
 	RefreshURL string
-	// Scopes is the available scopes: scope name to a short description. May be empty.
+	// Scopes is the available scopes: scope name to a short description. May be
+	// empty.
 	//
 	// JSON: "scopes".
 	Scopes map[string]string
 }
 
-// SecurityRequirement is a security requirement: the named security schemes that must all be satisfied, each with its required scopes. ProtoJSON form: {"schemes":{"name":{"list":[...]}}}.
+// SecurityRequirement is a security requirement: the named security schemes
+// that must all be satisfied, each with its required scopes. ProtoJSON form:
+// {"schemes":{"name":{"list":[...]}}}.
 type SecurityRequirement struct {
 	// Schemes: Security scheme name to the scopes it requires.
 	//
@@ -188,13 +206,20 @@ type SecurityRequirement struct {
 	Schemes map[string]StringList
 }
 
-// SecurityScheme is a security scheme for the agent's endpoints: exactly one of the scheme kinds (OpenAPI 3.2 Security Scheme Object).
+// SecurityScheme is a security scheme for the agent's endpoints: exactly one
+// of the scheme kinds (OpenAPI 3.2 Security Scheme Object).
 type SecurityScheme struct {
-	// Scheme holds exactly one of "apiKeySecurityScheme", "httpAuthSecurityScheme", "oauth2SecurityScheme", "openIdConnectSecurityScheme", "mtlsSecurityScheme": one of the types implementing SecuritySchemeScheme.
+	// Scheme holds exactly one of "apiKeySecurityScheme",
+	// "httpAuthSecurityScheme", "oauth2SecurityScheme",
+	// "openIdConnectSecurityScheme", "mtlsSecurityScheme": one of the types
+	// implementing SecuritySchemeScheme.
 	Scheme SecuritySchemeScheme
 }
 
-// SecuritySchemeScheme is the sealed union of SecurityScheme.Scheme; its implementations are *APIKeySecurityScheme, *HTTPAuthSecurityScheme, *OAuth2SecurityScheme, *OpenIdConnectSecurityScheme, *MutualTlsSecurityScheme.
+// SecuritySchemeScheme is the sealed union of SecurityScheme.Scheme; its
+// implementations are *APIKeySecurityScheme, *HTTPAuthSecurityScheme,
+// *OAuth2SecurityScheme, *OpenIdConnectSecurityScheme,
+// *MutualTlsSecurityScheme.
 type SecuritySchemeScheme interface {
 	isSecuritySchemeScheme()
 }
@@ -205,7 +230,8 @@ func (*OAuth2SecurityScheme) isSecuritySchemeScheme()        {}
 func (*OpenIdConnectSecurityScheme) isSecuritySchemeScheme() {}
 func (*MutualTlsSecurityScheme) isSecuritySchemeScheme()     {}
 
-// StringList is a list of strings (a protobuf wrapper so that lists can be map values).
+// StringList is a list of strings (a protobuf wrapper so that lists can be map
+// values).
 type StringList struct {
 	// List is the string values.
 	//

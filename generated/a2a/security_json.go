@@ -9,8 +9,9 @@ import (
 	"slices"
 )
 
-// DecodeJSONAt reads an APIKeySecurityScheme from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseAPIKeySecuritySchemeJSON.
+// DecodeJSONAt reads an APIKeySecurityScheme from d, recording type mismatches
+// at p. It is for generated code; call UnmarshalJSON or
+// ParseAPIKeySecuritySchemeJSON.
 func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -40,9 +41,10 @@ func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 	}
 }
 
-// UnmarshalJSON decodes an APIKeySecurityScheme. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an APIKeySecurityScheme. It fails on bytes that are
+// not JSON, on a value of the wrong JSON type and on two members of a oneof
+// group; it does not check the other rules of the schema: call Validate for
+// those.
 func (x *APIKeySecurityScheme) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = APIKeySecurityScheme{}
@@ -50,9 +52,9 @@ func (x *APIKeySecurityScheme) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseAPIKeySecuritySchemeJSON decodes data into a new APIKeySecurityScheme and checks it as
-// ValidateAPIKeySecuritySchemeJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseAPIKeySecuritySchemeJSON decodes data into a new APIKeySecurityScheme
+// and checks it as ValidateAPIKeySecuritySchemeJSON does, in one pass: the
+// value is returned only when it is valid.
 func ParseAPIKeySecuritySchemeJSON(data []byte) (*APIKeySecurityScheme, error) {
 	x := new(APIKeySecurityScheme)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -61,9 +63,10 @@ func ParseAPIKeySecuritySchemeJSON(data []byte) (*APIKeySecurityScheme, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateAPIKeySecuritySchemeJSON checks that data is a valid APIKeySecurityScheme: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateAPIKeySecuritySchemeJSON checks that data is a valid
+// APIKeySecurityScheme: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateAPIKeySecuritySchemeJSON(data []byte) error {
 	var x APIKeySecurityScheme
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -73,8 +76,8 @@ func ValidateAPIKeySecuritySchemeJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *APIKeySecurityScheme) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -95,7 +98,8 @@ func (x APIKeySecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *APIKeySecurityScheme) Clone() *APIKeySecurityScheme {
 	if x == nil {
 		return nil
@@ -104,8 +108,9 @@ func (x *APIKeySecurityScheme) Clone() *APIKeySecurityScheme {
 	return &c
 }
 
-// DecodeJSONAt reads an AuthorizationCodeOAuthFlow from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseAuthorizationCodeOAuthFlowJSON.
+// DecodeJSONAt reads an AuthorizationCodeOAuthFlow from d, recording type
+// mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseAuthorizationCodeOAuthFlowJSON.
 func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -144,9 +149,10 @@ func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 	d.Require(p, seen&(1<<3) != 0, "scopes")
 }
 
-// UnmarshalJSON decodes an AuthorizationCodeOAuthFlow. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AuthorizationCodeOAuthFlow. It fails on bytes that
+// are not JSON, on a value of the wrong JSON type and on two members of a
+// oneof group; it does not check the other rules of the schema: call Validate
+// for those.
 func (x *AuthorizationCodeOAuthFlow) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AuthorizationCodeOAuthFlow{}
@@ -154,9 +160,10 @@ func (x *AuthorizationCodeOAuthFlow) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseAuthorizationCodeOAuthFlowJSON decodes data into a new AuthorizationCodeOAuthFlow and checks it as
-// ValidateAuthorizationCodeOAuthFlowJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseAuthorizationCodeOAuthFlowJSON decodes data into a new
+// AuthorizationCodeOAuthFlow and checks it as
+// ValidateAuthorizationCodeOAuthFlowJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseAuthorizationCodeOAuthFlowJSON(data []byte) (*AuthorizationCodeOAuthFlow, error) {
 	x := new(AuthorizationCodeOAuthFlow)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -165,9 +172,10 @@ func ParseAuthorizationCodeOAuthFlowJSON(data []byte) (*AuthorizationCodeOAuthFl
 	}, x.ValidateAt)
 }
 
-// ValidateAuthorizationCodeOAuthFlowJSON checks that data is a valid AuthorizationCodeOAuthFlow: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateAuthorizationCodeOAuthFlowJSON checks that data is a valid
+// AuthorizationCodeOAuthFlow: JSON syntax, every rule of the schema, and
+// required members. It returns a *SyntaxError, a *ValidationError listing
+// every violation, or nil.
 func ValidateAuthorizationCodeOAuthFlowJSON(data []byte) error {
 	var x AuthorizationCodeOAuthFlow
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -177,8 +185,8 @@ func ValidateAuthorizationCodeOAuthFlowJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *AuthorizationCodeOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"authorizationUrl\":"...)
@@ -204,7 +212,8 @@ func (x AuthorizationCodeOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *AuthorizationCodeOAuthFlow) Clone() *AuthorizationCodeOAuthFlow {
 	if x == nil {
 		return nil
@@ -214,8 +223,9 @@ func (x *AuthorizationCodeOAuthFlow) Clone() *AuthorizationCodeOAuthFlow {
 	return &c
 }
 
-// DecodeJSONAt reads a ClientCredentialsOAuthFlow from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseClientCredentialsOAuthFlowJSON.
+// DecodeJSONAt reads a ClientCredentialsOAuthFlow from d, recording type
+// mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseClientCredentialsOAuthFlowJSON.
 func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -246,9 +256,10 @@ func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 	d.Require(p, seen&(1<<2) != 0, "scopes")
 }
 
-// UnmarshalJSON decodes a ClientCredentialsOAuthFlow. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ClientCredentialsOAuthFlow. It fails on bytes that
+// are not JSON, on a value of the wrong JSON type and on two members of a
+// oneof group; it does not check the other rules of the schema: call Validate
+// for those.
 func (x *ClientCredentialsOAuthFlow) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ClientCredentialsOAuthFlow{}
@@ -256,9 +267,10 @@ func (x *ClientCredentialsOAuthFlow) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseClientCredentialsOAuthFlowJSON decodes data into a new ClientCredentialsOAuthFlow and checks it as
-// ValidateClientCredentialsOAuthFlowJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseClientCredentialsOAuthFlowJSON decodes data into a new
+// ClientCredentialsOAuthFlow and checks it as
+// ValidateClientCredentialsOAuthFlowJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseClientCredentialsOAuthFlowJSON(data []byte) (*ClientCredentialsOAuthFlow, error) {
 	x := new(ClientCredentialsOAuthFlow)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -267,9 +279,10 @@ func ParseClientCredentialsOAuthFlowJSON(data []byte) (*ClientCredentialsOAuthFl
 	}, x.ValidateAt)
 }
 
-// ValidateClientCredentialsOAuthFlowJSON checks that data is a valid ClientCredentialsOAuthFlow: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateClientCredentialsOAuthFlowJSON checks that data is a valid
+// ClientCredentialsOAuthFlow: JSON syntax, every rule of the schema, and
+// required members. It returns a *SyntaxError, a *ValidationError listing
+// every violation, or nil.
 func ValidateClientCredentialsOAuthFlowJSON(data []byte) error {
 	var x ClientCredentialsOAuthFlow
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -279,8 +292,8 @@ func ValidateClientCredentialsOAuthFlowJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *ClientCredentialsOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"tokenUrl\":"...)
@@ -300,7 +313,8 @@ func (x ClientCredentialsOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *ClientCredentialsOAuthFlow) Clone() *ClientCredentialsOAuthFlow {
 	if x == nil {
 		return nil
@@ -310,8 +324,9 @@ func (x *ClientCredentialsOAuthFlow) Clone() *ClientCredentialsOAuthFlow {
 	return &c
 }
 
-// DecodeJSONAt reads a DeviceCodeOAuthFlow from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseDeviceCodeOAuthFlowJSON.
+// DecodeJSONAt reads a DeviceCodeOAuthFlow from d, recording type mismatches
+// at p. It is for generated code; call UnmarshalJSON or
+// ParseDeviceCodeOAuthFlowJSON.
 func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -346,9 +361,9 @@ func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 	d.Require(p, seen&(1<<3) != 0, "scopes")
 }
 
-// UnmarshalJSON decodes a DeviceCodeOAuthFlow. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a DeviceCodeOAuthFlow. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *DeviceCodeOAuthFlow) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = DeviceCodeOAuthFlow{}
@@ -356,9 +371,9 @@ func (x *DeviceCodeOAuthFlow) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseDeviceCodeOAuthFlowJSON decodes data into a new DeviceCodeOAuthFlow and checks it as
-// ValidateDeviceCodeOAuthFlowJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseDeviceCodeOAuthFlowJSON decodes data into a new DeviceCodeOAuthFlow and
+// checks it as ValidateDeviceCodeOAuthFlowJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseDeviceCodeOAuthFlowJSON(data []byte) (*DeviceCodeOAuthFlow, error) {
 	x := new(DeviceCodeOAuthFlow)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -367,9 +382,10 @@ func ParseDeviceCodeOAuthFlowJSON(data []byte) (*DeviceCodeOAuthFlow, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateDeviceCodeOAuthFlowJSON checks that data is a valid DeviceCodeOAuthFlow: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateDeviceCodeOAuthFlowJSON checks that data is a valid
+// DeviceCodeOAuthFlow: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateDeviceCodeOAuthFlowJSON(data []byte) error {
 	var x DeviceCodeOAuthFlow
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -379,8 +395,8 @@ func ValidateDeviceCodeOAuthFlowJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *DeviceCodeOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"deviceAuthorizationUrl\":"...)
@@ -402,7 +418,8 @@ func (x DeviceCodeOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *DeviceCodeOAuthFlow) Clone() *DeviceCodeOAuthFlow {
 	if x == nil {
 		return nil
@@ -412,8 +429,9 @@ func (x *DeviceCodeOAuthFlow) Clone() *DeviceCodeOAuthFlow {
 	return &c
 }
 
-// DecodeJSONAt reads a HTTPAuthSecurityScheme from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseHTTPAuthSecuritySchemeJSON.
+// DecodeJSONAt reads a HTTPAuthSecurityScheme from d, recording type
+// mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseHTTPAuthSecuritySchemeJSON.
 func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -443,9 +461,10 @@ func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 	}
 }
 
-// UnmarshalJSON decodes a HTTPAuthSecurityScheme. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a HTTPAuthSecurityScheme. It fails on bytes that are
+// not JSON, on a value of the wrong JSON type and on two members of a oneof
+// group; it does not check the other rules of the schema: call Validate for
+// those.
 func (x *HTTPAuthSecurityScheme) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = HTTPAuthSecurityScheme{}
@@ -453,9 +472,9 @@ func (x *HTTPAuthSecurityScheme) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseHTTPAuthSecuritySchemeJSON decodes data into a new HTTPAuthSecurityScheme and checks it as
-// ValidateHTTPAuthSecuritySchemeJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseHTTPAuthSecuritySchemeJSON decodes data into a new
+// HTTPAuthSecurityScheme and checks it as ValidateHTTPAuthSecuritySchemeJSON
+// does, in one pass: the value is returned only when it is valid.
 func ParseHTTPAuthSecuritySchemeJSON(data []byte) (*HTTPAuthSecurityScheme, error) {
 	x := new(HTTPAuthSecurityScheme)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -464,9 +483,10 @@ func ParseHTTPAuthSecuritySchemeJSON(data []byte) (*HTTPAuthSecurityScheme, erro
 	}, x.ValidateAt)
 }
 
-// ValidateHTTPAuthSecuritySchemeJSON checks that data is a valid HTTPAuthSecurityScheme: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateHTTPAuthSecuritySchemeJSON checks that data is a valid
+// HTTPAuthSecurityScheme: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateHTTPAuthSecuritySchemeJSON(data []byte) error {
 	var x HTTPAuthSecurityScheme
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -476,8 +496,8 @@ func ValidateHTTPAuthSecuritySchemeJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *HTTPAuthSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -500,7 +520,8 @@ func (x HTTPAuthSecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *HTTPAuthSecurityScheme) Clone() *HTTPAuthSecurityScheme {
 	if x == nil {
 		return nil
@@ -509,8 +530,9 @@ func (x *HTTPAuthSecurityScheme) Clone() *HTTPAuthSecurityScheme {
 	return &c
 }
 
-// DecodeJSONAt reads an ImplicitOAuthFlow from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseImplicitOAuthFlowJSON.
+// DecodeJSONAt reads an ImplicitOAuthFlow from d, recording type mismatches at
+// p. It is for generated code; call UnmarshalJSON or
+// ParseImplicitOAuthFlowJSON.
 func (x *ImplicitOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -540,9 +562,9 @@ func (x *ImplicitOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes an ImplicitOAuthFlow. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an ImplicitOAuthFlow. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *ImplicitOAuthFlow) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ImplicitOAuthFlow{}
@@ -550,9 +572,9 @@ func (x *ImplicitOAuthFlow) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseImplicitOAuthFlowJSON decodes data into a new ImplicitOAuthFlow and checks it as
-// ValidateImplicitOAuthFlowJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseImplicitOAuthFlowJSON decodes data into a new ImplicitOAuthFlow and
+// checks it as ValidateImplicitOAuthFlowJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseImplicitOAuthFlowJSON(data []byte) (*ImplicitOAuthFlow, error) {
 	x := new(ImplicitOAuthFlow)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -561,9 +583,9 @@ func ParseImplicitOAuthFlowJSON(data []byte) (*ImplicitOAuthFlow, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateImplicitOAuthFlowJSON checks that data is a valid ImplicitOAuthFlow: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateImplicitOAuthFlowJSON checks that data is a valid ImplicitOAuthFlow:
+// JSON syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateImplicitOAuthFlowJSON(data []byte) error {
 	var x ImplicitOAuthFlow
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -573,8 +595,8 @@ func ValidateImplicitOAuthFlowJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *ImplicitOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -599,7 +621,8 @@ func (x ImplicitOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *ImplicitOAuthFlow) Clone() *ImplicitOAuthFlow {
 	if x == nil {
 		return nil
@@ -609,8 +632,9 @@ func (x *ImplicitOAuthFlow) Clone() *ImplicitOAuthFlow {
 	return &c
 }
 
-// DecodeJSONAt reads a MutualTlsSecurityScheme from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseMutualTlsSecuritySchemeJSON.
+// DecodeJSONAt reads a MutualTlsSecurityScheme from d, recording type
+// mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseMutualTlsSecuritySchemeJSON.
 func (x *MutualTlsSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -632,9 +656,10 @@ func (x *MutualTlsSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 	}
 }
 
-// UnmarshalJSON decodes a MutualTlsSecurityScheme. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a MutualTlsSecurityScheme. It fails on bytes that are
+// not JSON, on a value of the wrong JSON type and on two members of a oneof
+// group; it does not check the other rules of the schema: call Validate for
+// those.
 func (x *MutualTlsSecurityScheme) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = MutualTlsSecurityScheme{}
@@ -642,9 +667,9 @@ func (x *MutualTlsSecurityScheme) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseMutualTlsSecuritySchemeJSON decodes data into a new MutualTlsSecurityScheme and checks it as
-// ValidateMutualTlsSecuritySchemeJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseMutualTlsSecuritySchemeJSON decodes data into a new
+// MutualTlsSecurityScheme and checks it as ValidateMutualTlsSecuritySchemeJSON
+// does, in one pass: the value is returned only when it is valid.
 func ParseMutualTlsSecuritySchemeJSON(data []byte) (*MutualTlsSecurityScheme, error) {
 	x := new(MutualTlsSecurityScheme)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -653,9 +678,10 @@ func ParseMutualTlsSecuritySchemeJSON(data []byte) (*MutualTlsSecurityScheme, er
 	}, x.ValidateAt)
 }
 
-// ValidateMutualTlsSecuritySchemeJSON checks that data is a valid MutualTlsSecurityScheme: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateMutualTlsSecuritySchemeJSON checks that data is a valid
+// MutualTlsSecurityScheme: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateMutualTlsSecuritySchemeJSON(data []byte) error {
 	var x MutualTlsSecurityScheme
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -665,8 +691,8 @@ func ValidateMutualTlsSecuritySchemeJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *MutualTlsSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	if x.Description != "" {
@@ -682,7 +708,8 @@ func (x MutualTlsSecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *MutualTlsSecurityScheme) Clone() *MutualTlsSecurityScheme {
 	if x == nil {
 		return nil
@@ -691,8 +718,9 @@ func (x *MutualTlsSecurityScheme) Clone() *MutualTlsSecurityScheme {
 	return &c
 }
 
-// DecodeJSONAt reads an OAuth2SecurityScheme from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseOAuth2SecuritySchemeJSON.
+// DecodeJSONAt reads an OAuth2SecurityScheme from d, recording type mismatches
+// at p. It is for generated code; call UnmarshalJSON or
+// ParseOAuth2SecuritySchemeJSON.
 func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -725,9 +753,10 @@ func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 	}
 }
 
-// UnmarshalJSON decodes an OAuth2SecurityScheme. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an OAuth2SecurityScheme. It fails on bytes that are
+// not JSON, on a value of the wrong JSON type and on two members of a oneof
+// group; it does not check the other rules of the schema: call Validate for
+// those.
 func (x *OAuth2SecurityScheme) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = OAuth2SecurityScheme{}
@@ -735,9 +764,9 @@ func (x *OAuth2SecurityScheme) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseOAuth2SecuritySchemeJSON decodes data into a new OAuth2SecurityScheme and checks it as
-// ValidateOAuth2SecuritySchemeJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseOAuth2SecuritySchemeJSON decodes data into a new OAuth2SecurityScheme
+// and checks it as ValidateOAuth2SecuritySchemeJSON does, in one pass: the
+// value is returned only when it is valid.
 func ParseOAuth2SecuritySchemeJSON(data []byte) (*OAuth2SecurityScheme, error) {
 	x := new(OAuth2SecurityScheme)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -746,9 +775,10 @@ func ParseOAuth2SecuritySchemeJSON(data []byte) (*OAuth2SecurityScheme, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateOAuth2SecuritySchemeJSON checks that data is a valid OAuth2SecurityScheme: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateOAuth2SecuritySchemeJSON checks that data is a valid
+// OAuth2SecurityScheme: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateOAuth2SecuritySchemeJSON(data []byte) error {
 	var x OAuth2SecurityScheme
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -758,8 +788,8 @@ func ValidateOAuth2SecuritySchemeJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *OAuth2SecurityScheme) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -790,7 +820,8 @@ func (x OAuth2SecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *OAuth2SecurityScheme) Clone() *OAuth2SecurityScheme {
 	if x == nil {
 		return nil
@@ -876,8 +907,8 @@ func (x *OAuthFlows) UnmarshalJSON(data []byte) error {
 }
 
 // ParseOAuthFlowsJSON decodes data into a new OAuthFlows and checks it as
-// ValidateOAuthFlowsJSON does, in one pass: the value is returned only when it is
-// valid.
+// ValidateOAuthFlowsJSON does, in one pass: the value is returned only when it
+// is valid.
 func ParseOAuthFlowsJSON(data []byte) (*OAuthFlows, error) {
 	x := new(OAuthFlows)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -886,8 +917,8 @@ func ParseOAuthFlowsJSON(data []byte) (*OAuthFlows, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateOAuthFlowsJSON checks that data is a valid OAuthFlows: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateOAuthFlowsJSON checks that data is a valid OAuthFlows: JSON syntax,
+// every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateOAuthFlowsJSON(data []byte) error {
 	var x OAuthFlows
@@ -898,8 +929,8 @@ func ValidateOAuthFlowsJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *OAuthFlows) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -964,7 +995,8 @@ func (x OAuthFlows) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *OAuthFlows) Clone() *OAuthFlows {
 	if x == nil {
 		return nil
@@ -985,8 +1017,9 @@ func (x *OAuthFlows) Clone() *OAuthFlows {
 	return &c
 }
 
-// DecodeJSONAt reads an OpenIdConnectSecurityScheme from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseOpenIdConnectSecuritySchemeJSON.
+// DecodeJSONAt reads an OpenIdConnectSecurityScheme from d, recording type
+// mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseOpenIdConnectSecuritySchemeJSON.
 func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -1012,9 +1045,10 @@ func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtim
 	}
 }
 
-// UnmarshalJSON decodes an OpenIdConnectSecurityScheme. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an OpenIdConnectSecurityScheme. It fails on bytes that
+// are not JSON, on a value of the wrong JSON type and on two members of a
+// oneof group; it does not check the other rules of the schema: call Validate
+// for those.
 func (x *OpenIdConnectSecurityScheme) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = OpenIdConnectSecurityScheme{}
@@ -1022,9 +1056,10 @@ func (x *OpenIdConnectSecurityScheme) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseOpenIdConnectSecuritySchemeJSON decodes data into a new OpenIdConnectSecurityScheme and checks it as
-// ValidateOpenIdConnectSecuritySchemeJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseOpenIdConnectSecuritySchemeJSON decodes data into a new
+// OpenIdConnectSecurityScheme and checks it as
+// ValidateOpenIdConnectSecuritySchemeJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseOpenIdConnectSecuritySchemeJSON(data []byte) (*OpenIdConnectSecurityScheme, error) {
 	x := new(OpenIdConnectSecurityScheme)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -1033,9 +1068,10 @@ func ParseOpenIdConnectSecuritySchemeJSON(data []byte) (*OpenIdConnectSecuritySc
 	}, x.ValidateAt)
 }
 
-// ValidateOpenIdConnectSecuritySchemeJSON checks that data is a valid OpenIdConnectSecurityScheme: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateOpenIdConnectSecuritySchemeJSON checks that data is a valid
+// OpenIdConnectSecurityScheme: JSON syntax, every rule of the schema, and
+// required members. It returns a *SyntaxError, a *ValidationError listing
+// every violation, or nil.
 func ValidateOpenIdConnectSecuritySchemeJSON(data []byte) error {
 	var x OpenIdConnectSecurityScheme
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -1045,8 +1081,8 @@ func ValidateOpenIdConnectSecuritySchemeJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *OpenIdConnectSecurityScheme) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -1065,7 +1101,8 @@ func (x OpenIdConnectSecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *OpenIdConnectSecurityScheme) Clone() *OpenIdConnectSecurityScheme {
 	if x == nil {
 		return nil
@@ -1074,8 +1111,9 @@ func (x *OpenIdConnectSecurityScheme) Clone() *OpenIdConnectSecurityScheme {
 	return &c
 }
 
-// DecodeJSONAt reads a PasswordOAuthFlow from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParsePasswordOAuthFlowJSON.
+// DecodeJSONAt reads a PasswordOAuthFlow from d, recording type mismatches at
+// p. It is for generated code; call UnmarshalJSON or
+// ParsePasswordOAuthFlowJSON.
 func (x *PasswordOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -1105,9 +1143,9 @@ func (x *PasswordOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a PasswordOAuthFlow. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a PasswordOAuthFlow. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *PasswordOAuthFlow) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = PasswordOAuthFlow{}
@@ -1115,9 +1153,9 @@ func (x *PasswordOAuthFlow) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParsePasswordOAuthFlowJSON decodes data into a new PasswordOAuthFlow and checks it as
-// ValidatePasswordOAuthFlowJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParsePasswordOAuthFlowJSON decodes data into a new PasswordOAuthFlow and
+// checks it as ValidatePasswordOAuthFlowJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParsePasswordOAuthFlowJSON(data []byte) (*PasswordOAuthFlow, error) {
 	x := new(PasswordOAuthFlow)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -1126,9 +1164,9 @@ func ParsePasswordOAuthFlowJSON(data []byte) (*PasswordOAuthFlow, error) {
 	}, x.ValidateAt)
 }
 
-// ValidatePasswordOAuthFlowJSON checks that data is a valid PasswordOAuthFlow: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidatePasswordOAuthFlowJSON checks that data is a valid PasswordOAuthFlow:
+// JSON syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidatePasswordOAuthFlowJSON(data []byte) error {
 	var x PasswordOAuthFlow
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -1138,8 +1176,8 @@ func ValidatePasswordOAuthFlowJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *PasswordOAuthFlow) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	open := len(b)
@@ -1164,7 +1202,8 @@ func (x PasswordOAuthFlow) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *PasswordOAuthFlow) Clone() *PasswordOAuthFlow {
 	if x == nil {
 		return nil
@@ -1174,8 +1213,9 @@ func (x *PasswordOAuthFlow) Clone() *PasswordOAuthFlow {
 	return &c
 }
 
-// DecodeJSONAt reads a SecurityRequirement from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseSecurityRequirementJSON.
+// DecodeJSONAt reads a SecurityRequirement from d, recording type mismatches
+// at p. It is for generated code; call UnmarshalJSON or
+// ParseSecurityRequirementJSON.
 func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -1212,9 +1252,9 @@ func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 	}
 }
 
-// UnmarshalJSON decodes a SecurityRequirement. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SecurityRequirement. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *SecurityRequirement) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SecurityRequirement{}
@@ -1222,9 +1262,9 @@ func (x *SecurityRequirement) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseSecurityRequirementJSON decodes data into a new SecurityRequirement and checks it as
-// ValidateSecurityRequirementJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseSecurityRequirementJSON decodes data into a new SecurityRequirement and
+// checks it as ValidateSecurityRequirementJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseSecurityRequirementJSON(data []byte) (*SecurityRequirement, error) {
 	x := new(SecurityRequirement)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -1233,9 +1273,10 @@ func ParseSecurityRequirementJSON(data []byte) (*SecurityRequirement, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateSecurityRequirementJSON checks that data is a valid SecurityRequirement: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateSecurityRequirementJSON checks that data is a valid
+// SecurityRequirement: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateSecurityRequirementJSON(data []byte) error {
 	var x SecurityRequirement
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -1245,8 +1286,8 @@ func ValidateSecurityRequirementJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *SecurityRequirement) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -1276,7 +1317,8 @@ func (x SecurityRequirement) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *SecurityRequirement) Clone() *SecurityRequirement {
 	if x == nil {
 		return nil
@@ -1292,8 +1334,8 @@ func (x *SecurityRequirement) Clone() *SecurityRequirement {
 	return &c
 }
 
-// DecodeJSONAt reads a SecurityScheme from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseSecuritySchemeJSON.
+// DecodeJSONAt reads a SecurityScheme from d, recording type mismatches at p.
+// It is for generated code; call UnmarshalJSON or ParseSecuritySchemeJSON.
 func (x *SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -1357,9 +1399,9 @@ func (x *SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a SecurityScheme. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SecurityScheme. It fails on bytes that are not JSON,
+// on a value of the wrong JSON type and on two members of a oneof group; it
+// does not check the other rules of the schema: call Validate for those.
 func (x *SecurityScheme) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SecurityScheme{}
@@ -1367,9 +1409,9 @@ func (x *SecurityScheme) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseSecuritySchemeJSON decodes data into a new SecurityScheme and checks it as
-// ValidateSecuritySchemeJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseSecuritySchemeJSON decodes data into a new SecurityScheme and checks it
+// as ValidateSecuritySchemeJSON does, in one pass: the value is returned only
+// when it is valid.
 func ParseSecuritySchemeJSON(data []byte) (*SecurityScheme, error) {
 	x := new(SecurityScheme)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -1378,9 +1420,9 @@ func ParseSecuritySchemeJSON(data []byte) (*SecurityScheme, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateSecuritySchemeJSON checks that data is a valid SecurityScheme: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateSecuritySchemeJSON checks that data is a valid SecurityScheme: JSON
+// syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateSecuritySchemeJSON(data []byte) error {
 	var x SecurityScheme
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -1390,8 +1432,8 @@ func ValidateSecuritySchemeJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *SecurityScheme) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -1456,7 +1498,8 @@ func (x SecurityScheme) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *SecurityScheme) Clone() *SecurityScheme {
 	if x == nil {
 		return nil
@@ -1511,8 +1554,8 @@ func (x *StringList) UnmarshalJSON(data []byte) error {
 }
 
 // ParseStringListJSON decodes data into a new StringList and checks it as
-// ValidateStringListJSON does, in one pass: the value is returned only when it is
-// valid.
+// ValidateStringListJSON does, in one pass: the value is returned only when it
+// is valid.
 func ParseStringListJSON(data []byte) (*StringList, error) {
 	x := new(StringList)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -1521,8 +1564,8 @@ func ParseStringListJSON(data []byte) (*StringList, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateStringListJSON checks that data is a valid StringList: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateStringListJSON checks that data is a valid StringList: JSON syntax,
+// every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateStringListJSON(data []byte) error {
 	var x StringList
@@ -1533,8 +1576,8 @@ func ValidateStringListJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *StringList) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	if x.List != nil {
@@ -1550,7 +1593,8 @@ func (x StringList) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *StringList) Clone() *StringList {
 	if x == nil {
 		return nil

@@ -5,12 +5,12 @@ package a2a
 
 import "github.com/a2abind/a2abind/gen/runtime"
 
-// ValidateAt records at p every rule of the APIKeySecurityScheme schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the APIKeySecurityScheme schema that x
+// breaks. It is for generated code; call Validate.
 func (x *APIKeySecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("location")
-		if !(x.Location != "") {
+		if x.Location == "" {
 			v.Add(&fp, "required", "missing property \"location\"")
 		} else {
 			switch x.Location {
@@ -18,26 +18,19 @@ func (x *APIKeySecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path)
 			default:
 				v.Add(&fp, "enum", "must be one of query, header, cookie")
 			}
-			if len(x.Location) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("name")
-		if !(x.Name != "") {
+		if x.Name == "" {
 			v.Add(&fp, "required", "missing property \"name\"")
-		} else {
-			if len(x.Name) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the APIKeySecurityScheme schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the APIKeySecurityScheme schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *APIKeySecurityScheme) Validate() error {
 	var v runtime.Validator
@@ -45,94 +38,74 @@ func (x *APIKeySecurityScheme) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the AuthorizationCodeOAuthFlow schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the AuthorizationCodeOAuthFlow schema
+// that x breaks. It is for generated code; call Validate.
 func (x *AuthorizationCodeOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("authorizationUrl")
-		if !(x.AuthorizationURL != "") {
+		if x.AuthorizationURL == "" {
 			v.Add(&fp, "required", "missing property \"authorizationUrl\"")
-		} else {
-			if len(x.AuthorizationURL) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("tokenUrl")
-		if !(x.TokenURL != "") {
+		if x.TokenURL == "" {
 			v.Add(&fp, "required", "missing property \"tokenUrl\"")
-		} else {
-			if len(x.TokenURL) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the AuthorizationCodeOAuthFlow schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the AuthorizationCodeOAuthFlow
+// schema and returns a *ValidationError listing each violation, or nil.
+// Required members that x always marshals (numbers, booleans, maps, strings
+// that may be empty) count as present.
 func (x *AuthorizationCodeOAuthFlow) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the ClientCredentialsOAuthFlow schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the ClientCredentialsOAuthFlow schema
+// that x breaks. It is for generated code; call Validate.
 func (x *ClientCredentialsOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("tokenUrl")
-		if !(x.TokenURL != "") {
+		if x.TokenURL == "" {
 			v.Add(&fp, "required", "missing property \"tokenUrl\"")
-		} else {
-			if len(x.TokenURL) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the ClientCredentialsOAuthFlow schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the ClientCredentialsOAuthFlow
+// schema and returns a *ValidationError listing each violation, or nil.
+// Required members that x always marshals (numbers, booleans, maps, strings
+// that may be empty) count as present.
 func (x *ClientCredentialsOAuthFlow) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the DeviceCodeOAuthFlow schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the DeviceCodeOAuthFlow schema that x
+// breaks. It is for generated code; call Validate.
 func (x *DeviceCodeOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("deviceAuthorizationUrl")
-		if !(x.DeviceAuthorizationURL != "") {
+		if x.DeviceAuthorizationURL == "" {
 			v.Add(&fp, "required", "missing property \"deviceAuthorizationUrl\"")
-		} else {
-			if len(x.DeviceAuthorizationURL) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("tokenUrl")
-		if !(x.TokenURL != "") {
+		if x.TokenURL == "" {
 			v.Add(&fp, "required", "missing property \"tokenUrl\"")
-		} else {
-			if len(x.TokenURL) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the DeviceCodeOAuthFlow schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the DeviceCodeOAuthFlow schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *DeviceCodeOAuthFlow) Validate() error {
 	var v runtime.Validator
@@ -140,38 +113,34 @@ func (x *DeviceCodeOAuthFlow) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the HTTPAuthSecurityScheme schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the HTTPAuthSecurityScheme schema that
+// x breaks. It is for generated code; call Validate.
 func (x *HTTPAuthSecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("scheme")
-		if !(x.Scheme != "") {
+		if x.Scheme == "" {
 			v.Add(&fp, "required", "missing property \"scheme\"")
-		} else {
-			if len(x.Scheme) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the HTTPAuthSecurityScheme schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the HTTPAuthSecurityScheme schema
+// and returns a *ValidationError listing each violation, or nil. Required
+// members that x always marshals (numbers, booleans, maps, strings that may be
+// empty) count as present.
 func (x *HTTPAuthSecurityScheme) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the ImplicitOAuthFlow schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the ImplicitOAuthFlow schema that x
+// breaks. It is for generated code; call Validate.
 func (x *ImplicitOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
-// Validate checks x against every rule of the ImplicitOAuthFlow schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the ImplicitOAuthFlow schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ImplicitOAuthFlow) Validate() error {
 	var v runtime.Validator
@@ -179,26 +148,26 @@ func (x *ImplicitOAuthFlow) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the MutualTlsSecurityScheme schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the MutualTlsSecurityScheme schema
+// that x breaks. It is for generated code; call Validate.
 func (x *MutualTlsSecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
-// Validate checks x against every rule of the MutualTlsSecurityScheme schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the MutualTlsSecurityScheme schema
+// and returns a *ValidationError listing each violation, or nil. Required
+// members that x always marshals (numbers, booleans, maps, strings that may be
+// empty) count as present.
 func (x *MutualTlsSecurityScheme) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the OAuth2SecurityScheme schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the OAuth2SecurityScheme schema that x
+// breaks. It is for generated code; call Validate.
 func (x *OAuth2SecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("flows")
-		if !(x.Flows != nil) {
+		if x.Flows == nil {
 			v.Add(&fp, "required", "missing property \"flows\"")
 		} else {
 			x.Flows.ValidateAt(v, &fp)
@@ -206,9 +175,9 @@ func (x *OAuth2SecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path)
 	}
 }
 
-// Validate checks x against every rule of the OAuth2SecurityScheme schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the OAuth2SecurityScheme schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *OAuth2SecurityScheme) Validate() error {
 	var v runtime.Validator
@@ -262,46 +231,42 @@ func (x *OAuthFlows) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the OAuthFlows schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *OAuthFlows) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the OpenIdConnectSecurityScheme schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the OpenIdConnectSecurityScheme schema
+// that x breaks. It is for generated code; call Validate.
 func (x *OpenIdConnectSecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("openIdConnectUrl")
-		if !(x.OpenIDConnectURL != "") {
+		if x.OpenIDConnectURL == "" {
 			v.Add(&fp, "required", "missing property \"openIdConnectUrl\"")
-		} else {
-			if len(x.OpenIDConnectURL) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 }
 
-// Validate checks x against every rule of the OpenIdConnectSecurityScheme schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the OpenIdConnectSecurityScheme
+// schema and returns a *ValidationError listing each violation, or nil.
+// Required members that x always marshals (numbers, booleans, maps, strings
+// that may be empty) count as present.
 func (x *OpenIdConnectSecurityScheme) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the PasswordOAuthFlow schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the PasswordOAuthFlow schema that x
+// breaks. It is for generated code; call Validate.
 func (x *PasswordOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
-// Validate checks x against every rule of the PasswordOAuthFlow schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the PasswordOAuthFlow schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *PasswordOAuthFlow) Validate() error {
 	var v runtime.Validator
@@ -309,8 +274,8 @@ func (x *PasswordOAuthFlow) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the SecurityRequirement schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the SecurityRequirement schema that x
+// breaks. It is for generated code; call Validate.
 func (x *SecurityRequirement) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("schemes")
@@ -323,9 +288,9 @@ func (x *SecurityRequirement) ValidateAt(v *runtime.Validator, p *runtime.Path) 
 	}
 }
 
-// Validate checks x against every rule of the SecurityRequirement schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the SecurityRequirement schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *SecurityRequirement) Validate() error {
 	var v runtime.Validator
@@ -333,8 +298,8 @@ func (x *SecurityRequirement) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the SecurityScheme schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the SecurityScheme schema that x
+// breaks. It is for generated code; call Validate.
 func (x *SecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	switch m := x.Scheme.(type) {
 	case *APIKeySecurityScheme:
@@ -377,9 +342,9 @@ func (x *SecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the SecurityScheme schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the SecurityScheme schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *SecurityScheme) Validate() error {
 	var v runtime.Validator
@@ -393,8 +358,8 @@ func (x *StringList) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
 
 // Validate checks x against every rule of the StringList schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *StringList) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)

@@ -5,11 +5,13 @@ package a2a
 
 // SendMessageResponse: Result of SendMessage: either a task or a message.
 type SendMessageResponse struct {
-	// Payload holds exactly one of "task", "message": one of the types implementing SendMessageResponsePayload.
+	// Payload holds exactly one of "task", "message": one of the types
+	// implementing SendMessageResponsePayload.
 	Payload SendMessageResponsePayload
 }
 
-// SendMessageResponsePayload is the sealed union of SendMessageResponse.Payload; its implementations are *Task, *Message.
+// SendMessageResponsePayload is the sealed union of
+// SendMessageResponse.Payload; its implementations are *Task, *Message.
 type SendMessageResponsePayload interface {
 	isSendMessageResponsePayload()
 }
@@ -17,13 +19,17 @@ type SendMessageResponsePayload interface {
 func (*Task) isSendMessageResponsePayload()    {}
 func (*Message) isSendMessageResponsePayload() {}
 
-// StreamResponse: One item of a stream: a task, a message, a status update or an artifact update.
+// StreamResponse: One item of a stream: a task, a message, a status update or
+// an artifact update.
 type StreamResponse struct {
-	// Payload holds exactly one of "task", "message", "statusUpdate", "artifactUpdate": one of the types implementing StreamResponsePayload.
+	// Payload holds exactly one of "task", "message", "statusUpdate",
+	// "artifactUpdate": one of the types implementing StreamResponsePayload.
 	Payload StreamResponsePayload
 }
 
-// StreamResponsePayload is the sealed union of StreamResponse.Payload; its implementations are *Task, *Message, *TaskStatusUpdateEvent, *TaskArtifactUpdateEvent.
+// StreamResponsePayload is the sealed union of StreamResponse.Payload; its
+// implementations are *Task, *Message, *TaskStatusUpdateEvent,
+// *TaskArtifactUpdateEvent.
 type StreamResponsePayload interface {
 	isStreamResponsePayload()
 }

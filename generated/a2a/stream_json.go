@@ -5,8 +5,9 @@ package a2a
 
 import "github.com/a2abind/a2abind/gen/runtime"
 
-// DecodeJSONAt reads a SendMessageResponse from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseSendMessageResponseJSON.
+// DecodeJSONAt reads a SendMessageResponse from d, recording type mismatches
+// at p. It is for generated code; call UnmarshalJSON or
+// ParseSendMessageResponseJSON.
 func (x *SendMessageResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -43,9 +44,9 @@ func (x *SendMessageResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 	}
 }
 
-// UnmarshalJSON decodes a SendMessageResponse. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a SendMessageResponse. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *SendMessageResponse) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = SendMessageResponse{}
@@ -53,9 +54,9 @@ func (x *SendMessageResponse) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseSendMessageResponseJSON decodes data into a new SendMessageResponse and checks it as
-// ValidateSendMessageResponseJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseSendMessageResponseJSON decodes data into a new SendMessageResponse and
+// checks it as ValidateSendMessageResponseJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseSendMessageResponseJSON(data []byte) (*SendMessageResponse, error) {
 	x := new(SendMessageResponse)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -64,9 +65,10 @@ func ParseSendMessageResponseJSON(data []byte) (*SendMessageResponse, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateSendMessageResponseJSON checks that data is a valid SendMessageResponse: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateSendMessageResponseJSON checks that data is a valid
+// SendMessageResponse: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateSendMessageResponseJSON(data []byte) error {
 	var x SendMessageResponse
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -76,8 +78,8 @@ func ValidateSendMessageResponseJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *SendMessageResponse) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -112,7 +114,8 @@ func (x SendMessageResponse) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *SendMessageResponse) Clone() *SendMessageResponse {
 	if x == nil {
 		return nil
@@ -127,8 +130,8 @@ func (x *SendMessageResponse) Clone() *SendMessageResponse {
 	return &c
 }
 
-// DecodeJSONAt reads a StreamResponse from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseStreamResponseJSON.
+// DecodeJSONAt reads a StreamResponse from d, recording type mismatches at p.
+// It is for generated code; call UnmarshalJSON or ParseStreamResponseJSON.
 func (x *StreamResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -183,9 +186,9 @@ func (x *StreamResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a StreamResponse. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a StreamResponse. It fails on bytes that are not JSON,
+// on a value of the wrong JSON type and on two members of a oneof group; it
+// does not check the other rules of the schema: call Validate for those.
 func (x *StreamResponse) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = StreamResponse{}
@@ -193,9 +196,9 @@ func (x *StreamResponse) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseStreamResponseJSON decodes data into a new StreamResponse and checks it as
-// ValidateStreamResponseJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseStreamResponseJSON decodes data into a new StreamResponse and checks it
+// as ValidateStreamResponseJSON does, in one pass: the value is returned only
+// when it is valid.
 func ParseStreamResponseJSON(data []byte) (*StreamResponse, error) {
 	x := new(StreamResponse)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -204,9 +207,9 @@ func ParseStreamResponseJSON(data []byte) (*StreamResponse, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateStreamResponseJSON checks that data is a valid StreamResponse: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateStreamResponseJSON checks that data is a valid StreamResponse: JSON
+// syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateStreamResponseJSON(data []byte) error {
 	var x StreamResponse
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -216,8 +219,8 @@ func ValidateStreamResponseJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *StreamResponse) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -272,7 +275,8 @@ func (x StreamResponse) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *StreamResponse) Clone() *StreamResponse {
 	if x == nil {
 		return nil

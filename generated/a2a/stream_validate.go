@@ -5,8 +5,8 @@ package a2a
 
 import "github.com/a2abind/a2abind/gen/runtime"
 
-// ValidateAt records at p every rule of the SendMessageResponse schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the SendMessageResponse schema that x
+// breaks. It is for generated code; call Validate.
 func (x *SendMessageResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	switch m := x.Payload.(type) {
 	case *Task:
@@ -28,9 +28,9 @@ func (x *SendMessageResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) 
 	}
 }
 
-// Validate checks x against every rule of the SendMessageResponse schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the SendMessageResponse schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *SendMessageResponse) Validate() error {
 	var v runtime.Validator
@@ -38,8 +38,8 @@ func (x *SendMessageResponse) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the StreamResponse schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the StreamResponse schema that x
+// breaks. It is for generated code; call Validate.
 func (x *StreamResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	switch m := x.Payload.(type) {
 	case *Task:
@@ -75,9 +75,9 @@ func (x *StreamResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the StreamResponse schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the StreamResponse schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *StreamResponse) Validate() error {
 	var v runtime.Validator

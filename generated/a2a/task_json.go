@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// DecodeJSONAt reads an Artifact from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseArtifactJSON.
+// DecodeJSONAt reads an Artifact from d, recording type mismatches at p. It is
+// for generated code; call UnmarshalJSON or ParseArtifactJSON.
 func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -59,8 +59,8 @@ func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes an Artifact. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes an Artifact. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Artifact) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -70,8 +70,8 @@ func (x *Artifact) UnmarshalJSON(data []byte) error {
 }
 
 // ParseArtifactJSON decodes data into a new Artifact and checks it as
-// ValidateArtifactJSON does, in one pass: the value is returned only when it is
-// valid.
+// ValidateArtifactJSON does, in one pass: the value is returned only when it
+// is valid.
 func ParseArtifactJSON(data []byte) (*Artifact, error) {
 	x := new(Artifact)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -80,8 +80,8 @@ func ParseArtifactJSON(data []byte) (*Artifact, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateArtifactJSON checks that data is a valid Artifact: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateArtifactJSON checks that data is a valid Artifact: JSON syntax,
+// every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateArtifactJSON(data []byte) error {
 	var x Artifact
@@ -92,8 +92,8 @@ func ValidateArtifactJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Artifact) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -139,7 +139,8 @@ func (x Artifact) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Artifact) Clone() *Artifact {
 	if x == nil {
 		return nil
@@ -156,8 +157,8 @@ func (x *Artifact) Clone() *Artifact {
 	return &c
 }
 
-// DecodeJSONAt reads a Task from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseTaskJSON.
+// DecodeJSONAt reads a Task from d, recording type mismatches at p. It is for
+// generated code; call UnmarshalJSON or ParseTaskJSON.
 func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -216,8 +217,8 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a Task. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes a Task. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Task) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -226,9 +227,8 @@ func (x *Task) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseTaskJSON decodes data into a new Task and checks it as
-// ValidateTaskJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseTaskJSON decodes data into a new Task and checks it as ValidateTaskJSON
+// does, in one pass: the value is returned only when it is valid.
 func ParseTaskJSON(data []byte) (*Task, error) {
 	x := new(Task)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -237,8 +237,8 @@ func ParseTaskJSON(data []byte) (*Task, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateTaskJSON checks that data is a valid Task: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateTaskJSON checks that data is a valid Task: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateTaskJSON(data []byte) error {
 	var x Task
@@ -249,8 +249,8 @@ func ValidateTaskJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Task) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -313,7 +313,8 @@ func (x Task) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Task) Clone() *Task {
 	if x == nil {
 		return nil
@@ -336,8 +337,9 @@ func (x *Task) Clone() *Task {
 	return &c
 }
 
-// DecodeJSONAt reads a TaskArtifactUpdateEvent from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseTaskArtifactUpdateEventJSON.
+// DecodeJSONAt reads a TaskArtifactUpdateEvent from d, recording type
+// mismatches at p. It is for generated code; call UnmarshalJSON or
+// ParseTaskArtifactUpdateEventJSON.
 func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -382,9 +384,10 @@ func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 	}
 }
 
-// UnmarshalJSON decodes a TaskArtifactUpdateEvent. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a TaskArtifactUpdateEvent. It fails on bytes that are
+// not JSON, on a value of the wrong JSON type and on two members of a oneof
+// group; it does not check the other rules of the schema: call Validate for
+// those.
 func (x *TaskArtifactUpdateEvent) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = TaskArtifactUpdateEvent{}
@@ -392,9 +395,9 @@ func (x *TaskArtifactUpdateEvent) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseTaskArtifactUpdateEventJSON decodes data into a new TaskArtifactUpdateEvent and checks it as
-// ValidateTaskArtifactUpdateEventJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseTaskArtifactUpdateEventJSON decodes data into a new
+// TaskArtifactUpdateEvent and checks it as ValidateTaskArtifactUpdateEventJSON
+// does, in one pass: the value is returned only when it is valid.
 func ParseTaskArtifactUpdateEventJSON(data []byte) (*TaskArtifactUpdateEvent, error) {
 	x := new(TaskArtifactUpdateEvent)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -403,9 +406,10 @@ func ParseTaskArtifactUpdateEventJSON(data []byte) (*TaskArtifactUpdateEvent, er
 	}, x.ValidateAt)
 }
 
-// ValidateTaskArtifactUpdateEventJSON checks that data is a valid TaskArtifactUpdateEvent: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateTaskArtifactUpdateEventJSON checks that data is a valid
+// TaskArtifactUpdateEvent: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateTaskArtifactUpdateEventJSON(data []byte) error {
 	var x TaskArtifactUpdateEvent
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -415,8 +419,8 @@ func ValidateTaskArtifactUpdateEventJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *TaskArtifactUpdateEvent) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -457,7 +461,8 @@ func (x TaskArtifactUpdateEvent) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *TaskArtifactUpdateEvent) Clone() *TaskArtifactUpdateEvent {
 	if x == nil {
 		return nil
@@ -524,8 +529,8 @@ func (x *TaskStatus) UnmarshalJSON(data []byte) error {
 }
 
 // ParseTaskStatusJSON decodes data into a new TaskStatus and checks it as
-// ValidateTaskStatusJSON does, in one pass: the value is returned only when it is
-// valid.
+// ValidateTaskStatusJSON does, in one pass: the value is returned only when it
+// is valid.
 func ParseTaskStatusJSON(data []byte) (*TaskStatus, error) {
 	x := new(TaskStatus)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -534,8 +539,8 @@ func ParseTaskStatusJSON(data []byte) (*TaskStatus, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateTaskStatusJSON checks that data is a valid TaskStatus: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateTaskStatusJSON checks that data is a valid TaskStatus: JSON syntax,
+// every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateTaskStatusJSON(data []byte) error {
 	var x TaskStatus
@@ -546,8 +551,8 @@ func ValidateTaskStatusJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *TaskStatus) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -577,7 +582,8 @@ func (x TaskStatus) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *TaskStatus) Clone() *TaskStatus {
 	if x == nil {
 		return nil
@@ -587,8 +593,9 @@ func (x *TaskStatus) Clone() *TaskStatus {
 	return &c
 }
 
-// DecodeJSONAt reads a TaskStatusUpdateEvent from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseTaskStatusUpdateEventJSON.
+// DecodeJSONAt reads a TaskStatusUpdateEvent from d, recording type mismatches
+// at p. It is for generated code; call UnmarshalJSON or
+// ParseTaskStatusUpdateEventJSON.
 func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -625,9 +632,10 @@ func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path
 	}
 }
 
-// UnmarshalJSON decodes a TaskStatusUpdateEvent. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a TaskStatusUpdateEvent. It fails on bytes that are
+// not JSON, on a value of the wrong JSON type and on two members of a oneof
+// group; it does not check the other rules of the schema: call Validate for
+// those.
 func (x *TaskStatusUpdateEvent) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = TaskStatusUpdateEvent{}
@@ -635,9 +643,9 @@ func (x *TaskStatusUpdateEvent) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseTaskStatusUpdateEventJSON decodes data into a new TaskStatusUpdateEvent and checks it as
-// ValidateTaskStatusUpdateEventJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseTaskStatusUpdateEventJSON decodes data into a new TaskStatusUpdateEvent
+// and checks it as ValidateTaskStatusUpdateEventJSON does, in one pass: the
+// value is returned only when it is valid.
 func ParseTaskStatusUpdateEventJSON(data []byte) (*TaskStatusUpdateEvent, error) {
 	x := new(TaskStatusUpdateEvent)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -646,9 +654,10 @@ func ParseTaskStatusUpdateEventJSON(data []byte) (*TaskStatusUpdateEvent, error)
 	}, x.ValidateAt)
 }
 
-// ValidateTaskStatusUpdateEventJSON checks that data is a valid TaskStatusUpdateEvent: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateTaskStatusUpdateEventJSON checks that data is a valid
+// TaskStatusUpdateEvent: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateTaskStatusUpdateEventJSON(data []byte) error {
 	var x TaskStatusUpdateEvent
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -658,8 +667,8 @@ func ValidateTaskStatusUpdateEventJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *TaskStatusUpdateEvent) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -692,7 +701,8 @@ func (x TaskStatusUpdateEvent) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *TaskStatusUpdateEvent) Clone() *TaskStatusUpdateEvent {
 	if x == nil {
 		return nil

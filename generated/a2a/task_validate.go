@@ -9,22 +9,18 @@ import (
 	"strings"
 )
 
-// ValidateAt records at p every rule of the Artifact schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Artifact schema that x breaks. It
+// is for generated code; call Validate.
 func (x *Artifact) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("artifactId")
-		if !(x.ArtifactID != "") {
+		if x.ArtifactID == "" {
 			v.Add(&fp, "required", "missing property \"artifactId\"")
-		} else {
-			if len(x.ArtifactID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("parts")
-		if !(x.Parts != nil) {
+		if x.Parts == nil {
 			v.Add(&fp, "required", "missing property \"parts\"")
 		} else {
 			if len(x.Parts) < 1 {
@@ -40,30 +36,26 @@ func (x *Artifact) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the Artifact schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Artifact) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the Task schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Task schema that x breaks. It is
+// for generated code; call Validate.
 func (x *Task) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
-		if !(x.ID != "") {
+		if x.ID == "" {
 			v.Add(&fp, "required", "missing property \"id\"")
-		} else {
-			if len(x.ID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("status")
-		if !(x.Status != nil) {
+		if x.Status == nil {
 			v.Add(&fp, "required", "missing property \"status\"")
 		} else {
 			x.Status.ValidateAt(v, &fp)
@@ -91,40 +83,32 @@ func (x *Task) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the Task schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Task) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the TaskArtifactUpdateEvent schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the TaskArtifactUpdateEvent schema
+// that x breaks. It is for generated code; call Validate.
 func (x *TaskArtifactUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("taskId")
-		if !(x.TaskID != "") {
+		if x.TaskID == "" {
 			v.Add(&fp, "required", "missing property \"taskId\"")
-		} else {
-			if len(x.TaskID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("contextId")
-		if !(x.ContextID != "") {
+		if x.ContextID == "" {
 			v.Add(&fp, "required", "missing property \"contextId\"")
-		} else {
-			if len(x.ContextID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("artifact")
-		if !(x.Artifact != nil) {
+		if x.Artifact == nil {
 			v.Add(&fp, "required", "missing property \"artifact\"")
 		} else {
 			x.Artifact.ValidateAt(v, &fp)
@@ -132,10 +116,10 @@ func (x *TaskArtifactUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Pa
 	}
 }
 
-// Validate checks x against every rule of the TaskArtifactUpdateEvent schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// Validate checks x against every rule of the TaskArtifactUpdateEvent schema
+// and returns a *ValidationError listing each violation, or nil. Required
+// members that x always marshals (numbers, booleans, maps, strings that may be
+// empty) count as present.
 func (x *TaskArtifactUpdateEvent) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
@@ -147,7 +131,7 @@ func (x *TaskArtifactUpdateEvent) Validate() error {
 func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("state")
-		if !(x.State != "") {
+		if x.State == "" {
 			v.Add(&fp, "required", "missing property \"state\"")
 		} else {
 			if !x.State.Valid() {
@@ -179,40 +163,32 @@ func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the TaskStatus schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *TaskStatus) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the TaskStatusUpdateEvent schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the TaskStatusUpdateEvent schema that
+// x breaks. It is for generated code; call Validate.
 func (x *TaskStatusUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("taskId")
-		if !(x.TaskID != "") {
+		if x.TaskID == "" {
 			v.Add(&fp, "required", "missing property \"taskId\"")
-		} else {
-			if len(x.TaskID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("contextId")
-		if !(x.ContextID != "") {
+		if x.ContextID == "" {
 			v.Add(&fp, "required", "missing property \"contextId\"")
-		} else {
-			if len(x.ContextID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
 		fp := p.Key("status")
-		if !(x.Status != nil) {
+		if x.Status == nil {
 			v.Add(&fp, "required", "missing property \"status\"")
 		} else {
 			x.Status.ValidateAt(v, &fp)
@@ -220,9 +196,9 @@ func (x *TaskStatusUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path
 	}
 }
 
-// Validate checks x against every rule of the TaskStatusUpdateEvent schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the TaskStatusUpdateEvent schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *TaskStatusUpdateEvent) Validate() error {
 	var v runtime.Validator

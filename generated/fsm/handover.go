@@ -7,27 +7,56 @@ import "strconv"
 
 // The Handover machine (schema/fsm/handover.json).
 //
-// Where a requester sends the operations of one Task.id (A2A-over-MQTT): to the agent whose card it used, to a pool, or to the responder named by the a2a-responder-agent-id user property of a reply or stream item. The latest property received for the Task.id always wins, whether it came from pool dispatch or from a handover; a reply without it changes nothing except on a pooled request, where it is a protocol error. Every retarget sends follow-ups and retries to the target's direct request topic with fresh Correlation Data; Task.id never changes. Each operation runs the retry profile against the current target; when it is exhausted against a responder, the requester falls back to the card agent, once per Task.id. A pooled task has no card agent and never falls back: after selection, retries must go to the responder's direct topic, never back to the pool. Only where the requester allows pool failover (a deployment choice outside the profile, for pools whose members share a task store: docs/protocol.md §4.6.1) does an operation whose retry profile ran out against a pool member run again on the pool; the route is then the pool's again until a reply names a responder, so a failover needs a new selection before another can follow. Replies with unknown or missing Correlation Data are dropped before this table.
+// Where a requester sends the operations of one Task.id (A2A-over-MQTT): to
+// the agent whose card it used, to a pool, or to the responder named by the
+// a2a-responder-agent-id user property of a reply or stream item. The latest
+// property received for the Task.id always wins, whether it came from pool
+// dispatch or from a handover; a reply without it changes nothing except on a
+// pooled request, where it is a protocol error. Every retarget sends
+// follow-ups and retries to the target's direct request topic with fresh
+// Correlation Data; Task.id never changes. Each operation runs the retry
+// profile against the current target; when it is exhausted against a
+// responder, the requester falls back to the card agent, once per Task.id. A
+// pooled task has no card agent and never falls back: after selection, retries
+// must go to the responder's direct topic, never back to the pool. Only where
+// the requester allows pool failover (a deployment choice outside the profile,
+// for pools whose members share a task store: docs/protocol.md §4.6.1) does
+// an operation whose retry profile ran out against a pool member run again on
+// the pool; the route is then the pool's again until a reply names a
+// responder, so a failover needs a new selection before another can follow.
+// Replies with unknown or missing Correlation Data are dropped before this
+// table.
 //
-// Source: A2A-over-MQTT 0.1 user story 07 (task handover, with its failure cases); sections Requester Behavior, Optional Task Handover, Requester Retry and Timeout Profile, Optional Shared Subscription Dispatch; docs/protocol.md §9, §4.6 and §4.6.1 (pool failover).
+// Source: A2A-over-MQTT 0.1 user story 07 (task handover, with its failure
+// cases); sections Requester Behavior, Optional Task Handover, Requester Retry
+// and Timeout Profile, Optional Shared Subscription Dispatch; docs/protocol.md
+// §9, §4.6 and §4.6.1 (pool failover).
 
 // HandoverState is a state of the Handover machine.
 type HandoverState uint8
 
 const (
-	// HandoverStateUnrouted is the requester has minted the Task.id but not yet published its first request.
+	// HandoverStateUnrouted is the requester has minted the Task.id but not yet
+	// published its first request.
 	HandoverStateUnrouted HandoverState = 1
-	// HandoverStateCardAgent: Operations go to the direct request topic of the agent whose card was used; no handover is in force.
+	// HandoverStateCardAgent: Operations go to the direct request topic of the
+	// agent whose card was used; no handover is in force.
 	HandoverStateCardAgent HandoverState = 2
-	// HandoverStatePoolPending: Operations (the first request and its retries) go to the pool request topic; no responder has been named yet.
+	// HandoverStatePoolPending: Operations (the first request and its retries) go
+	// to the pool request topic; no responder has been named yet.
 	HandoverStatePoolPending HandoverState = 3
-	// HandoverStateResponder: Operations go to the direct request topic of the responder named by the latest a2a-responder-agent-id: the pool member that took the task, or a handover target.
+	// HandoverStateResponder: Operations go to the direct request topic of the
+	// responder named by the latest a2a-responder-agent-id: the pool member that
+	// took the task, or a handover target.
 	HandoverStateResponder HandoverState = 4
-	// HandoverStateFallenBack is the retry profile was exhausted against the responder, and operations went back to the card agent's direct topic. The fallback has been used up for this Task.id.
+	// HandoverStateFallenBack is the retry profile was exhausted against the
+	// responder, and operations went back to the card agent's direct topic. The
+	// fallback has been used up for this Task.id.
 	HandoverStateFallenBack HandoverState = 5
 )
 
-var handoverStateNames = [...]string{"", "Unrouted", "CardAgent", "PoolPending", "Responder", "FallenBack"}
+var handoverStateNames = [...]string{"", "Unrouted", "CardAgent", "PoolPending",
+	"Responder", "FallenBack"}
 
 // String returns the name the table uses.
 func (x HandoverState) String() string {
@@ -44,26 +73,37 @@ func (x HandoverState) Valid() bool {
 
 // HandoverStates lists every state in table order.
 func HandoverStates() []HandoverState {
-	return []HandoverState{HandoverStateUnrouted, HandoverStateCardAgent, HandoverStatePoolPending, HandoverStateResponder, HandoverStateFallenBack}
+	return []HandoverState{HandoverStateUnrouted, HandoverStateCardAgent,
+		HandoverStatePoolPending, HandoverStateResponder, HandoverStateFallenBack}
 }
 
 // HandoverEvent is an event of the Handover machine.
 type HandoverEvent uint8
 
 const (
-	// HandoverEventFirstRequest is the requester publishes the first request for the Task.id, to a card agent's direct topic or to a pool topic.
+	// HandoverEventFirstRequest is the requester publishes the first request for
+	// the Task.id, to a card agent's direct topic or to a pool topic.
 	HandoverEventFirstRequest HandoverEvent = 1
-	// HandoverEventReplyWithResponder is a correlated reply or stream item for the Task.id carrying one well-formed a2a-responder-agent-id (an agent_id matching ^[A-Za-z0-9_.-]+$), whether the reply is a result or an error.
+	// HandoverEventReplyWithResponder is a correlated reply or stream item for the
+	// Task.id carrying one well-formed a2a-responder-agent-id (an agent_id
+	// matching ^[A-Za-z0-9_.-]+$), whether the reply is a result or an error.
 	HandoverEventReplyWithResponder HandoverEvent = 2
-	// HandoverEventReplyWithoutResponder is a correlated reply or stream item for the Task.id without a2a-responder-agent-id.
+	// HandoverEventReplyWithoutResponder is a correlated reply or stream item for
+	// the Task.id without a2a-responder-agent-id.
 	HandoverEventReplyWithoutResponder HandoverEvent = 3
-	// HandoverEventReplyMalformedResponder is a correlated reply or stream item for the Task.id whose a2a-responder-agent-id is not a valid agent_id or appears more than once with different values.
+	// HandoverEventReplyMalformedResponder is a correlated reply or stream item
+	// for the Task.id whose a2a-responder-agent-id is not a valid agent_id or
+	// appears more than once with different values.
 	HandoverEventReplyMalformedResponder HandoverEvent = 4
-	// HandoverEventRetryExhausted is an operation on the Task.id used up the retry profile against the current target (every attempt unaccepted, timed out before a first reply, or answered with a retry-eligible error) without a valid correlated reply.
+	// HandoverEventRetryExhausted is an operation on the Task.id used up the retry
+	// profile against the current target (every attempt unaccepted, timed out
+	// before a first reply, or answered with a retry-eligible error) without a
+	// valid correlated reply.
 	HandoverEventRetryExhausted HandoverEvent = 5
 )
 
-var handoverEventNames = [...]string{"", "FirstRequest", "ReplyWithResponder", "ReplyWithoutResponder", "ReplyMalformedResponder", "RetryExhausted"}
+var handoverEventNames = [...]string{"", "FirstRequest", "ReplyWithResponder",
+	"ReplyWithoutResponder", "ReplyMalformedResponder", "RetryExhausted"}
 
 // String returns the name the table uses.
 func (x HandoverEvent) String() string {
@@ -80,7 +120,9 @@ func (x HandoverEvent) Valid() bool {
 
 // HandoverEvents lists every event in table order.
 func HandoverEvents() []HandoverEvent {
-	return []HandoverEvent{HandoverEventFirstRequest, HandoverEventReplyWithResponder, HandoverEventReplyWithoutResponder, HandoverEventReplyMalformedResponder, HandoverEventRetryExhausted}
+	return []HandoverEvent{HandoverEventFirstRequest, HandoverEventReplyWithResponder,
+		HandoverEventReplyWithoutResponder, HandoverEventReplyMalformedResponder,
+		HandoverEventRetryExhausted}
 }
 
 // HandoverGuard is a guard of the Handover machine.
@@ -91,17 +133,23 @@ const (
 	HandoverGuardNone HandoverGuard = 0
 	// HandoverGuardIsPooled is the Task.id's first request went to a pool topic.
 	HandoverGuardIsPooled HandoverGuard = 1
-	// HandoverGuardSameResponder is the a2a-responder-agent-id names the responder already targeted.
+	// HandoverGuardSameResponder is the a2a-responder-agent-id names the responder
+	// already targeted.
 	HandoverGuardSameResponder HandoverGuard = 2
-	// HandoverGuardIsCardAgent is the a2a-responder-agent-id names the card agent itself (never true for a pooled task, which has no card agent).
+	// HandoverGuardIsCardAgent is the a2a-responder-agent-id names the card agent
+	// itself (never true for a pooled task, which has no card agent).
 	HandoverGuardIsCardAgent HandoverGuard = 3
-	// HandoverGuardAlreadyFellBack is the Task.id has already fallen back to the card agent once.
+	// HandoverGuardAlreadyFellBack is the Task.id has already fallen back to the
+	// card agent once.
 	HandoverGuardAlreadyFellBack HandoverGuard = 4
-	// HandoverGuardFailoverAllowed is the Task.id is pooled and the requester allows pool failover: the pool's members share a task store, so any of them can continue the task (docs/protocol.md §4.6.1).
+	// HandoverGuardFailoverAllowed is the Task.id is pooled and the requester
+	// allows pool failover: the pool's members share a task store, so any of them
+	// can continue the task (docs/protocol.md §4.6.1).
 	HandoverGuardFailoverAllowed HandoverGuard = 5
 )
 
-var handoverGuardNames = [...]string{"", "IsPooled", "SameResponder", "IsCardAgent", "AlreadyFellBack", "FailoverAllowed"}
+var handoverGuardNames = [...]string{"", "IsPooled", "SameResponder", "IsCardAgent",
+	"AlreadyFellBack", "FailoverAllowed"}
 
 // String returns the name the table uses.
 func (x HandoverGuard) String() string {
@@ -118,28 +166,45 @@ func (x HandoverGuard) Valid() bool {
 
 // HandoverGuards lists every guard in table order.
 func HandoverGuards() []HandoverGuard {
-	return []HandoverGuard{HandoverGuardIsPooled, HandoverGuardSameResponder, HandoverGuardIsCardAgent, HandoverGuardAlreadyFellBack, HandoverGuardFailoverAllowed}
+	return []HandoverGuard{HandoverGuardIsPooled, HandoverGuardSameResponder,
+		HandoverGuardIsCardAgent, HandoverGuardAlreadyFellBack, HandoverGuardFailoverAllowed}
 }
 
 // HandoverOutput is an output of the Handover machine.
 type HandoverOutput uint8
 
 const (
-	// HandoverOutputSetTarget: Send later operations and retries for the Task.id to the new target (the named agent's direct request topic, the card agent's, or the pool topic for a first pooled request), each publish with fresh Correlation Data.
+	// HandoverOutputSetTarget: Send later operations and retries for the Task.id
+	// to the new target (the named agent's direct request topic, the card agent's,
+	// or the pool topic for a first pooled request), each publish with fresh
+	// Correlation Data.
 	HandoverOutputSetTarget HandoverOutput = 1
-	// HandoverOutputPersistRoute: Persist (Task.id, target agent_id or pool) so that routing survives a restart; mandatory for a pooled task once its responder is known.
+	// HandoverOutputPersistRoute: Persist (Task.id, target agent_id or pool) so
+	// that routing survives a restart; mandatory for a pooled task once its
+	// responder is known.
 	HandoverOutputPersistRoute HandoverOutput = 2
-	// HandoverOutputFallBackToCardAgent: Retarget the Task.id to the card agent's direct request topic, record that the fallback is used (AlreadyFellBack becomes true) and run the failed operation again there with the full retry profile.
+	// HandoverOutputFallBackToCardAgent: Retarget the Task.id to the card agent's
+	// direct request topic, record that the fallback is used (AlreadyFellBack
+	// becomes true) and run the failed operation again there with the full retry
+	// profile.
 	HandoverOutputFallBackToCardAgent HandoverOutput = 3
-	// HandoverOutputReportUnreachable: Fail the current operation as unreachable (the retry profile is exhausted); the route stays, and the next operation tries the same target again.
+	// HandoverOutputReportUnreachable: Fail the current operation as unreachable
+	// (the retry profile is exhausted); the route stays, and the next operation
+	// tries the same target again.
 	HandoverOutputReportUnreachable HandoverOutput = 4
-	// HandoverOutputProtocolError: Report the reply as a binding protocol error (transport_protocol_error): it is not taken as the operation's answer and selects no route.
+	// HandoverOutputProtocolError: Report the reply as a binding protocol error
+	// (transport_protocol_error): it is not taken as the operation's answer and
+	// selects no route.
 	HandoverOutputProtocolError HandoverOutput = 5
-	// HandoverOutputFallBackToPool: Retarget the pooled Task.id to its pool's request topic, forgetting the unreachable responder, and run the failed operation again there with the full retry profile and the same Task.id and messageId; the member that answers is the new responder.
+	// HandoverOutputFallBackToPool: Retarget the pooled Task.id to its pool's
+	// request topic, forgetting the unreachable responder, and run the failed
+	// operation again there with the full retry profile and the same Task.id and
+	// messageId; the member that answers is the new responder.
 	HandoverOutputFallBackToPool HandoverOutput = 6
 )
 
-var handoverOutputNames = [...]string{"", "SetTarget", "PersistRoute", "FallBackToCardAgent", "ReportUnreachable", "ProtocolError", "FallBackToPool"}
+var handoverOutputNames = [...]string{"", "SetTarget", "PersistRoute",
+	"FallBackToCardAgent", "ReportUnreachable", "ProtocolError", "FallBackToPool"}
 
 // String returns the name the table uses.
 func (x HandoverOutput) String() string {
@@ -156,7 +221,9 @@ func (x HandoverOutput) Valid() bool {
 
 // HandoverOutputs lists every output in table order.
 func HandoverOutputs() []HandoverOutput {
-	return []HandoverOutput{HandoverOutputSetTarget, HandoverOutputPersistRoute, HandoverOutputFallBackToCardAgent, HandoverOutputReportUnreachable, HandoverOutputProtocolError, HandoverOutputFallBackToPool}
+	return []HandoverOutput{HandoverOutputSetTarget, HandoverOutputPersistRoute,
+		HandoverOutputFallBackToCardAgent, HandoverOutputReportUnreachable,
+		HandoverOutputProtocolError, HandoverOutputFallBackToPool}
 }
 
 // HandoverInitial is the state a new Handover machine starts in.
@@ -233,186 +300,216 @@ type HandoverTransition struct {
 	Outputs HandoverOutputSet
 }
 
-var handoverTable = [...]HandoverTransition{{
-	Event:   HandoverEventFirstRequest,
-	From:    HandoverStateUnrouted,
-	Guard:   HandoverGuardIsPooled,
-	Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
-	To:      HandoverStatePoolPending,
-}, {
-	Event:   HandoverEventFirstRequest,
-	From:    HandoverStateUnrouted,
-	Guard:   HandoverGuardNone,
-	Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
-	To:      HandoverStateCardAgent,
-}, // The card agent names itself: no handover.
+// handoverTable is the Handover table: one row per (state, event, guard), a
+// rule's note before its first row.
+var handoverTable = [...]HandoverTransition{
 	{
-		Event:   HandoverEventReplyWithResponder,
-		From:    HandoverStateCardAgent,
-		Guard:   HandoverGuardIsCardAgent,
-		Outputs: 0,
-		To:      HandoverStateCardAgent,
-	}, // Handover to another agent.
-	{
-		Event:   HandoverEventReplyWithResponder,
-		From:    HandoverStateCardAgent,
-		Guard:   HandoverGuardNone,
-		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
-		To:      HandoverStateResponder,
-	}, // No property, no handover.
-	{
-		Event:   HandoverEventReplyWithoutResponder,
-		From:    HandoverStateCardAgent,
-		Guard:   HandoverGuardNone,
-		Outputs: 0,
-		To:      HandoverStateCardAgent,
-	}, {
-		Event:   HandoverEventReplyMalformedResponder,
-		From:    HandoverStateCardAgent,
-		Guard:   HandoverGuardNone,
-		Outputs: 1 << (HandoverOutputProtocolError - 1),
-		To:      HandoverStateCardAgent,
-	}, // Nothing to fall back to.
-	{
-		Event:   HandoverEventRetryExhausted,
-		From:    HandoverStateCardAgent,
-		Guard:   HandoverGuardNone,
-		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
-		To:      HandoverStateCardAgent,
-	}, // Responder selection: follow-ups and retries now go to its direct topic, never to the pool.
-	{
-		Event:   HandoverEventReplyWithResponder,
-		From:    HandoverStatePoolPending,
-		Guard:   HandoverGuardNone,
-		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
-		To:      HandoverStateResponder,
-	}, // A pooled reply must carry a2a-responder-agent-id.
-	{
-		Event:   HandoverEventReplyWithoutResponder,
-		From:    HandoverStatePoolPending,
-		Guard:   HandoverGuardNone,
-		Outputs: 1 << (HandoverOutputProtocolError - 1),
-		To:      HandoverStatePoolPending,
-	}, {
-		Event:   HandoverEventReplyMalformedResponder,
-		From:    HandoverStatePoolPending,
-		Guard:   HandoverGuardNone,
-		Outputs: 1 << (HandoverOutputProtocolError - 1),
-		To:      HandoverStatePoolPending,
-	}, // No pool member answered; the route stays on the pool.
-	{
-		Event:   HandoverEventRetryExhausted,
-		From:    HandoverStatePoolPending,
-		Guard:   HandoverGuardNone,
-		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
-		To:      HandoverStatePoolPending,
-	}, // The current responder repeats its own id: nothing changes.
-	{
-		Event:   HandoverEventReplyWithResponder,
-		From:    HandoverStateResponder,
-		Guard:   HandoverGuardSameResponder,
-		Outputs: 0,
-		To:      HandoverStateResponder,
-	}, // The latest property names the card agent: routing returns to it.
-	{
-		Event:   HandoverEventReplyWithResponder,
-		From:    HandoverStateResponder,
-		Guard:   HandoverGuardIsCardAgent,
-		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
-		To:      HandoverStateCardAgent,
-	}, // A further handover (or, for a pooled task, a reply from another member): the latest property wins.
-	{
-		Event:   HandoverEventReplyWithResponder,
-		From:    HandoverStateResponder,
-		Guard:   HandoverGuardNone,
-		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
-		To:      HandoverStateResponder,
-	}, // No property, no change: absence never undoes a handover. Direct follow-ups to a pool member are not pooled requests, so the property is not required here.
-	{
-		Event:   HandoverEventReplyWithoutResponder,
-		From:    HandoverStateResponder,
-		Guard:   HandoverGuardNone,
-		Outputs: 0,
-		To:      HandoverStateResponder,
-	}, {
-		Event:   HandoverEventReplyMalformedResponder,
-		From:    HandoverStateResponder,
-		Guard:   HandoverGuardNone,
-		Outputs: 1 << (HandoverOutputProtocolError - 1),
-		To:      HandoverStateResponder,
-	}, // docs/protocol.md §4.6.1: the members share a task store, so the pool continues the task; the responder is forgotten, and the next reply names the new one.
-	{
-		Event:   HandoverEventRetryExhausted,
-		From:    HandoverStateResponder,
-		Guard:   HandoverGuardFailoverAllowed,
-		Outputs: 1<<(HandoverOutputFallBackToPool-1) | 1<<(HandoverOutputPersistRoute-1),
-		To:      HandoverStatePoolPending,
-	}, // A pooled task has no card agent, and retries after selection must not go back to the pool.
-	{
-		Event:   HandoverEventRetryExhausted,
-		From:    HandoverStateResponder,
+		From:    HandoverStateUnrouted,
+		Event:   HandoverEventFirstRequest,
 		Guard:   HandoverGuardIsPooled,
-		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
-		To:      HandoverStateResponder,
-	}, // The one fallback is used up (the card agent handed the task over again after an earlier fallback).
-	{
-		Event:   HandoverEventRetryExhausted,
-		From:    HandoverStateResponder,
-		Guard:   HandoverGuardAlreadyFellBack,
-		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
-		To:      HandoverStateResponder,
-	}, // docs/protocol.md §9.4: a handover target unreachable after the retry profile; fall back to the card agent.
-	{
-		Event:   HandoverEventRetryExhausted,
-		From:    HandoverStateResponder,
-		Guard:   HandoverGuardNone,
-		Outputs: 1<<(HandoverOutputFallBackToCardAgent-1) | 1<<(HandoverOutputPersistRoute-1),
-		To:      HandoverStateFallenBack,
-	}, // The card agent names itself: it keeps the task.
-	{
-		Event:   HandoverEventReplyWithResponder,
-		From:    HandoverStateFallenBack,
-		Guard:   HandoverGuardIsCardAgent,
-		Outputs: 0,
-		To:      HandoverStateFallenBack,
-	}, // The card agent hands the task over again (possibly to the same target); the latest property wins, but no second fallback follows.
-	{
-		Event:   HandoverEventReplyWithResponder,
-		From:    HandoverStateFallenBack,
-		Guard:   HandoverGuardNone,
+		To:      HandoverStatePoolPending,
 		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
+	},
+	{
+		From:    HandoverStateUnrouted,
+		Event:   HandoverEventFirstRequest,
+		To:      HandoverStateCardAgent,
+		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
+	},
+	// The card agent names itself: no handover.
+	{
+		From:  HandoverStateCardAgent,
+		Event: HandoverEventReplyWithResponder,
+		Guard: HandoverGuardIsCardAgent,
+		To:    HandoverStateCardAgent,
+	},
+	// Handover to another agent.
+	{
+		From:    HandoverStateCardAgent,
+		Event:   HandoverEventReplyWithResponder,
 		To:      HandoverStateResponder,
-	}, // No property, no handover.
+		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
+	},
+	// No property, no handover.
 	{
-		Event:   HandoverEventReplyWithoutResponder,
-		From:    HandoverStateFallenBack,
-		Guard:   HandoverGuardNone,
-		Outputs: 0,
-		To:      HandoverStateFallenBack,
-	}, {
+		From:  HandoverStateCardAgent,
+		Event: HandoverEventReplyWithoutResponder,
+		To:    HandoverStateCardAgent,
+	},
+	{
+		From:    HandoverStateCardAgent,
 		Event:   HandoverEventReplyMalformedResponder,
-		From:    HandoverStateFallenBack,
-		Guard:   HandoverGuardNone,
+		To:      HandoverStateCardAgent,
 		Outputs: 1 << (HandoverOutputProtocolError - 1),
-		To:      HandoverStateFallenBack,
-	}, // The card agent is unreachable too.
+	},
+	// Nothing to fall back to.
 	{
+		From:    HandoverStateCardAgent,
 		Event:   HandoverEventRetryExhausted,
-		From:    HandoverStateFallenBack,
-		Guard:   HandoverGuardNone,
+		To:      HandoverStateCardAgent,
 		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
+	},
+	// Responder selection: follow-ups and retries now go to its direct topic,
+	// never to the pool.
+	{
+		From:    HandoverStatePoolPending,
+		Event:   HandoverEventReplyWithResponder,
+		To:      HandoverStateResponder,
+		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
+	},
+	// A pooled reply must carry a2a-responder-agent-id.
+	{
+		From:    HandoverStatePoolPending,
+		Event:   HandoverEventReplyWithoutResponder,
+		To:      HandoverStatePoolPending,
+		Outputs: 1 << (HandoverOutputProtocolError - 1),
+	},
+	{
+		From:    HandoverStatePoolPending,
+		Event:   HandoverEventReplyMalformedResponder,
+		To:      HandoverStatePoolPending,
+		Outputs: 1 << (HandoverOutputProtocolError - 1),
+	},
+	// No pool member answered; the route stays on the pool.
+	{
+		From:    HandoverStatePoolPending,
+		Event:   HandoverEventRetryExhausted,
+		To:      HandoverStatePoolPending,
+		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
+	},
+	// The current responder repeats its own id: nothing changes.
+	{
+		From:  HandoverStateResponder,
+		Event: HandoverEventReplyWithResponder,
+		Guard: HandoverGuardSameResponder,
+		To:    HandoverStateResponder,
+	},
+	// The latest property names the card agent: routing returns to it.
+	{
+		From:    HandoverStateResponder,
+		Event:   HandoverEventReplyWithResponder,
+		Guard:   HandoverGuardIsCardAgent,
+		To:      HandoverStateCardAgent,
+		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
+	},
+	// A further handover (or, for a pooled task, a reply from another member): the
+	// latest property wins.
+	{
+		From:    HandoverStateResponder,
+		Event:   HandoverEventReplyWithResponder,
+		To:      HandoverStateResponder,
+		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
+	},
+	// No property, no change: absence never undoes a handover. Direct follow-ups
+	// to a pool member are not pooled requests, so the property is not required
+	// here.
+	{
+		From:  HandoverStateResponder,
+		Event: HandoverEventReplyWithoutResponder,
+		To:    HandoverStateResponder,
+	},
+	{
+		From:    HandoverStateResponder,
+		Event:   HandoverEventReplyMalformedResponder,
+		To:      HandoverStateResponder,
+		Outputs: 1 << (HandoverOutputProtocolError - 1),
+	},
+	// docs/protocol.md §4.6.1: the members share a task store, so the pool
+	// continues the task; the responder is forgotten, and the next reply names the
+	// new one.
+	{
+		From:    HandoverStateResponder,
+		Event:   HandoverEventRetryExhausted,
+		Guard:   HandoverGuardFailoverAllowed,
+		To:      HandoverStatePoolPending,
+		Outputs: 1<<(HandoverOutputFallBackToPool-1) | 1<<(HandoverOutputPersistRoute-1),
+	},
+	// A pooled task has no card agent, and retries after selection must not go
+	// back to the pool.
+	{
+		From:    HandoverStateResponder,
+		Event:   HandoverEventRetryExhausted,
+		Guard:   HandoverGuardIsPooled,
+		To:      HandoverStateResponder,
+		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
+	},
+	// The one fallback is used up (the card agent handed the task over again after
+	// an earlier fallback).
+	{
+		From:    HandoverStateResponder,
+		Event:   HandoverEventRetryExhausted,
+		Guard:   HandoverGuardAlreadyFellBack,
+		To:      HandoverStateResponder,
+		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
+	},
+	// docs/protocol.md §9.4: a handover target unreachable after the retry
+	// profile; fall back to the card agent.
+	{
+		From:    HandoverStateResponder,
+		Event:   HandoverEventRetryExhausted,
 		To:      HandoverStateFallenBack,
-	}}
+		Outputs: 1<<(HandoverOutputFallBackToCardAgent-1) | 1<<(HandoverOutputPersistRoute-1),
+	},
+	// The card agent names itself: it keeps the task.
+	{
+		From:  HandoverStateFallenBack,
+		Event: HandoverEventReplyWithResponder,
+		Guard: HandoverGuardIsCardAgent,
+		To:    HandoverStateFallenBack,
+	},
+	// The card agent hands the task over again (possibly to the same target); the
+	// latest property wins, but no second fallback follows.
+	{
+		From:    HandoverStateFallenBack,
+		Event:   HandoverEventReplyWithResponder,
+		To:      HandoverStateResponder,
+		Outputs: 1<<(HandoverOutputSetTarget-1) | 1<<(HandoverOutputPersistRoute-1),
+	},
+	// No property, no handover.
+	{
+		From:  HandoverStateFallenBack,
+		Event: HandoverEventReplyWithoutResponder,
+		To:    HandoverStateFallenBack,
+	},
+	{
+		From:    HandoverStateFallenBack,
+		Event:   HandoverEventReplyMalformedResponder,
+		To:      HandoverStateFallenBack,
+		Outputs: 1 << (HandoverOutputProtocolError - 1),
+	},
+	// The card agent is unreachable too.
+	{
+		From:    HandoverStateFallenBack,
+		Event:   HandoverEventRetryExhausted,
+		To:      HandoverStateFallenBack,
+		Outputs: 1 << (HandoverOutputReportUnreachable - 1),
+	},
+}
 
 // handoverRows lists, per (state, event), the table rows in table order.
-var handoverRows = [...]uint16{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}
-var handoverIndex = [6][6][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 2}, {2, 0}, {2, 0}, {2, 0}, {2, 0}}, {{2, 0}, {2, 0}, {2, 2}, {4, 1}, {5, 1}, {6, 1}}, {{7, 0}, {7, 0}, {7, 1}, {8, 1}, {9, 1}, {10, 1}}, {{11, 0}, {11, 0}, {11, 3}, {14, 1}, {15, 1}, {16, 4}}, {{20, 0}, {20, 0}, {20, 2}, {22, 1}, {23, 1}, {24, 1}}}
+var handoverRows = [...]uint16{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+	17, 18, 19, 20, 21, 22, 23, 24}
 
-// HandoverStep looks up the transition for event ev in state from. Rows of the same
-// (state, event) are tried in table order and the first whose guard is in held
-// (or that has no guard) applies. An undefined transition is a
+// handoverIndex holds, per state and event, the first entry of handoverRows
+// and the number of rows.
+var handoverIndex = [6][6][2]uint16{
+	{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}},
+	{{0, 0}, {0, 2}, {2, 0}, {2, 0}, {2, 0}, {2, 0}},
+	{{2, 0}, {2, 0}, {2, 2}, {4, 1}, {5, 1}, {6, 1}},
+	{{7, 0}, {7, 0}, {7, 1}, {8, 1}, {9, 1}, {10, 1}},
+	{{11, 0}, {11, 0}, {11, 3}, {14, 1}, {15, 1}, {16, 4}},
+	{{20, 0}, {20, 0}, {20, 2}, {22, 1}, {23, 1}, {24, 1}},
+}
+
+// HandoverStep looks up the transition for event ev in state from. Rows of the
+// same (state, event) are tried in table order and the first whose guard is in
+// held (or that has no guard) applies. An undefined transition is a
 // *TransitionError, never a silent no-op. It does not allocate on success.
-func HandoverStep(from HandoverState, ev HandoverEvent, held HandoverGuardSet) (HandoverTransition, error) {
+func HandoverStep(
+	from HandoverState,
+	ev HandoverEvent,
+	held HandoverGuardSet,
+) (HandoverTransition, error) {
 	if from.Valid() && ev.Valid() {
 		span := handoverIndex[from][ev]
 		for _, r := range handoverRows[span[0] : span[0]+span[1]] {

@@ -7,33 +7,71 @@ import "strconv"
 
 // The Presence machine (schema/fsm/presence.json).
 //
-// Presence of one agent as a discovery subscriber sees it, keyed by the agent_id taken from the discovery topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}. Each retained message on that topic is one event, classified by the caller from its payload (empty or an Agent Card) and its a2a-status / a2a-status-source user properties; a non-empty payload that does not decode as an Agent Card is not an event of this table. The status source is part of the state because of the preference rule: once a broker-sourced status has been seen for the agent (OnlineBroker, OfflineBroker), agent- and LWT-published statuses no longer change the state; their cards are still recorded, since every retained message replaces the previous registration state. Only an unregistration (Cleared) ends that preference, so a later registration starts afresh. Status is advisory: no state here is a reason to skip or shorten request retries. The absence of a retained card (never published, or lost in a broker restart without persistence) is not an event: an agent never heard of stays Unknown, and one already recorded keeps its last state. Whether the agent was ever seen online is tracked by handwritten code through MarkEverOnline, so an agent whose first message is its LWT reads as offline and never seen online.
+// Presence of one agent as a discovery subscriber sees it, keyed by the
+// agent_id taken from the discovery topic
+// $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}. Each retained message on
+// that topic is one event, classified by the caller from its payload (empty or
+// an Agent Card) and its a2a-status / a2a-status-source user properties; a
+// non-empty payload that does not decode as an Agent Card is not an event of
+// this table. The status source is part of the state because of the preference
+// rule: once a broker-sourced status has been seen for the agent
+// (OnlineBroker, OfflineBroker), agent- and LWT-published statuses no longer
+// change the state; their cards are still recorded, since every retained
+// message replaces the previous registration state. Only an unregistration
+// (Cleared) ends that preference, so a later registration starts afresh.
+// Status is advisory: no state here is a reason to skip or shorten request
+// retries. The absence of a retained card (never published, or lost in a
+// broker restart without persistence) is not an event: an agent never heard of
+// stays Unknown, and one already recorded keeps its last state. Whether the
+// agent was ever seen online is tracked by handwritten code through
+// MarkEverOnline, so an agent whose first message is its LWT reads as offline
+// and never seen online.
 //
-// Source: A2A-over-MQTT 0.1 user story 09 (presence lifecycle: subscriber state table and failure cases); sections Presence and Liveness, Discovery Subscriber Behavior, Optional Broker-Managed Status; docs/protocol.md §3 and §11 (broker status source).
+// Source: A2A-over-MQTT 0.1 user story 09 (presence lifecycle: subscriber
+// state table and failure cases); sections Presence and Liveness, Discovery
+// Subscriber Behavior, Optional Broker-Managed Status; docs/protocol.md §3
+// and §11 (broker status source).
 
 // PresenceState is a state of the Presence machine.
 type PresenceState uint8
 
 const (
-	// PresenceStateUnknown: No message has been received on the agent's discovery topic: the agent has never been seen.
+	// PresenceStateUnknown: No message has been received on the agent's discovery
+	// topic: the agent has never been seen.
 	PresenceStateUnknown PresenceState = 1
-	// PresenceStateStatusUnknown is a card is recorded but its liveness is unknown: the last retained message carried no valid a2a-status, and no broker-sourced status has been seen.
+	// PresenceStateStatusUnknown is a card is recorded but its liveness is
+	// unknown: the last retained message carried no valid a2a-status, and no
+	// broker-sourced status has been seen.
 	PresenceStateStatusUnknown PresenceState = 2
-	// PresenceStateOnlineAgent: Online as published by the agent itself (a2a-status=online, a2a-status-source=agent): the agent was connected when it published the card.
+	// PresenceStateOnlineAgent: Online as published by the agent itself
+	// (a2a-status=online, a2a-status-source=agent): the agent was connected when
+	// it published the card.
 	PresenceStateOnlineAgent PresenceState = 3
-	// PresenceStateOfflineGraceful: Offline as published by the agent itself (a2a-status=offline, a2a-status-source=agent): the agent shut down gracefully.
+	// PresenceStateOfflineGraceful: Offline as published by the agent itself
+	// (a2a-status=offline, a2a-status-source=agent): the agent shut down
+	// gracefully.
 	PresenceStateOfflineGraceful PresenceState = 4
-	// PresenceStateOfflineLWT: Offline by the agent's Last Will (a2a-status=offline, a2a-status-source=lwt): the agent crashed or lost its connection. The recorded card is the one set at CONNECT time and may be older than the last one the agent published.
+	// PresenceStateOfflineLWT: Offline by the agent's Last Will
+	// (a2a-status=offline, a2a-status-source=lwt): the agent crashed or lost its
+	// connection. The recorded card is the one set at CONNECT time and may be
+	// older than the last one the agent published.
 	PresenceStateOfflineLWT PresenceState = 5
-	// PresenceStateOnlineBroker: Online as reported by the broker's connection tracking (a2a-status=online with a broker source). Agent- and LWT-published statuses no longer change the state until the agent is unregistered.
+	// PresenceStateOnlineBroker: Online as reported by the broker's connection
+	// tracking (a2a-status=online with a broker source). Agent- and LWT-published
+	// statuses no longer change the state until the agent is unregistered.
 	PresenceStateOnlineBroker PresenceState = 6
-	// PresenceStateOfflineBroker: Offline as reported by the broker's connection tracking (a2a-status=offline with a broker source). Agent- and LWT-published statuses no longer change the state until the agent is unregistered.
+	// PresenceStateOfflineBroker: Offline as reported by the broker's connection
+	// tracking (a2a-status=offline with a broker source). Agent- and LWT-published
+	// statuses no longer change the state until the agent is unregistered.
 	PresenceStateOfflineBroker PresenceState = 7
-	// PresenceStateUnregistered is the retained card was cleared (empty retained payload): the agent unregistered. No card is recorded; a new card starts a new registration.
+	// PresenceStateUnregistered is the retained card was cleared (empty retained
+	// payload): the agent unregistered. No card is recorded; a new card starts a
+	// new registration.
 	PresenceStateUnregistered PresenceState = 8
 )
 
-var presenceStateNames = [...]string{"", "Unknown", "StatusUnknown", "OnlineAgent", "OfflineGraceful", "OfflineLWT", "OnlineBroker", "OfflineBroker", "Unregistered"}
+var presenceStateNames = [...]string{"", "Unknown", "StatusUnknown", "OnlineAgent",
+	"OfflineGraceful", "OfflineLWT", "OnlineBroker", "OfflineBroker", "Unregistered"}
 
 // String returns the name the table uses.
 func (x PresenceState) String() string {
@@ -50,30 +88,47 @@ func (x PresenceState) Valid() bool {
 
 // PresenceStates lists every state in table order.
 func PresenceStates() []PresenceState {
-	return []PresenceState{PresenceStateUnknown, PresenceStateStatusUnknown, PresenceStateOnlineAgent, PresenceStateOfflineGraceful, PresenceStateOfflineLWT, PresenceStateOnlineBroker, PresenceStateOfflineBroker, PresenceStateUnregistered}
+	return []PresenceState{PresenceStateUnknown, PresenceStateStatusUnknown,
+		PresenceStateOnlineAgent, PresenceStateOfflineGraceful, PresenceStateOfflineLWT,
+		PresenceStateOnlineBroker, PresenceStateOfflineBroker, PresenceStateUnregistered}
 }
 
 // PresenceEvent is an event of the Presence machine.
 type PresenceEvent uint8
 
 const (
-	// PresenceEventCardOnlineAgent is a retained card with a2a-status=online and a2a-status-source=agent, or with a2a-status=online and no a2a-status-source (the publisher is then the agent).
+	// PresenceEventCardOnlineAgent is a retained card with a2a-status=online and
+	// a2a-status-source=agent, or with a2a-status=online and no a2a-status-source
+	// (the publisher is then the agent).
 	PresenceEventCardOnlineAgent PresenceEvent = 1
-	// PresenceEventCardOfflineAgent is a retained card with a2a-status=offline and a2a-status-source=agent, or with a2a-status=offline and no a2a-status-source: a graceful shutdown.
+	// PresenceEventCardOfflineAgent is a retained card with a2a-status=offline and
+	// a2a-status-source=agent, or with a2a-status=offline and no
+	// a2a-status-source: a graceful shutdown.
 	PresenceEventCardOfflineAgent PresenceEvent = 2
-	// PresenceEventCardOfflineLWT is a retained card with a2a-status=offline and a2a-status-source=lwt: the agent's Last Will, fired by the broker after a crash or connection loss.
+	// PresenceEventCardOfflineLWT is a retained card with a2a-status=offline and
+	// a2a-status-source=lwt: the agent's Last Will, fired by the broker after a
+	// crash or connection loss.
 	PresenceEventCardOfflineLWT PresenceEvent = 3
-	// PresenceEventBrokerOnline is a retained card with a2a-status=online and a broker-managed source: a2a-status-source=broker, or any value other than agent and lwt (EMQX writes emqx).
+	// PresenceEventBrokerOnline is a retained card with a2a-status=online and a
+	// broker-managed source: a2a-status-source=broker, or any value other than
+	// agent and lwt (EMQX writes emqx).
 	PresenceEventBrokerOnline PresenceEvent = 4
-	// PresenceEventBrokerOffline is a retained card with a2a-status=offline and a broker-managed source: a2a-status-source=broker, or any value other than agent and lwt.
+	// PresenceEventBrokerOffline is a retained card with a2a-status=offline and a
+	// broker-managed source: a2a-status-source=broker, or any value other than
+	// agent and lwt.
 	PresenceEventBrokerOffline PresenceEvent = 5
-	// PresenceEventCardNoStatus is a retained card whose liveness cannot be read: a2a-status missing, a value other than online or offline, repeated with different values, or online claimed by source lwt (a Last Will only ever says offline).
+	// PresenceEventCardNoStatus is a retained card whose liveness cannot be read:
+	// a2a-status missing, a value other than online or offline, repeated with
+	// different values, or online claimed by source lwt (a Last Will only ever
+	// says offline).
 	PresenceEventCardNoStatus PresenceEvent = 6
-	// PresenceEventCleared is an empty retained payload on the agent's discovery topic: the retained card was deleted, the agent unregistered.
+	// PresenceEventCleared is an empty retained payload on the agent's discovery
+	// topic: the retained card was deleted, the agent unregistered.
 	PresenceEventCleared PresenceEvent = 7
 )
 
-var presenceEventNames = [...]string{"", "CardOnlineAgent", "CardOfflineAgent", "CardOfflineLWT", "BrokerOnline", "BrokerOffline", "CardNoStatus", "Cleared"}
+var presenceEventNames = [...]string{"", "CardOnlineAgent", "CardOfflineAgent",
+	"CardOfflineLWT", "BrokerOnline", "BrokerOffline", "CardNoStatus", "Cleared"}
 
 // String returns the name the table uses.
 func (x PresenceEvent) String() string {
@@ -90,7 +145,9 @@ func (x PresenceEvent) Valid() bool {
 
 // PresenceEvents lists every event in table order.
 func PresenceEvents() []PresenceEvent {
-	return []PresenceEvent{PresenceEventCardOnlineAgent, PresenceEventCardOfflineAgent, PresenceEventCardOfflineLWT, PresenceEventBrokerOnline, PresenceEventBrokerOffline, PresenceEventCardNoStatus, PresenceEventCleared}
+	return []PresenceEvent{PresenceEventCardOnlineAgent, PresenceEventCardOfflineAgent,
+		PresenceEventCardOfflineLWT, PresenceEventBrokerOnline, PresenceEventBrokerOffline,
+		PresenceEventCardNoStatus, PresenceEventCleared}
 }
 
 // PresenceGuard is a guard of the Presence machine.
@@ -125,17 +182,24 @@ func PresenceGuards() []PresenceGuard {
 type PresenceOutput uint8
 
 const (
-	// PresenceOutputRecordCard: Store the message's Agent Card as the agent's current card, replacing the previous one (retained updates are replacement state).
+	// PresenceOutputRecordCard: Store the message's Agent Card as the agent's
+	// current card, replacing the previous one (retained updates are replacement
+	// state).
 	PresenceOutputRecordCard PresenceOutput = 1
-	// PresenceOutputMarkEverOnline: Note that the agent has been seen online at least once (idempotent).
+	// PresenceOutputMarkEverOnline: Note that the agent has been seen online at
+	// least once (idempotent).
 	PresenceOutputMarkEverOnline PresenceOutput = 2
-	// PresenceOutputKeepBrokerStatus is the agent- or LWT-published status on this card is shadowed by the broker-sourced status already held: the card is recorded, the status is not. Worth a debug log; never an error.
+	// PresenceOutputKeepBrokerStatus is the agent- or LWT-published status on this
+	// card is shadowed by the broker-sourced status already held: the card is
+	// recorded, the status is not. Worth a debug log; never an error.
 	PresenceOutputKeepBrokerStatus PresenceOutput = 3
-	// PresenceOutputForgetCard: Drop the recorded card: the agent is no longer discoverable and must not be offered as a routing target from discovery.
+	// PresenceOutputForgetCard: Drop the recorded card: the agent is no longer
+	// discoverable and must not be offered as a routing target from discovery.
 	PresenceOutputForgetCard PresenceOutput = 4
 )
 
-var presenceOutputNames = [...]string{"", "RecordCard", "MarkEverOnline", "KeepBrokerStatus", "ForgetCard"}
+var presenceOutputNames = [...]string{"", "RecordCard", "MarkEverOnline",
+	"KeepBrokerStatus", "ForgetCard"}
 
 // String returns the name the table uses.
 func (x PresenceOutput) String() string {
@@ -152,7 +216,8 @@ func (x PresenceOutput) Valid() bool {
 
 // PresenceOutputs lists every output in table order.
 func PresenceOutputs() []PresenceOutput {
-	return []PresenceOutput{PresenceOutputRecordCard, PresenceOutputMarkEverOnline, PresenceOutputKeepBrokerStatus, PresenceOutputForgetCard}
+	return []PresenceOutput{PresenceOutputRecordCard, PresenceOutputMarkEverOnline,
+		PresenceOutputKeepBrokerStatus, PresenceOutputForgetCard}
 }
 
 // PresenceInitial is the state a new Presence machine starts in.
@@ -176,7 +241,9 @@ func (s PresenceState) IsBrokerSourced() bool {
 // IsHasCard reports whether s carries the tag "has_card".
 func (s PresenceState) IsHasCard() bool {
 	switch s {
-	case PresenceStateStatusUnknown, PresenceStateOnlineAgent, PresenceStateOfflineGraceful, PresenceStateOfflineLWT, PresenceStateOnlineBroker, PresenceStateOfflineBroker:
+	case PresenceStateStatusUnknown, PresenceStateOnlineAgent,
+		PresenceStateOfflineGraceful, PresenceStateOfflineLWT, PresenceStateOnlineBroker,
+		PresenceStateOfflineBroker:
 		return true
 	}
 	return false
@@ -265,409 +332,393 @@ type PresenceTransition struct {
 	Outputs PresenceOutputSet
 }
 
-var presenceTable = [...]PresenceTransition{ // Registration, reconnect or card update published by the agent.
+// presenceTable is the Presence table: one row per (state, event, guard), a
+// rule's note before its first row.
+var presenceTable = [...]PresenceTransition{
+	// Registration, reconnect or card update published by the agent.
 	{
-		Event:   PresenceEventCardOnlineAgent,
 		From:    PresenceStateUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+		Event:   PresenceEventCardOnlineAgent,
 		To:      PresenceStateOnlineAgent,
-	}, // Registration, reconnect or card update published by the agent.
-	{
-		Event:   PresenceEventCardOnlineAgent,
-		From:    PresenceStateStatusUnknown,
-		Guard:   PresenceGuardNone,
 		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
+		From:    PresenceStateStatusUnknown,
+		Event:   PresenceEventCardOnlineAgent,
 		To:      PresenceStateOnlineAgent,
-	}, // Registration, reconnect or card update published by the agent.
-	{
-		Event:   PresenceEventCardOnlineAgent,
-		From:    PresenceStateOnlineAgent,
-		Guard:   PresenceGuardNone,
 		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
+		From:    PresenceStateOnlineAgent,
+		Event:   PresenceEventCardOnlineAgent,
 		To:      PresenceStateOnlineAgent,
-	}, // Registration, reconnect or card update published by the agent.
-	{
-		Event:   PresenceEventCardOnlineAgent,
-		From:    PresenceStateOfflineGraceful,
-		Guard:   PresenceGuardNone,
 		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
+		From:    PresenceStateOfflineGraceful,
+		Event:   PresenceEventCardOnlineAgent,
 		To:      PresenceStateOnlineAgent,
-	}, // Registration, reconnect or card update published by the agent.
-	{
-		Event:   PresenceEventCardOnlineAgent,
-		From:    PresenceStateOfflineLWT,
-		Guard:   PresenceGuardNone,
 		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
+		From:    PresenceStateOfflineLWT,
+		Event:   PresenceEventCardOnlineAgent,
 		To:      PresenceStateOnlineAgent,
-	}, // Registration, reconnect or card update published by the agent.
-	{
-		Event:   PresenceEventCardOnlineAgent,
-		From:    PresenceStateUnregistered,
-		Guard:   PresenceGuardNone,
 		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
+		From:    PresenceStateUnregistered,
+		Event:   PresenceEventCardOnlineAgent,
 		To:      PresenceStateOnlineAgent,
-	}, // Graceful shutdown; from Unknown the subscriber joined after the agent stopped.
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	// Graceful shutdown; from Unknown the subscriber joined after the agent
+	// stopped.
 	{
-		Event:   PresenceEventCardOfflineAgent,
 		From:    PresenceStateUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineGraceful,
-	}, // Graceful shutdown; from Unknown the subscriber joined after the agent stopped.
-	{
 		Event:   PresenceEventCardOfflineAgent,
+		To:      PresenceStateOfflineGraceful,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateStatusUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineGraceful,
-	}, // Graceful shutdown; from Unknown the subscriber joined after the agent stopped.
-	{
 		Event:   PresenceEventCardOfflineAgent,
+		To:      PresenceStateOfflineGraceful,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateOnlineAgent,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineGraceful,
-	}, // Graceful shutdown; from Unknown the subscriber joined after the agent stopped.
-	{
 		Event:   PresenceEventCardOfflineAgent,
+		To:      PresenceStateOfflineGraceful,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateOfflineGraceful,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineGraceful,
-	}, // Graceful shutdown; from Unknown the subscriber joined after the agent stopped.
-	{
 		Event:   PresenceEventCardOfflineAgent,
+		To:      PresenceStateOfflineGraceful,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateOfflineLWT,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineGraceful,
-	}, // Graceful shutdown; from Unknown the subscriber joined after the agent stopped.
-	{
 		Event:   PresenceEventCardOfflineAgent,
-		From:    PresenceStateUnregistered,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
 		To:      PresenceStateOfflineGraceful,
-	}, // Crash or connection loss. From Unknown: the agent crashed before publishing its card, or the subscriber joined after the Will fired; the agent has never been seen online.
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
 	{
-		Event:   PresenceEventCardOfflineLWT,
+		From:    PresenceStateUnregistered,
+		Event:   PresenceEventCardOfflineAgent,
+		To:      PresenceStateOfflineGraceful,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	// Crash or connection loss. From Unknown: the agent crashed before publishing
+	// its card, or the subscriber joined after the Will fired; the agent has never
+	// been seen online.
+	{
 		From:    PresenceStateUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineLWT,
-	}, // Crash or connection loss. From Unknown: the agent crashed before publishing its card, or the subscriber joined after the Will fired; the agent has never been seen online.
-	{
 		Event:   PresenceEventCardOfflineLWT,
+		To:      PresenceStateOfflineLWT,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateStatusUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineLWT,
-	}, // Crash or connection loss. From Unknown: the agent crashed before publishing its card, or the subscriber joined after the Will fired; the agent has never been seen online.
-	{
 		Event:   PresenceEventCardOfflineLWT,
+		To:      PresenceStateOfflineLWT,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateOnlineAgent,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineLWT,
-	}, // Crash or connection loss. From Unknown: the agent crashed before publishing its card, or the subscriber joined after the Will fired; the agent has never been seen online.
-	{
 		Event:   PresenceEventCardOfflineLWT,
+		To:      PresenceStateOfflineLWT,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateOfflineGraceful,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineLWT,
-	}, // Crash or connection loss. From Unknown: the agent crashed before publishing its card, or the subscriber joined after the Will fired; the agent has never been seen online.
-	{
 		Event:   PresenceEventCardOfflineLWT,
+		To:      PresenceStateOfflineLWT,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateOfflineLWT,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineLWT,
-	}, // Crash or connection loss. From Unknown: the agent crashed before publishing its card, or the subscriber joined after the Will fired; the agent has never been seen online.
-	{
 		Event:   PresenceEventCardOfflineLWT,
-		From:    PresenceStateUnregistered,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
 		To:      PresenceStateOfflineLWT,
-	}, // A card without a readable status replaces the previous registration state, status included.
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
 	{
-		Event:   PresenceEventCardNoStatus,
+		From:    PresenceStateUnregistered,
+		Event:   PresenceEventCardOfflineLWT,
+		To:      PresenceStateOfflineLWT,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	// A card without a readable status replaces the previous registration state,
+	// status included.
+	{
 		From:    PresenceStateUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateStatusUnknown,
-	}, // A card without a readable status replaces the previous registration state, status included.
-	{
 		Event:   PresenceEventCardNoStatus,
+		To:      PresenceStateStatusUnknown,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateStatusUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateStatusUnknown,
-	}, // A card without a readable status replaces the previous registration state, status included.
-	{
 		Event:   PresenceEventCardNoStatus,
+		To:      PresenceStateStatusUnknown,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateOnlineAgent,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateStatusUnknown,
-	}, // A card without a readable status replaces the previous registration state, status included.
-	{
 		Event:   PresenceEventCardNoStatus,
+		To:      PresenceStateStatusUnknown,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateOfflineGraceful,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateStatusUnknown,
-	}, // A card without a readable status replaces the previous registration state, status included.
-	{
 		Event:   PresenceEventCardNoStatus,
+		To:      PresenceStateStatusUnknown,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
 		From:    PresenceStateOfflineLWT,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateStatusUnknown,
-	}, // A card without a readable status replaces the previous registration state, status included.
-	{
 		Event:   PresenceEventCardNoStatus,
-		From:    PresenceStateUnregistered,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
 		To:      PresenceStateStatusUnknown,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
 	{
-		Event:   PresenceEventBrokerOnline,
+		From:    PresenceStateUnregistered,
+		Event:   PresenceEventCardNoStatus,
+		To:      PresenceStateStatusUnknown,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	// Broker-sourced status always applies and from here on shadows agent and LWT
+	// statuses.
+	{
 		From:    PresenceStateUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
-		To:      PresenceStateOnlineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
 		Event:   PresenceEventBrokerOnline,
+		To:      PresenceStateOnlineBroker,
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
 		From:    PresenceStateStatusUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
-		To:      PresenceStateOnlineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
 		Event:   PresenceEventBrokerOnline,
+		To:      PresenceStateOnlineBroker,
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
 		From:    PresenceStateOnlineAgent,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
-		To:      PresenceStateOnlineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
 		Event:   PresenceEventBrokerOnline,
+		To:      PresenceStateOnlineBroker,
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
 		From:    PresenceStateOfflineGraceful,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
-		To:      PresenceStateOnlineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
 		Event:   PresenceEventBrokerOnline,
+		To:      PresenceStateOnlineBroker,
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
 		From:    PresenceStateOfflineLWT,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
-		To:      PresenceStateOnlineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
 		Event:   PresenceEventBrokerOnline,
+		To:      PresenceStateOnlineBroker,
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
 		From:    PresenceStateUnregistered,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
-		To:      PresenceStateOnlineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
 		Event:   PresenceEventBrokerOnline,
+		To:      PresenceStateOnlineBroker,
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	{
 		From:    PresenceStateOnlineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
-		To:      PresenceStateOnlineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
 		Event:   PresenceEventBrokerOnline,
-		From:    PresenceStateOfflineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
 		To:      PresenceStateOnlineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
 	{
-		Event:   PresenceEventBrokerOffline,
-		From:    PresenceStateUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
-		Event:   PresenceEventBrokerOffline,
-		From:    PresenceStateStatusUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
-		Event:   PresenceEventBrokerOffline,
-		From:    PresenceStateOnlineAgent,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
-		Event:   PresenceEventBrokerOffline,
-		From:    PresenceStateOfflineGraceful,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
-		Event:   PresenceEventBrokerOffline,
-		From:    PresenceStateOfflineLWT,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
-		Event:   PresenceEventBrokerOffline,
-		From:    PresenceStateUnregistered,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
-		Event:   PresenceEventBrokerOffline,
-		From:    PresenceStateOnlineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineBroker,
-	}, // Broker-sourced status always applies and from here on shadows agent and LWT statuses.
-	{
-		Event:   PresenceEventBrokerOffline,
 		From:    PresenceStateOfflineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
-		To:      PresenceStateOfflineBroker,
-	}, // Preference rule: the broker-sourced status stands.
+		Event:   PresenceEventBrokerOnline,
+		To:      PresenceStateOnlineBroker,
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputMarkEverOnline-1),
+	},
+	// Broker-sourced status always applies and from here on shadows agent and LWT
+	// statuses.
 	{
+		From:    PresenceStateUnknown,
+		Event:   PresenceEventBrokerOffline,
+		To:      PresenceStateOfflineBroker,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
+		From:    PresenceStateStatusUnknown,
+		Event:   PresenceEventBrokerOffline,
+		To:      PresenceStateOfflineBroker,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
+		From:    PresenceStateOnlineAgent,
+		Event:   PresenceEventBrokerOffline,
+		To:      PresenceStateOfflineBroker,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
+		From:    PresenceStateOfflineGraceful,
+		Event:   PresenceEventBrokerOffline,
+		To:      PresenceStateOfflineBroker,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
+		From:    PresenceStateOfflineLWT,
+		Event:   PresenceEventBrokerOffline,
+		To:      PresenceStateOfflineBroker,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
+		From:    PresenceStateUnregistered,
+		Event:   PresenceEventBrokerOffline,
+		To:      PresenceStateOfflineBroker,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
+		From:    PresenceStateOnlineBroker,
+		Event:   PresenceEventBrokerOffline,
+		To:      PresenceStateOfflineBroker,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	{
+		From:    PresenceStateOfflineBroker,
+		Event:   PresenceEventBrokerOffline,
+		To:      PresenceStateOfflineBroker,
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	// Preference rule: the broker-sourced status stands.
+	{
+		From:    PresenceStateOnlineBroker,
 		Event:   PresenceEventCardOnlineAgent,
-		From:    PresenceStateOnlineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputKeepBrokerStatus-1),
 		To:      PresenceStateOnlineBroker,
-	}, // Preference rule: the broker-sourced status stands; if the agent really left, the broker reports it.
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputKeepBrokerStatus-1),
+	},
+	// Preference rule: the broker-sourced status stands; if the agent really left,
+	// the broker reports it.
 	{
+		From:    PresenceStateOnlineBroker,
 		Event:   PresenceEventCardOfflineAgent,
-		From:    PresenceStateOnlineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputKeepBrokerStatus-1),
 		To:      PresenceStateOnlineBroker,
-	}, // Preference rule: the broker-sourced status stands (a Will fired for a replaced session is stale next to the broker's view).
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputKeepBrokerStatus-1),
+	},
+	// Preference rule: the broker-sourced status stands (a Will fired for a
+	// replaced session is stale next to the broker's view).
 	{
+		From:    PresenceStateOnlineBroker,
 		Event:   PresenceEventCardOfflineLWT,
-		From:    PresenceStateOnlineBroker,
-		Guard:   PresenceGuardNone,
+		To:      PresenceStateOnlineBroker,
 		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputKeepBrokerStatus-1),
-		To:      PresenceStateOnlineBroker,
-	}, // A card without status says nothing about liveness; the broker-sourced status stands.
+	},
+	// A card without status says nothing about liveness; the broker-sourced status
+	// stands.
 	{
-		Event:   PresenceEventCardNoStatus,
 		From:    PresenceStateOnlineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
+		Event:   PresenceEventCardNoStatus,
 		To:      PresenceStateOnlineBroker,
-	}, // Preference rule: the broker-sourced status stands; if the agent really connected, the broker reports it.
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	// Preference rule: the broker-sourced status stands; if the agent really
+	// connected, the broker reports it.
 	{
+		From:    PresenceStateOfflineBroker,
 		Event:   PresenceEventCardOnlineAgent,
-		From:    PresenceStateOfflineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputKeepBrokerStatus-1),
 		To:      PresenceStateOfflineBroker,
-	}, // Preference rule: the broker-sourced status stands.
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputKeepBrokerStatus-1),
+	},
+	// Preference rule: the broker-sourced status stands.
 	{
+		From:    PresenceStateOfflineBroker,
 		Event:   PresenceEventCardOfflineAgent,
-		From:    PresenceStateOfflineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputKeepBrokerStatus-1),
 		To:      PresenceStateOfflineBroker,
-	}, // Preference rule: the broker-sourced status stands.
+		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputKeepBrokerStatus-1),
+	},
+	// Preference rule: the broker-sourced status stands.
 	{
+		From:    PresenceStateOfflineBroker,
 		Event:   PresenceEventCardOfflineLWT,
-		From:    PresenceStateOfflineBroker,
-		Guard:   PresenceGuardNone,
+		To:      PresenceStateOfflineBroker,
 		Outputs: 1<<(PresenceOutputRecordCard-1) | 1<<(PresenceOutputKeepBrokerStatus-1),
-		To:      PresenceStateOfflineBroker,
-	}, // A card without status says nothing about liveness; the broker-sourced status stands.
+	},
+	// A card without status says nothing about liveness; the broker-sourced status
+	// stands.
 	{
+		From:    PresenceStateOfflineBroker,
 		Event:   PresenceEventCardNoStatus,
-		From:    PresenceStateOfflineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputRecordCard - 1),
 		To:      PresenceStateOfflineBroker,
-	}, // Unregistration; it also ends the broker-status preference.
+		Outputs: 1 << (PresenceOutputRecordCard - 1),
+	},
+	// Unregistration; it also ends the broker-status preference.
 	{
-		Event:   PresenceEventCleared,
 		From:    PresenceStateStatusUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputForgetCard - 1),
-		To:      PresenceStateUnregistered,
-	}, // Unregistration; it also ends the broker-status preference.
-	{
 		Event:   PresenceEventCleared,
+		To:      PresenceStateUnregistered,
+		Outputs: 1 << (PresenceOutputForgetCard - 1),
+	},
+	{
 		From:    PresenceStateOnlineAgent,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputForgetCard - 1),
-		To:      PresenceStateUnregistered,
-	}, // Unregistration; it also ends the broker-status preference.
-	{
 		Event:   PresenceEventCleared,
+		To:      PresenceStateUnregistered,
+		Outputs: 1 << (PresenceOutputForgetCard - 1),
+	},
+	{
 		From:    PresenceStateOfflineGraceful,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputForgetCard - 1),
-		To:      PresenceStateUnregistered,
-	}, // Unregistration; it also ends the broker-status preference.
-	{
 		Event:   PresenceEventCleared,
+		To:      PresenceStateUnregistered,
+		Outputs: 1 << (PresenceOutputForgetCard - 1),
+	},
+	{
 		From:    PresenceStateOfflineLWT,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputForgetCard - 1),
-		To:      PresenceStateUnregistered,
-	}, // Unregistration; it also ends the broker-status preference.
-	{
 		Event:   PresenceEventCleared,
+		To:      PresenceStateUnregistered,
+		Outputs: 1 << (PresenceOutputForgetCard - 1),
+	},
+	{
 		From:    PresenceStateOnlineBroker,
-		Guard:   PresenceGuardNone,
-		Outputs: 1 << (PresenceOutputForgetCard - 1),
-		To:      PresenceStateUnregistered,
-	}, // Unregistration; it also ends the broker-status preference.
-	{
 		Event:   PresenceEventCleared,
+		To:      PresenceStateUnregistered,
+		Outputs: 1 << (PresenceOutputForgetCard - 1),
+	},
+	{
 		From:    PresenceStateOfflineBroker,
-		Guard:   PresenceGuardNone,
+		Event:   PresenceEventCleared,
+		To:      PresenceStateUnregistered,
 		Outputs: 1 << (PresenceOutputForgetCard - 1),
-		To:      PresenceStateUnregistered,
-	}, // Nothing recorded to forget: a retained delete for an agent never seen, or a duplicate delivery (QoS 1) of the delete.
-	{
-		Event:   PresenceEventCleared,
-		From:    PresenceStateUnknown,
-		Guard:   PresenceGuardNone,
-		Outputs: 0,
-		To:      PresenceStateUnregistered,
-	}, // Nothing recorded to forget: a retained delete for an agent never seen, or a duplicate delivery (QoS 1) of the delete.
-	{
-		Event:   PresenceEventCleared,
-		From:    PresenceStateUnregistered,
-		Guard:   PresenceGuardNone,
-		Outputs: 0,
-		To:      PresenceStateUnregistered,
-	}}
+	},
+	// Nothing recorded to forget: a retained delete for an agent never seen, or a
+	// duplicate delivery (QoS 1) of the delete.
+	{From: PresenceStateUnknown, Event: PresenceEventCleared, To: PresenceStateUnregistered},
+	{From: PresenceStateUnregistered, Event: PresenceEventCleared, To: PresenceStateUnregistered},
+}
 
 // presenceRows lists, per (state, event), the table rows in table order.
-var presenceRows = [...]uint16{0, 6, 12, 24, 32, 18, 54, 1, 7, 13, 25, 33, 19, 48, 2, 8, 14, 26, 34, 20, 49, 3, 9, 15, 27, 35, 21, 50, 4, 10, 16, 28, 36, 22, 51, 40, 41, 42, 30, 38, 43, 52, 44, 45, 46, 31, 39, 47, 53, 5, 11, 17, 29, 37, 23, 55}
-var presenceIndex = [9][8][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}, {{7, 0}, {7, 1}, {8, 1}, {9, 1}, {10, 1}, {11, 1}, {12, 1}, {13, 1}}, {{14, 0}, {14, 1}, {15, 1}, {16, 1}, {17, 1}, {18, 1}, {19, 1}, {20, 1}}, {{21, 0}, {21, 1}, {22, 1}, {23, 1}, {24, 1}, {25, 1}, {26, 1}, {27, 1}}, {{28, 0}, {28, 1}, {29, 1}, {30, 1}, {31, 1}, {32, 1}, {33, 1}, {34, 1}}, {{35, 0}, {35, 1}, {36, 1}, {37, 1}, {38, 1}, {39, 1}, {40, 1}, {41, 1}}, {{42, 0}, {42, 1}, {43, 1}, {44, 1}, {45, 1}, {46, 1}, {47, 1}, {48, 1}}, {{49, 0}, {49, 1}, {50, 1}, {51, 1}, {52, 1}, {53, 1}, {54, 1}, {55, 1}}}
+var presenceRows = [...]uint16{0, 6, 12, 24, 32, 18, 54, 1, 7, 13, 25, 33, 19, 48, 2, 8,
+	14, 26, 34, 20, 49, 3, 9, 15, 27, 35, 21, 50, 4, 10, 16, 28, 36, 22, 51, 40, 41, 42, 30,
+	38, 43, 52, 44, 45, 46, 31, 39, 47, 53, 5, 11, 17, 29, 37, 23, 55}
 
-// PresenceStep looks up the transition for event ev in state from. Rows of the same
-// (state, event) are tried in table order and the first whose guard is in held
-// (or that has no guard) applies. An undefined transition is a
+// presenceIndex holds, per state and event, the first entry of presenceRows
+// and the number of rows.
+var presenceIndex = [9][8][2]uint16{
+	{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}},
+	{{0, 0}, {0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}},
+	{{7, 0}, {7, 1}, {8, 1}, {9, 1}, {10, 1}, {11, 1}, {12, 1}, {13, 1}},
+	{{14, 0}, {14, 1}, {15, 1}, {16, 1}, {17, 1}, {18, 1}, {19, 1}, {20, 1}},
+	{{21, 0}, {21, 1}, {22, 1}, {23, 1}, {24, 1}, {25, 1}, {26, 1}, {27, 1}},
+	{{28, 0}, {28, 1}, {29, 1}, {30, 1}, {31, 1}, {32, 1}, {33, 1}, {34, 1}},
+	{{35, 0}, {35, 1}, {36, 1}, {37, 1}, {38, 1}, {39, 1}, {40, 1}, {41, 1}},
+	{{42, 0}, {42, 1}, {43, 1}, {44, 1}, {45, 1}, {46, 1}, {47, 1}, {48, 1}},
+	{{49, 0}, {49, 1}, {50, 1}, {51, 1}, {52, 1}, {53, 1}, {54, 1}, {55, 1}},
+}
+
+// PresenceStep looks up the transition for event ev in state from. Rows of the
+// same (state, event) are tried in table order and the first whose guard is in
+// held (or that has no guard) applies. An undefined transition is a
 // *TransitionError, never a silent no-op. It does not allocate on success.
-func PresenceStep(from PresenceState, ev PresenceEvent, held PresenceGuardSet) (PresenceTransition, error) {
+func PresenceStep(
+	from PresenceState,
+	ev PresenceEvent,
+	held PresenceGuardSet,
+) (PresenceTransition, error) {
 	if from.Valid() && ev.Valid() {
 		span := presenceIndex[from][ev]
 		for _, r := range presenceRows[span[0] : span[0]+span[1]] {

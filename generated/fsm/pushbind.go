@@ -7,31 +7,76 @@ import "strconv"
 
 // The PushBinding machine (schema/fsm/pushbind.json).
 //
-// Health of the delivery channels of one task (one taskId) as the client that owns the webhook receiver sees them. The Agent Card's capabilities.pushNotifications is permission, never a binding: only a TaskPushNotificationConfig registered for this taskId binds delivery, and only when registered before or with the first transition out of SUBMITTED. Invariant: a terminal state is durable only if a live, verified delivery channel was bound at the moment of the transition; otherwise the task is orphaned, and the orphan is reported (RaiseOrphaned), never silent. A channel is live when it is a webhook that has acknowledged a push within the expected transition window (Acknowledged), or polling kept on schedule across the transition, so that the terminal state was found within one reconciliation interval of being reached (guard PollingLive). A registered but unacknowledged webhook counts only once it acknowledges. The per-task reconciliation timer (ReconcileTick, PollNow) runs in every state until Settled or Orphaned, whatever the webhook health; KeepWebhookPrimary and PollPrimary only choose its interval. The three ways to orphan a task of docs/protocol.md §8.5 are caught here: (1) card flag only: CapabilityRead never leaves Unbound, and a terminal state first seen by a poll more than one reconciliation interval after it was reached takes Unbound to Orphaned; (2) registration race: ConfigRegisteredLate leads to Suspect with WarnLateBinding and an immediate poll, never to Registered; (3) terminal-state delivery gap: a 404 or 410 from the receiver leads to Dead with RaiseBindingDead and an immediate poll, and a terminal state found by that poll after polling had lapsed takes Dead to Orphaned. A set that is refused or fails is not an event: the state stays. Settled and Orphaned end the table; every event that still arrives there (late pushes, racing timers and polls, card refreshes, registration replies) is ignored by a self-loop.
+// Health of the delivery channels of one task (one taskId) as the client that
+// owns the webhook receiver sees them. The Agent Card's
+// capabilities.pushNotifications is permission, never a binding: only a
+// TaskPushNotificationConfig registered for this taskId binds delivery, and
+// only when registered before or with the first transition out of SUBMITTED.
+// Invariant: a terminal state is durable only if a live, verified delivery
+// channel was bound at the moment of the transition; otherwise the task is
+// orphaned, and the orphan is reported (RaiseOrphaned), never silent. A
+// channel is live when it is a webhook that has acknowledged a push within the
+// expected transition window (Acknowledged), or polling kept on schedule
+// across the transition, so that the terminal state was found within one
+// reconciliation interval of being reached (guard PollingLive). A registered
+// but unacknowledged webhook counts only once it acknowledges. The per-task
+// reconciliation timer (ReconcileTick, PollNow) runs in every state until
+// Settled or Orphaned, whatever the webhook health; KeepWebhookPrimary and
+// PollPrimary only choose its interval. The three ways to orphan a task of
+// docs/protocol.md §8.5 are caught here: (1) card flag only: CapabilityRead
+// never leaves Unbound, and a terminal state first seen by a poll more than
+// one reconciliation interval after it was reached takes Unbound to Orphaned;
+// (2) registration race: ConfigRegisteredLate leads to Suspect with
+// WarnLateBinding and an immediate poll, never to Registered; (3)
+// terminal-state delivery gap: a 404 or 410 from the receiver leads to Dead
+// with RaiseBindingDead and an immediate poll, and a terminal state found by
+// that poll after polling had lapsed takes Dead to Orphaned. A set that is
+// refused or fails is not an event: the state stays. Settled and Orphaned end
+// the table; every event that still arrives there (late pushes, racing timers
+// and polls, card refreshes, registration replies) is ignored by a self-loop.
 //
-// Source: docs/protocol.md §8 (push-notification binding); A2A v1.0.0 docs/specification.md sections 3.5 and 4.3.
+// Source: docs/protocol.md §8 (push-notification binding); A2A v1.0.0
+// docs/specification.md sections 3.5 and 4.3.
 
 // PushBindingState is a state of the PushBinding machine.
 type PushBindingState uint8
 
 const (
-	// PushBindingStateUnbound: No push-notification config is known for this task: polling is its only delivery channel, whatever the card advertises.
+	// PushBindingStateUnbound: No push-notification config is known for this task:
+	// polling is its only delivery channel, whatever the card advertises.
 	PushBindingStateUnbound PushBindingState = 1
-	// PushBindingStateRegistered is a config was registered before or with the first transition out of SUBMITTED; the receiver has acknowledged nothing yet and the expected transition window is running. Not yet a verified channel.
+	// PushBindingStateRegistered is a config was registered before or with the
+	// first transition out of SUBMITTED; the receiver has acknowledged nothing yet
+	// and the expected transition window is running. Not yet a verified channel.
 	PushBindingStateRegistered PushBindingState = 2
-	// PushBindingStateAcknowledged is the receiver acknowledged (2xx) a push for this task within the expected transition window: the webhook is the primary channel and polling reconciles at the longer interval.
+	// PushBindingStateAcknowledged is the receiver acknowledged (2xx) a push for
+	// this task within the expected transition window: the webhook is the primary
+	// channel and polling reconciles at the longer interval.
 	PushBindingStateAcknowledged PushBindingState = 3
-	// PushBindingStateSuspect is a config exists but is not trusted: registered after the task left SUBMITTED, unacknowledged when the window elapsed, or a delivery failed without invalidating it. Polling is primary until the receiver acknowledges a push.
+	// PushBindingStateSuspect is a config exists but is not trusted: registered
+	// after the task left SUBMITTED, unacknowledged when the window elapsed, or a
+	// delivery failed without invalidating it. Polling is primary until the
+	// receiver acknowledges a push.
 	PushBindingStateSuspect PushBindingState = 4
-	// PushBindingStateDead is the receiver refused a push with 404, 410 or another 4xx: the binding is invalid and a terminal state may already have been missed. Polling is primary; the config is being registered again.
+	// PushBindingStateDead is the receiver refused a push with 404, 410 or another
+	// 4xx: the binding is invalid and a terminal state may already have been
+	// missed. Polling is primary; the config is being registered again.
 	PushBindingStateDead PushBindingState = 5
-	// PushBindingStateSettled is the task's terminal state was observed and a live channel was bound when it was reached; its delivery obligation is over. Absorbing: every row from it is a self-loop that ignores late events. Not marked terminal because those late events are legitimate and must be accepted by the lookup.
+	// PushBindingStateSettled is the task's terminal state was observed and a live
+	// channel was bound when it was reached; its delivery obligation is over.
+	// Absorbing: every row from it is a self-loop that ignores late events. Not
+	// marked terminal because those late events are legitimate and must be
+	// accepted by the lookup.
 	PushBindingStateSettled PushBindingState = 6
-	// PushBindingStateOrphaned is the task's terminal state was reached with no live channel bound and found only afterwards; it has been reported as an orphan. Absorbing, like Settled: every row from it is a self-loop that ignores late events.
+	// PushBindingStateOrphaned is the task's terminal state was reached with no
+	// live channel bound and found only afterwards; it has been reported as an
+	// orphan. Absorbing, like Settled: every row from it is a self-loop that
+	// ignores late events.
 	PushBindingStateOrphaned PushBindingState = 7
 )
 
-var pushBindingStateNames = [...]string{"", "Unbound", "Registered", "Acknowledged", "Suspect", "Dead", "Settled", "Orphaned"}
+var pushBindingStateNames = [...]string{"", "Unbound", "Registered", "Acknowledged",
+	"Suspect", "Dead", "Settled", "Orphaned"}
 
 // String returns the name the table uses.
 func (x PushBindingState) String() string {
@@ -48,40 +93,62 @@ func (x PushBindingState) Valid() bool {
 
 // PushBindingStates lists every state in table order.
 func PushBindingStates() []PushBindingState {
-	return []PushBindingState{PushBindingStateUnbound, PushBindingStateRegistered, PushBindingStateAcknowledged, PushBindingStateSuspect, PushBindingStateDead, PushBindingStateSettled, PushBindingStateOrphaned}
+	return []PushBindingState{PushBindingStateUnbound, PushBindingStateRegistered,
+		PushBindingStateAcknowledged, PushBindingStateSuspect, PushBindingStateDead,
+		PushBindingStateSettled, PushBindingStateOrphaned}
 }
 
 // PushBindingEvent is an event of the PushBinding machine.
 type PushBindingEvent uint8
 
 const (
-	// PushBindingEventCapabilityRead is the client read the agent card's capabilities.pushNotifications flag, before sending or on a later refresh. Permission only: it never creates, changes or ends a binding.
+	// PushBindingEventCapabilityRead is the client read the agent card's
+	// capabilities.pushNotifications flag, before sending or on a later refresh.
+	// Permission only: it never creates, changes or ends a binding.
 	PushBindingEventCapabilityRead PushBindingEvent = 1
-	// PushBindingEventConfigRegistered is a TaskPushNotificationConfig for this taskId was accepted while the task had not yet left SUBMITTED, or was carried in the SendMessage that created the task (SendMessageConfiguration.taskPushNotificationConfig).
+	// PushBindingEventConfigRegistered is a TaskPushNotificationConfig for this
+	// taskId was accepted while the task had not yet left SUBMITTED, or was
+	// carried in the SendMessage that created the task
+	// (SendMessageConfiguration.taskPushNotificationConfig).
 	PushBindingEventConfigRegistered PushBindingEvent = 2
-	// PushBindingEventConfigRegisteredLate is a TaskPushNotificationConfig for this taskId was accepted after the task had left SUBMITTED: a partial, best-effort binding; pushes of the earlier transitions were never sent to it.
+	// PushBindingEventConfigRegisteredLate is a TaskPushNotificationConfig for
+	// this taskId was accepted after the task had left SUBMITTED: a partial,
+	// best-effort binding; pushes of the earlier transitions were never sent to
+	// it.
 	PushBindingEventConfigRegisteredLate PushBindingEvent = 3
-	// PushBindingEventReceiver2xx is the client's receiver answered 2xx to a push for this task that does not carry a terminal state.
+	// PushBindingEventReceiver2xx is the client's receiver answered 2xx to a push
+	// for this task that does not carry a terminal state.
 	PushBindingEventReceiver2xx PushBindingEvent = 4
-	// PushBindingEventReceiver404 is the client's receiver answered 404 to a push for this task.
+	// PushBindingEventReceiver404 is the client's receiver answered 404 to a push
+	// for this task.
 	PushBindingEventReceiver404 PushBindingEvent = 5
-	// PushBindingEventReceiver410 is the client's receiver answered 410 Gone to a push for this task (for example after the receiver was rotated).
+	// PushBindingEventReceiver410 is the client's receiver answered 410 Gone to a
+	// push for this task (for example after the receiver was rotated).
 	PushBindingEventReceiver410 PushBindingEvent = 6
-	// PushBindingEventReceiverOther is a push for this task was not acknowledged and the answer was neither 2xx, 404 nor 410: another 4xx, a 5xx, or no answer at all.
+	// PushBindingEventReceiverOther is a push for this task was not acknowledged
+	// and the answer was neither 2xx, 404 nor 410: another 4xx, a 5xx, or no
+	// answer at all.
 	PushBindingEventReceiverOther PushBindingEvent = 7
-	// PushBindingEventWindowElapsed is the expected transition window ran out with no acknowledgement since the registration or the last acknowledgement.
+	// PushBindingEventWindowElapsed is the expected transition window ran out with
+	// no acknowledgement since the registration or the last acknowledgement.
 	PushBindingEventWindowElapsed PushBindingEvent = 8
 	// PushBindingEventReconcileTick is the per-task reconciliation timer fired.
 	PushBindingEventReconcileTick PushBindingEvent = 9
-	// PushBindingEventPollResult is a GetTask answer for this task with a non-terminal state.
+	// PushBindingEventPollResult is a GetTask answer for this task with a
+	// non-terminal state.
 	PushBindingEventPollResult PushBindingEvent = 10
-	// PushBindingEventPollTerminal is a GetTask answer for this task with a terminal state that had not reached the client by any other channel.
+	// PushBindingEventPollTerminal is a GetTask answer for this task with a
+	// terminal state that had not reached the client by any other channel.
 	PushBindingEventPollTerminal PushBindingEvent = 11
-	// PushBindingEventTerminalObserved is the terminal state reached the client through a live channel: a push the receiver acknowledged (2xx), a stream item, or a blocking SendMessage reply.
+	// PushBindingEventTerminalObserved is the terminal state reached the client
+	// through a live channel: a push the receiver acknowledged (2xx), a stream
+	// item, or a blocking SendMessage reply.
 	PushBindingEventTerminalObserved PushBindingEvent = 12
 )
 
-var pushBindingEventNames = [...]string{"", "CapabilityRead", "ConfigRegistered", "ConfigRegisteredLate", "Receiver2xx", "Receiver404", "Receiver410", "ReceiverOther", "WindowElapsed", "ReconcileTick", "PollResult", "PollTerminal", "TerminalObserved"}
+var pushBindingEventNames = [...]string{"", "CapabilityRead", "ConfigRegistered",
+	"ConfigRegisteredLate", "Receiver2xx", "Receiver404", "Receiver410", "ReceiverOther",
+	"WindowElapsed", "ReconcileTick", "PollResult", "PollTerminal", "TerminalObserved"}
 
 // String returns the name the table uses.
 func (x PushBindingEvent) String() string {
@@ -98,7 +165,12 @@ func (x PushBindingEvent) Valid() bool {
 
 // PushBindingEvents lists every event in table order.
 func PushBindingEvents() []PushBindingEvent {
-	return []PushBindingEvent{PushBindingEventCapabilityRead, PushBindingEventConfigRegistered, PushBindingEventConfigRegisteredLate, PushBindingEventReceiver2xx, PushBindingEventReceiver404, PushBindingEventReceiver410, PushBindingEventReceiverOther, PushBindingEventWindowElapsed, PushBindingEventReconcileTick, PushBindingEventPollResult, PushBindingEventPollTerminal, PushBindingEventTerminalObserved}
+	return []PushBindingEvent{PushBindingEventCapabilityRead,
+		PushBindingEventConfigRegistered, PushBindingEventConfigRegisteredLate,
+		PushBindingEventReceiver2xx, PushBindingEventReceiver404, PushBindingEventReceiver410,
+		PushBindingEventReceiverOther, PushBindingEventWindowElapsed,
+		PushBindingEventReconcileTick, PushBindingEventPollResult, PushBindingEventPollTerminal,
+		PushBindingEventTerminalObserved}
 }
 
 // PushBindingGuard is a guard of the PushBinding machine.
@@ -107,17 +179,32 @@ type PushBindingGuard uint8
 const (
 	// PushBindingGuardNone is the absent guard: a row without one always applies.
 	PushBindingGuardNone PushBindingGuard = 0
-	// PushBindingGuardWebhookAvailable is the card's capabilities.pushNotifications is true and the client runs a receiver that can take this task's pushes.
+	// PushBindingGuardWebhookAvailable is the card's
+	// capabilities.pushNotifications is true and the client runs a receiver that
+	// can take this task's pushes.
 	PushBindingGuardWebhookAvailable PushBindingGuard = 1
-	// PushBindingGuardClientError is the receiver's answer was a 4xx (other than 404 and 410, which have their own events): any 4xx invalidates the binding (docs/protocol.md §8.3).
+	// PushBindingGuardClientError is the receiver's answer was a 4xx (other than
+	// 404 and 410, which have their own events): any 4xx invalidates the binding
+	// (docs/protocol.md §8.3).
 	PushBindingGuardClientError PushBindingGuard = 2
-	// PushBindingGuardPushMissed is the polled status is newer than the last push the receiver acknowledged, by more than the delivery grace: a transition was not pushed, or the push was lost.
+	// PushBindingGuardPushMissed is the polled status is newer than the last push
+	// the receiver acknowledged, by more than the delivery grace: a transition was
+	// not pushed, or the push was lost.
 	PushBindingGuardPushMissed PushBindingGuard = 3
-	// PushBindingGuardPollingLive: Polling was kept on schedule across the terminal transition: the poll that found the terminal state came no later than the reconciliation interval in force (the one that scheduled this poll) plus the delivery grace after the task reached it. The moment it was reached is the status timestamp, but never earlier than the previous GetTask answer (which still saw the task live); without a timestamp it is the previous GetTask answer, or the start of the binding if there was none. A client that follows PollNow and the timer therefore never reports an orphan; one whose polling lapsed always does.
+	// PushBindingGuardPollingLive: Polling was kept on schedule across the
+	// terminal transition: the poll that found the terminal state came no later
+	// than the reconciliation interval in force (the one that scheduled this poll)
+	// plus the delivery grace after the task reached it. The moment it was reached
+	// is the status timestamp, but never earlier than the previous GetTask answer
+	// (which still saw the task live); without a timestamp it is the previous
+	// GetTask answer, or the start of the binding if there was none. A client that
+	// follows PollNow and the timer therefore never reports an orphan; one whose
+	// polling lapsed always does.
 	PushBindingGuardPollingLive PushBindingGuard = 4
 )
 
-var pushBindingGuardNames = [...]string{"", "WebhookAvailable", "ClientError", "PushMissed", "PollingLive"}
+var pushBindingGuardNames = [...]string{"", "WebhookAvailable", "ClientError",
+	"PushMissed", "PollingLive"}
 
 // String returns the name the table uses.
 func (x PushBindingGuard) String() string {
@@ -134,34 +221,54 @@ func (x PushBindingGuard) Valid() bool {
 
 // PushBindingGuards lists every guard in table order.
 func PushBindingGuards() []PushBindingGuard {
-	return []PushBindingGuard{PushBindingGuardWebhookAvailable, PushBindingGuardClientError, PushBindingGuardPushMissed, PushBindingGuardPollingLive}
+	return []PushBindingGuard{PushBindingGuardWebhookAvailable,
+		PushBindingGuardClientError, PushBindingGuardPushMissed, PushBindingGuardPollingLive}
 }
 
 // PushBindingOutput is an output of the PushBinding machine.
 type PushBindingOutput uint8
 
 const (
-	// PushBindingOutputRegisterWithSend: Put the TaskPushNotificationConfig in the SendMessage that creates the task (SendMessageConfiguration.taskPushNotificationConfig), so that the binding is atomic with submission. Once the task has left SUBMITTED a registration can only be late and best-effort.
+	// PushBindingOutputRegisterWithSend: Put the TaskPushNotificationConfig in the
+	// SendMessage that creates the task
+	// (SendMessageConfiguration.taskPushNotificationConfig), so that the binding
+	// is atomic with submission. Once the task has left SUBMITTED a registration
+	// can only be late and best-effort.
 	PushBindingOutputRegisterWithSend PushBindingOutput = 1
-	// PushBindingOutputKeepWebhookPrimary: Treat the webhook as the primary channel: keep the reconciliation timer at the longer interval (never off) and restart the expected transition window.
+	// PushBindingOutputKeepWebhookPrimary: Treat the webhook as the primary
+	// channel: keep the reconciliation timer at the longer interval (never off)
+	// and restart the expected transition window.
 	PushBindingOutputKeepWebhookPrimary PushBindingOutput = 2
-	// PushBindingOutputPollPrimary: Treat polling as the primary channel: run the reconciliation timer at the short interval.
+	// PushBindingOutputPollPrimary: Treat polling as the primary channel: run the
+	// reconciliation timer at the short interval.
 	PushBindingOutputPollPrimary PushBindingOutput = 3
-	// PushBindingOutputPollNow: Call GetTask for this task now, outside the timer's schedule.
+	// PushBindingOutputPollNow: Call GetTask for this task now, outside the
+	// timer's schedule.
 	PushBindingOutputPollNow PushBindingOutput = 4
-	// PushBindingOutputReRegister: Register the task's push-notification config again (a fresh receiver URL or token if the old one is gone), before the task's next transition if possible.
+	// PushBindingOutputReRegister: Register the task's push-notification config
+	// again (a fresh receiver URL or token if the old one is gone), before the
+	// task's next transition if possible.
 	PushBindingOutputReRegister PushBindingOutput = 5
-	// PushBindingOutputWarnLateBinding: Report that the config was registered after the task left SUBMITTED: transitions before it were never pushed (docs/protocol.md §8.5 mode 2, registration race).
+	// PushBindingOutputWarnLateBinding: Report that the config was registered
+	// after the task left SUBMITTED: transitions before it were never pushed
+	// (docs/protocol.md §8.5 mode 2, registration race).
 	PushBindingOutputWarnLateBinding PushBindingOutput = 6
-	// PushBindingOutputRaiseBindingDead: Report that the receiver refused a push for this task with a 4xx and the binding is invalid; a terminal state may already be unobserved (docs/protocol.md §8.5 mode 3).
+	// PushBindingOutputRaiseBindingDead: Report that the receiver refused a push
+	// for this task with a 4xx and the binding is invalid; a terminal state may
+	// already be unobserved (docs/protocol.md §8.5 mode 3).
 	PushBindingOutputRaiseBindingDead PushBindingOutput = 7
-	// PushBindingOutputRaiseOrphaned: Raise TaskOrphaned for this task: it reached a terminal state with no live delivery channel bound at the moment of the transition. Surfaced as an error, never silent.
+	// PushBindingOutputRaiseOrphaned: Raise TaskOrphaned for this task: it reached
+	// a terminal state with no live delivery channel bound at the moment of the
+	// transition. Surfaced as an error, never silent.
 	PushBindingOutputRaiseOrphaned PushBindingOutput = 8
-	// PushBindingOutputRelease: Stop the reconciliation timer and the expected transition window for this task; its delivery obligation is over.
+	// PushBindingOutputRelease: Stop the reconciliation timer and the expected
+	// transition window for this task; its delivery obligation is over.
 	PushBindingOutputRelease PushBindingOutput = 9
 )
 
-var pushBindingOutputNames = [...]string{"", "RegisterWithSend", "KeepWebhookPrimary", "PollPrimary", "PollNow", "ReRegister", "WarnLateBinding", "RaiseBindingDead", "RaiseOrphaned", "Release"}
+var pushBindingOutputNames = [...]string{"", "RegisterWithSend", "KeepWebhookPrimary",
+	"PollPrimary", "PollNow", "ReRegister", "WarnLateBinding", "RaiseBindingDead",
+	"RaiseOrphaned", "Release"}
 
 // String returns the name the table uses.
 func (x PushBindingOutput) String() string {
@@ -178,7 +285,11 @@ func (x PushBindingOutput) Valid() bool {
 
 // PushBindingOutputs lists every output in table order.
 func PushBindingOutputs() []PushBindingOutput {
-	return []PushBindingOutput{PushBindingOutputRegisterWithSend, PushBindingOutputKeepWebhookPrimary, PushBindingOutputPollPrimary, PushBindingOutputPollNow, PushBindingOutputReRegister, PushBindingOutputWarnLateBinding, PushBindingOutputRaiseBindingDead, PushBindingOutputRaiseOrphaned, PushBindingOutputRelease}
+	return []PushBindingOutput{PushBindingOutputRegisterWithSend,
+		PushBindingOutputKeepWebhookPrimary, PushBindingOutputPollPrimary,
+		PushBindingOutputPollNow, PushBindingOutputReRegister, PushBindingOutputWarnLateBinding,
+		PushBindingOutputRaiseBindingDead, PushBindingOutputRaiseOrphaned,
+		PushBindingOutputRelease}
 }
 
 // PushBindingInitial is the state a new PushBinding machine starts in.
@@ -282,675 +393,674 @@ type PushBindingTransition struct {
 	Outputs PushBindingOutputSet
 }
 
-var pushBindingTable = [...]PushBindingTransition{ // Mode 1: the flag permits a registration; it is not one. Until ConfigRegistered the task stays Unbound and is polled.
+// pushBindingTable is the PushBinding table: one row per (state, event,
+// guard), a rule's note before its first row.
+var pushBindingTable = [...]PushBindingTransition{
+	// Mode 1: the flag permits a registration; it is not one. Until
+	// ConfigRegistered the task stays Unbound and is polled.
 	{
-		Event:   PushBindingEventCapabilityRead,
 		From:    PushBindingStateUnbound,
+		Event:   PushBindingEventCapabilityRead,
 		Guard:   PushBindingGuardWebhookAvailable,
+		To:      PushBindingStateUnbound,
 		Outputs: 1<<(PushBindingOutputRegisterWithSend-1) | 1<<(PushBindingOutputPollPrimary-1),
-		To:      PushBindingStateUnbound,
-	}, // Flag false or no receiver: never register, poll.
+	},
+	// Flag false or no receiver: never register, poll.
 	{
-		Event:   PushBindingEventCapabilityRead,
 		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
+		Event:   PushBindingEventCapabilityRead,
+		To:      PushBindingStateUnbound,
 		Outputs: 1 << (PushBindingOutputPollPrimary - 1),
+	},
+	// The card never changes a binding, whatever the flag now says.
+	{
+		From:  PushBindingStateRegistered,
+		Event: PushBindingEventCapabilityRead,
+		To:    PushBindingStateRegistered,
+	},
+	// The card never changes a binding, whatever the flag now says.
+	{
+		From:  PushBindingStateAcknowledged,
+		Event: PushBindingEventCapabilityRead,
+		To:    PushBindingStateAcknowledged,
+	},
+	// The card never changes a binding, whatever the flag now says.
+	{
+		From:  PushBindingStateSuspect,
+		Event: PushBindingEventCapabilityRead,
+		To:    PushBindingStateSuspect,
+	},
+	// The card never changes a binding; a flag now false forbids the pending
+	// re-registration.
+	{From: PushBindingStateDead, Event: PushBindingEventCapabilityRead, To: PushBindingStateDead},
+	{
+		From:    PushBindingStateUnbound,
+		Event:   PushBindingEventConfigRegistered,
+		To:      PushBindingStateRegistered,
+		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
+	},
+	// Re-registered while the task is still SUBMITTED: a binding in time again.
+	{
+		From:    PushBindingStateSuspect,
+		Event:   PushBindingEventConfigRegistered,
+		To:      PushBindingStateRegistered,
+		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
+	},
+	{
+		From:    PushBindingStateDead,
+		Event:   PushBindingEventConfigRegistered,
+		To:      PushBindingStateRegistered,
+		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
+	},
+	// An additional or repeated config: the binding in force is unchanged.
+	{
+		From:  PushBindingStateRegistered,
+		Event: PushBindingEventConfigRegistered,
+		To:    PushBindingStateRegistered,
+	},
+	// The registration reply arrived after the receiver had already acknowledged a
+	// push (config carried in the send), or an additional config.
+	{
+		From:  PushBindingStateAcknowledged,
+		Event: PushBindingEventConfigRegistered,
+		To:    PushBindingStateAcknowledged,
+	},
+	// Mode 2 (registration race): the set came after the task left SUBMITTED; poll
+	// at once to recover the transitions that were never pushed.
+	{
+		From:  PushBindingStateUnbound,
+		Event: PushBindingEventConfigRegisteredLate,
+		To:    PushBindingStateSuspect,
+		Outputs: 1<<(PushBindingOutputWarnLateBinding-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1),
+	},
+	// Re-registration after the binding died: best-effort until the receiver
+	// acknowledges; poll for what was refused meanwhile.
+	{
+		From:    PushBindingStateDead,
+		Event:   PushBindingEventConfigRegisteredLate,
+		To:      PushBindingStateSuspect,
+		Outputs: 1 << (PushBindingOutputPollNow - 1),
+	},
+	// Re-registration of a suspect binding: still best-effort until acknowledged.
+	{
+		From:  PushBindingStateSuspect,
+		Event: PushBindingEventConfigRegisteredLate,
+		To:    PushBindingStateSuspect,
+	},
+	// An additional late config; the binding in force was registered in time.
+	{
+		From:  PushBindingStateRegistered,
+		Event: PushBindingEventConfigRegisteredLate,
+		To:    PushBindingStateRegistered,
+	},
+	// An additional late config; the binding in force is verified.
+	{
+		From:  PushBindingStateAcknowledged,
+		Event: PushBindingEventConfigRegisteredLate,
+		To:    PushBindingStateAcknowledged,
+	},
+	// An acknowledgement verifies the binding. From Unbound: the push beat the
+	// reply to a SendMessage that carried the config.
+	{
+		From:    PushBindingStateUnbound,
+		Event:   PushBindingEventReceiver2xx,
+		To:      PushBindingStateAcknowledged,
+		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
+	},
+	{
+		From:    PushBindingStateRegistered,
+		Event:   PushBindingEventReceiver2xx,
+		To:      PushBindingStateAcknowledged,
+		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
+	},
+	{
+		From:    PushBindingStateAcknowledged,
+		Event:   PushBindingEventReceiver2xx,
+		To:      PushBindingStateAcknowledged,
+		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
+	},
+	{
+		From:    PushBindingStateSuspect,
+		Event:   PushBindingEventReceiver2xx,
+		To:      PushBindingStateAcknowledged,
+		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
+	},
+	{
+		From:    PushBindingStateDead,
+		Event:   PushBindingEventReceiver2xx,
+		To:      PushBindingStateAcknowledged,
+		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
+	},
+	// Mode 3: the binding is dead; audit with GetTask at once for a missed
+	// terminal state.
+	{
+		From:  PushBindingStateUnbound,
+		Event: PushBindingEventReceiver404,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	{
+		From:  PushBindingStateRegistered,
+		Event: PushBindingEventReceiver404,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	{
+		From:  PushBindingStateAcknowledged,
+		Event: PushBindingEventReceiver404,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	{
+		From:  PushBindingStateSuspect,
+		Event: PushBindingEventReceiver404,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	// Mode 3 (terminal-state delivery gap): the receiver was rotated; audit with
+	// GetTask at once for a missed terminal state.
+	{
+		From:  PushBindingStateUnbound,
+		Event: PushBindingEventReceiver410,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	{
+		From:  PushBindingStateRegistered,
+		Event: PushBindingEventReceiver410,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	{
+		From:  PushBindingStateAcknowledged,
+		Event: PushBindingEventReceiver410,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	{
+		From:  PushBindingStateSuspect,
+		Event: PushBindingEventReceiver410,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	// Any 4xx invalidates the binding.
+	{
+		From:  PushBindingStateUnbound,
+		Event: PushBindingEventReceiverOther,
+		Guard: PushBindingGuardClientError,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	{
+		From:  PushBindingStateRegistered,
+		Event: PushBindingEventReceiverOther,
+		Guard: PushBindingGuardClientError,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	{
+		From:  PushBindingStateAcknowledged,
+		Event: PushBindingEventReceiverOther,
+		Guard: PushBindingGuardClientError,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	{
+		From:  PushBindingStateSuspect,
+		Event: PushBindingEventReceiverOther,
+		Guard: PushBindingGuardClientError,
+		To:    PushBindingStateDead,
+		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) |
+			1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	// A 5xx or no answer: the sender retries a while and may give up; the binding
+	// is not proven dead but no longer trusted.
+	{
+		From:    PushBindingStateUnbound,
+		Event:   PushBindingEventReceiverOther,
+		To:      PushBindingStateSuspect,
+		Outputs: 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1),
+	},
+	{
+		From:    PushBindingStateRegistered,
+		Event:   PushBindingEventReceiverOther,
+		To:      PushBindingStateSuspect,
+		Outputs: 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1),
+	},
+	{
+		From:    PushBindingStateAcknowledged,
+		Event:   PushBindingEventReceiverOther,
+		To:      PushBindingStateSuspect,
+		Outputs: 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1),
+	},
+	// Still failing; polling is already primary.
+	{
+		From:  PushBindingStateSuspect,
+		Event: PushBindingEventReceiverOther,
+		To:    PushBindingStateSuspect,
+	},
+	// The sender retrying a refused push; already handled.
+	{From: PushBindingStateDead, Event: PushBindingEventReceiver404, To: PushBindingStateDead},
+	// The sender retrying a refused push; already handled.
+	{From: PushBindingStateDead, Event: PushBindingEventReceiver410, To: PushBindingStateDead},
+	// Already dead.
+	{From: PushBindingStateDead, Event: PushBindingEventReceiverOther, To: PushBindingStateDead},
+	// Registered but nothing acknowledged within the window: re-enable polling at
+	// once and re-register.
+	{
+		From:  PushBindingStateRegistered,
+		Event: PushBindingEventWindowElapsed,
+		To:    PushBindingStateSuspect,
+		Outputs: 1<<(PushBindingOutputPollNow-1) |
+			1<<(PushBindingOutputPollPrimary-1) |
+			1<<(PushBindingOutputReRegister-1),
+	},
+	// No acknowledgement since the last one within the window: a quiet task, or
+	// lost pushes. Poll; PushMissed then decides whether to re-register.
+	{
+		From:    PushBindingStateAcknowledged,
+		Event:   PushBindingEventWindowElapsed,
+		To:      PushBindingStateSuspect,
+		Outputs: 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1),
+	},
+	// Ignored: the window only matters while the webhook is trusted; polling is
+	// already primary.
+	{
+		From:  PushBindingStateSuspect,
+		Event: PushBindingEventWindowElapsed,
+		To:    PushBindingStateSuspect,
+	},
+	// Ignored: the window only matters while the webhook is trusted; polling is
+	// already primary.
+	{From: PushBindingStateDead, Event: PushBindingEventWindowElapsed, To: PushBindingStateDead},
+	// Mode 1 and mode 3: reconciliation runs whatever the card says and whatever
+	// the webhook health.
+	{
+		From:    PushBindingStateUnbound,
+		Event:   PushBindingEventReconcileTick,
 		To:      PushBindingStateUnbound,
-	}, // The card never changes a binding, whatever the flag now says.
-	{
-		Event:   PushBindingEventCapabilityRead,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateRegistered,
-	}, // The card never changes a binding, whatever the flag now says.
-	{
-		Event:   PushBindingEventCapabilityRead,
-		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateAcknowledged,
-	}, // The card never changes a binding, whatever the flag now says.
-	{
-		Event:   PushBindingEventCapabilityRead,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSuspect,
-	}, // The card never changes a binding; a flag now false forbids the pending re-registration.
-	{
-		Event:   PushBindingEventCapabilityRead,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateDead,
-	}, {
-		Event:   PushBindingEventConfigRegistered,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
-		To:      PushBindingStateRegistered,
-	}, // Re-registered while the task is still SUBMITTED: a binding in time again.
-	{
-		Event:   PushBindingEventConfigRegistered,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
-		To:      PushBindingStateRegistered,
-	}, // Re-registered while the task is still SUBMITTED: a binding in time again.
-	{
-		Event:   PushBindingEventConfigRegistered,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
-		To:      PushBindingStateRegistered,
-	}, // An additional or repeated config: the binding in force is unchanged.
-	{
-		Event:   PushBindingEventConfigRegistered,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateRegistered,
-	}, // The registration reply arrived after the receiver had already acknowledged a push (config carried in the send), or an additional config.
-	{
-		Event:   PushBindingEventConfigRegistered,
-		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateAcknowledged,
-	}, // Mode 2 (registration race): the set came after the task left SUBMITTED; poll at once to recover the transitions that were never pushed.
-	{
-		Event:   PushBindingEventConfigRegisteredLate,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputWarnLateBinding-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1),
-		To:      PushBindingStateSuspect,
-	}, // Re-registration after the binding died: best-effort until the receiver acknowledges; poll for what was refused meanwhile.
-	{
-		Event:   PushBindingEventConfigRegisteredLate,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
 		Outputs: 1 << (PushBindingOutputPollNow - 1),
-		To:      PushBindingStateSuspect,
-	}, // Re-registration of a suspect binding: still best-effort until acknowledged.
+	},
 	{
-		Event:   PushBindingEventConfigRegisteredLate,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSuspect,
-	}, // An additional late config; the binding in force was registered in time.
-	{
-		Event:   PushBindingEventConfigRegisteredLate,
 		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateRegistered,
-	}, // An additional late config; the binding in force is verified.
-	{
-		Event:   PushBindingEventConfigRegisteredLate,
-		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateAcknowledged,
-	}, // An acknowledgement verifies the binding. From Unbound: the push beat the reply to a SendMessage that carried the config.
-	{
-		Event:   PushBindingEventReceiver2xx,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
-		To:      PushBindingStateAcknowledged,
-	}, // An acknowledgement verifies the binding. From Unbound: the push beat the reply to a SendMessage that carried the config.
-	{
-		Event:   PushBindingEventReceiver2xx,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
-		To:      PushBindingStateAcknowledged,
-	}, // An acknowledgement verifies the binding. From Unbound: the push beat the reply to a SendMessage that carried the config.
-	{
-		Event:   PushBindingEventReceiver2xx,
-		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
-		To:      PushBindingStateAcknowledged,
-	}, // An acknowledgement verifies the binding. From Unbound: the push beat the reply to a SendMessage that carried the config.
-	{
-		Event:   PushBindingEventReceiver2xx,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
-		To:      PushBindingStateAcknowledged,
-	}, // An acknowledgement verifies the binding. From Unbound: the push beat the reply to a SendMessage that carried the config.
-	{
-		Event:   PushBindingEventReceiver2xx,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputKeepWebhookPrimary - 1),
-		To:      PushBindingStateAcknowledged,
-	}, // Mode 3: the binding is dead; audit with GetTask at once for a missed terminal state.
-	{
-		Event:   PushBindingEventReceiver404,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Mode 3: the binding is dead; audit with GetTask at once for a missed terminal state.
-	{
-		Event:   PushBindingEventReceiver404,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Mode 3: the binding is dead; audit with GetTask at once for a missed terminal state.
-	{
-		Event:   PushBindingEventReceiver404,
-		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Mode 3: the binding is dead; audit with GetTask at once for a missed terminal state.
-	{
-		Event:   PushBindingEventReceiver404,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Mode 3 (terminal-state delivery gap): the receiver was rotated; audit with GetTask at once for a missed terminal state.
-	{
-		Event:   PushBindingEventReceiver410,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Mode 3 (terminal-state delivery gap): the receiver was rotated; audit with GetTask at once for a missed terminal state.
-	{
-		Event:   PushBindingEventReceiver410,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Mode 3 (terminal-state delivery gap): the receiver was rotated; audit with GetTask at once for a missed terminal state.
-	{
-		Event:   PushBindingEventReceiver410,
-		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Mode 3 (terminal-state delivery gap): the receiver was rotated; audit with GetTask at once for a missed terminal state.
-	{
-		Event:   PushBindingEventReceiver410,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Any 4xx invalidates the binding.
-	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardClientError,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Any 4xx invalidates the binding.
-	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardClientError,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Any 4xx invalidates the binding.
-	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardClientError,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // Any 4xx invalidates the binding.
-	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardClientError,
-		Outputs: 1<<(PushBindingOutputRaiseBindingDead-1) | 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateDead,
-	}, // A 5xx or no answer: the sender retries a while and may give up; the binding is not proven dead but no longer trusted.
-	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1),
-		To:      PushBindingStateSuspect,
-	}, // A 5xx or no answer: the sender retries a while and may give up; the binding is not proven dead but no longer trusted.
-	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1),
-		To:      PushBindingStateSuspect,
-	}, // A 5xx or no answer: the sender retries a while and may give up; the binding is not proven dead but no longer trusted.
-	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1),
-		To:      PushBindingStateSuspect,
-	}, // Still failing; polling is already primary.
-	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSuspect,
-	}, // The sender retrying a refused push; already handled.
-	{
-		Event:   PushBindingEventReceiver404,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateDead,
-	}, // The sender retrying a refused push; already handled.
-	{
-		Event:   PushBindingEventReceiver410,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateDead,
-	}, // Already dead.
-	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateDead,
-	}, // Registered but nothing acknowledged within the window: re-enable polling at once and re-register.
-	{
-		Event:   PushBindingEventWindowElapsed,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateSuspect,
-	}, // No acknowledgement since the last one within the window: a quiet task, or lost pushes. Poll; PushMissed then decides whether to re-register.
-	{
-		Event:   PushBindingEventWindowElapsed,
-		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputPollNow-1) | 1<<(PushBindingOutputPollPrimary-1),
-		To:      PushBindingStateSuspect,
-	}, // Ignored: the window only matters while the webhook is trusted; polling is already primary.
-	{
-		Event:   PushBindingEventWindowElapsed,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSuspect,
-	}, // Ignored: the window only matters while the webhook is trusted; polling is already primary.
-	{
-		Event:   PushBindingEventWindowElapsed,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateDead,
-	}, // Mode 1 and mode 3: reconciliation runs whatever the card says and whatever the webhook health.
-	{
 		Event:   PushBindingEventReconcileTick,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputPollNow - 1),
-		To:      PushBindingStateUnbound,
-	}, {
-		Event:   PushBindingEventReconcileTick,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputPollNow - 1),
 		To:      PushBindingStateRegistered,
-	}, // Mode 3: polling is never switched off once the webhook works.
+		Outputs: 1 << (PushBindingOutputPollNow - 1),
+	},
+	// Mode 3: polling is never switched off once the webhook works.
 	{
-		Event:   PushBindingEventReconcileTick,
 		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputPollNow - 1),
+		Event:   PushBindingEventReconcileTick,
 		To:      PushBindingStateAcknowledged,
-	}, {
-		Event:   PushBindingEventReconcileTick,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
 		Outputs: 1 << (PushBindingOutputPollNow - 1),
-		To:      PushBindingStateSuspect,
-	}, {
-		Event:   PushBindingEventReconcileTick,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputPollNow - 1),
-		To:      PushBindingStateDead,
-	}, // The poll saw a transition the webhook did not deliver.
+	},
 	{
+		From:    PushBindingStateSuspect,
+		Event:   PushBindingEventReconcileTick,
+		To:      PushBindingStateSuspect,
+		Outputs: 1 << (PushBindingOutputPollNow - 1),
+	},
+	{
+		From:    PushBindingStateDead,
+		Event:   PushBindingEventReconcileTick,
+		To:      PushBindingStateDead,
+		Outputs: 1 << (PushBindingOutputPollNow - 1),
+	},
+	// The poll saw a transition the webhook did not deliver.
+	{
+		From:    PushBindingStateRegistered,
 		Event:   PushBindingEventPollResult,
-		From:    PushBindingStateRegistered,
 		Guard:   PushBindingGuardPushMissed,
+		To:      PushBindingStateSuspect,
 		Outputs: 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateSuspect,
-	}, // The poll saw a transition the webhook did not deliver.
+	},
 	{
-		Event:   PushBindingEventPollResult,
 		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardPushMissed,
-		Outputs: 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
-		To:      PushBindingStateSuspect,
-	}, // The poll saw a transition the suspect webhook did not deliver.
-	{
 		Event:   PushBindingEventPollResult,
-		From:    PushBindingStateSuspect,
 		Guard:   PushBindingGuardPushMissed,
+		To:      PushBindingStateSuspect,
+		Outputs: 1<<(PushBindingOutputPollPrimary-1) | 1<<(PushBindingOutputReRegister-1),
+	},
+	// The poll saw a transition the suspect webhook did not deliver.
+	{
+		From:    PushBindingStateSuspect,
+		Event:   PushBindingEventPollResult,
+		Guard:   PushBindingGuardPushMissed,
+		To:      PushBindingStateSuspect,
 		Outputs: 1 << (PushBindingOutputReRegister - 1),
-		To:      PushBindingStateSuspect,
-	}, // Polling is on schedule (the answer's time is recorded for PollingLive).
+	},
+	// Polling is on schedule (the answer's time is recorded for PollingLive).
+	{From: PushBindingStateUnbound, Event: PushBindingEventPollResult, To: PushBindingStateUnbound},
 	{
-		Event:   PushBindingEventPollResult,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateUnbound,
-	}, {
-		Event:   PushBindingEventPollResult,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateRegistered,
-	}, {
-		Event:   PushBindingEventPollResult,
+		From:  PushBindingStateRegistered,
+		Event: PushBindingEventPollResult,
+		To:    PushBindingStateRegistered,
+	},
+	{
+		From:  PushBindingStateAcknowledged,
+		Event: PushBindingEventPollResult,
+		To:    PushBindingStateAcknowledged,
+	},
+	{From: PushBindingStateSuspect, Event: PushBindingEventPollResult, To: PushBindingStateSuspect},
+	// The audit found the task still running: nothing was missed yet.
+	{From: PushBindingStateDead, Event: PushBindingEventPollResult, To: PushBindingStateDead},
+	// A verified webhook was live at the transition; the poll got there before the
+	// push (or the push was lost and the poll caught it within one interval).
+	{
 		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateAcknowledged,
-	}, {
-		Event:   PushBindingEventPollResult,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSuspect,
-	}, // The audit found the task still running: nothing was missed yet.
-	{
-		Event:   PushBindingEventPollResult,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateDead,
-	}, // A verified webhook was live at the transition; the poll got there before the push (or the push was lost and the poll caught it within one interval).
-	{
 		Event:   PushBindingEventPollTerminal,
+		To:      PushBindingStateSettled,
+		Outputs: 1 << (PushBindingOutputRelease - 1),
+	},
+	// Polling kept on schedule was the live channel.
+	{
+		From:    PushBindingStateUnbound,
+		Event:   PushBindingEventPollTerminal,
+		Guard:   PushBindingGuardPollingLive,
+		To:      PushBindingStateSettled,
+		Outputs: 1 << (PushBindingOutputRelease - 1),
+	},
+	{
+		From:    PushBindingStateRegistered,
+		Event:   PushBindingEventPollTerminal,
+		Guard:   PushBindingGuardPollingLive,
+		To:      PushBindingStateSettled,
+		Outputs: 1 << (PushBindingOutputRelease - 1),
+	},
+	{
+		From:    PushBindingStateSuspect,
+		Event:   PushBindingEventPollTerminal,
+		Guard:   PushBindingGuardPollingLive,
+		To:      PushBindingStateSettled,
+		Outputs: 1 << (PushBindingOutputRelease - 1),
+	},
+	{
+		From:    PushBindingStateDead,
+		Event:   PushBindingEventPollTerminal,
+		Guard:   PushBindingGuardPollingLive,
+		To:      PushBindingStateSettled,
+		Outputs: 1 << (PushBindingOutputRelease - 1),
+	},
+	// No live channel at the transition. Unbound: mode 1 (card flag only, sparse
+	// polling). Suspect: mode 2 (late registration). Dead: mode 3 (410 with
+	// polling lapsed). Registered: the webhook never acknowledged anything.
+	{
+		From:    PushBindingStateUnbound,
+		Event:   PushBindingEventPollTerminal,
+		To:      PushBindingStateOrphaned,
+		Outputs: 1<<(PushBindingOutputRaiseOrphaned-1) | 1<<(PushBindingOutputRelease-1),
+	},
+	{
+		From:    PushBindingStateRegistered,
+		Event:   PushBindingEventPollTerminal,
+		To:      PushBindingStateOrphaned,
+		Outputs: 1<<(PushBindingOutputRaiseOrphaned-1) | 1<<(PushBindingOutputRelease-1),
+	},
+	{
+		From:    PushBindingStateSuspect,
+		Event:   PushBindingEventPollTerminal,
+		To:      PushBindingStateOrphaned,
+		Outputs: 1<<(PushBindingOutputRaiseOrphaned-1) | 1<<(PushBindingOutputRelease-1),
+	},
+	{
+		From:    PushBindingStateDead,
+		Event:   PushBindingEventPollTerminal,
+		To:      PushBindingStateOrphaned,
+		Outputs: 1<<(PushBindingOutputRaiseOrphaned-1) | 1<<(PushBindingOutputRelease-1),
+	},
+	// Delivered, hence observed: a channel was live.
+	{
+		From:    PushBindingStateUnbound,
+		Event:   PushBindingEventTerminalObserved,
+		To:      PushBindingStateSettled,
+		Outputs: 1 << (PushBindingOutputRelease - 1),
+	},
+	{
+		From:    PushBindingStateRegistered,
+		Event:   PushBindingEventTerminalObserved,
+		To:      PushBindingStateSettled,
+		Outputs: 1 << (PushBindingOutputRelease - 1),
+	},
+	{
 		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputRelease - 1),
+		Event:   PushBindingEventTerminalObserved,
 		To:      PushBindingStateSettled,
-	}, // Polling kept on schedule was the live channel.
-	{
-		Event:   PushBindingEventPollTerminal,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardPollingLive,
 		Outputs: 1 << (PushBindingOutputRelease - 1),
-		To:      PushBindingStateSettled,
-	}, // Polling kept on schedule was the live channel.
+	},
 	{
-		Event:   PushBindingEventPollTerminal,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardPollingLive,
-		Outputs: 1 << (PushBindingOutputRelease - 1),
-		To:      PushBindingStateSettled,
-	}, // Polling kept on schedule was the live channel.
-	{
-		Event:   PushBindingEventPollTerminal,
 		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardPollingLive,
-		Outputs: 1 << (PushBindingOutputRelease - 1),
+		Event:   PushBindingEventTerminalObserved,
 		To:      PushBindingStateSettled,
-	}, // Polling kept on schedule was the live channel.
+		Outputs: 1 << (PushBindingOutputRelease - 1),
+	},
 	{
-		Event:   PushBindingEventPollTerminal,
 		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardPollingLive,
+		Event:   PushBindingEventTerminalObserved,
+		To:      PushBindingStateSettled,
 		Outputs: 1 << (PushBindingOutputRelease - 1),
-		To:      PushBindingStateSettled,
-	}, // No live channel at the transition. Unbound: mode 1 (card flag only, sparse polling). Suspect: mode 2 (late registration). Dead: mode 3 (410 with polling lapsed). Registered: the webhook never acknowledged anything.
+	},
+	// Ignored: a late or duplicate push (delivery is at-least-once); the receiver
+	// still acknowledges it.
 	{
-		Event:   PushBindingEventPollTerminal,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseOrphaned-1) | 1<<(PushBindingOutputRelease-1),
-		To:      PushBindingStateOrphaned,
-	}, // No live channel at the transition. Unbound: mode 1 (card flag only, sparse polling). Suspect: mode 2 (late registration). Dead: mode 3 (410 with polling lapsed). Registered: the webhook never acknowledged anything.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventReceiver2xx,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: the receiver refusing a push after the task was released.
 	{
-		Event:   PushBindingEventPollTerminal,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseOrphaned-1) | 1<<(PushBindingOutputRelease-1),
-		To:      PushBindingStateOrphaned,
-	}, // No live channel at the transition. Unbound: mode 1 (card flag only, sparse polling). Suspect: mode 2 (late registration). Dead: mode 3 (410 with polling lapsed). Registered: the webhook never acknowledged anything.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventReceiver404,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: the receiver refusing a push after the task was released.
 	{
-		Event:   PushBindingEventPollTerminal,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseOrphaned-1) | 1<<(PushBindingOutputRelease-1),
-		To:      PushBindingStateOrphaned,
-	}, // No live channel at the transition. Unbound: mode 1 (card flag only, sparse polling). Suspect: mode 2 (late registration). Dead: mode 3 (410 with polling lapsed). Registered: the webhook never acknowledged anything.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventReceiver410,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: delivery is over.
 	{
-		Event:   PushBindingEventPollTerminal,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1<<(PushBindingOutputRaiseOrphaned-1) | 1<<(PushBindingOutputRelease-1),
-		To:      PushBindingStateOrphaned,
-	}, // Delivered, hence observed: a channel was live.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventReceiverOther,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: a timer that fired as the task was released.
 	{
-		Event:   PushBindingEventTerminalObserved,
-		From:    PushBindingStateUnbound,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputRelease - 1),
-		To:      PushBindingStateSettled,
-	}, // Delivered, hence observed: a channel was live.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventWindowElapsed,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: a timer that fired as the task was released.
 	{
-		Event:   PushBindingEventTerminalObserved,
-		From:    PushBindingStateRegistered,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputRelease - 1),
-		To:      PushBindingStateSettled,
-	}, // Delivered, hence observed: a channel was live.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventReconcileTick,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: the stale answer of a poll issued before the terminal state was
+	// seen.
+	{From: PushBindingStateSettled, Event: PushBindingEventPollResult, To: PushBindingStateSettled},
+	// Ignored: a poll issued before the terminal state was seen.
 	{
-		Event:   PushBindingEventTerminalObserved,
-		From:    PushBindingStateAcknowledged,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputRelease - 1),
-		To:      PushBindingStateSettled,
-	}, // Delivered, hence observed: a channel was live.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventPollTerminal,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: a duplicate or late terminal push.
 	{
-		Event:   PushBindingEventTerminalObserved,
-		From:    PushBindingStateSuspect,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputRelease - 1),
-		To:      PushBindingStateSettled,
-	}, // Delivered, hence observed: a channel was live.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventTerminalObserved,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: a re-registration that completed after the end.
 	{
-		Event:   PushBindingEventTerminalObserved,
-		From:    PushBindingStateDead,
-		Guard:   PushBindingGuardNone,
-		Outputs: 1 << (PushBindingOutputRelease - 1),
-		To:      PushBindingStateSettled,
-	}, // Ignored: a late or duplicate push (delivery is at-least-once); the receiver still acknowledges it.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventConfigRegisteredLate,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: a card refresh after the end changes nothing.
 	{
-		Event:   PushBindingEventReceiver2xx,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: the receiver refusing a push after the task was released.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventCapabilityRead,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: the reply to a SendMessage that carried the config and already held
+	// the terminal task.
 	{
-		Event:   PushBindingEventReceiver404,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: the receiver refusing a push after the task was released.
+		From:  PushBindingStateSettled,
+		Event: PushBindingEventConfigRegistered,
+		To:    PushBindingStateSettled,
+	},
+	// Ignored: a late or duplicate push (delivery is at-least-once); the receiver
+	// still acknowledges it.
 	{
-		Event:   PushBindingEventReceiver410,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: delivery is over.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventReceiver2xx,
+		To:    PushBindingStateOrphaned,
+	},
+	// Ignored: the receiver refusing a push after the task was released.
 	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: a timer that fired as the task was released.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventReceiver404,
+		To:    PushBindingStateOrphaned,
+	},
+	// Ignored: the receiver refusing a push after the task was released.
 	{
-		Event:   PushBindingEventWindowElapsed,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: a timer that fired as the task was released.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventReceiver410,
+		To:    PushBindingStateOrphaned,
+	},
+	// Ignored: delivery is over.
 	{
-		Event:   PushBindingEventReconcileTick,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: the stale answer of a poll issued before the terminal state was seen.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventReceiverOther,
+		To:    PushBindingStateOrphaned,
+	},
+	// Ignored: a timer that fired as the task was released.
 	{
-		Event:   PushBindingEventPollResult,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: a poll issued before the terminal state was seen.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventWindowElapsed,
+		To:    PushBindingStateOrphaned,
+	},
+	// Ignored: a timer that fired as the task was released.
 	{
-		Event:   PushBindingEventPollTerminal,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: a duplicate or late terminal push.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventReconcileTick,
+		To:    PushBindingStateOrphaned,
+	},
+	// Ignored: the stale answer of a poll issued before the terminal state was
+	// seen.
 	{
-		Event:   PushBindingEventTerminalObserved,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: a re-registration that completed after the end.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventPollResult,
+		To:    PushBindingStateOrphaned,
+	},
+	// Ignored: a poll issued before the terminal state was seen.
 	{
-		Event:   PushBindingEventConfigRegisteredLate,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: a card refresh after the end changes nothing.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventPollTerminal,
+		To:    PushBindingStateOrphaned,
+	},
+	// The terminal push arrived after all; the orphan report stands, since no
+	// verified channel was live at the transition.
 	{
-		Event:   PushBindingEventCapabilityRead,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: the reply to a SendMessage that carried the config and already held the terminal task.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventTerminalObserved,
+		To:    PushBindingStateOrphaned,
+	},
+	// Ignored: a re-registration that completed after the end.
 	{
-		Event:   PushBindingEventConfigRegistered,
-		From:    PushBindingStateSettled,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateSettled,
-	}, // Ignored: a late or duplicate push (delivery is at-least-once); the receiver still acknowledges it.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventConfigRegisteredLate,
+		To:    PushBindingStateOrphaned,
+	},
+	// Ignored: a card refresh after the end changes nothing.
 	{
-		Event:   PushBindingEventReceiver2xx,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // Ignored: the receiver refusing a push after the task was released.
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventCapabilityRead,
+		To:    PushBindingStateOrphaned,
+	},
+	// Ignored: a registration reply after the end; the orphan report stands.
 	{
-		Event:   PushBindingEventReceiver404,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // Ignored: the receiver refusing a push after the task was released.
-	{
-		Event:   PushBindingEventReceiver410,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // Ignored: delivery is over.
-	{
-		Event:   PushBindingEventReceiverOther,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // Ignored: a timer that fired as the task was released.
-	{
-		Event:   PushBindingEventWindowElapsed,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // Ignored: a timer that fired as the task was released.
-	{
-		Event:   PushBindingEventReconcileTick,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // Ignored: the stale answer of a poll issued before the terminal state was seen.
-	{
-		Event:   PushBindingEventPollResult,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // Ignored: a poll issued before the terminal state was seen.
-	{
-		Event:   PushBindingEventPollTerminal,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // The terminal push arrived after all; the orphan report stands, since no verified channel was live at the transition.
-	{
-		Event:   PushBindingEventTerminalObserved,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // Ignored: a re-registration that completed after the end.
-	{
-		Event:   PushBindingEventConfigRegisteredLate,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // Ignored: a card refresh after the end changes nothing.
-	{
-		Event:   PushBindingEventCapabilityRead,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}, // Ignored: a registration reply after the end; the orphan report stands.
-	{
-		Event:   PushBindingEventConfigRegistered,
-		From:    PushBindingStateOrphaned,
-		Guard:   PushBindingGuardNone,
-		Outputs: 0,
-		To:      PushBindingStateOrphaned,
-	}}
+		From:  PushBindingStateOrphaned,
+		Event: PushBindingEventConfigRegistered,
+		To:    PushBindingStateOrphaned,
+	},
+}
 
 // pushBindingRows lists, per (state, event), the table rows in table order.
-var pushBindingRows = [...]uint16{0, 1, 6, 11, 16, 21, 25, 29, 33, 44, 52, 58, 62, 66, 2, 9, 14, 17, 22, 26, 30, 34, 40, 45, 49, 53, 59, 63, 67, 3, 10, 15, 18, 23, 27, 31, 35, 41, 46, 50, 54, 57, 68, 4, 7, 13, 19, 24, 28, 32, 36, 42, 47, 51, 55, 60, 64, 69, 5, 8, 12, 20, 37, 38, 39, 43, 48, 56, 61, 65, 70, 81, 82, 80, 71, 72, 73, 74, 75, 76, 77, 78, 79, 93, 94, 92, 83, 84, 85, 86, 87, 88, 89, 90, 91}
-var pushBindingIndex = [8][13][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 2}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 2}, {9, 0}, {9, 1}, {10, 1}, {11, 2}, {13, 1}}, {{14, 0}, {14, 1}, {15, 1}, {16, 1}, {17, 1}, {18, 1}, {19, 1}, {20, 2}, {22, 1}, {23, 1}, {24, 2}, {26, 2}, {28, 1}}, {{29, 0}, {29, 1}, {30, 1}, {31, 1}, {32, 1}, {33, 1}, {34, 1}, {35, 2}, {37, 1}, {38, 1}, {39, 2}, {41, 1}, {42, 1}}, {{43, 0}, {43, 1}, {44, 1}, {45, 1}, {46, 1}, {47, 1}, {48, 1}, {49, 2}, {51, 1}, {52, 1}, {53, 2}, {55, 2}, {57, 1}}, {{58, 0}, {58, 1}, {59, 1}, {60, 1}, {61, 1}, {62, 1}, {63, 1}, {64, 1}, {65, 1}, {66, 1}, {67, 1}, {68, 2}, {70, 1}}, {{71, 0}, {71, 1}, {72, 1}, {73, 1}, {74, 1}, {75, 1}, {76, 1}, {77, 1}, {78, 1}, {79, 1}, {80, 1}, {81, 1}, {82, 1}}, {{83, 0}, {83, 1}, {84, 1}, {85, 1}, {86, 1}, {87, 1}, {88, 1}, {89, 1}, {90, 1}, {91, 1}, {92, 1}, {93, 1}, {94, 1}}}
+var pushBindingRows = [...]uint16{0, 1, 6, 11, 16, 21, 25, 29, 33, 44, 52, 58, 62, 66,
+	2, 9, 14, 17, 22, 26, 30, 34, 40, 45, 49, 53, 59, 63, 67, 3, 10, 15, 18, 23, 27, 31, 35,
+	41, 46, 50, 54, 57, 68, 4, 7, 13, 19, 24, 28, 32, 36, 42, 47, 51, 55, 60, 64, 69, 5, 8,
+	12, 20, 37, 38, 39, 43, 48, 56, 61, 65, 70, 81, 82, 80, 71, 72, 73, 74, 75, 76, 77, 78,
+	79, 93, 94, 92, 83, 84, 85, 86, 87, 88, 89, 90, 91}
 
-// PushBindingStep looks up the transition for event ev in state from. Rows of the same
-// (state, event) are tried in table order and the first whose guard is in held
-// (or that has no guard) applies. An undefined transition is a
+// pushBindingIndex holds, per state and event, the first entry of
+// pushBindingRows and the number of rows.
+var pushBindingIndex = [8][13][2]uint16{
+	{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0},
+		{0, 0}, {0, 0}, {0, 0}},
+	{{0, 0}, {0, 2}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 2}, {9, 0}, {9, 1},
+		{10, 1}, {11, 2}, {13, 1}},
+	{{14, 0}, {14, 1}, {15, 1}, {16, 1}, {17, 1}, {18, 1}, {19, 1}, {20, 2}, {22, 1},
+		{23, 1}, {24, 2}, {26, 2}, {28, 1}},
+	{{29, 0}, {29, 1}, {30, 1}, {31, 1}, {32, 1}, {33, 1}, {34, 1}, {35, 2}, {37, 1},
+		{38, 1}, {39, 2}, {41, 1}, {42, 1}},
+	{{43, 0}, {43, 1}, {44, 1}, {45, 1}, {46, 1}, {47, 1}, {48, 1}, {49, 2}, {51, 1},
+		{52, 1}, {53, 2}, {55, 2}, {57, 1}},
+	{{58, 0}, {58, 1}, {59, 1}, {60, 1}, {61, 1}, {62, 1}, {63, 1}, {64, 1}, {65, 1},
+		{66, 1}, {67, 1}, {68, 2}, {70, 1}},
+	{{71, 0}, {71, 1}, {72, 1}, {73, 1}, {74, 1}, {75, 1}, {76, 1}, {77, 1}, {78, 1},
+		{79, 1}, {80, 1}, {81, 1}, {82, 1}},
+	{{83, 0}, {83, 1}, {84, 1}, {85, 1}, {86, 1}, {87, 1}, {88, 1}, {89, 1}, {90, 1},
+		{91, 1}, {92, 1}, {93, 1}, {94, 1}},
+}
+
+// PushBindingStep looks up the transition for event ev in state from. Rows of
+// the same (state, event) are tried in table order and the first whose guard
+// is in held (or that has no guard) applies. An undefined transition is a
 // *TransitionError, never a silent no-op. It does not allocate on success.
-func PushBindingStep(from PushBindingState, ev PushBindingEvent, held PushBindingGuardSet) (PushBindingTransition, error) {
+func PushBindingStep(
+	from PushBindingState,
+	ev PushBindingEvent,
+	held PushBindingGuardSet,
+) (PushBindingTransition, error) {
 	if from.Valid() && ev.Valid() {
 		span := pushBindingIndex[from][ev]
 		for _, r := range pushBindingRows[span[0] : span[0]+span[1]] {

@@ -7,21 +7,43 @@ import "strconv"
 
 // The Task machine (schema/fsm/tasklife.json).
 //
-// Lifecycle of one A2A v1.0 task (one Task.id), driven by the status updates the agent produces (Status* events, whether read from a stream item, a reply, a push or a GetTask answer) and by the two requests that act on an existing task: Resume and Cancel. A2A v1.0 fixes only that SUBMITTED comes first and that COMPLETED, FAILED, CANCELED and REJECTED are final; an observer may also miss intermediate states (polling, a second subscriber), so every non-terminal state accepts every later status, and no state returns to Submitted. Terminal states are absorbing and have no rows: a status after a terminal one is a protocol error; a message to a terminal task is refused with UnsupportedOperation; CancelTask on a terminal task is refused with TaskNotCancelable, except that a repeated cancel of a Canceled task answers with the task (cancel is idempotent). The caller handles these before the lookup. A retried request (same taskId, same messageId) and a contextId that differs from the task's (-32602) are not events of this table either.
+// Lifecycle of one A2A v1.0 task (one Task.id), driven by the status updates
+// the agent produces (Status* events, whether read from a stream item, a
+// reply, a push or a GetTask answer) and by the two requests that act on an
+// existing task: Resume and Cancel. A2A v1.0 fixes only that SUBMITTED comes
+// first and that COMPLETED, FAILED, CANCELED and REJECTED are final; an
+// observer may also miss intermediate states (polling, a second subscriber),
+// so every non-terminal state accepts every later status, and no state returns
+// to Submitted. Terminal states are absorbing and have no rows: a status after
+// a terminal one is a protocol error; a message to a terminal task is refused
+// with UnsupportedOperation; CancelTask on a terminal task is refused with
+// TaskNotCancelable, except that a repeated cancel of a Canceled task answers
+// with the task (cancel is idempotent). The caller handles these before the
+// lookup. A retried request (same taskId, same messageId) and a contextId that
+// differs from the task's (-32602) are not events of this table either.
 //
-// Source: A2A v1.0.0: specification/a2a.proto (enum TaskState) and docs/specification.md sections 3.1.2, 3.1.5, 3.4.3, 7.6; A2A-over-MQTT 0.1 Streaming Reply Mapping and Multi-Turn Conversation Patterns; user story 08; docs/protocol.md §4, §5 and §11.
+// Source: A2A v1.0.0: specification/a2a.proto (enum TaskState) and
+// docs/specification.md sections 3.1.2, 3.1.5, 3.4.3, 7.6; A2A-over-MQTT 0.1
+// Streaming Reply Mapping and Multi-Turn Conversation Patterns; user story 08;
+// docs/protocol.md §4, §5 and §11.
 
 // TaskState is a state of the Task machine.
 type TaskState uint8
 
 const (
-	// TaskStateSubmitted is the task was created and acknowledged; processing has not started.
+	// TaskStateSubmitted is the task was created and acknowledged; processing has
+	// not started.
 	TaskStateSubmitted TaskState = 1
 	// TaskStateWorking is the agent is processing the task.
 	TaskStateWorking TaskState = 2
-	// TaskStateInputRequired: Interrupted: the agent needs more input. Stream-final for the correlation that carried it; the task resumes on a new message with the same taskId and contextId.
+	// TaskStateInputRequired: Interrupted: the agent needs more input.
+	// Stream-final for the correlation that carried it; the task resumes on a new
+	// message with the same taskId and contextId.
 	TaskStateInputRequired TaskState = 3
-	// TaskStateAuthRequired: Interrupted: the agent needs an authorization. Stream-final for the correlation that carried it; the task resumes on a new message with the same taskId and contextId, or by itself once the agent receives the credential out of band.
+	// TaskStateAuthRequired: Interrupted: the agent needs an authorization.
+	// Stream-final for the correlation that carried it; the task resumes on a new
+	// message with the same taskId and contextId, or by itself once the agent
+	// receives the credential out of band.
 	TaskStateAuthRequired TaskState = 4
 	// TaskStateCompleted: Terminal: the task finished successfully.
 	TaskStateCompleted TaskState = 5
@@ -29,11 +51,13 @@ const (
 	TaskStateFailed TaskState = 6
 	// TaskStateCanceled: Terminal: the task was canceled before it finished.
 	TaskStateCanceled TaskState = 7
-	// TaskStateRejected: Terminal: the agent decided not to perform the task, at creation or later.
+	// TaskStateRejected: Terminal: the agent decided not to perform the task, at
+	// creation or later.
 	TaskStateRejected TaskState = 8
 )
 
-var taskStateNames = [...]string{"", "Submitted", "Working", "InputRequired", "AuthRequired", "Completed", "Failed", "Canceled", "Rejected"}
+var taskStateNames = [...]string{"", "Submitted", "Working", "InputRequired",
+	"AuthRequired", "Completed", "Failed", "Canceled", "Rejected"}
 
 // String returns the name the table uses.
 func (x TaskState) String() string {
@@ -50,14 +74,18 @@ func (x TaskState) Valid() bool {
 
 // TaskStates lists every state in table order.
 func TaskStates() []TaskState {
-	return []TaskState{TaskStateSubmitted, TaskStateWorking, TaskStateInputRequired, TaskStateAuthRequired, TaskStateCompleted, TaskStateFailed, TaskStateCanceled, TaskStateRejected}
+	return []TaskState{TaskStateSubmitted, TaskStateWorking, TaskStateInputRequired,
+		TaskStateAuthRequired, TaskStateCompleted, TaskStateFailed, TaskStateCanceled,
+		TaskStateRejected}
 }
 
 // TaskEvent is an event of the Task machine.
 type TaskEvent uint8
 
 const (
-	// TaskEventStatusSubmitted is a status of TASK_STATE_SUBMITTED: in practice the Task snapshot that opens a stream, or a GetTask answer, before processing starts.
+	// TaskEventStatusSubmitted is a status of TASK_STATE_SUBMITTED: in practice
+	// the Task snapshot that opens a stream, or a GetTask answer, before
+	// processing starts.
 	TaskEventStatusSubmitted TaskEvent = 1
 	// TaskEventStatusWorking is a status of TASK_STATE_WORKING.
 	TaskEventStatusWorking TaskEvent = 2
@@ -69,17 +97,24 @@ const (
 	TaskEventStatusCompleted TaskEvent = 5
 	// TaskEventStatusFailed is a status of TASK_STATE_FAILED.
 	TaskEventStatusFailed TaskEvent = 6
-	// TaskEventStatusCanceled is a status of TASK_STATE_CANCELED, as published by the agent (for a requester, also the Task returned by its CancelTask).
+	// TaskEventStatusCanceled is a status of TASK_STATE_CANCELED, as published by
+	// the agent (for a requester, also the Task returned by its CancelTask).
 	TaskEventStatusCanceled TaskEvent = 7
 	// TaskEventStatusRejected is a status of TASK_STATE_REJECTED.
 	TaskEventStatusRejected TaskEvent = 8
-	// TaskEventResume is a SendMessage or SendStreamingMessage for this task with the same taskId and contextId and a new messageId. Over MQTT it arrives with fresh Correlation Data. Only an interrupted task accepts it.
+	// TaskEventResume is a SendMessage or SendStreamingMessage for this task with
+	// the same taskId and contextId and a new messageId. Over MQTT it arrives with
+	// fresh Correlation Data. Only an interrupted task accepts it.
 	TaskEventResume TaskEvent = 9
-	// TaskEventCancel is a CancelTask request for this task, as the responder receives it. A requester does not feed its own CancelTask; it observes the outcome as StatusCanceled or as the error.
+	// TaskEventCancel is a CancelTask request for this task, as the responder
+	// receives it. A requester does not feed its own CancelTask; it observes the
+	// outcome as StatusCanceled or as the error.
 	TaskEventCancel TaskEvent = 10
 )
 
-var taskEventNames = [...]string{"", "StatusSubmitted", "StatusWorking", "StatusInputRequired", "StatusAuthRequired", "StatusCompleted", "StatusFailed", "StatusCanceled", "StatusRejected", "Resume", "Cancel"}
+var taskEventNames = [...]string{"", "StatusSubmitted", "StatusWorking",
+	"StatusInputRequired", "StatusAuthRequired", "StatusCompleted", "StatusFailed",
+	"StatusCanceled", "StatusRejected", "Resume", "Cancel"}
 
 // String returns the name the table uses.
 func (x TaskEvent) String() string {
@@ -96,7 +131,10 @@ func (x TaskEvent) Valid() bool {
 
 // TaskEvents lists every event in table order.
 func TaskEvents() []TaskEvent {
-	return []TaskEvent{TaskEventStatusSubmitted, TaskEventStatusWorking, TaskEventStatusInputRequired, TaskEventStatusAuthRequired, TaskEventStatusCompleted, TaskEventStatusFailed, TaskEventStatusCanceled, TaskEventStatusRejected, TaskEventResume, TaskEventCancel}
+	return []TaskEvent{TaskEventStatusSubmitted, TaskEventStatusWorking,
+		TaskEventStatusInputRequired, TaskEventStatusAuthRequired, TaskEventStatusCompleted,
+		TaskEventStatusFailed, TaskEventStatusCanceled, TaskEventStatusRejected,
+		TaskEventResume, TaskEventCancel}
 }
 
 // TaskGuard is a guard of the Task machine.
@@ -105,7 +143,8 @@ type TaskGuard uint8
 const (
 	// TaskGuardNone is the absent guard: a row without one always applies.
 	TaskGuardNone TaskGuard = 0
-	// TaskGuardCancelRefused is the agent cannot cancel the task at its current stage (A2A: cancellation is attempted, success is not guaranteed).
+	// TaskGuardCancelRefused is the agent cannot cancel the task at its current
+	// stage (A2A: cancellation is attempted, success is not guaranteed).
 	TaskGuardCancelRefused TaskGuard = 1
 )
 
@@ -133,21 +172,33 @@ func TaskGuards() []TaskGuard {
 type TaskOutput uint8
 
 const (
-	// TaskOutputStartWork: Responder: hand the resuming message to the agent's handler, which continues the task on the new correlation. A requester ignores it.
+	// TaskOutputStartWork: Responder: hand the resuming message to the agent's
+	// handler, which continues the task on the new correlation. A requester
+	// ignores it.
 	TaskOutputStartWork TaskOutput = 1
-	// TaskOutputStopWork: Responder: stop the agent's handler for this task (cancel its context).
+	// TaskOutputStopWork: Responder: stop the agent's handler for this task
+	// (cancel its context).
 	TaskOutputStopWork TaskOutput = 2
-	// TaskOutputEmitCanceled: Responder: publish a TASK_STATE_CANCELED status to every open stream and push binding of the task, and answer the CancelTask with the updated Task.
+	// TaskOutputEmitCanceled: Responder: publish a TASK_STATE_CANCELED status to
+	// every open stream and push binding of the task, and answer the CancelTask
+	// with the updated Task.
 	TaskOutputEmitCanceled TaskOutput = 3
-	// TaskOutputRefuseCancel: Responder: answer the CancelTask with TaskNotCancelable (-32002); the task goes on unchanged.
+	// TaskOutputRefuseCancel: Responder: answer the CancelTask with
+	// TaskNotCancelable (-32002); the task goes on unchanged.
 	TaskOutputRefuseCancel TaskOutput = 4
-	// TaskOutputEndCorrelation is the item that carried this status is stream-final for its correlation: the responder publishes nothing more on it, the requester removes it from its in-flight map. The task itself may go on.
+	// TaskOutputEndCorrelation is the item that carried this status is
+	// stream-final for its correlation: the responder publishes nothing more on
+	// it, the requester removes it from its in-flight map. The task itself may go
+	// on.
 	TaskOutputEndCorrelation TaskOutput = 5
-	// TaskOutputEndStream is the task reached a terminal state: every stream and subscription of the task closes and every correlation of the task ends; SubscribeToTask is refused from now on.
+	// TaskOutputEndStream is the task reached a terminal state: every stream and
+	// subscription of the task closes and every correlation of the task ends;
+	// SubscribeToTask is refused from now on.
 	TaskOutputEndStream TaskOutput = 6
 )
 
-var taskOutputNames = [...]string{"", "StartWork", "StopWork", "EmitCanceled", "RefuseCancel", "EndCorrelation", "EndStream"}
+var taskOutputNames = [...]string{"", "StartWork", "StopWork", "EmitCanceled",
+	"RefuseCancel", "EndCorrelation", "EndStream"}
 
 // String returns the name the table uses.
 func (x TaskOutput) String() string {
@@ -164,7 +215,8 @@ func (x TaskOutput) Valid() bool {
 
 // TaskOutputs lists every output in table order.
 func TaskOutputs() []TaskOutput {
-	return []TaskOutput{TaskOutputStartWork, TaskOutputStopWork, TaskOutputEmitCanceled, TaskOutputRefuseCancel, TaskOutputEndCorrelation, TaskOutputEndStream}
+	return []TaskOutput{TaskOutputStartWork, TaskOutputStopWork, TaskOutputEmitCanceled,
+		TaskOutputRefuseCancel, TaskOutputEndCorrelation, TaskOutputEndStream}
 }
 
 // TaskInitial is the state a new Task machine starts in.
@@ -200,7 +252,8 @@ func (s TaskState) IsResumable() bool {
 // IsStreamFinal reports whether s carries the tag "stream_final".
 func (s TaskState) IsStreamFinal() bool {
 	switch s {
-	case TaskStateInputRequired, TaskStateAuthRequired, TaskStateCompleted, TaskStateFailed, TaskStateCanceled, TaskStateRejected:
+	case TaskStateInputRequired, TaskStateAuthRequired, TaskStateCompleted,
+		TaskStateFailed, TaskStateCanceled, TaskStateRejected:
 		return true
 	}
 	return false
@@ -317,270 +370,280 @@ type TaskTransition struct {
 	Outputs TaskOutputSet
 }
 
-var taskTable = [...]TaskTransition{ // Repeated snapshot before processing starts.
+// taskTable is the Task table: one row per (state, event, guard), a rule's
+// note before its first row.
+var taskTable = [...]TaskTransition{
+	// Repeated snapshot before processing starts.
+	{From: TaskStateSubmitted, Event: TaskEventStatusSubmitted, To: TaskStateSubmitted},
+	// From an interrupted state without a Resume seen by this party: another
+	// client resumed the task, or (AuthRequired) the agent received the credential
+	// out of band and continued by itself (A2A 7.6.1). Over MQTT the interrupted
+	// correlation has already ended, so a requester learns of this only through
+	// SubscribeToTask or GetTask.
+	{From: TaskStateSubmitted, Event: TaskEventStatusWorking, To: TaskStateWorking},
+	{From: TaskStateInputRequired, Event: TaskEventStatusWorking, To: TaskStateWorking},
+	{From: TaskStateAuthRequired, Event: TaskEventStatusWorking, To: TaskStateWorking},
+	// Repeated progress status.
+	{From: TaskStateWorking, Event: TaskEventStatusWorking, To: TaskStateWorking},
 	{
-		Event:   TaskEventStatusSubmitted,
 		From:    TaskStateSubmitted,
-		Guard:   TaskGuardNone,
-		Outputs: 0,
-		To:      TaskStateSubmitted,
-	}, // From an interrupted state without a Resume seen by this party: another client resumed the task, or (AuthRequired) the agent received the credential out of band and continued by itself (A2A 7.6.1). Over MQTT the interrupted correlation has already ended, so a requester learns of this only through SubscribeToTask or GetTask.
-	{
-		Event:   TaskEventStatusWorking,
-		From:    TaskStateSubmitted,
-		Guard:   TaskGuardNone,
-		Outputs: 0,
-		To:      TaskStateWorking,
-	}, // From an interrupted state without a Resume seen by this party: another client resumed the task, or (AuthRequired) the agent received the credential out of band and continued by itself (A2A 7.6.1). Over MQTT the interrupted correlation has already ended, so a requester learns of this only through SubscribeToTask or GetTask.
-	{
-		Event:   TaskEventStatusWorking,
-		From:    TaskStateInputRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 0,
-		To:      TaskStateWorking,
-	}, // From an interrupted state without a Resume seen by this party: another client resumed the task, or (AuthRequired) the agent received the credential out of band and continued by itself (A2A 7.6.1). Over MQTT the interrupted correlation has already ended, so a requester learns of this only through SubscribeToTask or GetTask.
-	{
-		Event:   TaskEventStatusWorking,
-		From:    TaskStateAuthRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 0,
-		To:      TaskStateWorking,
-	}, // Repeated progress status.
-	{
-		Event:   TaskEventStatusWorking,
-		From:    TaskStateWorking,
-		Guard:   TaskGuardNone,
-		Outputs: 0,
-		To:      TaskStateWorking,
-	}, {
 		Event:   TaskEventStatusInputRequired,
-		From:    TaskStateSubmitted,
-		Guard:   TaskGuardNone,
-		Outputs: 1 << (TaskOutputEndCorrelation - 1),
 		To:      TaskStateInputRequired,
-	}, {
+		Outputs: 1 << (TaskOutputEndCorrelation - 1),
+	},
+	{
+		From:    TaskStateWorking,
 		Event:   TaskEventStatusInputRequired,
-		From:    TaskStateWorking,
-		Guard:   TaskGuardNone,
-		Outputs: 1 << (TaskOutputEndCorrelation - 1),
 		To:      TaskStateInputRequired,
-	}, {
+		Outputs: 1 << (TaskOutputEndCorrelation - 1),
+	},
+	{
+		From:    TaskStateAuthRequired,
 		Event:   TaskEventStatusInputRequired,
-		From:    TaskStateAuthRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1 << (TaskOutputEndCorrelation - 1),
 		To:      TaskStateInputRequired,
-	}, // Repeated snapshot (GetTask, or the Task opening a SubscribeToTask stream, which is stream-final at once).
+		Outputs: 1 << (TaskOutputEndCorrelation - 1),
+	},
+	// Repeated snapshot (GetTask, or the Task opening a SubscribeToTask stream,
+	// which is stream-final at once).
 	{
+		From:    TaskStateInputRequired,
 		Event:   TaskEventStatusInputRequired,
-		From:    TaskStateInputRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1 << (TaskOutputEndCorrelation - 1),
 		To:      TaskStateInputRequired,
-	}, {
-		Event:   TaskEventStatusAuthRequired,
-		From:    TaskStateSubmitted,
-		Guard:   TaskGuardNone,
 		Outputs: 1 << (TaskOutputEndCorrelation - 1),
-		To:      TaskStateAuthRequired,
-	}, {
+	},
+	{
+		From:    TaskStateSubmitted,
 		Event:   TaskEventStatusAuthRequired,
-		From:    TaskStateWorking,
-		Guard:   TaskGuardNone,
-		Outputs: 1 << (TaskOutputEndCorrelation - 1),
 		To:      TaskStateAuthRequired,
-	}, {
+		Outputs: 1 << (TaskOutputEndCorrelation - 1),
+	},
+	{
+		From:    TaskStateWorking,
 		Event:   TaskEventStatusAuthRequired,
-		From:    TaskStateInputRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1 << (TaskOutputEndCorrelation - 1),
 		To:      TaskStateAuthRequired,
-	}, // Repeated snapshot, as for InputRequired.
+		Outputs: 1 << (TaskOutputEndCorrelation - 1),
+	},
 	{
+		From:    TaskStateInputRequired,
 		Event:   TaskEventStatusAuthRequired,
-		From:    TaskStateAuthRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1 << (TaskOutputEndCorrelation - 1),
 		To:      TaskStateAuthRequired,
-	}, // From Submitted: the agent answered without a working phase.
+		Outputs: 1 << (TaskOutputEndCorrelation - 1),
+	},
+	// Repeated snapshot, as for InputRequired.
 	{
-		Event:   TaskEventStatusCompleted,
-		From:    TaskStateSubmitted,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCompleted,
-	}, // From Submitted: the agent answered without a working phase.
-	{
-		Event:   TaskEventStatusCompleted,
-		From:    TaskStateWorking,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCompleted,
-	}, // From Submitted: the agent answered without a working phase.
-	{
-		Event:   TaskEventStatusCompleted,
-		From:    TaskStateInputRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCompleted,
-	}, // From Submitted: the agent answered without a working phase.
-	{
-		Event:   TaskEventStatusCompleted,
 		From:    TaskStateAuthRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
+		Event:   TaskEventStatusAuthRequired,
+		To:      TaskStateAuthRequired,
+		Outputs: 1 << (TaskOutputEndCorrelation - 1),
+	},
+	// From Submitted: the agent answered without a working phase.
+	{
+		From:    TaskStateSubmitted,
+		Event:   TaskEventStatusCompleted,
 		To:      TaskStateCompleted,
-	}, {
-		Event:   TaskEventStatusFailed,
-		From:    TaskStateSubmitted,
-		Guard:   TaskGuardNone,
 		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateFailed,
-	}, {
-		Event:   TaskEventStatusFailed,
+	},
+	{
 		From:    TaskStateWorking,
-		Guard:   TaskGuardNone,
+		Event:   TaskEventStatusCompleted,
+		To:      TaskStateCompleted,
 		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateFailed,
-	}, {
-		Event:   TaskEventStatusFailed,
+	},
+	{
 		From:    TaskStateInputRequired,
-		Guard:   TaskGuardNone,
+		Event:   TaskEventStatusCompleted,
+		To:      TaskStateCompleted,
 		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateFailed,
-	}, {
-		Event:   TaskEventStatusFailed,
+	},
+	{
 		From:    TaskStateAuthRequired,
-		Guard:   TaskGuardNone,
+		Event:   TaskEventStatusCompleted,
+		To:      TaskStateCompleted,
 		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateFailed,
-	}, {
-		Event:   TaskEventStatusCanceled,
+	},
+	{
 		From:    TaskStateSubmitted,
-		Guard:   TaskGuardNone,
+		Event:   TaskEventStatusFailed,
+		To:      TaskStateFailed,
 		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCanceled,
-	}, {
-		Event:   TaskEventStatusCanceled,
-		From:    TaskStateWorking,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCanceled,
-	}, {
-		Event:   TaskEventStatusCanceled,
-		From:    TaskStateInputRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCanceled,
-	}, {
-		Event:   TaskEventStatusCanceled,
-		From:    TaskStateAuthRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCanceled,
-	}, // From Submitted: rejected at creation; later: the agent decided it cannot or will not go on.
+	},
 	{
-		Event:   TaskEventStatusRejected,
+		From:    TaskStateWorking,
+		Event:   TaskEventStatusFailed,
+		To:      TaskStateFailed,
+		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
+	},
+	{
+		From:    TaskStateInputRequired,
+		Event:   TaskEventStatusFailed,
+		To:      TaskStateFailed,
+		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
+	},
+	{
+		From:    TaskStateAuthRequired,
+		Event:   TaskEventStatusFailed,
+		To:      TaskStateFailed,
+		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
+	},
+	{
 		From:    TaskStateSubmitted,
-		Guard:   TaskGuardNone,
+		Event:   TaskEventStatusCanceled,
+		To:      TaskStateCanceled,
 		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateRejected,
-	}, // From Submitted: rejected at creation; later: the agent decided it cannot or will not go on.
+	},
 	{
-		Event:   TaskEventStatusRejected,
 		From:    TaskStateWorking,
-		Guard:   TaskGuardNone,
+		Event:   TaskEventStatusCanceled,
+		To:      TaskStateCanceled,
 		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateRejected,
-	}, // From Submitted: rejected at creation; later: the agent decided it cannot or will not go on.
+	},
 	{
-		Event:   TaskEventStatusRejected,
 		From:    TaskStateInputRequired,
-		Guard:   TaskGuardNone,
+		Event:   TaskEventStatusCanceled,
+		To:      TaskStateCanceled,
 		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateRejected,
-	}, // From Submitted: rejected at creation; later: the agent decided it cannot or will not go on.
+	},
 	{
-		Event:   TaskEventStatusRejected,
 		From:    TaskStateAuthRequired,
-		Guard:   TaskGuardNone,
+		Event:   TaskEventStatusCanceled,
+		To:      TaskStateCanceled,
 		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateRejected,
-	}, // A new messageId on an interrupted task resumes it. Submitted and Working have no Resume row: the task is not waiting for input and the responder refuses the message.
+	},
+	// From Submitted: rejected at creation; later: the agent decided it cannot or
+	// will not go on.
 	{
+		From:    TaskStateSubmitted,
+		Event:   TaskEventStatusRejected,
+		To:      TaskStateRejected,
+		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
+	},
+	{
+		From:    TaskStateWorking,
+		Event:   TaskEventStatusRejected,
+		To:      TaskStateRejected,
+		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
+	},
+	{
+		From:    TaskStateInputRequired,
+		Event:   TaskEventStatusRejected,
+		To:      TaskStateRejected,
+		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
+	},
+	{
+		From:    TaskStateAuthRequired,
+		Event:   TaskEventStatusRejected,
+		To:      TaskStateRejected,
+		Outputs: 1<<(TaskOutputEndCorrelation-1) | 1<<(TaskOutputEndStream-1),
+	},
+	// A new messageId on an interrupted task resumes it. Submitted and Working
+	// have no Resume row: the task is not waiting for input and the responder
+	// refuses the message.
+	{
+		From:    TaskStateInputRequired,
 		Event:   TaskEventResume,
-		From:    TaskStateInputRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1 << (TaskOutputStartWork - 1),
 		To:      TaskStateWorking,
-	}, // A new messageId on an interrupted task resumes it. Submitted and Working have no Resume row: the task is not waiting for input and the responder refuses the message.
+		Outputs: 1 << (TaskOutputStartWork - 1),
+	},
 	{
+		From:    TaskStateAuthRequired,
 		Event:   TaskEventResume,
-		From:    TaskStateAuthRequired,
-		Guard:   TaskGuardNone,
+		To:      TaskStateWorking,
 		Outputs: 1 << (TaskOutputStartWork - 1),
-		To:      TaskStateWorking,
-	}, {
-		Event:   TaskEventCancel,
+	},
+	{
 		From:    TaskStateSubmitted,
+		Event:   TaskEventCancel,
 		Guard:   TaskGuardCancelRefused,
-		Outputs: 1 << (TaskOutputRefuseCancel - 1),
 		To:      TaskStateSubmitted,
-	}, {
-		Event:   TaskEventCancel,
-		From:    TaskStateWorking,
-		Guard:   TaskGuardCancelRefused,
 		Outputs: 1 << (TaskOutputRefuseCancel - 1),
+	},
+	{
+		From:    TaskStateWorking,
+		Event:   TaskEventCancel,
+		Guard:   TaskGuardCancelRefused,
 		To:      TaskStateWorking,
-	}, {
-		Event:   TaskEventCancel,
-		From:    TaskStateInputRequired,
-		Guard:   TaskGuardCancelRefused,
 		Outputs: 1 << (TaskOutputRefuseCancel - 1),
+	},
+	{
+		From:    TaskStateInputRequired,
+		Event:   TaskEventCancel,
+		Guard:   TaskGuardCancelRefused,
 		To:      TaskStateInputRequired,
-	}, {
-		Event:   TaskEventCancel,
-		From:    TaskStateAuthRequired,
-		Guard:   TaskGuardCancelRefused,
 		Outputs: 1 << (TaskOutputRefuseCancel - 1),
-		To:      TaskStateAuthRequired,
-	}, // The responder does not feed its own CANCELED status back as StatusCanceled: the task is already Canceled.
+	},
 	{
-		Event:   TaskEventCancel,
-		From:    TaskStateSubmitted,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputStopWork-1) | 1<<(TaskOutputEmitCanceled-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCanceled,
-	}, // The responder does not feed its own CANCELED status back as StatusCanceled: the task is already Canceled.
-	{
-		Event:   TaskEventCancel,
-		From:    TaskStateWorking,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputStopWork-1) | 1<<(TaskOutputEmitCanceled-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCanceled,
-	}, // The responder does not feed its own CANCELED status back as StatusCanceled: the task is already Canceled.
-	{
-		Event:   TaskEventCancel,
-		From:    TaskStateInputRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputStopWork-1) | 1<<(TaskOutputEmitCanceled-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCanceled,
-	}, // The responder does not feed its own CANCELED status back as StatusCanceled: the task is already Canceled.
-	{
-		Event:   TaskEventCancel,
 		From:    TaskStateAuthRequired,
-		Guard:   TaskGuardNone,
-		Outputs: 1<<(TaskOutputStopWork-1) | 1<<(TaskOutputEmitCanceled-1) | 1<<(TaskOutputEndStream-1),
-		To:      TaskStateCanceled,
-	}}
+		Event:   TaskEventCancel,
+		Guard:   TaskGuardCancelRefused,
+		To:      TaskStateAuthRequired,
+		Outputs: 1 << (TaskOutputRefuseCancel - 1),
+	},
+	// The responder does not feed its own CANCELED status back as StatusCanceled:
+	// the task is already Canceled.
+	{
+		From:  TaskStateSubmitted,
+		Event: TaskEventCancel,
+		To:    TaskStateCanceled,
+		Outputs: 1<<(TaskOutputStopWork-1) |
+			1<<(TaskOutputEmitCanceled-1) |
+			1<<(TaskOutputEndStream-1),
+	},
+	{
+		From:  TaskStateWorking,
+		Event: TaskEventCancel,
+		To:    TaskStateCanceled,
+		Outputs: 1<<(TaskOutputStopWork-1) |
+			1<<(TaskOutputEmitCanceled-1) |
+			1<<(TaskOutputEndStream-1),
+	},
+	{
+		From:  TaskStateInputRequired,
+		Event: TaskEventCancel,
+		To:    TaskStateCanceled,
+		Outputs: 1<<(TaskOutputStopWork-1) |
+			1<<(TaskOutputEmitCanceled-1) |
+			1<<(TaskOutputEndStream-1),
+	},
+	{
+		From:  TaskStateAuthRequired,
+		Event: TaskEventCancel,
+		To:    TaskStateCanceled,
+		Outputs: 1<<(TaskOutputStopWork-1) |
+			1<<(TaskOutputEmitCanceled-1) |
+			1<<(TaskOutputEndStream-1),
+	},
+}
 
 // taskRows lists, per (state, event), the table rows in table order.
-var taskRows = [...]uint16{0, 1, 5, 9, 13, 17, 21, 25, 31, 35, 4, 6, 10, 14, 18, 22, 26, 32, 36, 2, 8, 11, 15, 19, 23, 27, 29, 33, 37, 3, 7, 12, 16, 20, 24, 28, 30, 34, 38}
-var taskIndex = [9][11][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 1}, {8, 0}, {8, 2}}, {{10, 0}, {10, 0}, {10, 1}, {11, 1}, {12, 1}, {13, 1}, {14, 1}, {15, 1}, {16, 1}, {17, 0}, {17, 2}}, {{19, 0}, {19, 0}, {19, 1}, {20, 1}, {21, 1}, {22, 1}, {23, 1}, {24, 1}, {25, 1}, {26, 1}, {27, 2}}, {{29, 0}, {29, 0}, {29, 1}, {30, 1}, {31, 1}, {32, 1}, {33, 1}, {34, 1}, {35, 1}, {36, 1}, {37, 2}}, {{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}}, {{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}}, {{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}}, {{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}}}
+var taskRows = [...]uint16{0, 1, 5, 9, 13, 17, 21, 25, 31, 35, 4, 6, 10, 14, 18, 22, 26,
+	32, 36, 2, 8, 11, 15, 19, 23, 27, 29, 33, 37, 3, 7, 12, 16, 20, 24, 28, 30, 34, 38}
 
-// TaskStep looks up the transition for event ev in state from. Rows of the same
-// (state, event) are tried in table order and the first whose guard is in held
-// (or that has no guard) applies. An undefined transition is a
+// taskIndex holds, per state and event, the first entry of taskRows and the
+// number of rows.
+var taskIndex = [9][11][2]uint16{
+	{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0},
+		{0, 0}},
+	{{0, 0}, {0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 1}, {8, 0},
+		{8, 2}},
+	{{10, 0}, {10, 0}, {10, 1}, {11, 1}, {12, 1}, {13, 1}, {14, 1}, {15, 1}, {16, 1},
+		{17, 0}, {17, 2}},
+	{{19, 0}, {19, 0}, {19, 1}, {20, 1}, {21, 1}, {22, 1}, {23, 1}, {24, 1}, {25, 1},
+		{26, 1}, {27, 2}},
+	{{29, 0}, {29, 0}, {29, 1}, {30, 1}, {31, 1}, {32, 1}, {33, 1}, {34, 1}, {35, 1},
+		{36, 1}, {37, 2}},
+	{{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0},
+		{39, 0}, {39, 0}},
+	{{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0},
+		{39, 0}, {39, 0}},
+	{{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0},
+		{39, 0}, {39, 0}},
+	{{39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0}, {39, 0},
+		{39, 0}, {39, 0}},
+}
+
+// TaskStep looks up the transition for event ev in state from. Rows of the
+// same (state, event) are tried in table order and the first whose guard is in
+// held (or that has no guard) applies. An undefined transition is a
 // *TransitionError, never a silent no-op. It does not allocate on success.
 func TaskStep(from TaskState, ev TaskEvent, held TaskGuardSet) (TaskTransition, error) {
 	if from.Valid() && ev.Valid() {

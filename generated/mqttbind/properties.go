@@ -12,71 +12,128 @@ import (
 
 // User property keys.
 const (
-	// PropStatus: Agent liveness on retained Agent Card publications on the discovery topic (online after connect, offline on graceful stop) and on the Last Will (offline). Advisory only: never a replacement for request/reply error handling, never a reason to skip retries. Spec: Presence and Liveness; Optional Broker-Managed Status.
+	// PropStatus: Agent liveness on retained Agent Card publications on the
+	// discovery topic (online after connect, offline on graceful stop) and on the
+	// Last Will (offline). Advisory only: never a replacement for request/reply
+	// error handling, never a reason to skip retries. Spec: Presence and Liveness;
+	// Optional Broker-Managed Status.
 	//
 	// Appears in: discovery, will.
 	PropStatus = "a2a-status"
-	// PropStatusSource: Who asserted a2a-status. On receipt any value other than agent or lwt (EMQX's registry writes emqx) counts as broker-managed (docs/protocol.md §11, "broker status source"). Spec: Presence and Liveness; Optional Broker-Managed Status.
+	// PropStatusSource: Who asserted a2a-status. On receipt any value other than
+	// agent or lwt (EMQX's registry writes emqx) counts as broker-managed
+	// (docs/protocol.md §11, "broker status source"). Spec: Presence and
+	// Liveness; Optional Broker-Managed Status.
 	//
 	// Appears in: discovery, will.
 	PropStatusSource = "a2a-status-source"
-	// PropResponderAgentID is the agent_id of the concrete responder. MUST on every reply to a pooled request (missing = protocol error) and on every ubsp-v1 response; on any reply or stream item it signals task handover: the latest value for a Task.id wins and follow-ups go to that agent's direct request topic. Absent = no handover. Spec: Requester Behavior items 6-7; Optional Task Handover; Optional Shared Subscription Dispatch item 10; Optional Untrusted-Broker Security Profile item 9.
+	// PropResponderAgentID is the agent_id of the concrete responder. MUST on
+	// every reply to a pooled request (missing = protocol error) and on every
+	// ubsp-v1 response; on any reply or stream item it signals task handover: the
+	// latest value for a Task.id wins and follow-ups go to that agent's direct
+	// request topic. Absent = no handover. Spec: Requester Behavior items 6-7;
+	// Optional Task Handover; Optional Shared Subscription Dispatch item 10;
+	// Optional Untrusted-Broker Security Profile item 9.
 	//
 	// Appears in: reply, stream, chunk.
 	PropResponderAgentID = "a2a-responder-agent-id"
-	// PropContextID: Task.context_id for transport-level visibility: optional on requests, optional on native binary artifact chunks. The payload contextId stays authoritative; if both are present they MUST match (a mismatch is transport_protocol_error in this library). Spec: Context Identifier Semantics item 7; Optional MQTT Native Binary Artifact Mode item 8.
+	// PropContextID: Task.context_id for transport-level visibility: optional on
+	// requests, optional on native binary artifact chunks. The payload contextId
+	// stays authoritative; if both are present they MUST match (a mismatch is
+	// transport_protocol_error in this library). Spec: Context Identifier
+	// Semantics item 7; Optional MQTT Native Binary Artifact Mode item 8.
 	//
 	// Appears in: request, chunk.
 	PropContextID = "a2a-context-id"
-	// PropAuthorization: OAuth 2.0 / OIDC access token, value "Bearer <access_token>", on each request when the agent requires it; only over TLS. Never echoed in any reply, event, payload or property, never logged. Spec: OAuth 2.0 and OIDC over MQTT User Properties.
+	// PropAuthorization: OAuth 2.0 / OIDC access token, value "Bearer
+	// <access_token>", on each request when the agent requires it; only over TLS.
+	// Never echoed in any reply, event, payload or property, never logged. Spec:
+	// OAuth 2.0 and OIDC over MQTT User Properties.
 	//
 	// Appears in: request.
 	PropAuthorization = "a2a-authorization"
-	// PropSecurityProfile: End-to-end payload protection profile of the interaction; when set on a request, every request, reply and stream message of the interaction carries it. Spec: Optional Untrusted-Broker Security Profile items 2-4, 8-9.
+	// PropSecurityProfile: End-to-end payload protection profile of the
+	// interaction; when set on a request, every request, reply and stream message
+	// of the interaction carries it. Spec: Optional Untrusted-Broker Security
+	// Profile items 2-4, 8-9.
 	//
 	// Appears in: request, reply, stream.
 	PropSecurityProfile = "a2a-security-profile"
-	// PropRequesterAgentID: Under ubsp-v1: the requester's agent_id, on the request and on every response publication; the responder resolves the reply encryption key from it. Spec: Optional Untrusted-Broker Security Profile items 8-9.
+	// PropRequesterAgentID: Under ubsp-v1: the requester's agent_id, on the
+	// request and on every response publication; the responder resolves the reply
+	// encryption key from it. Spec: Optional Untrusted-Broker Security Profile
+	// items 8-9.
 	//
 	// Appears in: request, reply, stream.
 	PropRequesterAgentID = "a2a-requester-agent-id"
-	// PropRecipientAgentID: Under ubsp-v1: the intended responder's agent_id. A responder whose identity differs MUST reject the request as transport_protocol_error. Spec: Optional Untrusted-Broker Security Profile items 8, 11.
+	// PropRecipientAgentID: Under ubsp-v1: the intended responder's agent_id. A
+	// responder whose identity differs MUST reject the request as
+	// transport_protocol_error. Spec: Optional Untrusted-Broker Security Profile
+	// items 8, 11.
 	//
 	// Appears in: request.
 	PropRecipientAgentID = "a2a-recipient-agent-id"
-	// PropRecipientKID: Under ubsp-v1, optional: the JWK kid of the recipient key the payload was encrypted to (a JWK kid is an arbitrary string, so not bound by the identifier pattern). Spec: Optional Untrusted-Broker Security Profile item 10.
+	// PropRecipientKID: Under ubsp-v1, optional: the JWK kid of the recipient key
+	// the payload was encrypted to (a JWK kid is an arbitrary string, so not bound
+	// by the identifier pattern). Spec: Optional Untrusted-Broker Security Profile
+	// item 10.
 	//
 	// Appears in: request, reply, stream.
 	PropRecipientKID = "a2a-recipient-kid"
-	// PropArtifactMode: Requested artifact encoding on the request; the responder SHOULD state the chosen mode on its replies. Absent, unknown or unsupported means json. Spec: Optional MQTT Native Binary Artifact Mode items 3-7.
+	// PropArtifactMode: Requested artifact encoding on the request; the responder
+	// SHOULD state the chosen mode on its replies. Absent, unknown or unsupported
+	// means json. Spec: Optional MQTT Native Binary Artifact Mode items 3-7.
 	//
 	// Appears in: request, reply, stream.
 	PropArtifactMode = "a2a-artifact-mode"
-	// PropEventType: Kind of a native binary artifact message; required on every chunk. Spec: Optional MQTT Native Binary Artifact Mode item 8.
+	// PropEventType: Kind of a native binary artifact message; required on every
+	// chunk. Spec: Optional MQTT Native Binary Artifact Mode item 8.
 	//
 	// Appears in: chunk.
 	PropEventType = "a2a-event-type"
-	// PropTaskID: Task.id of the task a native binary artifact chunk belongs to; required on every chunk and a de-duplication key. Over MQTT Task.id is requester-made (UUIDv4 generated, any well-formed RFC 9562 UUID accepted). Spec: Optional MQTT Native Binary Artifact Mode item 8; Error Handling and Deduplication item 2.
+	// PropTaskID: Task.id of the task a native binary artifact chunk belongs to;
+	// required on every chunk and a de-duplication key. Over MQTT Task.id is
+	// requester-made (UUIDv4 generated, any well-formed RFC 9562 UUID accepted).
+	// Spec: Optional MQTT Native Binary Artifact Mode item 8; Error Handling and
+	// Deduplication item 2.
 	//
 	// Appears in: chunk.
 	PropTaskID = "a2a-task-id"
-	// PropArtifactID: Artifact.artifactId of the artifact a chunk belongs to (an A2A artifact id is an arbitrary string); required on every chunk; chunks are reassembled by artifact id and sequence number. Spec: Optional MQTT Native Binary Artifact Mode item 8.
+	// PropArtifactID: Artifact.artifactId of the artifact a chunk belongs to (an
+	// A2A artifact id is an arbitrary string); required on every chunk; chunks are
+	// reassembled by artifact id and sequence number. Spec: Optional MQTT Native
+	// Binary Artifact Mode item 8.
 	//
 	// Appears in: chunk.
 	PropArtifactID = "a2a-artifact-id"
-	// PropChunkSeqNo: Sequence number of the chunk within its artifact, a decimal integer string (user story 04 counts from 0); required on every chunk; reassembly is in strict sequence order and duplicates are dropped by it. Spec: Optional MQTT Native Binary Artifact Mode items 8-9.
+	// PropChunkSeqNo: Sequence number of the chunk within its artifact, a decimal
+	// integer string (user story 04 counts from 0); required on every chunk;
+	// reassembly is in strict sequence order and duplicates are dropped by it.
+	// Spec: Optional MQTT Native Binary Artifact Mode items 8-9.
 	//
 	// Appears in: chunk.
 	PropChunkSeqNo = "a2a-chunk-seqno"
-	// PropLastChunk: "true" on the last chunk of an artifact, "false" otherwise; required on every chunk. Ends the artifact only: the stream still ends on a terminal task status. Spec: Optional MQTT Native Binary Artifact Mode items 8, 11.
+	// PropLastChunk: "true" on the last chunk of an artifact, "false" otherwise;
+	// required on every chunk. Ends the artifact only: the stream still ends on a
+	// terminal task status. Spec: Optional MQTT Native Binary Artifact Mode items
+	// 8, 11.
 	//
 	// Appears in: chunk.
 	PropLastChunk = "a2a-last-chunk"
-	// PropVersion is the A2A-Version service parameter over MQTT: the A2A protocol version (Major.Minor, e.g. 1.0) the requester uses. Absent or empty means 0.3 (A2A v1.0 §3.6.2); an unsupported version is answered with version_not_supported. The MQTT binding is silent on service parameters; A2A requires custom bindings to carry them (A2A v1.0 §3.2.6; docs/protocol.md §11, "service parameters over MQTT").
+	// PropVersion is the A2A-Version service parameter over MQTT: the A2A protocol
+	// version (Major.Minor, e.g. 1.0) the requester uses. Absent or empty means
+	// 0.3 (A2A v1.0 §3.6.2); an unsupported version is answered with
+	// version_not_supported. The MQTT binding is silent on service parameters; A2A
+	// requires custom bindings to carry them (A2A v1.0 §3.2.6; docs/protocol.md
+	// §11, "service parameters over MQTT").
 	//
 	// Appears in: request.
 	PropVersion = "a2a-version"
-	// PropExtensions is the A2A-Extensions service parameter over MQTT: comma-separated extension URIs the requester wants to use for the request. A required extension the requester does not list is answered with extension_support_required. A2A v1.0 §3.2.6, §14.2.2; docs/protocol.md §11, "service parameters over MQTT".
+	// PropExtensions is the A2A-Extensions service parameter over MQTT:
+	// comma-separated extension URIs the requester wants to use for the request. A
+	// required extension the requester does not list is answered with
+	// extension_support_required. A2A v1.0 §3.2.6, §14.2.2; docs/protocol.md
+	// §11, "service parameters over MQTT".
 	//
 	// Appears in: request.
 	PropExtensions = "a2a-extensions"
@@ -84,23 +141,33 @@ const (
 
 // Allowed values of the properties that have a closed set.
 const (
-	// StatusOnline is the agent was reachable when the card was published (broker-managed: its client connection is active).
+	// StatusOnline is the agent was reachable when the card was published
+	// (broker-managed: its client connection is active).
 	StatusOnline = "online"
-	// StatusOffline is a disconnect was detected: graceful-stop republish, Last Will, or broker connection tracking.
+	// StatusOffline is a disconnect was detected: graceful-stop republish, Last
+	// Will, or broker connection tracking.
 	StatusOffline = "offline"
-	// StatusSourceAgent: Published by the agent itself (after connect: online; graceful stop: offline).
+	// StatusSourceAgent: Published by the agent itself (after connect: online;
+	// graceful stop: offline).
 	StatusSourceAgent = "agent"
-	// StatusSourceLWT is the agent's Last Will, fired by the broker after an ungraceful disconnect.
+	// StatusSourceLWT is the agent's Last Will, fired by the broker after an
+	// ungraceful disconnect.
 	StatusSourceLWT = "lwt"
-	// StatusSourceBroker: Set or overridden by the broker from the agent's client connection state, keyed by Client ID; subscribers prefer it over agent and lwt.
+	// StatusSourceBroker: Set or overridden by the broker from the agent's client
+	// connection state, keyed by Client ID; subscribers prefer it over agent and
+	// lwt.
 	StatusSourceBroker = "broker"
-	// SecurityProfileUBSPV1: Untrusted-broker security profile v1: JOSE JWE payloads (Content Type application/jose+json or application/jose) end to end for the request, its replies and its stream items.
+	// SecurityProfileUBSPV1: Untrusted-broker security profile v1: JOSE JWE
+	// payloads (Content Type application/jose+json or application/jose) end to end
+	// for the request, its replies and its stream items.
 	SecurityProfileUBSPV1 = "ubsp-v1"
-	// ArtifactModeJSON: Default: artifacts travel in JSON payloads, binary Part.raw as base64.
+	// ArtifactModeJSON: Default: artifacts travel in JSON payloads, binary
+	// Part.raw as base64.
 	ArtifactModeJSON = "json"
 	// ArtifactModeBinary: Native MQTT binary artifact chunks on the reply stream.
 	ArtifactModeBinary = "binary"
-	// EventTypeTaskArtifactUpdate is the message is a native binary artifact chunk (the binary counterpart of a TaskArtifactUpdateEvent).
+	// EventTypeTaskArtifactUpdate is the message is a native binary artifact chunk
+	// (the binary counterpart of a TaskArtifactUpdateEvent).
 	EventTypeTaskArtifactUpdate = "task-artifact-update"
 )
 
@@ -237,8 +304,8 @@ func LookupProperty(key string) (PropertyInfo, bool) {
 	return PropertyInfo{}, false
 }
 
-// CheckProperty reports whether value is allowed for a known key. Unknown
-// keys are accepted (the binding ignores them).
+// CheckProperty reports whether value is allowed for a known key. Unknown keys
+// are accepted (the binding ignores them).
 func CheckProperty(key, value string) error {
 	p, ok := LookupProperty(key)
 	if !ok {
@@ -286,11 +353,11 @@ func ValidUUID(s string) bool {
 		c := s[i]
 		switch i {
 		case 8, 13, 18, 23:
-			if c != byte(0x2d) {
+			if c != '-' {
 				return false
 			}
 		default:
-			if !(byte(0x30) <= c && c <= byte(0x39) || byte(0x61) <= c && c <= byte(0x66) || byte(0x41) <= c && c <= byte(0x46)) {
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
 				return false
 			}
 		}

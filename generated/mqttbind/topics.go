@@ -22,7 +22,12 @@ func ValidIdentifier(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+		if !('A' <= c && c <= 'Z' ||
+			'a' <= c && c <= 'z' ||
+			'0' <= c && c <= '9' ||
+			c == '_' ||
+			c == '.' ||
+			c == '-') {
 			return false
 		}
 	}
@@ -87,7 +92,8 @@ func (e *RootError) Error() string {
 
 // ParseRoot returns the root s names, checked: at most RootMaxLength bytes,
 // levels separated by /, each matching IdentifierPattern; the first may begin
-// with $, but not be $share, $queue, $SYS. "" and DefaultRoot are the zero Root.
+// with $, but not be $share, $queue, $SYS. "" and DefaultRoot are the zero
+// Root.
 func ParseRoot(s string) (Root, error) {
 	if s == "" || s == DefaultRoot {
 		return Root{}, nil
@@ -132,14 +138,14 @@ func (r Root) IsDefault() bool {
 	return r.prefix == ""
 }
 
-// Wildcard returns the subscription filter of every topic under the root
-// (the root followed by /#).
+// Wildcard returns the subscription filter of every topic under the root (the
+// root followed by /#).
 func (r Root) Wildcard() string {
 	return r.path() + "#"
 }
 
-// Relative returns what follows the root and its level separator in topic;
-// ok is false when topic is not under the root.
+// Relative returns what follows the root and its level separator in topic; ok
+// is false when topic is not under the root.
 func (r Root) Relative(topic string) (rest string, ok bool) {
 	return strings.CutPrefix(topic, r.path())
 }
@@ -149,8 +155,8 @@ func (r Root) MarshalText() ([]byte, error) {
 	return []byte(r.String()), nil
 }
 
-// UnmarshalText sets r to the root text names, checked as ParseRoot checks
-// it (encoding.TextUnmarshaler, so a Root can be a flag.TextVar).
+// UnmarshalText sets r to the root text names, checked as ParseRoot checks it
+// (encoding.TextUnmarshaler, so a Root can be a flag.TextVar).
 func (r *Root) UnmarshalText(text []byte) error {
 	v, err := ParseRoot(string(text))
 	if err != nil {
@@ -185,8 +191,11 @@ func splitLevels(s string, levels []string) bool {
 // DiscoveryTemplate is the Discovery topic template under DefaultRoot.
 const DiscoveryTemplate = "$a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}"
 
-// DiscoveryTopic: builds the topic {root}/discovery/{org_id}/{unit_id}/{agent_id} under the root r. Retained Agent Card of an agent (QoS 1), also its Last Will topic. An empty retained payload unregisters the agent; updates republish the full card.
-// Every identifier is checked first.
+// DiscoveryTopic: builds the topic
+// {root}/discovery/{org_id}/{unit_id}/{agent_id} under the root r. Retained
+// Agent Card of an agent (QoS 1), also its Last Will topic. An empty retained
+// payload unregisters the agent; updates republish the full card. Every
+// identifier is checked first.
 func (r Root) DiscoveryTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -200,14 +209,16 @@ func (r Root) DiscoveryTopic(org, unit, agent string) (string, error) {
 	return r.path() + "discovery/" + org + "/" + unit + "/" + agent, nil
 }
 
-// DiscoveryTopic builds the topic $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}: Root.DiscoveryTopic of the zero Root.
+// DiscoveryTopic builds the topic
+// $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}: Root.DiscoveryTopic of the
+// zero Root.
 func DiscoveryTopic(org, unit, agent string) (string, error) {
 	return Root{}.DiscoveryTopic(org, unit, agent)
 }
 
 // ParseDiscoveryTopic splits a Discovery topic under the root r into its
-// identifiers; ok is false when topic does not have the form {root}/discovery/{org_id}/{unit_id}/{agent_id}
-// or an identifier is invalid.
+// identifiers; ok is false when topic does not have the form
+// {root}/discovery/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
 func (r Root) ParseDiscoveryTopic(topic string) (org, unit, agent string, ok bool) {
 	rest, found := r.Relative(topic)
 	if !found {
@@ -236,17 +247,21 @@ func (r Root) ParseDiscoveryTopic(topic string) (org, unit, agent string, ok boo
 	return
 }
 
-// ParseDiscoveryTopic splits a Discovery topic of the form $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}: Root.ParseDiscoveryTopic of the
-// zero Root.
+// ParseDiscoveryTopic splits a Discovery topic of the form
+// $a2a/v1/discovery/{org_id}/{unit_id}/{agent_id}: Root.ParseDiscoveryTopic of
+// the zero Root.
 func ParseDiscoveryTopic(topic string) (org, unit, agent string, ok bool) {
 	return Root{}.ParseDiscoveryTopic(topic)
 }
 
-// DiscoveryFilterTemplate is the DiscoveryFilter topic template under DefaultRoot.
+// DiscoveryFilterTemplate is the DiscoveryFilter topic template under
+// DefaultRoot.
 const DiscoveryFilterTemplate = "$a2a/v1/discovery/{org_id}/{unit_id}/+"
 
-// DiscoveryFilterTopic: builds the subscription filter {root}/discovery/{org_id}/{unit_id}/+ under the root r. Subscription filter for every Agent Card of a unit; the agent_id is taken from the matched topic's last level.
-// Every identifier is checked first.
+// DiscoveryFilterTopic: builds the subscription filter
+// {root}/discovery/{org_id}/{unit_id}/+ under the root r. Subscription filter
+// for every Agent Card of a unit; the agent_id is taken from the matched
+// topic's last level. Every identifier is checked first.
 func (r Root) DiscoveryFilterTopic(org, unit string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -257,7 +272,9 @@ func (r Root) DiscoveryFilterTopic(org, unit string) (string, error) {
 	return r.path() + "discovery/" + org + "/" + unit + "/+", nil
 }
 
-// DiscoveryFilterTopic builds the subscription filter $a2a/v1/discovery/{org_id}/{unit_id}/+: Root.DiscoveryFilterTopic of the zero Root.
+// DiscoveryFilterTopic builds the subscription filter
+// $a2a/v1/discovery/{org_id}/{unit_id}/+: Root.DiscoveryFilterTopic of the
+// zero Root.
 func DiscoveryFilterTopic(org, unit string) (string, error) {
 	return Root{}.DiscoveryFilterTopic(org, unit)
 }
@@ -265,8 +282,9 @@ func DiscoveryFilterTopic(org, unit string) (string, error) {
 // RequestTemplate is the Request topic template under DefaultRoot.
 const RequestTemplate = "$a2a/v1/request/{org_id}/{unit_id}/{agent_id}"
 
-// RequestTopic: builds the topic {root}/request/{org_id}/{unit_id}/{agent_id} under the root r. An agent's direct request topic (QoS 1). Requests carry MQTT Response Topic and Correlation Data.
-// Every identifier is checked first.
+// RequestTopic: builds the topic {root}/request/{org_id}/{unit_id}/{agent_id}
+// under the root r. An agent's direct request topic (QoS 1). Requests carry
+// MQTT Response Topic and Correlation Data. Every identifier is checked first.
 func (r Root) RequestTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -280,14 +298,15 @@ func (r Root) RequestTopic(org, unit, agent string) (string, error) {
 	return r.path() + "request/" + org + "/" + unit + "/" + agent, nil
 }
 
-// RequestTopic builds the topic $a2a/v1/request/{org_id}/{unit_id}/{agent_id}: Root.RequestTopic of the zero Root.
+// RequestTopic builds the topic $a2a/v1/request/{org_id}/{unit_id}/{agent_id}:
+// Root.RequestTopic of the zero Root.
 func RequestTopic(org, unit, agent string) (string, error) {
 	return Root{}.RequestTopic(org, unit, agent)
 }
 
 // ParseRequestTopic splits a Request topic under the root r into its
-// identifiers; ok is false when topic does not have the form {root}/request/{org_id}/{unit_id}/{agent_id}
-// or an identifier is invalid.
+// identifiers; ok is false when topic does not have the form
+// {root}/request/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
 func (r Root) ParseRequestTopic(topic string) (org, unit, agent string, ok bool) {
 	rest, found := r.Relative(topic)
 	if !found {
@@ -316,7 +335,8 @@ func (r Root) ParseRequestTopic(topic string) (org, unit, agent string, ok bool)
 	return
 }
 
-// ParseRequestTopic splits a Request topic of the form $a2a/v1/request/{org_id}/{unit_id}/{agent_id}: Root.ParseRequestTopic of the
+// ParseRequestTopic splits a Request topic of the form
+// $a2a/v1/request/{org_id}/{unit_id}/{agent_id}: Root.ParseRequestTopic of the
 // zero Root.
 func ParseRequestTopic(topic string) (org, unit, agent string, ok bool) {
 	return Root{}.ParseRequestTopic(topic)
@@ -325,8 +345,12 @@ func ParseRequestTopic(topic string) (org, unit, agent string, ok bool) {
 // ReplyTemplate is the Reply topic template under DefaultRoot.
 const ReplyTemplate = "$a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}"
 
-// ReplyTopic: builds the topic {root}/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix} under the root r. Recommended reply topic of a requester, given as the request's Response Topic; the requester subscribes to it before publishing. Replies and stream items (QoS 1) echo the request's Correlation Data.
-// Every identifier is checked first.
+// ReplyTopic: builds the topic
+// {root}/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix} under the root r.
+// Recommended reply topic of a requester, given as the request's Response
+// Topic; the requester subscribes to it before publishing. Replies and stream
+// items (QoS 1) echo the request's Correlation Data. Every identifier is
+// checked first.
 func (r Root) ReplyTopic(org, unit, agent, replySuffix string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -343,14 +367,17 @@ func (r Root) ReplyTopic(org, unit, agent, replySuffix string) (string, error) {
 	return r.path() + "reply/" + org + "/" + unit + "/" + agent + "/" + replySuffix, nil
 }
 
-// ReplyTopic builds the topic $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}: Root.ReplyTopic of the zero Root.
+// ReplyTopic builds the topic
+// $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}: Root.ReplyTopic
+// of the zero Root.
 func ReplyTopic(org, unit, agent, replySuffix string) (string, error) {
 	return Root{}.ReplyTopic(org, unit, agent, replySuffix)
 }
 
-// ParseReplyTopic splits a Reply topic under the root r into its
-// identifiers; ok is false when topic does not have the form {root}/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}
-// or an identifier is invalid.
+// ParseReplyTopic splits a Reply topic under the root r into its identifiers;
+// ok is false when topic does not have the form
+// {root}/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix} or an identifier
+// is invalid.
 func (r Root) ParseReplyTopic(topic string) (org, unit, agent, replySuffix string, ok bool) {
 	rest, found := r.Relative(topic)
 	if !found {
@@ -383,8 +410,9 @@ func (r Root) ParseReplyTopic(topic string) (org, unit, agent, replySuffix strin
 	return
 }
 
-// ParseReplyTopic splits a Reply topic of the form $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}: Root.ParseReplyTopic of the
-// zero Root.
+// ParseReplyTopic splits a Reply topic of the form
+// $a2a/v1/reply/{org_id}/{unit_id}/{agent_id}/{reply_suffix}:
+// Root.ParseReplyTopic of the zero Root.
 func ParseReplyTopic(topic string) (org, unit, agent, replySuffix string, ok bool) {
 	return Root{}.ParseReplyTopic(topic)
 }
@@ -392,8 +420,10 @@ func ParseReplyTopic(topic string) (org, unit, agent, replySuffix string, ok boo
 // EventTemplate is the Event topic template under DefaultRoot.
 const EventTemplate = "$a2a/v1/event/{org_id}/{unit_id}/{agent_id}"
 
-// EventTopic: builds the topic {root}/event/{org_id}/{unit_id}/{agent_id} under the root r. An agent's event publications; QoS 0 allowed; outside request/reply correlation and the end-of-stream rule.
-// Every identifier is checked first.
+// EventTopic: builds the topic {root}/event/{org_id}/{unit_id}/{agent_id}
+// under the root r. An agent's event publications; QoS 0 allowed; outside
+// request/reply correlation and the end-of-stream rule. Every identifier is
+// checked first.
 func (r Root) EventTopic(org, unit, agent string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -407,14 +437,15 @@ func (r Root) EventTopic(org, unit, agent string) (string, error) {
 	return r.path() + "event/" + org + "/" + unit + "/" + agent, nil
 }
 
-// EventTopic builds the topic $a2a/v1/event/{org_id}/{unit_id}/{agent_id}: Root.EventTopic of the zero Root.
+// EventTopic builds the topic $a2a/v1/event/{org_id}/{unit_id}/{agent_id}:
+// Root.EventTopic of the zero Root.
 func EventTopic(org, unit, agent string) (string, error) {
 	return Root{}.EventTopic(org, unit, agent)
 }
 
-// ParseEventTopic splits a Event topic under the root r into its
-// identifiers; ok is false when topic does not have the form {root}/event/{org_id}/{unit_id}/{agent_id}
-// or an identifier is invalid.
+// ParseEventTopic splits a Event topic under the root r into its identifiers;
+// ok is false when topic does not have the form
+// {root}/event/{org_id}/{unit_id}/{agent_id} or an identifier is invalid.
 func (r Root) ParseEventTopic(topic string) (org, unit, agent string, ok bool) {
 	rest, found := r.Relative(topic)
 	if !found {
@@ -443,7 +474,8 @@ func (r Root) ParseEventTopic(topic string) (org, unit, agent string, ok bool) {
 	return
 }
 
-// ParseEventTopic splits a Event topic of the form $a2a/v1/event/{org_id}/{unit_id}/{agent_id}: Root.ParseEventTopic of the
+// ParseEventTopic splits a Event topic of the form
+// $a2a/v1/event/{org_id}/{unit_id}/{agent_id}: Root.ParseEventTopic of the
 // zero Root.
 func ParseEventTopic(topic string) (org, unit, agent string, ok bool) {
 	return Root{}.ParseEventTopic(topic)
@@ -452,8 +484,12 @@ func ParseEventTopic(topic string) (org, unit, agent string, ok bool) {
 // PoolRequestTemplate is the PoolRequest topic template under DefaultRoot.
 const PoolRequestTemplate = "$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}"
 
-// PoolRequestTopic: builds the topic {root}/request/{org_id}/{unit_id}/pool/{pool_id} under the root r. Canonical request topic of a shared pool. Requesters publish pooled requests here, never to $share/...; retries before a responder is selected also go here, afterwards to the responder's Request topic.
-// Every identifier is checked first.
+// PoolRequestTopic: builds the topic
+// {root}/request/{org_id}/{unit_id}/pool/{pool_id} under the root r. Canonical
+// request topic of a shared pool. Requesters publish pooled requests here,
+// never to $share/...; retries before a responder is selected also go here,
+// afterwards to the responder's Request topic. Every identifier is checked
+// first.
 func (r Root) PoolRequestTopic(org, unit, pool string) (string, error) {
 	if err := CheckIdentifier("org_id", org); err != nil {
 		return "", err
@@ -467,14 +503,17 @@ func (r Root) PoolRequestTopic(org, unit, pool string) (string, error) {
 	return r.path() + "request/" + org + "/" + unit + "/pool/" + pool, nil
 }
 
-// PoolRequestTopic builds the topic $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}: Root.PoolRequestTopic of the zero Root.
+// PoolRequestTopic builds the topic
+// $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}: Root.PoolRequestTopic of
+// the zero Root.
 func PoolRequestTopic(org, unit, pool string) (string, error) {
 	return Root{}.PoolRequestTopic(org, unit, pool)
 }
 
 // ParsePoolRequestTopic splits a PoolRequest topic under the root r into its
-// identifiers; ok is false when topic does not have the form {root}/request/{org_id}/{unit_id}/pool/{pool_id}
-// or an identifier is invalid.
+// identifiers; ok is false when topic does not have the form
+// {root}/request/{org_id}/{unit_id}/pool/{pool_id} or an identifier is
+// invalid.
 func (r Root) ParsePoolRequestTopic(topic string) (org, unit, pool string, ok bool) {
 	rest, found := r.Relative(topic)
 	if !found {
@@ -506,16 +545,21 @@ func (r Root) ParsePoolRequestTopic(topic string) (org, unit, pool string, ok bo
 	return
 }
 
-// ParsePoolRequestTopic splits a PoolRequest topic of the form $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}: Root.ParsePoolRequestTopic of the
-// zero Root.
+// ParsePoolRequestTopic splits a PoolRequest topic of the form
+// $a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}:
+// Root.ParsePoolRequestTopic of the zero Root.
 func ParsePoolRequestTopic(topic string) (org, unit, pool string, ok bool) {
 	return Root{}.ParsePoolRequestTopic(topic)
 }
 
-// PoolSubscriptionTemplate is the PoolSubscription topic template under DefaultRoot.
+// PoolSubscriptionTemplate is the PoolSubscription topic template under
+// DefaultRoot.
 const PoolSubscriptionTemplate = "$share/{group_id}/$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}"
 
-// PoolSubscriptionTopic: builds the subscription filter $share/{group_id}/{root}/request/{org_id}/{unit_id}/pool/{pool_id} under the root r. Shared subscription through which pool members consume pooled requests; replies to pooled requests MUST carry a2a-responder-agent-id.
+// PoolSubscriptionTopic: builds the subscription filter
+// $share/{group_id}/{root}/request/{org_id}/{unit_id}/pool/{pool_id} under the
+// root r. Shared subscription through which pool members consume pooled
+// requests; replies to pooled requests MUST carry a2a-responder-agent-id.
 // Every identifier is checked first.
 func (r Root) PoolSubscriptionTopic(group, org, unit, pool string) (string, error) {
 	if err := CheckIdentifier("group_id", group); err != nil {
@@ -533,7 +577,9 @@ func (r Root) PoolSubscriptionTopic(group, org, unit, pool string) (string, erro
 	return "$share/" + group + "/" + r.path() + "request/" + org + "/" + unit + "/pool/" + pool, nil
 }
 
-// PoolSubscriptionTopic builds the subscription filter $share/{group_id}/$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}: Root.PoolSubscriptionTopic of the zero Root.
+// PoolSubscriptionTopic builds the subscription filter
+// $share/{group_id}/$a2a/v1/request/{org_id}/{unit_id}/pool/{pool_id}:
+// Root.PoolSubscriptionTopic of the zero Root.
 func PoolSubscriptionTopic(group, org, unit, pool string) (string, error) {
 	return Root{}.PoolSubscriptionTopic(group, org, unit, pool)
 }
@@ -544,8 +590,8 @@ const GroupIDMaxLength = 64
 var groupDisallowed = regexp.MustCompile("[^A-Za-z0-9._]")
 
 // GroupID makes a deterministic shared-subscription group id from a label:
-// characters outside [A-Za-z0-9._] become "_", and an id longer than 64 is cut and
-// ends with "_" and the first 8 hex digits of the SHA-256 of the uncut id.
+// characters outside [A-Za-z0-9._] become "_", and an id longer than 64 is cut
+// and ends with "_" and the first 8 hex digits of the SHA-256 of the uncut id.
 func GroupID(label string) string {
 	id := groupDisallowed.ReplaceAllString(label, "_")
 	if len(id) <= GroupIDMaxLength {
@@ -556,7 +602,8 @@ func GroupID(label string) string {
 	return id[:GroupIDMaxLength-len(suffix)] + suffix
 }
 
-// DefaultGroupID is GroupID of the default label a2a.{org_id}.{unit_id}.{pool_id}.
+// DefaultGroupID is GroupID of the default label
+// a2a.{org_id}.{unit_id}.{pool_id}.
 func DefaultGroupID(org, unit, pool string) string {
 	return GroupID(strings.NewReplacer("{org_id}", org, "{unit_id}", unit, "{pool_id}", pool).Replace("a2a.{org_id}.{unit_id}.{pool_id}"))
 }

@@ -3,11 +3,16 @@
 
 package offline
 
-// AsleepAnswer: How the agent answers a message it does not accept live over HTTP: with the offline profile's HTTP statuses and bodies (503, 507, 429), or with HTTP 200 and a JSON-RPC error (agent_asleep -32003, asleep_queue_full -32004, the ErrorInfo reason the token and its metadata queued, retryAfterSec, kind, taskId) for clients that read only JSON-RPC.
+// AsleepAnswer: How the agent answers a message it does not accept live over
+// HTTP: with the offline profile's HTTP statuses and bodies (503, 507, 429),
+// or with HTTP 200 and a JSON-RPC error (agent_asleep -32003,
+// asleep_queue_full -32004, the ErrorInfo reason the token and its metadata
+// queued, retryAfterSec, kind, taskId) for clients that read only JSON-RPC.
 type AsleepAnswer string
 
 const (
-	// AsleepAnswerHTTPStatus is the offline profile's HTTP statuses and bodies (the default).
+	// AsleepAnswerHTTPStatus is the offline profile's HTTP statuses and bodies
+	// (the default).
 	AsleepAnswerHTTPStatus AsleepAnswer = "http_status"
 	// AsleepAnswerJSONRPC: HTTP 200 with a JSON-RPC error.
 	AsleepAnswerJSONRPC AsleepAnswer = "jsonrpc"
@@ -32,7 +37,9 @@ func (v AsleepAnswer) String() string {
 	return string(v)
 }
 
-// AsleepResponse: HTTP body of an agent_asleep refusal, sent with status 503: live processing was refused for reachability. queued is true only after the payload was accepted into the offline queue. Not a JSON-RPC envelope.
+// AsleepResponse: HTTP body of an agent_asleep refusal, sent with status 503:
+// live processing was refused for reachability. queued is true only after the
+// payload was accepted into the offline queue. Not a JSON-RPC envelope.
 type AsleepResponse struct {
 	// Error is the error token, always agent_asleep.
 	//
@@ -42,35 +49,45 @@ type AsleepResponse struct {
 	//
 	// JSON: "message", required.
 	Message string
-	// Queued: Whether the message was accepted into the offline queue; true only after the enqueue succeeded.
+	// Queued: Whether the message was accepted into the offline queue; true only
+	// after the enqueue succeeded.
 	//
 	// JSON: "queued", required.
 	Queued bool
-	// RetryAfterSec: Seconds until the next accept window, when known; the HTTP Retry-After header then carries the same value.
+	// RetryAfterSec: Seconds until the next accept window, when known; the HTTP
+	// Retry-After header then carries the same value.
 	//
 	// JSON: "retryAfterSec".
 	RetryAfterSec *int32
-	// TaskID is the id of the task the queued message will run as (the agent made it): poll GetTask with it to learn the outcome. Present only when queued is true. An a2abind extension member.
+	// TaskID is the id of the task the queued message will run as (the agent made
+	// it): poll GetTask with it to learn the outcome. Present only when queued is
+	// true. An a2abind extension member.
 	//
 	// JSON: "taskId".
 	TaskID string
-	// ContextID is the contextId the queued message belongs to (the agent made it when the message had none). Present only when queued is true. An a2abind extension member.
+	// ContextID is the contextId the queued message belongs to (the agent made it
+	// when the message had none). Present only when queued is true. An a2abind
+	// extension member.
 	//
 	// JSON: "contextId".
 	ContextID string
 }
 
-// OfflineErrorData: error.data of a JSON-RPC error answering for the offline profile (code -32003 for agent_asleep; a2abind uses -32004 for asleep_queue_full), for clients that read only the JSON-RPC error object.
+// OfflineErrorData: error.data of a JSON-RPC error answering for the offline
+// profile (code -32003 for agent_asleep; a2abind uses -32004 for
+// asleep_queue_full), for clients that read only the JSON-RPC error object.
 type OfflineErrorData struct {
 	// Error is the error token.
 	//
 	// JSON: "error", required.
 	Error string
-	// Queued: Whether the message was accepted into the offline queue; always false for asleep_queue_full.
+	// Queued: Whether the message was accepted into the offline queue; always
+	// false for asleep_queue_full.
 	//
 	// JSON: "queued", required.
 	Queued bool
-	// RetryAfterSec: agent_asleep only: seconds until the next accept window, when known.
+	// RetryAfterSec: agent_asleep only: seconds until the next accept window, when
+	// known.
 	//
 	// JSON: "retryAfterSec".
 	RetryAfterSec *int32
@@ -78,17 +95,22 @@ type OfflineErrorData struct {
 	//
 	// JSON: "kind".
 	Kind QueueFullKind
-	// TaskID is the id of the task the queued message will run as (the agent made it): poll GetTask with it to learn the outcome. Present only when queued is true. An a2abind extension member.
+	// TaskID is the id of the task the queued message will run as (the agent made
+	// it): poll GetTask with it to learn the outcome. Present only when queued is
+	// true. An a2abind extension member.
 	//
 	// JSON: "taskId".
 	TaskID string
-	// ContextID is the contextId the queued message belongs to (the agent made it when the message had none). Present only when queued is true. An a2abind extension member.
+	// ContextID is the contextId the queued message belongs to (the agent made it
+	// when the message had none). Present only when queued is true. An a2abind
+	// extension member.
 	//
 	// JSON: "contextId".
 	ContextID string
 }
 
-// PublishedBounds is the queue bounds the agent actually applies (docs/protocol.md §7.3: an implementation MUST publish them).
+// PublishedBounds is the queue bounds the agent actually applies
+// (docs/protocol.md §7.3: an implementation MUST publish them).
 type PublishedBounds struct {
 	// MaxMessages: Most records in the queue across all peers.
 	//
@@ -108,7 +130,9 @@ type PublishedBounds struct {
 	RecordTtlSec int64
 }
 
-// QueueFullKind: Which queue bound refused an enqueue. The HTTP status of an asleep_queue_full answer follows it: 507 for the global caps, 429 for the per-peer cap.
+// QueueFullKind: Which queue bound refused an enqueue. The HTTP status of an
+// asleep_queue_full answer follows it: 507 for the global caps, 429 for the
+// per-peer cap.
 type QueueFullKind string
 
 const (
@@ -116,7 +140,8 @@ const (
 	QueueFullKindMessages QueueFullKind = "messages"
 	// QueueFullKindBytes is the global total-bytes cap (HTTP 507).
 	QueueFullKindBytes QueueFullKind = "bytes"
-	// QueueFullKindPeer is the per-peer pending cap, keyed by the verified transport caller identity (HTTP 429).
+	// QueueFullKindPeer is the per-peer pending cap, keyed by the verified
+	// transport caller identity (HTTP 429).
 	QueueFullKindPeer QueueFullKind = "peer"
 )
 
@@ -139,7 +164,10 @@ func (v QueueFullKind) String() string {
 	return string(v)
 }
 
-// QueueFullResponse: HTTP body of an asleep_queue_full refusal, sent with status 507 (kind messages or bytes) or 429 (kind peer): the message was not enqueued because a queue bound would be exceeded. Never sent as agent_asleep. Not a JSON-RPC envelope.
+// QueueFullResponse: HTTP body of an asleep_queue_full refusal, sent with
+// status 507 (kind messages or bytes) or 429 (kind peer): the message was not
+// enqueued because a queue bound would be exceeded. Never sent as
+// agent_asleep. Not a JSON-RPC envelope.
 type QueueFullResponse struct {
 	// Error is the error token, always asleep_queue_full.
 	//
@@ -159,32 +187,43 @@ type QueueFullResponse struct {
 	Kind QueueFullKind
 }
 
-// ReachabilityMode: Abstract reachability mode an agent exposes; an implementation MUST document which mode(s) it exposes. The wire values are the profile's informative atom names (docs/protocol.md §7.1).
+// ReachabilityMode: Abstract reachability mode an agent exposes; an
+// implementation MUST document which mode(s) it exposes. The wire values are
+// the profile's informative atom names (docs/protocol.md §7.1).
 type ReachabilityMode string
 
 const (
-	// ReachabilityModeAlwaysAvailable: AlwaysAvailable: live inbound is always accepted; store-and-forward is not required.
+	// ReachabilityModeAlwaysAvailable: AlwaysAvailable: live inbound is always
+	// accepted; store-and-forward is not required.
 	ReachabilityModeAlwaysAvailable ReachabilityMode = "always_on"
-	// ReachabilityModeSessionOnly: SessionOnly: live inbound is accepted while a session is active; messages MUST NOT be queued for later automatic delivery.
+	// ReachabilityModeSessionOnly: SessionOnly: live inbound is accepted while a
+	// session is active; messages MUST NOT be queued for later automatic delivery.
 	ReachabilityModeSessionOnly ReachabilityMode = "session"
-	// ReachabilityModePeriodicallyAvailable: PeriodicallyAvailable: live inbound is accepted inside a published window; outside it the agent answers agent_asleep and MAY queue.
+	// ReachabilityModePeriodicallyAvailable: PeriodicallyAvailable: live inbound
+	// is accepted inside a published window; outside it the agent answers
+	// agent_asleep and MAY queue.
 	ReachabilityModePeriodicallyAvailable ReachabilityMode = "hourly_wake"
-	// ReachabilityModeUnavailableStoreForward: UnavailableStoreForward: live processing is refused with agent_asleep; messages MAY be queued within the queue bounds.
+	// ReachabilityModeUnavailableStoreForward: UnavailableStoreForward: live
+	// processing is refused with agent_asleep; messages MAY be queued within the
+	// queue bounds.
 	ReachabilityModeUnavailableStoreForward ReachabilityMode = "sleep"
 )
 
 // Valid reports whether v is one of the values the schema lists.
 func (v ReachabilityMode) Valid() bool {
 	switch v {
-	case ReachabilityModeAlwaysAvailable, ReachabilityModeSessionOnly, ReachabilityModePeriodicallyAvailable, ReachabilityModeUnavailableStoreForward:
+	case ReachabilityModeAlwaysAvailable, ReachabilityModeSessionOnly,
+		ReachabilityModePeriodicallyAvailable, ReachabilityModeUnavailableStoreForward:
 		return true
 	}
 	return false
 }
 
-// ReachabilityModeValues lists every value of ReachabilityMode in schema order.
+// ReachabilityModeValues lists every value of ReachabilityMode in schema
+// order.
 func ReachabilityModeValues() []ReachabilityMode {
-	return []ReachabilityMode{ReachabilityModeAlwaysAvailable, ReachabilityModeSessionOnly, ReachabilityModePeriodicallyAvailable, ReachabilityModeUnavailableStoreForward}
+	return []ReachabilityMode{ReachabilityModeAlwaysAvailable, ReachabilityModeSessionOnly,
+		ReachabilityModePeriodicallyAvailable, ReachabilityModeUnavailableStoreForward}
 }
 
 // String returns the wire value.
@@ -192,7 +231,11 @@ func (v ReachabilityMode) String() string {
 	return string(v)
 }
 
-// ReachabilityParams: params of the reachability extension in an Agent Card's capabilities.extensions (uri https://a2abind.dev/extensions/reachability/v1): the mode the agent exposes, its accept windows, whether it stores and forwards, the queue bounds it applies and how it answers (docs/protocol.md §7).
+// ReachabilityParams: params of the reachability extension in an Agent Card's
+// capabilities.extensions (uri
+// https://a2abind.dev/extensions/reachability/v1): the mode the agent exposes,
+// its accept windows, whether it stores and forwards, the queue bounds it
+// applies and how it answers (docs/protocol.md §7).
 type ReachabilityParams struct {
 	// Mode is generated from the schema.
 	//
@@ -202,7 +245,8 @@ type ReachabilityParams struct {
 	//
 	// JSON: "schedule".
 	Schedule *Schedule
-	// StoreForward: Whether messages not accepted live are queued for delivery at the next wake.
+	// StoreForward: Whether messages not accepted live are queued for delivery at
+	// the next wake.
 	//
 	// JSON: "storeForward", required.
 	StoreForward bool
@@ -216,13 +260,16 @@ type ReachabilityParams struct {
 	AsleepAnswer AsleepAnswer
 }
 
-// Schedule is a published, periodic accept window: every periodSec, counted from the Unix epoch, a window opens offsetSec into the period and stays open lengthSec (docs/protocol.md §7.1).
+// Schedule is a published, periodic accept window: every periodSec, counted
+// from the Unix epoch, a window opens offsetSec into the period and stays open
+// lengthSec (docs/protocol.md §7.1).
 type Schedule struct {
 	// PeriodSec: How often a window opens, in seconds (3600 for hourly_wake).
 	//
 	// JSON: "periodSec", required.
 	PeriodSec int32
-	// OffsetSec: How far into each period the window opens, in seconds; less than periodSec.
+	// OffsetSec: How far into each period the window opens, in seconds; less than
+	// periodSec.
 	//
 	// JSON: "offsetSec", required.
 	OffsetSec int32

@@ -8,8 +8,8 @@ import (
 	"strconv"
 )
 
-// DecodeJSONAt reads an AsleepResponse from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseAsleepResponseJSON.
+// DecodeJSONAt reads an AsleepResponse from d, recording type mismatches at p.
+// It is for generated code; call UnmarshalJSON or ParseAsleepResponseJSON.
 func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -75,9 +75,9 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<2) != 0, "queued")
 }
 
-// UnmarshalJSON decodes an AsleepResponse. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an AsleepResponse. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *AsleepResponse) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = AsleepResponse{}
@@ -85,9 +85,9 @@ func (x *AsleepResponse) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseAsleepResponseJSON decodes data into a new AsleepResponse and checks it as
-// ValidateAsleepResponseJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseAsleepResponseJSON decodes data into a new AsleepResponse and checks it
+// as ValidateAsleepResponseJSON does, in one pass: the value is returned only
+// when it is valid.
 func ParseAsleepResponseJSON(data []byte) (*AsleepResponse, error) {
 	x := new(AsleepResponse)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -96,9 +96,9 @@ func ParseAsleepResponseJSON(data []byte) (*AsleepResponse, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateAsleepResponseJSON checks that data is a valid AsleepResponse: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateAsleepResponseJSON checks that data is a valid AsleepResponse: JSON
+// syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateAsleepResponseJSON(data []byte) error {
 	var x AsleepResponse
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -108,8 +108,8 @@ func ValidateAsleepResponseJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *AsleepResponse) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"error\":"...)
@@ -139,7 +139,8 @@ func (x AsleepResponse) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *AsleepResponse) Clone() *AsleepResponse {
 	if x == nil {
 		return nil
@@ -152,8 +153,9 @@ func (x *AsleepResponse) Clone() *AsleepResponse {
 	return &c
 }
 
-// DecodeJSONAt reads an OfflineErrorData from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseOfflineErrorDataJSON.
+// DecodeJSONAt reads an OfflineErrorData from d, recording type mismatches at
+// p. It is for generated code; call UnmarshalJSON or
+// ParseOfflineErrorDataJSON.
 func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -226,9 +228,9 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<1) != 0, "queued")
 }
 
-// UnmarshalJSON decodes an OfflineErrorData. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes an OfflineErrorData. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *OfflineErrorData) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = OfflineErrorData{}
@@ -236,9 +238,9 @@ func (x *OfflineErrorData) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseOfflineErrorDataJSON decodes data into a new OfflineErrorData and checks it as
-// ValidateOfflineErrorDataJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseOfflineErrorDataJSON decodes data into a new OfflineErrorData and
+// checks it as ValidateOfflineErrorDataJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseOfflineErrorDataJSON(data []byte) (*OfflineErrorData, error) {
 	x := new(OfflineErrorData)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -247,9 +249,9 @@ func ParseOfflineErrorDataJSON(data []byte) (*OfflineErrorData, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateOfflineErrorDataJSON checks that data is a valid OfflineErrorData: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateOfflineErrorDataJSON checks that data is a valid OfflineErrorData:
+// JSON syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateOfflineErrorDataJSON(data []byte) error {
 	var x OfflineErrorData
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -259,8 +261,8 @@ func ValidateOfflineErrorDataJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *OfflineErrorData) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"error\":"...)
@@ -292,7 +294,8 @@ func (x OfflineErrorData) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *OfflineErrorData) Clone() *OfflineErrorData {
 	if x == nil {
 		return nil
@@ -305,8 +308,8 @@ func (x *OfflineErrorData) Clone() *OfflineErrorData {
 	return &c
 }
 
-// DecodeJSONAt reads a PublishedBounds from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParsePublishedBoundsJSON.
+// DecodeJSONAt reads a PublishedBounds from d, recording type mismatches at p.
+// It is for generated code; call UnmarshalJSON or ParsePublishedBoundsJSON.
 func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -344,9 +347,9 @@ func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<3) != 0, "recordTtlSec")
 }
 
-// UnmarshalJSON decodes a PublishedBounds. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a PublishedBounds. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *PublishedBounds) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = PublishedBounds{}
@@ -354,9 +357,9 @@ func (x *PublishedBounds) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParsePublishedBoundsJSON decodes data into a new PublishedBounds and checks it as
-// ValidatePublishedBoundsJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParsePublishedBoundsJSON decodes data into a new PublishedBounds and checks
+// it as ValidatePublishedBoundsJSON does, in one pass: the value is returned
+// only when it is valid.
 func ParsePublishedBoundsJSON(data []byte) (*PublishedBounds, error) {
 	x := new(PublishedBounds)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -365,9 +368,9 @@ func ParsePublishedBoundsJSON(data []byte) (*PublishedBounds, error) {
 	}, x.ValidateAt)
 }
 
-// ValidatePublishedBoundsJSON checks that data is a valid PublishedBounds: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidatePublishedBoundsJSON checks that data is a valid PublishedBounds:
+// JSON syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidatePublishedBoundsJSON(data []byte) error {
 	var x PublishedBounds
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -377,8 +380,8 @@ func ValidatePublishedBoundsJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *PublishedBounds) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"maxMessages\":"...)
@@ -398,7 +401,8 @@ func (x PublishedBounds) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *PublishedBounds) Clone() *PublishedBounds {
 	if x == nil {
 		return nil
@@ -407,8 +411,9 @@ func (x *PublishedBounds) Clone() *PublishedBounds {
 	return &c
 }
 
-// DecodeJSONAt reads a QueueFullResponse from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseQueueFullResponseJSON.
+// DecodeJSONAt reads a QueueFullResponse from d, recording type mismatches at
+// p. It is for generated code; call UnmarshalJSON or
+// ParseQueueFullResponseJSON.
 func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -451,9 +456,9 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<2) != 0, "queued")
 }
 
-// UnmarshalJSON decodes a QueueFullResponse. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a QueueFullResponse. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *QueueFullResponse) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = QueueFullResponse{}
@@ -461,9 +466,9 @@ func (x *QueueFullResponse) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseQueueFullResponseJSON decodes data into a new QueueFullResponse and checks it as
-// ValidateQueueFullResponseJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseQueueFullResponseJSON decodes data into a new QueueFullResponse and
+// checks it as ValidateQueueFullResponseJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseQueueFullResponseJSON(data []byte) (*QueueFullResponse, error) {
 	x := new(QueueFullResponse)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -472,9 +477,9 @@ func ParseQueueFullResponseJSON(data []byte) (*QueueFullResponse, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateQueueFullResponseJSON checks that data is a valid QueueFullResponse: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateQueueFullResponseJSON checks that data is a valid QueueFullResponse:
+// JSON syntax, every rule of the schema, and required members. It returns a
+// *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateQueueFullResponseJSON(data []byte) error {
 	var x QueueFullResponse
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -484,8 +489,8 @@ func ValidateQueueFullResponseJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *QueueFullResponse) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"error\":"...)
@@ -509,7 +514,8 @@ func (x QueueFullResponse) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *QueueFullResponse) Clone() *QueueFullResponse {
 	if x == nil {
 		return nil
@@ -518,8 +524,9 @@ func (x *QueueFullResponse) Clone() *QueueFullResponse {
 	return &c
 }
 
-// DecodeJSONAt reads a ReachabilityParams from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseReachabilityParamsJSON.
+// DecodeJSONAt reads a ReachabilityParams from d, recording type mismatches at
+// p. It is for generated code; call UnmarshalJSON or
+// ParseReachabilityParamsJSON.
 func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -564,9 +571,9 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<2) != 0, "storeForward")
 }
 
-// UnmarshalJSON decodes a ReachabilityParams. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
-// not check the other rules of the schema: call Validate for those.
+// UnmarshalJSON decodes a ReachabilityParams. It fails on bytes that are not
+// JSON, on a value of the wrong JSON type and on two members of a oneof group;
+// it does not check the other rules of the schema: call Validate for those.
 func (x *ReachabilityParams) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
 		*x = ReachabilityParams{}
@@ -574,9 +581,9 @@ func (x *ReachabilityParams) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseReachabilityParamsJSON decodes data into a new ReachabilityParams and checks it as
-// ValidateReachabilityParamsJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseReachabilityParamsJSON decodes data into a new ReachabilityParams and
+// checks it as ValidateReachabilityParamsJSON does, in one pass: the value is
+// returned only when it is valid.
 func ParseReachabilityParamsJSON(data []byte) (*ReachabilityParams, error) {
 	x := new(ReachabilityParams)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -585,9 +592,10 @@ func ParseReachabilityParamsJSON(data []byte) (*ReachabilityParams, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateReachabilityParamsJSON checks that data is a valid ReachabilityParams: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
-// *ValidationError listing every violation, or nil.
+// ValidateReachabilityParamsJSON checks that data is a valid
+// ReachabilityParams: JSON syntax, every rule of the schema, and required
+// members. It returns a *SyntaxError, a *ValidationError listing every
+// violation, or nil.
 func ValidateReachabilityParamsJSON(data []byte) error {
 	var x ReachabilityParams
 	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
@@ -597,8 +605,8 @@ func ValidateReachabilityParamsJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *ReachabilityParams) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -639,7 +647,8 @@ func (x ReachabilityParams) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *ReachabilityParams) Clone() *ReachabilityParams {
 	if x == nil {
 		return nil
@@ -650,8 +659,8 @@ func (x *ReachabilityParams) Clone() *ReachabilityParams {
 	return &c
 }
 
-// DecodeJSONAt reads a Schedule from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseScheduleJSON.
+// DecodeJSONAt reads a Schedule from d, recording type mismatches at p. It is
+// for generated code; call UnmarshalJSON or ParseScheduleJSON.
 func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -684,8 +693,8 @@ func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<2) != 0, "lengthSec")
 }
 
-// UnmarshalJSON decodes a Schedule. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes a Schedule. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Schedule) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -695,8 +704,8 @@ func (x *Schedule) UnmarshalJSON(data []byte) error {
 }
 
 // ParseScheduleJSON decodes data into a new Schedule and checks it as
-// ValidateScheduleJSON does, in one pass: the value is returned only when it is
-// valid.
+// ValidateScheduleJSON does, in one pass: the value is returned only when it
+// is valid.
 func ParseScheduleJSON(data []byte) (*Schedule, error) {
 	x := new(Schedule)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -705,8 +714,8 @@ func ParseScheduleJSON(data []byte) (*Schedule, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateScheduleJSON checks that data is a valid Schedule: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateScheduleJSON checks that data is a valid Schedule: JSON syntax,
+// every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateScheduleJSON(data []byte) error {
 	var x Schedule
@@ -717,8 +726,8 @@ func ValidateScheduleJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Schedule) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"periodSec\":"...)
@@ -736,7 +745,8 @@ func (x Schedule) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Schedule) Clone() *Schedule {
 	if x == nil {
 		return nil

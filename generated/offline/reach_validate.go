@@ -8,12 +8,12 @@ import (
 	"strconv"
 )
 
-// ValidateAt records at p every rule of the AsleepResponse schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the AsleepResponse schema that x
+// breaks. It is for generated code; call Validate.
 func (x *AsleepResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("error")
-		if !(x.Error != "") {
+		if x.Error == "" {
 			v.Add(&fp, "required", "missing property \"error\"")
 		} else {
 			if x.Error != "agent_asleep" {
@@ -53,9 +53,9 @@ func (x *AsleepResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the AsleepResponse schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the AsleepResponse schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *AsleepResponse) Validate() error {
 	var v runtime.Validator
@@ -63,12 +63,12 @@ func (x *AsleepResponse) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the OfflineErrorData schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the OfflineErrorData schema that x
+// breaks. It is for generated code; call Validate.
 func (x *OfflineErrorData) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("error")
-		if !(x.Error != "") {
+		if x.Error == "" {
 			v.Add(&fp, "required", "missing property \"error\"")
 		} else {
 			switch x.Error {
@@ -118,9 +118,9 @@ func (x *OfflineErrorData) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the OfflineErrorData schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the OfflineErrorData schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *OfflineErrorData) Validate() error {
 	var v runtime.Validator
@@ -128,8 +128,8 @@ func (x *OfflineErrorData) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the PublishedBounds schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the PublishedBounds schema that x
+// breaks. It is for generated code; call Validate.
 func (x *PublishedBounds) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("maxMessages")
@@ -160,9 +160,9 @@ func (x *PublishedBounds) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the PublishedBounds schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the PublishedBounds schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *PublishedBounds) Validate() error {
 	var v runtime.Validator
@@ -170,12 +170,12 @@ func (x *PublishedBounds) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the QueueFullResponse schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the QueueFullResponse schema that x
+// breaks. It is for generated code; call Validate.
 func (x *QueueFullResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("error")
-		if !(x.Error != "") {
+		if x.Error == "" {
 			v.Add(&fp, "required", "missing property \"error\"")
 		} else {
 			if x.Error != "asleep_queue_full" {
@@ -199,9 +199,9 @@ func (x *QueueFullResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the QueueFullResponse schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the QueueFullResponse schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *QueueFullResponse) Validate() error {
 	var v runtime.Validator
@@ -209,12 +209,12 @@ func (x *QueueFullResponse) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the ReachabilityParams schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the ReachabilityParams schema that x
+// breaks. It is for generated code; call Validate.
 func (x *ReachabilityParams) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("mode")
-		if !(x.Mode != "") {
+		if x.Mode == "" {
 			v.Add(&fp, "required", "missing property \"mode\"")
 		} else {
 			if !x.Mode.Valid() {
@@ -236,7 +236,7 @@ func (x *ReachabilityParams) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 	{
 		fp := p.Key("asleepAnswer")
-		if !(x.AsleepAnswer != "") {
+		if x.AsleepAnswer == "" {
 			v.Add(&fp, "required", "missing property \"asleepAnswer\"")
 		} else {
 			if !x.AsleepAnswer.Valid() {
@@ -246,9 +246,9 @@ func (x *ReachabilityParams) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
-// Validate checks x against every rule of the ReachabilityParams schema and returns a
-// *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
+// Validate checks x against every rule of the ReachabilityParams schema and
+// returns a *ValidationError listing each violation, or nil. Required members
+// that x always marshals (numbers, booleans, maps, strings that may be empty)
 // count as present.
 func (x *ReachabilityParams) Validate() error {
 	var v runtime.Validator
@@ -256,8 +256,8 @@ func (x *ReachabilityParams) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the Schedule schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Schedule schema that x breaks. It
+// is for generated code; call Validate.
 func (x *Schedule) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("periodSec")
@@ -290,8 +290,8 @@ func (x *Schedule) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the Schedule schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Schedule) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)

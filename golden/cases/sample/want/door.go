@@ -243,71 +243,58 @@ type DoorTransition struct {
 	Outputs DoorOutputSet
 }
 
-var doorTable = [...]DoorTransition{{
-	Event:   DoorEventPush,
-	From:    DoorStateClosed,
-	Guard:   DoorGuardNone,
-	Outputs: 1 << (DoorOutputCreak - 1),
-	To:      DoorStateOpen,
-}, {
-	Event:   DoorEventPush,
-	From:    DoorStateOpen,
-	Guard:   DoorGuardNone,
-	Outputs: 0,
-	To:      DoorStateClosed,
-}, {
-	Event:   DoorEventTurn,
-	From:    DoorStateClosed,
-	Guard:   DoorGuardHasKey,
-	Outputs: 0,
-	To:      DoorStateLocked,
-}, {
-	Event:   DoorEventTurn,
-	From:    DoorStateLocked,
-	Guard:   DoorGuardHasKey,
-	Outputs: 0,
-	To:      DoorStateClosed,
-}, // Without the key nothing happens but a try.
+// doorTable is the Door table: one row per (state, event, guard), a rule's
+// note before its first row.
+var doorTable = [...]DoorTransition{
 	{
-		Event:   DoorEventTurn,
 		From:    DoorStateClosed,
-		Guard:   DoorGuardNone,
-		Outputs: 0,
-		To:      DoorStateClosed,
-	}, // Without the key a locked door stays locked.
+		Event:   DoorEventPush,
+		To:      DoorStateOpen,
+		Outputs: 1 << (DoorOutputCreak - 1),
+	},
+	{From: DoorStateOpen, Event: DoorEventPush, To: DoorStateClosed},
+	{From: DoorStateClosed, Event: DoorEventTurn, Guard: DoorGuardHasKey, To: DoorStateLocked},
+	{From: DoorStateLocked, Event: DoorEventTurn, Guard: DoorGuardHasKey, To: DoorStateClosed},
+	// Without the key nothing happens but a try.
+	{From: DoorStateClosed, Event: DoorEventTurn, To: DoorStateClosed},
+	// Without the key a locked door stays locked.
+	{From: DoorStateLocked, Event: DoorEventTurn, To: DoorStateLocked},
 	{
-		Event:   DoorEventTurn,
-		From:    DoorStateLocked,
-		Guard:   DoorGuardNone,
-		Outputs: 0,
-		To:      DoorStateLocked,
-	}, {
+		From:    DoorStateClosed,
 		Event:   DoorEventKick,
-		From:    DoorStateClosed,
-		Guard:   DoorGuardNone,
-		Outputs: 1<<(DoorOutputAlarm-1) | 1<<(DoorOutputCreak-1),
 		To:      DoorStateBroken,
-	}, {
-		Event:   DoorEventKick,
+		Outputs: 1<<(DoorOutputAlarm-1) | 1<<(DoorOutputCreak-1),
+	},
+	{
 		From:    DoorStateOpen,
-		Guard:   DoorGuardNone,
-		Outputs: 1<<(DoorOutputAlarm-1) | 1<<(DoorOutputCreak-1),
-		To:      DoorStateBroken,
-	}, {
 		Event:   DoorEventKick,
-		From:    DoorStateLocked,
-		Guard:   DoorGuardNone,
-		Outputs: 1<<(DoorOutputAlarm-1) | 1<<(DoorOutputCreak-1),
 		To:      DoorStateBroken,
-	}}
+		Outputs: 1<<(DoorOutputAlarm-1) | 1<<(DoorOutputCreak-1),
+	},
+	{
+		From:    DoorStateLocked,
+		Event:   DoorEventKick,
+		To:      DoorStateBroken,
+		Outputs: 1<<(DoorOutputAlarm-1) | 1<<(DoorOutputCreak-1),
+	},
+}
 
 // doorRows lists, per (state, event), the table rows in table order.
 var doorRows = [...]uint16{0, 2, 4, 6, 1, 7, 3, 5, 8}
-var doorIndex = [5][4][2]uint16{{{0, 0}, {0, 0}, {0, 0}, {0, 0}}, {{0, 0}, {0, 1}, {1, 2}, {3, 1}}, {{4, 0}, {4, 1}, {5, 0}, {5, 1}}, {{6, 0}, {6, 0}, {6, 2}, {8, 1}}, {{9, 0}, {9, 0}, {9, 0}, {9, 0}}}
 
-// DoorStep looks up the transition for event ev in state from. Rows of the same
-// (state, event) are tried in table order and the first whose guard is in held
-// (or that has no guard) applies. An undefined transition is a
+// doorIndex holds, per state and event, the first entry of doorRows and the
+// number of rows.
+var doorIndex = [5][4][2]uint16{
+	{{0, 0}, {0, 0}, {0, 0}, {0, 0}},
+	{{0, 0}, {0, 1}, {1, 2}, {3, 1}},
+	{{4, 0}, {4, 1}, {5, 0}, {5, 1}},
+	{{6, 0}, {6, 0}, {6, 2}, {8, 1}},
+	{{9, 0}, {9, 0}, {9, 0}, {9, 0}},
+}
+
+// DoorStep looks up the transition for event ev in state from. Rows of the
+// same (state, event) are tried in table order and the first whose guard is in
+// held (or that has no guard) applies. An undefined transition is a
 // *TransitionError, never a silent no-op. It does not allocate on success.
 func DoorStep(from DoorState, ev DoorEvent, held DoorGuardSet) (DoorTransition, error) {
 	if from.Valid() && ev.Valid() {

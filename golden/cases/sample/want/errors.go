@@ -3,9 +3,9 @@
 
 package sample
 
-// Token identifies an error. It is an error's identity: the same JSON-RPC
-// code means different things in different profiles, so compare tokens, never
-// codes alone.
+// Token identifies an error. It is an error's identity: the same JSON-RPC code
+// means different things in different profiles, so compare tokens, never codes
+// alone.
 type Token string
 
 const (
@@ -29,13 +29,16 @@ type DataShape string
 
 // The data shapes.
 const (
-	// DataNone: no data.
+	// DataNone means the error has no data.
 	DataNone DataShape = "none"
-	// DataErrorInfo: A2A v1.0, an array holding a google.rpc.ErrorInfo whose reason names the error.
+	// DataErrorInfo is the form of A2A v1.0: an array holding a
+	// google.rpc.ErrorInfo whose reason names the error.
 	DataErrorInfo DataShape = "error_info"
-	// DataA2AError: MQTT binding, an object {"a2a_error": token}.
+	// DataA2AError is the form of the MQTT binding: an object {"a2a_error":
+	// token}.
 	DataA2AError DataShape = "a2a_error"
-	// DataOffline: offline profile, {"error": token, "queued": …, "retryAfterSec"?, "kind"?}.
+	// DataOffline is the form of the offline profile: {"error": token, "queued":
+	// …, "retryAfterSec"?, "kind"?}.
 	DataOffline DataShape = "offline"
 )
 

@@ -5,5 +5,5 @@ package sample
 import "regexp"
 
 var (
-	rtPattern39c46b36 = regexp.MustCompile("^[a-z]+$")
+	pattern39c46b36 = regexp.MustCompile("^[a-z]+$")
 )

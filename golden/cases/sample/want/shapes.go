@@ -161,11 +161,13 @@ type Shape struct {
 	//
 	// JSON: "meta".
 	Meta map[string]any
-	// Body holds exactly one of "circle", "label", "note": one of the types implementing ShapeBody.
+	// Body holds exactly one of "circle", "label", "note": one of the types
+	// implementing ShapeBody.
 	Body ShapeBody
 }
 
-// ShapeBody is the sealed union of Shape.Body; its implementations are *Circle, ShapeLabel, ShapeNote.
+// ShapeBody is the sealed union of Shape.Body; its implementations are
+// *Circle, ShapeLabel, ShapeNote.
 type ShapeBody interface {
 	isShapeBody()
 }

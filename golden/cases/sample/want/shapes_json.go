@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// DecodeJSONAt reads a Call from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseCallJSON.
+// DecodeJSONAt reads a Call from d, recording type mismatches at p. It is for
+// generated code; call UnmarshalJSON or ParseCallJSON.
 func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -42,8 +42,8 @@ func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a Call. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes a Call. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Call) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -52,9 +52,8 @@ func (x *Call) UnmarshalJSON(data []byte) error {
 	})
 }
 
-// ParseCallJSON decodes data into a new Call and checks it as
-// ValidateCallJSON does, in one pass: the value is returned only when it is
-// valid.
+// ParseCallJSON decodes data into a new Call and checks it as ValidateCallJSON
+// does, in one pass: the value is returned only when it is valid.
 func ParseCallJSON(data []byte) (*Call, error) {
 	x := new(Call)
 	return runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -63,8 +62,8 @@ func ParseCallJSON(data []byte) (*Call, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateCallJSON checks that data is a valid Call: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateCallJSON checks that data is a valid Call: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateCallJSON(data []byte) error {
 	var x Call
@@ -75,8 +74,8 @@ func ValidateCallJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Call) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -105,7 +104,8 @@ func (x Call) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Call) Clone() *Call {
 	if x == nil {
 		return nil
@@ -116,8 +116,8 @@ func (x *Call) Clone() *Call {
 	return &c
 }
 
-// DecodeJSONAt reads a Circle from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseCircleJSON.
+// DecodeJSONAt reads a Circle from d, recording type mismatches at p. It is
+// for generated code; call UnmarshalJSON or ParseCircleJSON.
 func (x *Circle) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -142,8 +142,8 @@ func (x *Circle) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<0) != 0, "radius")
 }
 
-// UnmarshalJSON decodes a Circle. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes a Circle. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Circle) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -175,8 +175,8 @@ func ValidateCircleJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Circle) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -194,7 +194,8 @@ func (x Circle) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Circle) Clone() *Circle {
 	if x == nil {
 		return nil
@@ -203,8 +204,8 @@ func (x *Circle) Clone() *Circle {
 	return &c
 }
 
-// DecodeJSONAt reads a Layer from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseLayerJSON.
+// DecodeJSONAt reads a Layer from d, recording type mismatches at p. It is for
+// generated code; call UnmarshalJSON or ParseLayerJSON.
 func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -238,8 +239,8 @@ func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a Layer. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes a Layer. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Layer) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -259,8 +260,8 @@ func ParseLayerJSON(data []byte) (*Layer, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateLayerJSON checks that data is a valid Layer: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateLayerJSON checks that data is a valid Layer: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateLayerJSON(data []byte) error {
 	var x Layer
@@ -271,8 +272,8 @@ func ValidateLayerJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Layer) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = append(b, "\"name\":"...)
@@ -290,7 +291,8 @@ func (x Layer) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Layer) Clone() *Layer {
 	if x == nil {
 		return nil
@@ -299,8 +301,8 @@ func (x *Layer) Clone() *Layer {
 	return &c
 }
 
-// DecodeJSONAt reads a Shape from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseShapeJSON.
+// DecodeJSONAt reads a Shape from d, recording type mismatches at p. It is for
+// generated code; call UnmarshalJSON or ParseShapeJSON.
 func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -470,8 +472,8 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	d.Require(p, seen&(1<<8) != 0, "count")
 }
 
-// UnmarshalJSON decodes a Shape. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes a Shape. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Shape) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -491,8 +493,8 @@ func ParseShapeJSON(data []byte) (*Shape, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateShapeJSON checks that data is a valid Shape: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateShapeJSON checks that data is a valid Shape: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateShapeJSON(data []byte) error {
 	var x Shape
@@ -503,8 +505,8 @@ func ValidateShapeJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Shape) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -626,7 +628,8 @@ func (x Shape) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Shape) Clone() *Shape {
 	if x == nil {
 		return nil

@@ -9,12 +9,12 @@ import (
 	"strings"
 )
 
-// ValidateAt records at p every rule of the Call schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Call schema that x breaks. It is
+// for generated code; call Validate.
 func (x *Call) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("op")
-		if !(x.Op != "") {
+		if x.Op == "" {
 			v.Add(&fp, "required", "missing property \"op\"")
 		} else {
 			switch x.Op {
@@ -51,7 +51,7 @@ func (x *Call) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 				params.ValidateAt(v, &fp)
 			}
 		}
-		if !(len(x.Args) > 0) {
+		if len(x.Args) == 0 {
 			switch string(x.Op) {
 			case "draw":
 				v.Add(&fp, "required", "missing property \"args\"")
@@ -62,16 +62,16 @@ func (x *Call) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the Call schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Call) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the Circle schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Circle schema that x breaks. It is
+// for generated code; call Validate.
 func (x *Circle) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("radius")
@@ -83,25 +83,21 @@ func (x *Circle) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the Circle schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Circle) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the Layer schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Layer schema that x breaks. It is
+// for generated code; call Validate.
 func (x *Layer) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("name")
-		if !(x.Name != "") {
+		if x.Name == "" {
 			v.Add(&fp, "required", "missing property \"name\"")
-		} else {
-			if len(x.Name) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 		}
 	}
 	{
@@ -116,25 +112,22 @@ func (x *Layer) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the Layer schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Layer) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the Shape schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Shape schema that x breaks. It is
+// for generated code; call Validate.
 func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
-		if !(x.ID != "") {
+		if x.ID == "" {
 			v.Add(&fp, "required", "missing property \"id\"")
 		} else {
-			if len(x.ID) == 0 {
-				v.Add(&fp, "minLength", "must not be empty")
-			}
 			if !runtime.UUID(x.ID) {
 				v.Add(&fp, "format", "not a UUID")
 			}
@@ -142,7 +135,7 @@ func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 	{
 		fp := p.Key("color")
-		if !(x.Color != "") {
+		if x.Color == "" {
 			v.Add(&fp, "required", "missing property \"color\"")
 		} else {
 			if !x.Color.Valid() {
@@ -163,7 +156,7 @@ func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 	{
 		fp := p.Key("tags")
-		if !(x.Tags != nil) {
+		if x.Tags == nil {
 			v.Add(&fp, "required", "missing property \"tags\"")
 		} else {
 			if len(x.Tags) < 1 {
@@ -171,7 +164,7 @@ func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 			}
 			for i0 := range x.Tags {
 				ip0 := fp.Index(i0)
-				if !rtPattern39c46b36.MatchString(x.Tags[i0]) {
+				if !pattern39c46b36.MatchString(x.Tags[i0]) {
 					v.Add(&ip0, "pattern", "does not match ^[a-z]+$")
 				}
 			}
@@ -267,8 +260,8 @@ func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the Shape schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Shape) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)

@@ -11,8 +11,8 @@ import (
 	"strconv"
 )
 
-// DecodeJSONAt reads a Frame from d, recording type mismatches at p. It
-// is for generated code; call UnmarshalJSON or ParseFrameJSON.
+// DecodeJSONAt reads a Frame from d, recording type mismatches at p. It is for
+// generated code; call UnmarshalJSON or ParseFrameJSON.
 func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
@@ -79,8 +79,8 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 }
 
-// UnmarshalJSON decodes a Frame. It fails on bytes that are not JSON, on
-// a value of the wrong JSON type and on two members of a oneof group; it does
+// UnmarshalJSON decodes a Frame. It fails on bytes that are not JSON, on a
+// value of the wrong JSON type and on two members of a oneof group; it does
 // not check the other rules of the schema: call Validate for those.
 func (x *Frame) UnmarshalJSON(data []byte) error {
 	return runtime.Unmarshal(data, func(d *runtime.Decoder) {
@@ -100,8 +100,8 @@ func ParseFrameJSON(data []byte) (*Frame, error) {
 	}, x.ValidateAt)
 }
 
-// ValidateFrameJSON checks that data is a valid Frame: JSON syntax, every
-// rule of the schema, and required members. It returns a *SyntaxError, a
+// ValidateFrameJSON checks that data is a valid Frame: JSON syntax, every rule
+// of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateFrameJSON(data []byte) error {
 	var x Frame
@@ -112,8 +112,8 @@ func ValidateFrameJSON(data []byte) error {
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
-// that an envelope around it is built in one buffer. Optional members at
-// their zero value are left out, as in ProtoJSON.
+// that an envelope around it is built in one buffer. Optional members at their
+// zero value are left out, as in ProtoJSON.
 func (x *Frame) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
@@ -170,7 +170,8 @@ func (x Frame) MarshalJSON() ([]byte, error) {
 	return x.AppendJSON(nil)
 }
 
-// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared with x.
+// Clone returns a deep copy of x (nil for nil): nothing in the copy is shared
+// with x.
 func (x *Frame) Clone() *Frame {
 	if x == nil {
 		return nil

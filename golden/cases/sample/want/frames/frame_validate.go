@@ -8,12 +8,12 @@ import (
 	"strconv"
 )
 
-// ValidateAt records at p every rule of the Frame schema that x breaks.
-// It is for generated code; call Validate.
+// ValidateAt records at p every rule of the Frame schema that x breaks. It is
+// for generated code; call Validate.
 func (x *Frame) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("shape")
-		if !(x.Shape != nil) {
+		if x.Shape == nil {
 			v.Add(&fp, "required", "missing property \"shape\"")
 		} else {
 			x.Shape.ValidateAt(v, &fp)
@@ -49,8 +49,8 @@ func (x *Frame) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 
 // Validate checks x against every rule of the Frame schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
-// always marshals (numbers, booleans, maps, strings that may be empty)
-// count as present.
+// always marshals (numbers, booleans, maps, strings that may be empty) count
+// as present.
 func (x *Frame) Validate() error {
 	var v runtime.Validator
 	x.ValidateAt(&v, nil)

@@ -7,8 +7,8 @@ import (
 	schemaerr "github.com/a2abind/a2abind/schemaerr"
 )
 
-// The generated code is written for version 1 of the runtime: these
-// constants do not compile against a runtime that no longer supports it.
+// The generated code is written for version 1 of the runtime: these constants
+// do not compile against a runtime that no longer supports it.
 const (
 	_ = runtime.EnforceVersion(1 - runtime.MinVersion)
 	_ = runtime.EnforceVersion(runtime.MaxVersion - 1)
@@ -21,7 +21,7 @@ type SyntaxError = schemaerr.SyntaxError
 // Violation is one rule that a value breaks. It is schemaerr.Violation.
 type Violation = schemaerr.Violation
 
-// ValidationError lists every violation found in a value, sorted by
-// pointer. It is schemaerr.ValidationError, the same type in every generated
-// package, so one errors.As recognises them all.
+// ValidationError lists every violation found in a value, sorted by pointer.
+// It is schemaerr.ValidationError, the same type in every generated package,
+// so one errors.As recognises them all.
 type ValidationError = schemaerr.ValidationError
