@@ -26,8 +26,9 @@
 // Output is gofmt-clean and byte-for-byte deterministic; only changed files
 // are rewritten and files no longer produced are removed.
 //
-// With -check nothing is written: a2agen lists what would change and exits
-// with status 1 if anything would. In this repository:
+// With -check nothing is written: a2agen prints a unified diff of what would
+// change (from the files in -out to the generated ones) and exits with status
+// 1 if anything would. In this repository:
 //
 //	go generate ./...          # or: make generate
 //	make check-generated       # CI: fails when generated/ is stale
@@ -36,6 +37,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -50,13 +52,18 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-func run(args []string) int {
+func run(args []string) int { return runTo(args, os.Stdout, os.Stderr) }
+
+// runTo is a2agen writing its output (the -check diff) to stdout and its
+// messages to stderr.
+func runTo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("a2agen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	schemaDir := fs.String("schema", "schema", "directory of JSON Schemas and data documents")
 	outDir := fs.String("out", "generated", "output directory (owned by a2agen)")
 	pkg := fs.String("package", "", "package name for files at the top of -schema (default: base name of -out)")
 	importPath := fs.String("import", "", "Go import path of -out (default: from the go.mod above -out)")
-	check := fs.Bool("check", false, "write nothing; list what would change and exit 1 if anything would")
+	check := fs.Bool("check", false, "write nothing; print a unified diff of what would change and exit 1 if anything would")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: a2agen -schema DIR -out DIR [-package NAME] [-import PATH] [-check]\n\nexample:\n  a2agen -schema schema -out generated\n\nflags:\n")
 		fs.PrintDefaults()
@@ -68,7 +75,7 @@ func run(args []string) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "a2agen: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "a2agen: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
 	name := *pkg
@@ -80,31 +87,34 @@ func run(args []string) int {
 	}
 	m, err := load.Load(os.DirFS(*schemaDir), filepath.ToSlash(*schemaDir), name, *importPath)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "a2agen: %v\n", err)
+		fmt.Fprintf(stderr, "a2agen: %v\n", err)
 		return 1
 	}
 	files, err := gen.Generate(m)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "a2agen: %v\n", err)
+		fmt.Fprintf(stderr, "a2agen: %v\n", err)
 		return 1
 	}
 	if *check {
 		diff, err := gen.Diff(*outDir, files)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "a2agen: %v\n", err)
+			fmt.Fprintf(stderr, "a2agen: %v\n", err)
 			return 1
 		}
-		for _, d := range diff {
-			fmt.Println(d)
-		}
 		if len(diff) > 0 {
-			fmt.Fprintf(os.Stderr, "a2agen: %s is stale (%d files); run make generate\n", *outDir, len(diff))
+			patch, err := gen.UnifiedDiff(*outDir, files)
+			if err != nil {
+				fmt.Fprintf(stderr, "a2agen: %v\n", err)
+				return 1
+			}
+			fmt.Fprint(stdout, patch)
+			fmt.Fprintf(stderr, "a2agen: %s is stale (%d files); run make generate\n", *outDir, len(diff))
 			return 1
 		}
 		return 0
 	}
 	if err := gen.Write(*outDir, files); err != nil {
-		fmt.Fprintf(os.Stderr, "a2agen: %v\n", err)
+		fmt.Fprintf(stderr, "a2agen: %v\n", err)
 		return 1
 	}
 	return 0

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 )
@@ -39,9 +42,32 @@ func TestGenerateCheckAndBrokenSchema(t *testing.T) {
 
 	// A stray file in the output is reported by -check and removed by a run.
 	writeFile(t, filepath.Join(out, "stale.go"), "package pets\n")
-	if code := run([]string{"-schema", schema, "-out", out, "-package", "pets", "-check"}); code != 1 {
+	var stdout, stderr bytes.Buffer
+	if code := runTo([]string{"-schema", schema, "-out", out, "-package", "pets", "-check"}, &stdout, &stderr); code != 1 {
 		t.Fatalf("-check with a stale file: exit %d, want 1", code)
 	}
+	if want := "--- a/stale.go\n+++ /dev/null\n@@ -1 +0,0 @@\n-package pets\n"; stdout.String() != want {
+		t.Fatalf("-check printed\n%s\nwant the unified diff\n%s", stdout.String(), want)
+	}
+	if !strings.Contains(stderr.String(), "is stale (1 files); run make generate") {
+		t.Fatalf("-check said %q", stderr.String())
+	}
+
+	// A changed file is shown as a diff of its lines.
+	if err := os.Remove(filepath.Join(out, "stale.go")); err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(before), "JSON: \"name\"", "JSON: \"nom\"", 1)
+	writeFile(t, filepath.Join(out, "pet.go"), changed)
+	stdout.Reset()
+	if code := runTo([]string{"-schema", schema, "-out", out, "-package", "pets", "-check"}, &stdout, io.Discard); code != 1 {
+		t.Fatalf("-check with a changed file: exit %d, want 1", code)
+	}
+	if d := stdout.String(); !strings.HasPrefix(d, "--- a/pet.go\n+++ b/pet.go\n@@ ") || !strings.Contains(d, "\n-\t// JSON: \"nom\"") || !strings.Contains(d, "\n+\t// JSON: \"name\"") {
+		t.Fatalf("-check printed\n%s", d)
+	}
+	writeFile(t, filepath.Join(out, "pet.go"), string(before))
+	writeFile(t, filepath.Join(out, "stale.go"), "package pets\n")
 
 	// A broken schema fails and leaves the output as it was.
 	writeFile(t, filepath.Join(schema, "pet.json"), `{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://x.test/pet.json","$defs":{"Pet":{"type":"object","properties":{"name":{"$ref":"#/$defs/Nope"}}}}}`)
