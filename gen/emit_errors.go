@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"fmt"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/a2abind/a2abind/gen/model"
@@ -11,7 +13,7 @@ func genErrors(f *jen.File, errs []*model.ErrorToken) {
 	f.Type().Id("Token").String()
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for _, e := range errs {
-			cmt(g, doc("Token"+e.Name, e.Description))
+			cmt(g, docAs("Token"+e.Name, e.Description, roleValue))
 			g.Id("Token" + e.Name).Id("Token").Op("=").Lit(e.Token)
 		}
 	})
@@ -112,7 +114,7 @@ func genErrors(f *jen.File, errs []*model.ErrorToken) {
 	cmt(f, "Sentinels, one per token, for errors.Is.")
 	f.Var().DefsFunc(func(g *jen.Group) {
 		for _, e := range errs {
-			cmt(g, doc("Err"+e.Name, e.Message))
+			cmt(g, fmt.Sprintf("Err%s is the error of Token%s, with its default message %q.", e.Name, e.Name, e.Message))
 			g.Id("Err"+e.Name).Op("=").Id("NewError").Call(jen.Id("Token"+e.Name), jen.Lit(""))
 		}
 	})

@@ -100,7 +100,8 @@ func genMachine(f *jen.File, m *model.Machine) error {
 				g.Id(typ + "None").Id(typ).Op("=").Lit(0)
 			}
 			for i, x := range names {
-				cmt(g, doc(typ+x.Name, x.Description))
+				cmt(g, docAs(typ+x.Name, x.Description, map[string]docRole{
+					"state": roleValue, "event": roleEvent, "guard": roleGuard, "output": roleOutput}[kind]))
 				g.Id(typ + x.Name).Id(typ).Op("=").Lit(i + 1)
 			}
 		})

@@ -26,7 +26,7 @@ func genProperties(f *jen.File, props []*model.Property) {
 				if text == "" {
 					text = "the value " + v.Value + " of " + p.Key + "."
 				}
-				cmt(g, doc(p.Name+v.Name, text))
+				cmt(g, docAs(p.Name+v.Name, text, roleValue))
 				g.Id(p.Name + v.Name).Op("=").Lit(v.Value)
 			}
 		}

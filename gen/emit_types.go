@@ -82,7 +82,7 @@ func genEnum(f *jen.File, t *model.Type) {
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for _, v := range t.Values {
 			if v.Doc != "" {
-				cmt(g, doc(v.GoName, v.Doc))
+				cmt(g, docAs(v.GoName, v.Doc, roleValue))
 			}
 			g.Id(v.GoName).Id(t.Name).Op("=").Lit(v.Wire)
 		}

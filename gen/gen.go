@@ -10,6 +10,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/dave/jennifer/jen"
 
@@ -218,24 +219,233 @@ func genDoc(p *model.Package) *jen.File {
 	return f
 }
 
+// docRole says what a documented name is, which decides how its description
+// is joined to it.
+type docRole int
+
+const (
+	// roleThing is a type, a field or a constant: "X is the …".
+	roleThing docRole = iota
+	// roleValue is an enum value or a state: "X means …".
+	roleValue
+	// roleEvent is a machine event: "X is …" or "X happens when …".
+	roleEvent
+	// roleGuard is a machine guard: "X holds when …".
+	roleGuard
+	// roleOutput is a machine output: "X asks the caller to …".
+	roleOutput
+)
+
 // doc turns a schema description into comment text starting with name.
-func doc(name, text string) string {
+func doc(name, text string) string { return docAs(name, text, roleThing) }
+
+// docAs turns a schema description into a comment starting with name that
+// reads as English: a noun phrase becomes "X is the …", a sentence "X means
+// the …" (or, for guards and events, "X holds when …", "X happens when …"),
+// an imperative output "X asks the caller to …". Descriptions the rules do
+// not fit keep the form "X: description".
+func docAs(name, text string, role docRole) string {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return name + " is generated from the schema."
+		return name + " has no description in the schema."
 	}
 	if strings.HasPrefix(text, name+" ") {
 		return text
 	}
-	lower := strings.ToLower(text[:1]) + text[1:]
-	first := strings.SplitN(text, " ", 2)[0]
-	if strings.ToUpper(first) == first && len(first) > 1 {
-		lower = text
+	// A short label before a colon ("MQTT binding: the request …") goes in
+	// parentheses after the name.
+	if label, rest, ok := strings.Cut(text, ": "); ok && len(strings.Fields(label)) <= 2 && !isArticle(strings.Fields(label)[0]) &&
+		!strings.ContainsAny(label, ".,;()") && rest != "" {
+		return docAs(name+" ("+label+")", upperFirst(rest), role)
 	}
-	if strings.HasPrefix(lower, "a ") || strings.HasPrefix(lower, "an ") || strings.HasPrefix(lower, "the ") {
-		return name + " is " + lower
+	words := strings.Fields(text)
+	first := words[0]
+	lower := lowerWord(text)
+	article := isArticle(first)
+	sentence := isSentence(words, role == roleThing)
+	switch {
+	case strings.HasSuffix(first, ":"):
+		return name + ": " + text
+	case role == roleGuard:
+		return name + " holds when " + lower
+	case role == roleEvent && sentence:
+		return name + " happens when " + lower
+	case role == roleOutput && !article && !acronym(first):
+		return name + " asks the caller to " + lower
+	case role != roleThing && role != roleEvent:
+		return name + " means " + lower
+	case first == "Whether":
+		return name + " says whether " + strings.TrimPrefix(text, "Whether ")
+	case strings.HasPrefix(text, "If true, "):
+		return "If " + name + " is true, " + strings.TrimPrefix(text, "If true, ")
+	}
+	switch strings.ToLower(first) {
+	case "how", "who", "where", "which", "when", "what":
+		return name + " says " + lower
+	}
+	switch {
+	case sentence:
+		return name + " means " + lower
+	case article && len(words) > 1:
+		return name + " " + verbFor(name, words[1]) + " " + lower
+	}
+	switch strings.ToLower(first) {
+	case "optional", "short", "detailed":
+		if len(words) > 1 && !plural(words[1]) && !uncountable(words[1]) && be(name) == "is" {
+			return name + " is " + indefinite(lower)
+		}
+		return name + " " + be(name) + " " + lower
+	case "only", "one", "under", "no", "every", "if", "send", "report", "maximum", "most", "total":
+		if strings.ToLower(first) == "maximum" || strings.ToLower(first) == "most" || strings.ToLower(first) == "total" {
+			return name + " " + be(name) + " the " + lower
+		}
+		return name + ": " + text
+	}
+	if unicode.IsUpper(rune(first[0])) && !strings.ContainsAny(first, ":,.") {
+		return name + " " + verbFor(name, first) + " the " + lower
 	}
 	return name + ": " + text
+}
+
+func isArticle(w string) bool {
+	return w == "The" || w == "A" || w == "An" || w == "the" || w == "a" || w == "an"
+}
+
+// acronym reports whether a word is written in capitals or with digits
+// (MQTT, A2A, URIs, JSON-RPC, TASK_STATE_WORKING): its case is kept.
+func acronym(w string) bool {
+	upper := 0
+	for _, r := range w {
+		switch {
+		case unicode.IsUpper(r):
+			upper++
+		case unicode.IsDigit(r) || r == '_':
+			return true
+		}
+	}
+	return upper >= 2
+}
+
+// lowerWord lower-cases the first letter of text unless its first word is an
+// acronym.
+func lowerWord(text string) string {
+	first := strings.Fields(text)[0]
+	if acronym(first) {
+		return text
+	}
+	return strings.ToLower(text[:1]) + text[1:]
+}
+
+func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// indefinite puts "a" or "an" before a phrase.
+func indefinite(s string) string {
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
+
+// plural guesses whether a word or Go name is plural (Extensions, URIs), not
+// a singular ending in s (Status, Address, Analysis).
+func plural(w string) bool {
+	w = strings.TrimRight(w, ".,;:)")
+	return strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is")
+}
+
+// verbFor joins a name to a noun phrase whose head is noun: "are" for a
+// plural name, "holds" for a singular name and a plural head (a request
+// type holds "the parameters of …"), else "is".
+func verbFor(name, noun string) string {
+	switch {
+	case plural(name):
+		return "are"
+	case plural(noun) && !acronym(noun):
+		return "holds"
+	}
+	return "is"
+}
+
+// uncountable reports whether a noun takes no "a" (metadata, information).
+func uncountable(w string) bool {
+	switch strings.ToLower(strings.TrimRight(w, ".,;:")) {
+	case "metadata", "information", "data", "content", "text":
+		return true
+	}
+	return false
+}
+
+// be is the verb for a name: "are" for a plural name, else "is".
+func be(name string) string {
+	if plural(name) {
+		return "are"
+	}
+	return "is"
+}
+
+// auxiliary reports whether w is an auxiliary verb, whose presence early in
+// a description makes it a sentence ("The task has been submitted") rather
+// than a noun phrase.
+func auxiliary(w string) bool {
+	switch w {
+	case "is", "are", "was", "were", "has", "have", "had", "can", "cannot", "could", "will",
+		"would", "may", "must", "should", "does", "did":
+		return true
+	}
+	return false
+}
+
+// eventVerb reports whether w is one of the other verbs the descriptions of
+// events, guards and outputs use as the verb of a sentence ("The client read
+// the card").
+func eventVerb(w string) bool {
+	switch w {
+	case "exists", "read", "publishes", "answered", "names", "reached", "elapsed", "refused",
+		"received", "went", "expired", "kept", "sent", "holds", "carries", "failed", "returned",
+		"arrived", "ran":
+		return true
+	}
+	return false
+}
+
+// preposition reports whether w may come before a determiner inside a noun
+// phrase ("a config for this task"); a determiner straight after a noun
+// starts a relative clause ("the task this message belongs to").
+func preposition(w string) bool {
+	switch w {
+	case "of", "for", "to", "in", "on", "at", "by", "with", "from", "about", "under", "over",
+		"into", "per":
+		return true
+	}
+	return false
+}
+
+// isSentence reports whether words (a description) have a finite verb among
+// their first words, before any relative clause or parenthesis; strict
+// counts auxiliary verbs only.
+func isSentence(words []string, strict bool) bool {
+	for i := 1; i < len(words) && i < 8; i++ {
+		if strings.HasPrefix(words[i], "(") {
+			return false
+		}
+		w := strings.ToLower(strings.TrimRight(words[i], ".,;:"))
+		prev := strings.ToLower(strings.TrimRight(words[i-1], ".,;:"))
+		switch w {
+		case "that", "which", "who", "whose":
+			return false
+		case "this", "these", "those", "its", "their", "the", "a", "an":
+			if !preposition(prev) && i > 1 {
+				return false
+			}
+		}
+		if i >= 2 && (auxiliary(w) || !strict && eventVerb(w)) {
+			return true
+		}
+		if strings.HasSuffix(words[i-1], ",") || strings.HasSuffix(words[i-1], ":") || strings.HasSuffix(words[i-1], ";") {
+			return false
+		}
+	}
+	return false
 }
 
 type commenter interface {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 

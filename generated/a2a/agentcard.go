@@ -3,22 +3,22 @@
 
 package a2a
 
-// AgentCapabilities: Optional capabilities the agent supports.
+// AgentCapabilities are optional capabilities the agent supports.
 type AgentCapabilities struct {
-	// Streaming: Whether the agent supports streaming responses.
+	// Streaming says whether the agent supports streaming responses.
 	//
 	// JSON: "streaming".
 	Streaming *bool
-	// PushNotifications: Whether the agent can send push notifications for
+	// PushNotifications says whether the agent can send push notifications for
 	// asynchronous task updates.
 	//
 	// JSON: "pushNotifications".
 	PushNotifications *bool
-	// Extensions is the protocol extensions the agent supports.
+	// Extensions are the protocol extensions the agent supports.
 	//
 	// JSON: "extensions".
 	Extensions []AgentExtension
-	// ExtendedAgentCard: Whether the agent provides an extended Agent Card to
+	// ExtendedAgentCard says whether the agent provides an extended Agent Card to
 	// authenticated clients.
 	//
 	// JSON: "extendedAgentCard".
@@ -36,8 +36,8 @@ type AgentCard struct {
 	//
 	// JSON: "description", required.
 	Description string
-	// SupportedInterfaces is the interfaces the agent is reachable at, in order of
-	// preference (the first is preferred).
+	// SupportedInterfaces are the interfaces the agent is reachable at, in order
+	// of preference (the first is preferred).
 	//
 	// JSON: "supportedInterfaces", required.
 	SupportedInterfaces []AgentInterface
@@ -53,33 +53,33 @@ type AgentCard struct {
 	//
 	// JSON: "documentationUrl".
 	DocumentationURL *string
-	// Capabilities is the A2A capabilities the agent supports.
+	// Capabilities are the A2A capabilities the agent supports.
 	//
 	// JSON: "capabilities", required.
 	Capabilities *AgentCapabilities
-	// SecuritySchemes is the security schemes usable with this agent, by name.
+	// SecuritySchemes are the security schemes usable with this agent, by name.
 	//
 	// JSON: "securitySchemes".
 	SecuritySchemes map[string]SecurityScheme
-	// SecurityRequirements: Security requirements for contacting the agent.
+	// SecurityRequirements are the security requirements for contacting the agent.
 	//
 	// JSON: "securityRequirements".
 	SecurityRequirements []SecurityRequirement
-	// DefaultInputModes: Media types the agent accepts as input across all skills;
-	// skills may override them.
+	// DefaultInputModes are the media types the agent accepts as input across all
+	// skills; skills may override them.
 	//
 	// JSON: "defaultInputModes", required.
 	DefaultInputModes []string
-	// DefaultOutputModes: Media types the agent produces as output across all
-	// skills; skills may override them.
+	// DefaultOutputModes are the media types the agent produces as output across
+	// all skills; skills may override them.
 	//
 	// JSON: "defaultOutputModes", required.
 	DefaultOutputModes []string
-	// Skills is the skills (focused abilities) of the agent.
+	// Skills are the skills (focused abilities) of the agent.
 	//
 	// JSON: "skills", required.
 	Skills []AgentSkill
-	// Signatures: JSON Web Signatures computed over this Agent Card.
+	// Signatures are the JSON Web Signatures computed over this Agent Card.
 	//
 	// JSON: "signatures".
 	Signatures []AgentCardSignature
@@ -112,15 +112,15 @@ type AgentExtension struct {
 	//
 	// JSON: "uri".
 	URI string
-	// Description: How this agent uses the extension.
+	// Description says how this agent uses the extension.
 	//
 	// JSON: "description".
 	Description string
-	// Required: If true, clients must understand and comply with the extension.
+	// If Required is true, clients must understand and comply with the extension.
 	//
 	// JSON: "required".
 	Required bool
-	// Params: Extension-specific configuration parameters.
+	// Params are the extension-specific configuration parameters.
 	//
 	// JSON: "params".
 	Params map[string]any
@@ -175,25 +175,25 @@ type AgentSkill struct {
 	//
 	// JSON: "description", required.
 	Description string
-	// Tags: Keywords describing the skill.
+	// Tags are the keywords describing the skill.
 	//
 	// JSON: "tags", required.
 	Tags []string
-	// Examples: Example prompts or scenarios the skill handles.
+	// Examples are the example prompts or scenarios the skill handles.
 	//
 	// JSON: "examples".
 	Examples []string
-	// InputModes: Input media types of this skill, overriding the agent's
+	// InputModes are the input media types of this skill, overriding the agent's
 	// defaults.
 	//
 	// JSON: "inputModes".
 	InputModes []string
-	// OutputModes: Output media types of this skill, overriding the agent's
+	// OutputModes are the output media types of this skill, overriding the agent's
 	// defaults.
 	//
 	// JSON: "outputModes".
 	OutputModes []string
-	// SecurityRequirements: Security requirements for using this skill.
+	// SecurityRequirements are the security requirements for using this skill.
 	//
 	// JSON: "securityRequirements".
 	SecurityRequirements []SecurityRequirement

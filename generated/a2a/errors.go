@@ -9,43 +9,44 @@ package a2a
 type Token string
 
 const (
-	// TokenParseError is the receiver could not parse the payload as JSON. A2A
+	// TokenParseError means the receiver could not parse the payload as JSON. A2A
 	// v1.0 names it JSONParseError. A2A v1.0 gives it no HTTP status of its own:
 	// over HTTP JSON-RPC it travels in the JSON-RPC error object.
 	TokenParseError Token = "parse_error"
-	// TokenInvalidRequest is the JSON is not a valid JSON-RPC 2.0 Request object.
-	// A2A v1.0 names it InvalidRequestError.
+	// TokenInvalidRequest means the JSON is not a valid JSON-RPC 2.0 Request
+	// object. A2A v1.0 names it InvalidRequestError.
 	TokenInvalidRequest Token = "invalid_request"
-	// TokenMethodNotFound is the requested method does not exist or is not
+	// TokenMethodNotFound means the requested method does not exist or is not
 	// available. A2A v1.0 names it MethodNotFoundError.
 	TokenMethodNotFound Token = "method_not_found"
-	// TokenInvalidParams is the method parameters are invalid. A2A v1.0 names it
-	// InvalidParamsError. The MQTT binding also requires it when a request's
+	// TokenInvalidParams means the method parameters are invalid. A2A v1.0 names
+	// it InvalidParamsError. The MQTT binding also requires it when a request's
 	// contextId differs from the one stored for the same Task.id; this library
 	// also uses it for a missing or malformed taskId over MQTT (docs/protocol.md
 	// §5.5; §11, "which code for bad MQTT input").
 	TokenInvalidParams Token = "invalid_params"
-	// TokenInternalError is an internal error occurred on the server. A2A v1.0
+	// TokenInternalError means an internal error occurred on the server. A2A v1.0
 	// names it InternalError. Not marked retryable: a temporary overload over MQTT
 	// is responder_unavailable instead.
 	TokenInternalError Token = "internal_error"
-	// TokenTaskNotFound: TaskNotFoundError: the task id does not correspond to an
-	// existing or accessible task (invalid, expired, or completed and purged).
-	// gRPC NOT_FOUND. ErrorInfo reason TASK_NOT_FOUND, domain a2a-protocol.org.
+	// TokenTaskNotFound (TaskNotFoundError) means the task id does not correspond
+	// to an existing or accessible task (invalid, expired, or completed and
+	// purged). gRPC NOT_FOUND. ErrorInfo reason TASK_NOT_FOUND, domain
+	// a2a-protocol.org.
 	TokenTaskNotFound Token = "task_not_found"
-	// TokenTaskNotCancelable: TaskNotCancelableError: the task is not in a
+	// TokenTaskNotCancelable (TaskNotCancelableError) means the task is not in a
 	// cancelable state (for example it already reached a terminal state). gRPC
 	// FAILED_PRECONDITION. ErrorInfo reason TASK_NOT_CANCELABLE, domain
 	// a2a-protocol.org.
 	TokenTaskNotCancelable Token = "task_not_cancelable"
-	// TokenPushNotificationNotSupported: PushNotificationNotSupportedError: the
-	// client used push-notification features but the agent does not support them
-	// (AgentCard.capabilities.pushNotifications is false). gRPC UNIMPLEMENTED.
-	// ErrorInfo reason PUSH_NOTIFICATION_NOT_SUPPORTED, domain a2a-protocol.org.
-	// Same code as the MQTT binding's request_expired and the offline profile's
-	// agent_asleep: tell them apart by token.
+	// TokenPushNotificationNotSupported (PushNotificationNotSupportedError) means
+	// the client used push-notification features but the agent does not support
+	// them (AgentCard.capabilities.pushNotifications is false). gRPC
+	// UNIMPLEMENTED. ErrorInfo reason PUSH_NOTIFICATION_NOT_SUPPORTED, domain
+	// a2a-protocol.org. Same code as the MQTT binding's request_expired and the
+	// offline profile's agent_asleep: tell them apart by token.
 	TokenPushNotificationNotSupported Token = "push_notification_not_supported"
-	// TokenUnsupportedOperation: UnsupportedOperationError: the requested
+	// TokenUnsupportedOperation (UnsupportedOperationError) means the requested
 	// operation, or an aspect of it, is not supported by this agent; this library
 	// also answers it for a new message to a task in a terminal state
 	// (docs/protocol.md §11, "retry, follow-up or error?"). gRPC UNIMPLEMENTED.
@@ -53,55 +54,56 @@ const (
 	// as the MQTT binding's responder_unavailable: a requester tells them apart by
 	// token (over MQTT: no error.data.a2a_error) and never retries this one.
 	TokenUnsupportedOperation Token = "unsupported_operation"
-	// TokenContentTypeNotSupported: ContentTypeNotSupportedError: a media type in
-	// the request's message parts, or implied for an artifact, is not supported by
-	// the agent or the skill. gRPC INVALID_ARGUMENT. ErrorInfo reason
+	// TokenContentTypeNotSupported (ContentTypeNotSupportedError) means a media
+	// type in the request's message parts, or implied for an artifact, is not
+	// supported by the agent or the skill. gRPC INVALID_ARGUMENT. ErrorInfo reason
 	// CONTENT_TYPE_NOT_SUPPORTED, domain a2a-protocol.org. Same code as the MQTT
 	// binding's transport_protocol_error: tell them apart by token.
 	TokenContentTypeNotSupported Token = "content_type_not_supported"
-	// TokenInvalidAgentResponse: InvalidAgentResponseError: an agent returned a
-	// response that does not conform to the specification for the method. gRPC
-	// INTERNAL. ErrorInfo reason INVALID_AGENT_RESPONSE, domain a2a-protocol.org.
+	// TokenInvalidAgentResponse (InvalidAgentResponseError) means an agent
+	// returned a response that does not conform to the specification for the
+	// method. gRPC INTERNAL. ErrorInfo reason INVALID_AGENT_RESPONSE, domain
+	// a2a-protocol.org.
 	TokenInvalidAgentResponse Token = "invalid_agent_response"
-	// TokenExtendedAgentCardNotConfigured: ExtendedAgentCardNotConfiguredError:
-	// the agent has no extended agent card configured although the operation
+	// TokenExtendedAgentCardNotConfigured (ExtendedAgentCardNotConfiguredError)
+	// means the agent has no extended agent card configured although the operation
 	// requires one. gRPC FAILED_PRECONDITION. ErrorInfo reason
 	// EXTENDED_AGENT_CARD_NOT_CONFIGURED, domain a2a-protocol.org.
 	TokenExtendedAgentCardNotConfigured Token = "extended_agent_card_not_configured"
-	// TokenExtensionSupportRequired: ExtensionSupportRequiredError: the Agent Card
-	// marks an extension required: true but the client did not declare support for
-	// it in the request (A2A-Extensions service parameter; over MQTT the
-	// a2a-extensions user property). gRPC FAILED_PRECONDITION. ErrorInfo reason
-	// EXTENSION_SUPPORT_REQUIRED, domain a2a-protocol.org.
+	// TokenExtensionSupportRequired (ExtensionSupportRequiredError) means the
+	// Agent Card marks an extension required: true but the client did not declare
+	// support for it in the request (A2A-Extensions service parameter; over MQTT
+	// the a2a-extensions user property). gRPC FAILED_PRECONDITION. ErrorInfo
+	// reason EXTENSION_SUPPORT_REQUIRED, domain a2a-protocol.org.
 	TokenExtensionSupportRequired Token = "extension_support_required"
-	// TokenVersionNotSupported: VersionNotSupportedError: the A2A protocol version
-	// the request names (A2A-Version service parameter; over MQTT the a2a-version
-	// user property; empty means 0.3) is not supported by the agent. gRPC
-	// UNIMPLEMENTED. ErrorInfo reason VERSION_NOT_SUPPORTED, domain
+	// TokenVersionNotSupported (VersionNotSupportedError) means the A2A protocol
+	// version the request names (A2A-Version service parameter; over MQTT the
+	// a2a-version user property; empty means 0.3) is not supported by the agent.
+	// gRPC UNIMPLEMENTED. ErrorInfo reason VERSION_NOT_SUPPORTED, domain
 	// a2a-protocol.org.
 	TokenVersionNotSupported Token = "version_not_supported"
-	// TokenRequestExpired: MQTT binding: the request was stale (for example its
-	// MQTT Message Expiry had passed) before the responder processed it.
+	// TokenRequestExpired (MQTT binding) means the request was stale (for example
+	// its MQTT Message Expiry had passed) before the responder processed it.
 	// error.data.a2a_error MUST be request_expired. Retry-eligible at application
 	// policy level; transport retries still follow the requester retry profile.
 	// Same code as A2A v1.0 push_notification_not_supported and offline
 	// agent_asleep.
 	TokenRequestExpired Token = "request_expired"
-	// TokenResponderUnavailable: MQTT binding: the responder is temporarily
+	// TokenResponderUnavailable (MQTT binding) means the responder is temporarily
 	// unavailable or overloaded. error.data.a2a_error MUST be
 	// responder_unavailable. Retry-eligible at application policy level; transport
 	// retries still follow the requester retry profile. Same code as A2A v1.0
 	// unsupported_operation, which is never retried: tell them apart by token.
 	TokenResponderUnavailable Token = "responder_unavailable"
-	// TokenTransportProtocolError: MQTT binding: metadata required by the binding
-	// is invalid or missing (for example a malformed or missing request/reply
-	// binding property, an a2a-context-id property that differs from the payload
-	// contextId, or under ubsp-v1 an a2a-recipient-agent-id that is not the
-	// responder). error.data.a2a_error MUST be transport_protocol_error. Not
-	// retryable until the request metadata is corrected. Same code as A2A v1.0
+	// TokenTransportProtocolError (MQTT binding) means metadata required by the
+	// binding is invalid or missing (for example a malformed or missing
+	// request/reply binding property, an a2a-context-id property that differs from
+	// the payload contextId, or under ubsp-v1 an a2a-recipient-agent-id that is
+	// not the responder). error.data.a2a_error MUST be transport_protocol_error.
+	// Not retryable until the request metadata is corrected. Same code as A2A v1.0
 	// content_type_not_supported.
 	TokenTransportProtocolError Token = "transport_protocol_error"
-	// TokenContextExpired: Multi-turn: a new task or a resume in a context
+	// TokenContextExpired (Multi-turn) means a new task or a resume in a context
 	// (contextId) that the responder has expired. The MQTT profile asks for an
 	// error without naming one; a2abind answers -32602 (the contextId is no longer
 	// acceptable, so a client that reads only the code treats it as invalid
@@ -112,8 +114,8 @@ const (
 	// retry of a message already accepted (same taskId, same messageId) is not
 	// refused: it answers with the task as it stands.
 	TokenContextExpired Token = "context_expired"
-	// TokenAgentAsleep: Offline profile: live processing was refused because the
-	// agent is not accepting work now (UnavailableStoreForward, or
+	// TokenAgentAsleep (Offline profile) means live processing was refused because
+	// the agent is not accepting work now (UnavailableStoreForward, or
 	// PeriodicallyAvailable outside its window). Over HTTP: status 503 with body
 	// {error: agent_asleep, message, queued, retryAfterSec?} and a Retry-After
 	// header equal to retryAfterSec when the next window is known. JSON-RPC shape:
@@ -123,10 +125,10 @@ const (
 	// must not be enqueued twice (dedup on message id). Same code as A2A v1.0
 	// push_notification_not_supported and MQTT request_expired.
 	TokenAgentAsleep Token = "agent_asleep"
-	// TokenAsleepQueueFull: Offline profile: the message could not be enqueued
-	// because a queue bound would be exceeded; queued is always false and the body
-	// SHOULD carry kind (messages, bytes or peer). HTTP status is 507 for the
-	// global caps (kind messages or bytes) and 429 for the per-peer cap (kind
+	// TokenAsleepQueueFull (Offline profile) means the message could not be
+	// enqueued because a queue bound would be exceeded; queued is always false and
+	// the body SHOULD carry kind (messages, bytes or peer). HTTP status is 507 for
+	// the global caps (kind messages or bytes) and 429 for the per-peer cap (kind
 	// peer): the status follows kind, httpStatus here is the global-cap one. Never
 	// signalled as agent_asleep. The offline profile gives no JSON-RPC code for
 	// this token (docs/protocol.md §11, "queue full over JSON-RPC"); a2abind uses
@@ -134,7 +136,7 @@ const (
 	// binding) with data.error asleep_queue_full, data.queued false, data.kind.
 	// Retryable only after backing off, since nothing was stored.
 	TokenAsleepQueueFull Token = "asleep_queue_full"
-	// TokenUnauthenticated is the request carries no valid credentials: the
+	// TokenUnauthenticated means the request carries no valid credentials: the
 	// a2a-authorization bearer token (MQTT) or Authorization header (HTTP) is
 	// missing, malformed, expired or not accepted by the agent's verifier. The
 	// A2A-over-MQTT profile requires an auth failure without fixing a code; the
@@ -142,8 +144,8 @@ const (
 	// for bindings that map errors to statuses; the JSON-RPC binding answers HTTP
 	// 200. Refresh the token before retrying.
 	TokenUnauthenticated Token = "unauthenticated"
-	// TokenPermissionDenied is the credentials are valid but lack a scope or right
-	// the request needs (user story 01: insufficient scope). The code is the
+	// TokenPermissionDenied means the credentials are valid but lack a scope or
+	// right the request needs (user story 01: insufficient scope). The code is the
 	// official Go SDK's (its reason there is UNAUTHORIZED); the JSON-RPC binding
 	// answers HTTP 200.
 	TokenPermissionDenied Token = "permission_denied"
@@ -457,48 +459,72 @@ func NewError(t Token, message string) *Error {
 
 // Sentinels, one per token, for errors.Is.
 var (
-	// ErrParseError: Invalid JSON payload
+	// ErrParseError is the error of TokenParseError, with its default message
+	// "Invalid JSON payload".
 	ErrParseError = NewError(TokenParseError, "")
-	// ErrInvalidRequest: Request payload validation error
+	// ErrInvalidRequest is the error of TokenInvalidRequest, with its default
+	// message "Request payload validation error".
 	ErrInvalidRequest = NewError(TokenInvalidRequest, "")
-	// ErrMethodNotFound: Method not found
+	// ErrMethodNotFound is the error of TokenMethodNotFound, with its default
+	// message "Method not found".
 	ErrMethodNotFound = NewError(TokenMethodNotFound, "")
-	// ErrInvalidParams: Invalid parameters
+	// ErrInvalidParams is the error of TokenInvalidParams, with its default
+	// message "Invalid parameters".
 	ErrInvalidParams = NewError(TokenInvalidParams, "")
-	// ErrInternalError: Internal error
+	// ErrInternalError is the error of TokenInternalError, with its default
+	// message "Internal error".
 	ErrInternalError = NewError(TokenInternalError, "")
-	// ErrTaskNotFound: Task not found
+	// ErrTaskNotFound is the error of TokenTaskNotFound, with its default message
+	// "Task not found".
 	ErrTaskNotFound = NewError(TokenTaskNotFound, "")
-	// ErrTaskNotCancelable: Task cannot be canceled
+	// ErrTaskNotCancelable is the error of TokenTaskNotCancelable, with its
+	// default message "Task cannot be canceled".
 	ErrTaskNotCancelable = NewError(TokenTaskNotCancelable, "")
-	// ErrPushNotificationNotSupported: Push notifications are not supported
+	// ErrPushNotificationNotSupported is the error of
+	// TokenPushNotificationNotSupported, with its default message "Push
+	// notifications are not supported".
 	ErrPushNotificationNotSupported = NewError(TokenPushNotificationNotSupported, "")
-	// ErrUnsupportedOperation: Operation is not supported
+	// ErrUnsupportedOperation is the error of TokenUnsupportedOperation, with its
+	// default message "Operation is not supported".
 	ErrUnsupportedOperation = NewError(TokenUnsupportedOperation, "")
-	// ErrContentTypeNotSupported: Content type is not supported
+	// ErrContentTypeNotSupported is the error of TokenContentTypeNotSupported,
+	// with its default message "Content type is not supported".
 	ErrContentTypeNotSupported = NewError(TokenContentTypeNotSupported, "")
-	// ErrInvalidAgentResponse: Invalid agent response
+	// ErrInvalidAgentResponse is the error of TokenInvalidAgentResponse, with its
+	// default message "Invalid agent response".
 	ErrInvalidAgentResponse = NewError(TokenInvalidAgentResponse, "")
-	// ErrExtendedAgentCardNotConfigured: Extended agent card is not configured
+	// ErrExtendedAgentCardNotConfigured is the error of
+	// TokenExtendedAgentCardNotConfigured, with its default message "Extended
+	// agent card is not configured".
 	ErrExtendedAgentCardNotConfigured = NewError(TokenExtendedAgentCardNotConfigured, "")
-	// ErrExtensionSupportRequired: Extension support is required
+	// ErrExtensionSupportRequired is the error of TokenExtensionSupportRequired,
+	// with its default message "Extension support is required".
 	ErrExtensionSupportRequired = NewError(TokenExtensionSupportRequired, "")
-	// ErrVersionNotSupported: Protocol version is not supported
+	// ErrVersionNotSupported is the error of TokenVersionNotSupported, with its
+	// default message "Protocol version is not supported".
 	ErrVersionNotSupported = NewError(TokenVersionNotSupported, "")
-	// ErrRequestExpired: Request expired before processing
+	// ErrRequestExpired is the error of TokenRequestExpired, with its default
+	// message "Request expired before processing".
 	ErrRequestExpired = NewError(TokenRequestExpired, "")
-	// ErrResponderUnavailable: Responder temporarily unavailable
+	// ErrResponderUnavailable is the error of TokenResponderUnavailable, with its
+	// default message "Responder temporarily unavailable".
 	ErrResponderUnavailable = NewError(TokenResponderUnavailable, "")
-	// ErrTransportProtocolError: MQTT binding metadata invalid or missing
+	// ErrTransportProtocolError is the error of TokenTransportProtocolError, with
+	// its default message "MQTT binding metadata invalid or missing".
 	ErrTransportProtocolError = NewError(TokenTransportProtocolError, "")
-	// ErrContextExpired: Context expired
+	// ErrContextExpired is the error of TokenContextExpired, with its default
+	// message "Context expired".
 	ErrContextExpired = NewError(TokenContextExpired, "")
-	// ErrAgentAsleep: Agent is asleep
+	// ErrAgentAsleep is the error of TokenAgentAsleep, with its default message
+	// "Agent is asleep".
 	ErrAgentAsleep = NewError(TokenAgentAsleep, "")
-	// ErrAsleepQueueFull: Offline queue is full
+	// ErrAsleepQueueFull is the error of TokenAsleepQueueFull, with its default
+	// message "Offline queue is full".
 	ErrAsleepQueueFull = NewError(TokenAsleepQueueFull, "")
-	// ErrUnauthenticated: Authentication required
+	// ErrUnauthenticated is the error of TokenUnauthenticated, with its default
+	// message "Authentication required".
 	ErrUnauthenticated = NewError(TokenUnauthenticated, "")
-	// ErrPermissionDenied: Permission denied
+	// ErrPermissionDenied is the error of TokenPermissionDenied, with its default
+	// message "Permission denied".
 	ErrPermissionDenied = NewError(TokenPermissionDenied, "")
 )

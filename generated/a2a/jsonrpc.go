@@ -15,7 +15,7 @@ type JSONRPCError struct {
 	//
 	// JSON: "message", required.
 	Message string
-	// Data: Additional information about the error.
+	// Data is the additional information about the error.
 	//
 	// JSON: "data".
 	Data any
@@ -37,7 +37,7 @@ type JSONRPCRequest struct {
 	//
 	// JSON: "method", required.
 	Method Method
-	// Params is the method's parameters: a JSON object of the method's request
+	// Params are the method's parameters: a JSON object of the method's request
 	// type.
 	//
 	// JSON: "params".
@@ -66,8 +66,8 @@ type JSONRPCResponseOutcome interface {
 	isJSONRPCResponseOutcome()
 }
 
-// JSONRPCResponseResult is the method's result on success (kept as raw JSON in
-// Go, to be decoded into the method's result type).
+// JSONRPCResponseResult holds the method's result on success (kept as raw JSON
+// in Go, to be decoded into the method's result type).
 //
 // As a member of JSONRPCResponseOutcome it is written as JSON member "result".
 type JSONRPCResponseResult json.RawMessage
@@ -80,32 +80,33 @@ func (*JSONRPCError) isJSONRPCResponseOutcome()         {}
 type Method string
 
 const (
-	// MethodSendMessage: Send a message; returns a SendMessageResponse.
+	// MethodSendMessage means send a message; returns a SendMessageResponse.
 	MethodSendMessage Method = "SendMessage"
-	// MethodSendStreamingMessage: Send a message and stream StreamResponse items.
+	// MethodSendStreamingMessage means send a message and stream StreamResponse
+	// items.
 	MethodSendStreamingMessage Method = "SendStreamingMessage"
-	// MethodGetTask: Get the current state of a task.
+	// MethodGetTask means get the current state of a task.
 	MethodGetTask Method = "GetTask"
-	// MethodListTasks: List tasks matching a filter.
+	// MethodListTasks means list tasks matching a filter.
 	MethodListTasks Method = "ListTasks"
-	// MethodCancelTask: Cancel a task in progress.
+	// MethodCancelTask means cancel a task in progress.
 	MethodCancelTask Method = "CancelTask"
-	// MethodSubscribeToTask: Stream updates of a non-terminal task.
+	// MethodSubscribeToTask means stream updates of a non-terminal task.
 	MethodSubscribeToTask Method = "SubscribeToTask"
-	// MethodCreateTaskPushNotificationConfig: Create a push-notification
+	// MethodCreateTaskPushNotificationConfig means create a push-notification
 	// configuration for a task.
 	MethodCreateTaskPushNotificationConfig Method = "CreateTaskPushNotificationConfig"
-	// MethodGetTaskPushNotificationConfig: Get a push-notification configuration
-	// of a task.
+	// MethodGetTaskPushNotificationConfig means get a push-notification
+	// configuration of a task.
 	MethodGetTaskPushNotificationConfig Method = "GetTaskPushNotificationConfig"
-	// MethodListTaskPushNotificationConfigs: List the push-notification
+	// MethodListTaskPushNotificationConfigs means list the push-notification
 	// configurations of a task.
 	MethodListTaskPushNotificationConfigs Method = "ListTaskPushNotificationConfigs"
-	// MethodDeleteTaskPushNotificationConfig: Delete a push-notification
+	// MethodDeleteTaskPushNotificationConfig means delete a push-notification
 	// configuration of a task.
 	MethodDeleteTaskPushNotificationConfig Method = "DeleteTaskPushNotificationConfig"
-	// MethodGetExtendedAgentCard: Get the extended Agent Card for an authenticated
-	// client.
+	// MethodGetExtendedAgentCard means get the extended Agent Card for an
+	// authenticated client.
 	MethodGetExtendedAgentCard Method = "GetExtendedAgentCard"
 )
 

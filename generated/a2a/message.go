@@ -7,8 +7,8 @@ package a2a
 // tied to a context and a task. Server messages carry a contextId; if a client
 // sets both contextId and taskId they must match the task.
 type Message struct {
-	// MessageID: Unique identifier (e.g. UUID) of the message, created by the
-	// message's author.
+	// MessageID is the unique identifier (e.g. UUID) of the message, created by
+	// the message's author.
 	//
 	// JSON: "messageId", required.
 	MessageID string
@@ -20,24 +20,24 @@ type Message struct {
 	//
 	// JSON: "taskId".
 	TaskID string
-	// Role: Who sent the message.
+	// Role says who sent the message.
 	//
 	// JSON: "role", required.
 	Role Role
-	// Parts is the content of the message.
+	// Parts are the content of the message.
 	//
 	// JSON: "parts", required.
 	Parts []Part
-	// Metadata: Optional metadata sent along with the message.
+	// Metadata is optional metadata sent along with the message.
 	//
 	// JSON: "metadata".
 	Metadata map[string]any
-	// Extensions: URIs of the extensions present in or contributed to this
+	// Extensions are the URIs of the extensions present in or contributed to this
 	// message.
 	//
 	// JSON: "extensions".
 	Extensions []string
-	// ReferenceTaskIDs: IDs of tasks this message refers to for additional
+	// ReferenceTaskIDs are the IDs of tasks this message refers to for additional
 	// context.
 	//
 	// JSON: "referenceTaskIds".
@@ -47,11 +47,11 @@ type Message struct {
 // Part is a section of message or artifact content: text, raw file bytes, a
 // file URL, or structured JSON data (exactly one of them).
 type Part struct {
-	// Metadata: Optional metadata associated with this part.
+	// Metadata is optional metadata associated with this part.
 	//
 	// JSON: "metadata".
 	Metadata map[string]any
-	// Filename: Optional file name (e.g. "document.pdf").
+	// Filename is an optional file name (e.g. "document.pdf").
 	//
 	// JSON: "filename".
 	Filename string
@@ -71,14 +71,14 @@ type PartContent interface {
 	isPartContent()
 }
 
-// PartText: Text content.
+// PartText is the text content.
 //
 // As a member of PartContent it is written as JSON member "text".
 type PartText string
 
 func (PartText) isPartContent() {}
 
-// PartRaw: Raw file content, base64-encoded in JSON.
+// PartRaw is the raw file content, base64-encoded in JSON.
 //
 // As a member of PartContent it is written as JSON member "raw".
 type PartRaw []byte
@@ -92,7 +92,7 @@ type PartURL string
 
 func (PartURL) isPartContent() {}
 
-// PartData: Arbitrary structured data as a JSON value.
+// PartData is the arbitrary structured data as a JSON value.
 //
 // As a member of PartContent it is written as JSON member "data".
 type PartData struct {
@@ -105,11 +105,11 @@ func (PartData) isPartContent() {}
 type Role string
 
 const (
-	// RoleUnspecified is the role is unspecified.
+	// RoleUnspecified means the role is unspecified.
 	RoleUnspecified Role = "ROLE_UNSPECIFIED"
-	// RoleUser is the message is from the client to the server.
+	// RoleUser means the message is from the client to the server.
 	RoleUser Role = "ROLE_USER"
-	// RoleAgent is the message is from the server to the client.
+	// RoleAgent means the message is from the server to the client.
 	RoleAgent Role = "ROLE_AGENT"
 )
 

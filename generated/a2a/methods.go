@@ -3,9 +3,9 @@
 
 package a2a
 
-// CancelTaskRequest: Parameters of CancelTask.
+// CancelTaskRequest holds the parameters of CancelTask.
 type CancelTaskRequest struct {
-	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	// Tenant is an optional tenant ID (a path parameter in HTTP bindings).
 	//
 	// JSON: "tenant".
 	Tenant string
@@ -13,16 +13,16 @@ type CancelTaskRequest struct {
 	//
 	// JSON: "id", required.
 	ID string
-	// Metadata: Additional context or parameters as key/value pairs.
+	// Metadata is the additional context or parameters as key/value pairs.
 	//
 	// JSON: "metadata".
 	Metadata map[string]any
 }
 
-// DeleteTaskPushNotificationConfigRequest: Parameters of
+// DeleteTaskPushNotificationConfigRequest holds the parameters of
 // DeleteTaskPushNotificationConfig.
 type DeleteTaskPushNotificationConfigRequest struct {
-	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	// Tenant is an optional tenant ID (a path parameter in HTTP bindings).
 	//
 	// JSON: "tenant".
 	Tenant string
@@ -40,18 +40,18 @@ type DeleteTaskPushNotificationConfigRequest struct {
 // DeleteTaskPushNotificationConfig.
 type Empty struct{}
 
-// GetExtendedAgentCardRequest: Parameters of GetExtendedAgentCard.
+// GetExtendedAgentCardRequest holds the parameters of GetExtendedAgentCard.
 type GetExtendedAgentCardRequest struct {
-	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	// Tenant is an optional tenant ID (a path parameter in HTTP bindings).
 	//
 	// JSON: "tenant".
 	Tenant string
 }
 
-// GetTaskPushNotificationConfigRequest: Parameters of
+// GetTaskPushNotificationConfigRequest holds the parameters of
 // GetTaskPushNotificationConfig.
 type GetTaskPushNotificationConfigRequest struct {
-	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	// Tenant is an optional tenant ID (a path parameter in HTTP bindings).
 	//
 	// JSON: "tenant".
 	Tenant string
@@ -65,9 +65,9 @@ type GetTaskPushNotificationConfigRequest struct {
 	ID string
 }
 
-// GetTaskRequest: Parameters of GetTask.
+// GetTaskRequest holds the parameters of GetTask.
 type GetTaskRequest struct {
-	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	// Tenant is an optional tenant ID (a path parameter in HTTP bindings).
 	//
 	// JSON: "tenant".
 	Tenant string
@@ -75,17 +75,17 @@ type GetTaskRequest struct {
 	//
 	// JSON: "id", required.
 	ID string
-	// HistoryLength: Maximum number of most recent history messages to return;
-	// unset means no client limit, 0 means none.
+	// HistoryLength is the maximum number of most recent history messages to
+	// return; unset means no client limit, 0 means none.
 	//
 	// JSON: "historyLength".
 	HistoryLength *int32
 }
 
-// ListTaskPushNotificationConfigsRequest: Parameters of
+// ListTaskPushNotificationConfigsRequest holds the parameters of
 // ListTaskPushNotificationConfigs.
 type ListTaskPushNotificationConfigsRequest struct {
-	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	// Tenant is an optional tenant ID (a path parameter in HTTP bindings).
 	//
 	// JSON: "tenant".
 	Tenant string
@@ -93,7 +93,7 @@ type ListTaskPushNotificationConfigsRequest struct {
 	//
 	// JSON: "taskId", required.
 	TaskID string
-	// PageSize: Maximum number of configurations to return.
+	// PageSize is the maximum number of configurations to return.
 	//
 	// JSON: "pageSize".
 	PageSize int32
@@ -104,23 +104,23 @@ type ListTaskPushNotificationConfigsRequest struct {
 	PageToken string
 }
 
-// ListTaskPushNotificationConfigsResponse: Result of
+// ListTaskPushNotificationConfigsResponse is the result of
 // ListTaskPushNotificationConfigs.
 type ListTaskPushNotificationConfigsResponse struct {
-	// Configs is the push-notification configurations.
+	// Configs are the push-notification configurations.
 	//
 	// JSON: "configs".
 	Configs []TaskPushNotificationConfig
-	// NextPageToken: Token for the next page, or empty if there are no more
+	// NextPageToken is the token for the next page, or empty if there are no more
 	// results.
 	//
 	// JSON: "nextPageToken".
 	NextPageToken string
 }
 
-// ListTasksRequest: Parameters of ListTasks: filters and pagination.
+// ListTasksRequest holds the parameters of ListTasks: filters and pagination.
 type ListTasksRequest struct {
-	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	// Tenant is an optional tenant ID (a path parameter in HTTP bindings).
 	//
 	// JSON: "tenant".
 	Tenant string
@@ -132,8 +132,8 @@ type ListTasksRequest struct {
 	//
 	// JSON: "status".
 	Status TaskState
-	// PageSize: Maximum number of tasks to return, 1 to 100; the server may return
-	// fewer, and at most 50 when unset.
+	// PageSize is the maximum number of tasks to return, 1 to 100; the server may
+	// return fewer, and at most 50 when unset.
 	//
 	// JSON: "pageSize".
 	PageSize *int32
@@ -142,7 +142,8 @@ type ListTasksRequest struct {
 	//
 	// JSON: "pageToken".
 	PageToken string
-	// HistoryLength: Maximum number of history messages to include in each task.
+	// HistoryLength is the maximum number of history messages to include in each
+	// task.
 	//
 	// JSON: "historyLength".
 	HistoryLength *int32
@@ -151,22 +152,22 @@ type ListTasksRequest struct {
 	//
 	// JSON: "statusTimestampAfter".
 	StatusTimestampAfter string
-	// IncludeArtifacts: Whether to include artifacts in the returned tasks
+	// IncludeArtifacts says whether to include artifacts in the returned tasks
 	// (default false).
 	//
 	// JSON: "includeArtifacts".
 	IncludeArtifacts *bool
 }
 
-// ListTasksResponse: Result of ListTasks: one page of tasks and pagination
-// information.
+// ListTasksResponse is the result of ListTasks: one page of tasks and
+// pagination information.
 type ListTasksResponse struct {
-	// Tasks is the tasks matching the criteria; empty when none match.
+	// Tasks are the tasks matching the criteria; empty when none match.
 	//
 	// JSON: "tasks", required.
 	Tasks []Task
-	// NextPageToken: Token for the next page; always present, the empty string on
-	// the last page.
+	// NextPageToken is the token for the next page; always present, the empty
+	// string on the last page.
 	//
 	// JSON: "nextPageToken", required.
 	NextPageToken string
@@ -174,40 +175,41 @@ type ListTasksResponse struct {
 	//
 	// JSON: "pageSize", required.
 	PageSize int32
-	// TotalSize: Total number of matching tasks before pagination.
+	// TotalSize is the total number of matching tasks before pagination.
 	//
 	// JSON: "totalSize", required.
 	TotalSize int32
 }
 
-// SendMessageConfiguration: Options for a SendMessage or SendStreamingMessage
-// request.
+// SendMessageConfiguration holds the options for a SendMessage or
+// SendStreamingMessage request.
 type SendMessageConfiguration struct {
-	// AcceptedOutputModes: Media types the client accepts for response parts;
-	// agents should tailor their output to them.
+	// AcceptedOutputModes are the media types the client accepts for response
+	// parts; agents should tailor their output to them.
 	//
 	// JSON: "acceptedOutputModes".
 	AcceptedOutputModes []string
-	// TaskPushNotificationConfig: Push-notification configuration for this task's
-	// updates; its taskId is left empty in a SendMessage request.
+	// TaskPushNotificationConfig is the push-notification configuration for this
+	// task's updates; its taskId is left empty in a SendMessage request.
 	//
 	// JSON: "taskPushNotificationConfig".
 	TaskPushNotificationConfig *TaskPushNotificationConfig
-	// HistoryLength: Maximum number of most recent history messages to return;
-	// unset means no client limit, 0 means none.
+	// HistoryLength is the maximum number of most recent history messages to
+	// return; unset means no client limit, 0 means none.
 	//
 	// JSON: "historyLength".
 	HistoryLength *int32
-	// ReturnImmediately: If true, return as soon as the task is created; if false
-	// (default), wait until the task is terminal or interrupted.
+	// If ReturnImmediately is true, return as soon as the task is created; if
+	// false (default), wait until the task is terminal or interrupted.
 	//
 	// JSON: "returnImmediately".
 	ReturnImmediately bool
 }
 
-// SendMessageRequest: Parameters of SendMessage and SendStreamingMessage.
+// SendMessageRequest holds the parameters of SendMessage and
+// SendStreamingMessage.
 type SendMessageRequest struct {
-	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	// Tenant is an optional tenant ID (a path parameter in HTTP bindings).
 	//
 	// JSON: "tenant".
 	Tenant string
@@ -215,19 +217,19 @@ type SendMessageRequest struct {
 	//
 	// JSON: "message", required.
 	Message *Message
-	// Configuration: Options for this request.
+	// Configuration holds the options for this request.
 	//
 	// JSON: "configuration".
 	Configuration *SendMessageConfiguration
-	// Metadata: Additional context or parameters as key/value pairs.
+	// Metadata is the additional context or parameters as key/value pairs.
 	//
 	// JSON: "metadata".
 	Metadata map[string]any
 }
 
-// SubscribeToTaskRequest: Parameters of SubscribeToTask.
+// SubscribeToTaskRequest holds the parameters of SubscribeToTask.
 type SubscribeToTaskRequest struct {
-	// Tenant: Optional tenant ID (a path parameter in HTTP bindings).
+	// Tenant is an optional tenant ID (a path parameter in HTTP bindings).
 	//
 	// JSON: "tenant".
 	Tenant string

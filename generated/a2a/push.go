@@ -3,11 +3,11 @@
 
 package a2a
 
-// AuthenticationInfo: Authentication details used when sending push
+// AuthenticationInfo is the authentication details used when sending push
 // notifications.
 type AuthenticationInfo struct {
-	// Scheme: HTTP authentication scheme from the IANA registry (e.g. Bearer,
-	// Basic); case-insensitive.
+	// Scheme is the HTTP authentication scheme from the IANA registry (e.g.
+	// Bearer, Basic); case-insensitive.
 	//
 	// JSON: "scheme", required.
 	Scheme string
@@ -20,11 +20,12 @@ type AuthenticationInfo struct {
 // TaskPushNotificationConfig is a push-notification configuration bound to one
 // task: where to send notifications and how to authenticate.
 type TaskPushNotificationConfig struct {
-	// Tenant: Optional tenant ID.
+	// Tenant is an optional tenant ID.
 	//
 	// JSON: "tenant".
 	Tenant string
-	// ID: Unique identifier (e.g. UUID) of this push-notification configuration.
+	// ID is the unique identifier (e.g. UUID) of this push-notification
+	// configuration.
 	//
 	// JSON: "id".
 	ID string
@@ -33,7 +34,7 @@ type TaskPushNotificationConfig struct {
 	//
 	// JSON: "taskId".
 	TaskID string
-	// URL is the URL notifications are sent to.
+	// URL means the URL notifications are sent to.
 	//
 	// JSON: "url", required.
 	URL string

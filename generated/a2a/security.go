@@ -9,7 +9,7 @@ type APIKeySecurityScheme struct {
 	//
 	// JSON: "description".
 	Description string
-	// Location: Where the API key is sent: query, header or cookie.
+	// Location says where the API key is sent: query, header or cookie.
 	//
 	// JSON: "location", required.
 	Location string
@@ -19,8 +19,8 @@ type APIKeySecurityScheme struct {
 	Name string
 }
 
-// AuthorizationCodeOAuthFlow: Configuration of the OAuth 2.0 Authorization
-// Code flow.
+// AuthorizationCodeOAuthFlow is the configuration of the OAuth 2.0
+// Authorization Code flow.
 type AuthorizationCodeOAuthFlow struct {
 	// AuthorizationURL is the authorization URL for this flow.
 	//
@@ -34,18 +34,18 @@ type AuthorizationCodeOAuthFlow struct {
 	//
 	// JSON: "refreshUrl".
 	RefreshURL string
-	// Scopes is the available scopes: scope name to a short description.
+	// Scopes are the available scopes: scope name to a short description.
 	//
 	// JSON: "scopes", required.
 	Scopes map[string]string
-	// PKCERequired: Whether PKCE (RFC 7636) is required; it should always be used
-	// by public clients.
+	// PKCERequired says whether PKCE (RFC 7636) is required; it should always be
+	// used by public clients.
 	//
 	// JSON: "pkceRequired".
 	PKCERequired bool
 }
 
-// ClientCredentialsOAuthFlow: Configuration of the OAuth 2.0 Client
+// ClientCredentialsOAuthFlow is the configuration of the OAuth 2.0 Client
 // Credentials flow.
 type ClientCredentialsOAuthFlow struct {
 	// TokenURL is the token URL for this flow.
@@ -56,14 +56,14 @@ type ClientCredentialsOAuthFlow struct {
 	//
 	// JSON: "refreshUrl".
 	RefreshURL string
-	// Scopes is the available scopes: scope name to a short description.
+	// Scopes are the available scopes: scope name to a short description.
 	//
 	// JSON: "scopes", required.
 	Scopes map[string]string
 }
 
-// DeviceCodeOAuthFlow: Configuration of the OAuth 2.0 Device Code flow (RFC
-// 8628), for input-constrained devices and CLI tools.
+// DeviceCodeOAuthFlow is the configuration of the OAuth 2.0 Device Code flow
+// (RFC 8628), for input-constrained devices and CLI tools.
 type DeviceCodeOAuthFlow struct {
 	// DeviceAuthorizationURL is the device authorization endpoint URL.
 	//
@@ -77,7 +77,7 @@ type DeviceCodeOAuthFlow struct {
 	//
 	// JSON: "refreshUrl".
 	RefreshURL string
-	// Scopes is the available scopes: scope name to a short description.
+	// Scopes are the available scopes: scope name to a short description.
 	//
 	// JSON: "scopes", required.
 	Scopes map[string]string
@@ -101,8 +101,8 @@ type HTTPAuthSecurityScheme struct {
 	BearerFormat string
 }
 
-// ImplicitOAuthFlow: Configuration of the OAuth 2.0 Implicit flow. Deprecated:
-// use Authorization Code with PKCE.
+// ImplicitOAuthFlow is the configuration of the OAuth 2.0 Implicit flow.
+// Deprecated: use Authorization Code with PKCE.
 type ImplicitOAuthFlow struct {
 	// AuthorizationURL is the authorization URL for this flow; TLS is required.
 	//
@@ -112,7 +112,7 @@ type ImplicitOAuthFlow struct {
 	//
 	// JSON: "refreshUrl".
 	RefreshURL string
-	// Scopes is the available scopes: scope name to a short description. May be
+	// Scopes are the available scopes: scope name to a short description. May be
 	// empty.
 	//
 	// JSON: "scopes".
@@ -133,18 +133,18 @@ type OAuth2SecurityScheme struct {
 	//
 	// JSON: "description".
 	Description string
-	// Flows: Configuration of the supported OAuth 2.0 flow.
+	// Flows are the configuration of the supported OAuth 2.0 flow.
 	//
 	// JSON: "flows", required.
 	Flows *OAuthFlows
-	// OAuth2MetadataURL: URL of the authorization server metadata (RFC 8414); TLS
-	// is required.
+	// OAuth2MetadataURL is the URL of the authorization server metadata (RFC
+	// 8414); TLS is required.
 	//
 	// JSON: "oauth2MetadataUrl".
 	OAuth2MetadataURL string
 }
 
-// OAuthFlows is the supported OAuth 2.0 flow: exactly one of the flow kinds.
+// OAuthFlows are the supported OAuth 2.0 flow: exactly one of the flow kinds.
 type OAuthFlows struct {
 	// Flow holds exactly one of "authorizationCode", "clientCredentials",
 	// "implicit", "password", "deviceCode": one of the types implementing
@@ -178,8 +178,8 @@ type OpenIdConnectSecurityScheme struct {
 	OpenIDConnectURL string
 }
 
-// PasswordOAuthFlow: Configuration of the OAuth 2.0 Resource Owner Password
-// flow. Deprecated: use Authorization Code with PKCE, or Device Code.
+// PasswordOAuthFlow is the configuration of the OAuth 2.0 Resource Owner
+// Password flow. Deprecated: use Authorization Code with PKCE, or Device Code.
 type PasswordOAuthFlow struct {
 	// TokenURL is the token URL for this flow; TLS is required.
 	//
@@ -189,7 +189,7 @@ type PasswordOAuthFlow struct {
 	//
 	// JSON: "refreshUrl".
 	RefreshURL string
-	// Scopes is the available scopes: scope name to a short description. May be
+	// Scopes are the available scopes: scope name to a short description. May be
 	// empty.
 	//
 	// JSON: "scopes".
@@ -200,7 +200,7 @@ type PasswordOAuthFlow struct {
 // that must all be satisfied, each with its required scopes. ProtoJSON form:
 // {"schemes":{"name":{"list":[...]}}}.
 type SecurityRequirement struct {
-	// Schemes: Security scheme name to the scopes it requires.
+	// Schemes are the security scheme name to the scopes it requires.
 	//
 	// JSON: "schemes".
 	Schemes map[string]StringList

@@ -3,7 +3,8 @@
 
 package a2a
 
-// SendMessageResponse: Result of SendMessage: either a task or a message.
+// SendMessageResponse is the result of SendMessage: either a task or a
+// message.
 type SendMessageResponse struct {
 	// Payload holds exactly one of "task", "message": one of the types
 	// implementing SendMessageResponsePayload.

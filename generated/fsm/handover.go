@@ -36,20 +36,20 @@ import "strconv"
 type HandoverState uint8
 
 const (
-	// HandoverStateUnrouted is the requester has minted the Task.id but not yet
+	// HandoverStateUnrouted means the requester has minted the Task.id but not yet
 	// published its first request.
 	HandoverStateUnrouted HandoverState = 1
-	// HandoverStateCardAgent: Operations go to the direct request topic of the
-	// agent whose card was used; no handover is in force.
+	// HandoverStateCardAgent means operations go to the direct request topic of
+	// the agent whose card was used; no handover is in force.
 	HandoverStateCardAgent HandoverState = 2
-	// HandoverStatePoolPending: Operations (the first request and its retries) go
-	// to the pool request topic; no responder has been named yet.
+	// HandoverStatePoolPending means operations (the first request and its
+	// retries) go to the pool request topic; no responder has been named yet.
 	HandoverStatePoolPending HandoverState = 3
-	// HandoverStateResponder: Operations go to the direct request topic of the
-	// responder named by the latest a2a-responder-agent-id: the pool member that
-	// took the task, or a handover target.
+	// HandoverStateResponder means operations go to the direct request topic of
+	// the responder named by the latest a2a-responder-agent-id: the pool member
+	// that took the task, or a handover target.
 	HandoverStateResponder HandoverState = 4
-	// HandoverStateFallenBack is the retry profile was exhausted against the
+	// HandoverStateFallenBack means the retry profile was exhausted against the
 	// responder, and operations went back to the card agent's direct topic. The
 	// fallback has been used up for this Task.id.
 	HandoverStateFallenBack HandoverState = 5
@@ -81,8 +81,8 @@ func HandoverStates() []HandoverState {
 type HandoverEvent uint8
 
 const (
-	// HandoverEventFirstRequest is the requester publishes the first request for
-	// the Task.id, to a card agent's direct topic or to a pool topic.
+	// HandoverEventFirstRequest happens when the requester publishes the first
+	// request for the Task.id, to a card agent's direct topic or to a pool topic.
 	HandoverEventFirstRequest HandoverEvent = 1
 	// HandoverEventReplyWithResponder is a correlated reply or stream item for the
 	// Task.id carrying one well-formed a2a-responder-agent-id (an agent_id
@@ -131,20 +131,21 @@ type HandoverGuard uint8
 const (
 	// HandoverGuardNone is the absent guard: a row without one always applies.
 	HandoverGuardNone HandoverGuard = 0
-	// HandoverGuardIsPooled is the Task.id's first request went to a pool topic.
+	// HandoverGuardIsPooled holds when the Task.id's first request went to a pool
+	// topic.
 	HandoverGuardIsPooled HandoverGuard = 1
-	// HandoverGuardSameResponder is the a2a-responder-agent-id names the responder
-	// already targeted.
+	// HandoverGuardSameResponder holds when the a2a-responder-agent-id names the
+	// responder already targeted.
 	HandoverGuardSameResponder HandoverGuard = 2
-	// HandoverGuardIsCardAgent is the a2a-responder-agent-id names the card agent
-	// itself (never true for a pooled task, which has no card agent).
+	// HandoverGuardIsCardAgent holds when the a2a-responder-agent-id names the
+	// card agent itself (never true for a pooled task, which has no card agent).
 	HandoverGuardIsCardAgent HandoverGuard = 3
-	// HandoverGuardAlreadyFellBack is the Task.id has already fallen back to the
-	// card agent once.
+	// HandoverGuardAlreadyFellBack holds when the Task.id has already fallen back
+	// to the card agent once.
 	HandoverGuardAlreadyFellBack HandoverGuard = 4
-	// HandoverGuardFailoverAllowed is the Task.id is pooled and the requester
-	// allows pool failover: the pool's members share a task store, so any of them
-	// can continue the task (docs/protocol.md §4.6.1).
+	// HandoverGuardFailoverAllowed holds when the Task.id is pooled and the
+	// requester allows pool failover: the pool's members share a task store, so
+	// any of them can continue the task (docs/protocol.md §4.6.1).
 	HandoverGuardFailoverAllowed HandoverGuard = 5
 )
 
@@ -174,32 +175,32 @@ func HandoverGuards() []HandoverGuard {
 type HandoverOutput uint8
 
 const (
-	// HandoverOutputSetTarget: Send later operations and retries for the Task.id
-	// to the new target (the named agent's direct request topic, the card agent's,
-	// or the pool topic for a first pooled request), each publish with fresh
-	// Correlation Data.
+	// HandoverOutputSetTarget asks the caller to send later operations and retries
+	// for the Task.id to the new target (the named agent's direct request topic,
+	// the card agent's, or the pool topic for a first pooled request), each
+	// publish with fresh Correlation Data.
 	HandoverOutputSetTarget HandoverOutput = 1
-	// HandoverOutputPersistRoute: Persist (Task.id, target agent_id or pool) so
-	// that routing survives a restart; mandatory for a pooled task once its
-	// responder is known.
+	// HandoverOutputPersistRoute asks the caller to persist (Task.id, target
+	// agent_id or pool) so that routing survives a restart; mandatory for a pooled
+	// task once its responder is known.
 	HandoverOutputPersistRoute HandoverOutput = 2
-	// HandoverOutputFallBackToCardAgent: Retarget the Task.id to the card agent's
-	// direct request topic, record that the fallback is used (AlreadyFellBack
-	// becomes true) and run the failed operation again there with the full retry
-	// profile.
+	// HandoverOutputFallBackToCardAgent asks the caller to retarget the Task.id to
+	// the card agent's direct request topic, record that the fallback is used
+	// (AlreadyFellBack becomes true) and run the failed operation again there with
+	// the full retry profile.
 	HandoverOutputFallBackToCardAgent HandoverOutput = 3
-	// HandoverOutputReportUnreachable: Fail the current operation as unreachable
-	// (the retry profile is exhausted); the route stays, and the next operation
-	// tries the same target again.
+	// HandoverOutputReportUnreachable asks the caller to fail the current
+	// operation as unreachable (the retry profile is exhausted); the route stays,
+	// and the next operation tries the same target again.
 	HandoverOutputReportUnreachable HandoverOutput = 4
-	// HandoverOutputProtocolError: Report the reply as a binding protocol error
-	// (transport_protocol_error): it is not taken as the operation's answer and
-	// selects no route.
+	// HandoverOutputProtocolError asks the caller to report the reply as a binding
+	// protocol error (transport_protocol_error): it is not taken as the
+	// operation's answer and selects no route.
 	HandoverOutputProtocolError HandoverOutput = 5
-	// HandoverOutputFallBackToPool: Retarget the pooled Task.id to its pool's
-	// request topic, forgetting the unreachable responder, and run the failed
-	// operation again there with the full retry profile and the same Task.id and
-	// messageId; the member that answers is the new responder.
+	// HandoverOutputFallBackToPool asks the caller to retarget the pooled Task.id
+	// to its pool's request topic, forgetting the unreachable responder, and run
+	// the failed operation again there with the full retry profile and the same
+	// Task.id and messageId; the member that answers is the new responder.
 	HandoverOutputFallBackToPool HandoverOutput = 6
 )
 

@@ -36,37 +36,39 @@ import "strconv"
 type PresenceState uint8
 
 const (
-	// PresenceStateUnknown: No message has been received on the agent's discovery
-	// topic: the agent has never been seen.
+	// PresenceStateUnknown means no message has been received on the agent's
+	// discovery topic: the agent has never been seen.
 	PresenceStateUnknown PresenceState = 1
-	// PresenceStateStatusUnknown is a card is recorded but its liveness is
+	// PresenceStateStatusUnknown means a card is recorded but its liveness is
 	// unknown: the last retained message carried no valid a2a-status, and no
 	// broker-sourced status has been seen.
 	PresenceStateStatusUnknown PresenceState = 2
-	// PresenceStateOnlineAgent: Online as published by the agent itself
+	// PresenceStateOnlineAgent means online as published by the agent itself
 	// (a2a-status=online, a2a-status-source=agent): the agent was connected when
 	// it published the card.
 	PresenceStateOnlineAgent PresenceState = 3
-	// PresenceStateOfflineGraceful: Offline as published by the agent itself
+	// PresenceStateOfflineGraceful means offline as published by the agent itself
 	// (a2a-status=offline, a2a-status-source=agent): the agent shut down
 	// gracefully.
 	PresenceStateOfflineGraceful PresenceState = 4
-	// PresenceStateOfflineLWT: Offline by the agent's Last Will
+	// PresenceStateOfflineLWT means offline by the agent's Last Will
 	// (a2a-status=offline, a2a-status-source=lwt): the agent crashed or lost its
 	// connection. The recorded card is the one set at CONNECT time and may be
 	// older than the last one the agent published.
 	PresenceStateOfflineLWT PresenceState = 5
-	// PresenceStateOnlineBroker: Online as reported by the broker's connection
-	// tracking (a2a-status=online with a broker source). Agent- and LWT-published
-	// statuses no longer change the state until the agent is unregistered.
+	// PresenceStateOnlineBroker means online as reported by the broker's
+	// connection tracking (a2a-status=online with a broker source). Agent- and
+	// LWT-published statuses no longer change the state until the agent is
+	// unregistered.
 	PresenceStateOnlineBroker PresenceState = 6
-	// PresenceStateOfflineBroker: Offline as reported by the broker's connection
-	// tracking (a2a-status=offline with a broker source). Agent- and LWT-published
-	// statuses no longer change the state until the agent is unregistered.
+	// PresenceStateOfflineBroker means offline as reported by the broker's
+	// connection tracking (a2a-status=offline with a broker source). Agent- and
+	// LWT-published statuses no longer change the state until the agent is
+	// unregistered.
 	PresenceStateOfflineBroker PresenceState = 7
-	// PresenceStateUnregistered is the retained card was cleared (empty retained
-	// payload): the agent unregistered. No card is recorded; a new card starts a
-	// new registration.
+	// PresenceStateUnregistered means the retained card was cleared (empty
+	// retained payload): the agent unregistered. No card is recorded; a new card
+	// starts a new registration.
 	PresenceStateUnregistered PresenceState = 8
 )
 
@@ -182,19 +184,20 @@ func PresenceGuards() []PresenceGuard {
 type PresenceOutput uint8
 
 const (
-	// PresenceOutputRecordCard: Store the message's Agent Card as the agent's
-	// current card, replacing the previous one (retained updates are replacement
-	// state).
+	// PresenceOutputRecordCard asks the caller to store the message's Agent Card
+	// as the agent's current card, replacing the previous one (retained updates
+	// are replacement state).
 	PresenceOutputRecordCard PresenceOutput = 1
-	// PresenceOutputMarkEverOnline: Note that the agent has been seen online at
-	// least once (idempotent).
+	// PresenceOutputMarkEverOnline asks the caller to note that the agent has been
+	// seen online at least once (idempotent).
 	PresenceOutputMarkEverOnline PresenceOutput = 2
-	// PresenceOutputKeepBrokerStatus is the agent- or LWT-published status on this
-	// card is shadowed by the broker-sourced status already held: the card is
+	// PresenceOutputKeepBrokerStatus means the agent- or LWT-published status on
+	// this card is shadowed by the broker-sourced status already held: the card is
 	// recorded, the status is not. Worth a debug log; never an error.
 	PresenceOutputKeepBrokerStatus PresenceOutput = 3
-	// PresenceOutputForgetCard: Drop the recorded card: the agent is no longer
-	// discoverable and must not be offered as a routing target from discovery.
+	// PresenceOutputForgetCard asks the caller to drop the recorded card: the
+	// agent is no longer discoverable and must not be offered as a routing target
+	// from discovery.
 	PresenceOutputForgetCard PresenceOutput = 4
 )
 

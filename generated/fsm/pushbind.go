@@ -42,33 +42,33 @@ import "strconv"
 type PushBindingState uint8
 
 const (
-	// PushBindingStateUnbound: No push-notification config is known for this task:
-	// polling is its only delivery channel, whatever the card advertises.
+	// PushBindingStateUnbound means no push-notification config is known for this
+	// task: polling is its only delivery channel, whatever the card advertises.
 	PushBindingStateUnbound PushBindingState = 1
-	// PushBindingStateRegistered is a config was registered before or with the
+	// PushBindingStateRegistered means a config was registered before or with the
 	// first transition out of SUBMITTED; the receiver has acknowledged nothing yet
 	// and the expected transition window is running. Not yet a verified channel.
 	PushBindingStateRegistered PushBindingState = 2
-	// PushBindingStateAcknowledged is the receiver acknowledged (2xx) a push for
-	// this task within the expected transition window: the webhook is the primary
-	// channel and polling reconciles at the longer interval.
+	// PushBindingStateAcknowledged means the receiver acknowledged (2xx) a push
+	// for this task within the expected transition window: the webhook is the
+	// primary channel and polling reconciles at the longer interval.
 	PushBindingStateAcknowledged PushBindingState = 3
-	// PushBindingStateSuspect is a config exists but is not trusted: registered
+	// PushBindingStateSuspect means a config exists but is not trusted: registered
 	// after the task left SUBMITTED, unacknowledged when the window elapsed, or a
 	// delivery failed without invalidating it. Polling is primary until the
 	// receiver acknowledges a push.
 	PushBindingStateSuspect PushBindingState = 4
-	// PushBindingStateDead is the receiver refused a push with 404, 410 or another
-	// 4xx: the binding is invalid and a terminal state may already have been
-	// missed. Polling is primary; the config is being registered again.
+	// PushBindingStateDead means the receiver refused a push with 404, 410 or
+	// another 4xx: the binding is invalid and a terminal state may already have
+	// been missed. Polling is primary; the config is being registered again.
 	PushBindingStateDead PushBindingState = 5
-	// PushBindingStateSettled is the task's terminal state was observed and a live
-	// channel was bound when it was reached; its delivery obligation is over.
+	// PushBindingStateSettled means the task's terminal state was observed and a
+	// live channel was bound when it was reached; its delivery obligation is over.
 	// Absorbing: every row from it is a self-loop that ignores late events. Not
 	// marked terminal because those late events are legitimate and must be
 	// accepted by the lookup.
 	PushBindingStateSettled PushBindingState = 6
-	// PushBindingStateOrphaned is the task's terminal state was reached with no
+	// PushBindingStateOrphaned means the task's terminal state was reached with no
 	// live channel bound and found only afterwards; it has been reported as an
 	// orphan. Absorbing, like Settled: every row from it is a self-loop that
 	// ignores late events.
@@ -102,35 +102,36 @@ func PushBindingStates() []PushBindingState {
 type PushBindingEvent uint8
 
 const (
-	// PushBindingEventCapabilityRead is the client read the agent card's
+	// PushBindingEventCapabilityRead happens when the client read the agent card's
 	// capabilities.pushNotifications flag, before sending or on a later refresh.
 	// Permission only: it never creates, changes or ends a binding.
 	PushBindingEventCapabilityRead PushBindingEvent = 1
-	// PushBindingEventConfigRegistered is a TaskPushNotificationConfig for this
-	// taskId was accepted while the task had not yet left SUBMITTED, or was
-	// carried in the SendMessage that created the task
+	// PushBindingEventConfigRegistered happens when a TaskPushNotificationConfig
+	// for this taskId was accepted while the task had not yet left SUBMITTED, or
+	// was carried in the SendMessage that created the task
 	// (SendMessageConfiguration.taskPushNotificationConfig).
 	PushBindingEventConfigRegistered PushBindingEvent = 2
-	// PushBindingEventConfigRegisteredLate is a TaskPushNotificationConfig for
-	// this taskId was accepted after the task had left SUBMITTED: a partial,
-	// best-effort binding; pushes of the earlier transitions were never sent to
-	// it.
+	// PushBindingEventConfigRegisteredLate happens when a
+	// TaskPushNotificationConfig for this taskId was accepted after the task had
+	// left SUBMITTED: a partial, best-effort binding; pushes of the earlier
+	// transitions were never sent to it.
 	PushBindingEventConfigRegisteredLate PushBindingEvent = 3
-	// PushBindingEventReceiver2xx is the client's receiver answered 2xx to a push
-	// for this task that does not carry a terminal state.
+	// PushBindingEventReceiver2xx happens when the client's receiver answered 2xx
+	// to a push for this task that does not carry a terminal state.
 	PushBindingEventReceiver2xx PushBindingEvent = 4
-	// PushBindingEventReceiver404 is the client's receiver answered 404 to a push
-	// for this task.
+	// PushBindingEventReceiver404 happens when the client's receiver answered 404
+	// to a push for this task.
 	PushBindingEventReceiver404 PushBindingEvent = 5
-	// PushBindingEventReceiver410 is the client's receiver answered 410 Gone to a
-	// push for this task (for example after the receiver was rotated).
+	// PushBindingEventReceiver410 happens when the client's receiver answered 410
+	// Gone to a push for this task (for example after the receiver was rotated).
 	PushBindingEventReceiver410 PushBindingEvent = 6
-	// PushBindingEventReceiverOther is a push for this task was not acknowledged
-	// and the answer was neither 2xx, 404 nor 410: another 4xx, a 5xx, or no
-	// answer at all.
+	// PushBindingEventReceiverOther happens when a push for this task was not
+	// acknowledged and the answer was neither 2xx, 404 nor 410: another 4xx, a
+	// 5xx, or no answer at all.
 	PushBindingEventReceiverOther PushBindingEvent = 7
-	// PushBindingEventWindowElapsed is the expected transition window ran out with
-	// no acknowledgement since the registration or the last acknowledgement.
+	// PushBindingEventWindowElapsed happens when the expected transition window
+	// ran out with no acknowledgement since the registration or the last
+	// acknowledgement.
 	PushBindingEventWindowElapsed PushBindingEvent = 8
 	// PushBindingEventReconcileTick is the per-task reconciliation timer fired.
 	PushBindingEventReconcileTick PushBindingEvent = 9
@@ -140,9 +141,9 @@ const (
 	// PushBindingEventPollTerminal is a GetTask answer for this task with a
 	// terminal state that had not reached the client by any other channel.
 	PushBindingEventPollTerminal PushBindingEvent = 11
-	// PushBindingEventTerminalObserved is the terminal state reached the client
-	// through a live channel: a push the receiver acknowledged (2xx), a stream
-	// item, or a blocking SendMessage reply.
+	// PushBindingEventTerminalObserved happens when the terminal state reached the
+	// client through a live channel: a push the receiver acknowledged (2xx), a
+	// stream item, or a blocking SendMessage reply.
 	PushBindingEventTerminalObserved PushBindingEvent = 12
 )
 
@@ -179,27 +180,27 @@ type PushBindingGuard uint8
 const (
 	// PushBindingGuardNone is the absent guard: a row without one always applies.
 	PushBindingGuardNone PushBindingGuard = 0
-	// PushBindingGuardWebhookAvailable is the card's
+	// PushBindingGuardWebhookAvailable holds when the card's
 	// capabilities.pushNotifications is true and the client runs a receiver that
 	// can take this task's pushes.
 	PushBindingGuardWebhookAvailable PushBindingGuard = 1
-	// PushBindingGuardClientError is the receiver's answer was a 4xx (other than
-	// 404 and 410, which have their own events): any 4xx invalidates the binding
-	// (docs/protocol.md §8.3).
+	// PushBindingGuardClientError holds when the receiver's answer was a 4xx
+	// (other than 404 and 410, which have their own events): any 4xx invalidates
+	// the binding (docs/protocol.md §8.3).
 	PushBindingGuardClientError PushBindingGuard = 2
-	// PushBindingGuardPushMissed is the polled status is newer than the last push
-	// the receiver acknowledged, by more than the delivery grace: a transition was
-	// not pushed, or the push was lost.
+	// PushBindingGuardPushMissed holds when the polled status is newer than the
+	// last push the receiver acknowledged, by more than the delivery grace: a
+	// transition was not pushed, or the push was lost.
 	PushBindingGuardPushMissed PushBindingGuard = 3
-	// PushBindingGuardPollingLive: Polling was kept on schedule across the
-	// terminal transition: the poll that found the terminal state came no later
-	// than the reconciliation interval in force (the one that scheduled this poll)
-	// plus the delivery grace after the task reached it. The moment it was reached
-	// is the status timestamp, but never earlier than the previous GetTask answer
-	// (which still saw the task live); without a timestamp it is the previous
-	// GetTask answer, or the start of the binding if there was none. A client that
-	// follows PollNow and the timer therefore never reports an orphan; one whose
-	// polling lapsed always does.
+	// PushBindingGuardPollingLive holds when polling was kept on schedule across
+	// the terminal transition: the poll that found the terminal state came no
+	// later than the reconciliation interval in force (the one that scheduled this
+	// poll) plus the delivery grace after the task reached it. The moment it was
+	// reached is the status timestamp, but never earlier than the previous GetTask
+	// answer (which still saw the task live); without a timestamp it is the
+	// previous GetTask answer, or the start of the binding if there was none. A
+	// client that follows PollNow and the timer therefore never reports an orphan;
+	// one whose polling lapsed always does.
 	PushBindingGuardPollingLive PushBindingGuard = 4
 )
 
@@ -229,40 +230,41 @@ func PushBindingGuards() []PushBindingGuard {
 type PushBindingOutput uint8
 
 const (
-	// PushBindingOutputRegisterWithSend: Put the TaskPushNotificationConfig in the
-	// SendMessage that creates the task
+	// PushBindingOutputRegisterWithSend asks the caller to put the
+	// TaskPushNotificationConfig in the SendMessage that creates the task
 	// (SendMessageConfiguration.taskPushNotificationConfig), so that the binding
 	// is atomic with submission. Once the task has left SUBMITTED a registration
 	// can only be late and best-effort.
 	PushBindingOutputRegisterWithSend PushBindingOutput = 1
-	// PushBindingOutputKeepWebhookPrimary: Treat the webhook as the primary
-	// channel: keep the reconciliation timer at the longer interval (never off)
-	// and restart the expected transition window.
+	// PushBindingOutputKeepWebhookPrimary asks the caller to treat the webhook as
+	// the primary channel: keep the reconciliation timer at the longer interval
+	// (never off) and restart the expected transition window.
 	PushBindingOutputKeepWebhookPrimary PushBindingOutput = 2
-	// PushBindingOutputPollPrimary: Treat polling as the primary channel: run the
-	// reconciliation timer at the short interval.
+	// PushBindingOutputPollPrimary asks the caller to treat polling as the primary
+	// channel: run the reconciliation timer at the short interval.
 	PushBindingOutputPollPrimary PushBindingOutput = 3
-	// PushBindingOutputPollNow: Call GetTask for this task now, outside the
-	// timer's schedule.
+	// PushBindingOutputPollNow asks the caller to call GetTask for this task now,
+	// outside the timer's schedule.
 	PushBindingOutputPollNow PushBindingOutput = 4
-	// PushBindingOutputReRegister: Register the task's push-notification config
-	// again (a fresh receiver URL or token if the old one is gone), before the
-	// task's next transition if possible.
+	// PushBindingOutputReRegister asks the caller to register the task's
+	// push-notification config again (a fresh receiver URL or token if the old one
+	// is gone), before the task's next transition if possible.
 	PushBindingOutputReRegister PushBindingOutput = 5
-	// PushBindingOutputWarnLateBinding: Report that the config was registered
-	// after the task left SUBMITTED: transitions before it were never pushed
-	// (docs/protocol.md §8.5 mode 2, registration race).
+	// PushBindingOutputWarnLateBinding asks the caller to report that the config
+	// was registered after the task left SUBMITTED: transitions before it were
+	// never pushed (docs/protocol.md §8.5 mode 2, registration race).
 	PushBindingOutputWarnLateBinding PushBindingOutput = 6
-	// PushBindingOutputRaiseBindingDead: Report that the receiver refused a push
-	// for this task with a 4xx and the binding is invalid; a terminal state may
-	// already be unobserved (docs/protocol.md §8.5 mode 3).
+	// PushBindingOutputRaiseBindingDead asks the caller to report that the
+	// receiver refused a push for this task with a 4xx and the binding is invalid;
+	// a terminal state may already be unobserved (docs/protocol.md §8.5 mode 3).
 	PushBindingOutputRaiseBindingDead PushBindingOutput = 7
-	// PushBindingOutputRaiseOrphaned: Raise TaskOrphaned for this task: it reached
-	// a terminal state with no live delivery channel bound at the moment of the
-	// transition. Surfaced as an error, never silent.
+	// PushBindingOutputRaiseOrphaned asks the caller to raise TaskOrphaned for
+	// this task: it reached a terminal state with no live delivery channel bound
+	// at the moment of the transition. Surfaced as an error, never silent.
 	PushBindingOutputRaiseOrphaned PushBindingOutput = 8
-	// PushBindingOutputRelease: Stop the reconciliation timer and the expected
-	// transition window for this task; its delivery obligation is over.
+	// PushBindingOutputRelease asks the caller to stop the reconciliation timer
+	// and the expected transition window for this task; its delivery obligation is
+	// over.
 	PushBindingOutputRelease PushBindingOutput = 9
 )
 

@@ -31,28 +31,28 @@ import "strconv"
 type TaskState uint8
 
 const (
-	// TaskStateSubmitted is the task was created and acknowledged; processing has
-	// not started.
+	// TaskStateSubmitted means the task was created and acknowledged; processing
+	// has not started.
 	TaskStateSubmitted TaskState = 1
-	// TaskStateWorking is the agent is processing the task.
+	// TaskStateWorking means the agent is processing the task.
 	TaskStateWorking TaskState = 2
-	// TaskStateInputRequired: Interrupted: the agent needs more input.
+	// TaskStateInputRequired (Interrupted) means the agent needs more input.
 	// Stream-final for the correlation that carried it; the task resumes on a new
 	// message with the same taskId and contextId.
 	TaskStateInputRequired TaskState = 3
-	// TaskStateAuthRequired: Interrupted: the agent needs an authorization.
+	// TaskStateAuthRequired (Interrupted) means the agent needs an authorization.
 	// Stream-final for the correlation that carried it; the task resumes on a new
 	// message with the same taskId and contextId, or by itself once the agent
 	// receives the credential out of band.
 	TaskStateAuthRequired TaskState = 4
-	// TaskStateCompleted: Terminal: the task finished successfully.
+	// TaskStateCompleted (Terminal) means the task finished successfully.
 	TaskStateCompleted TaskState = 5
-	// TaskStateFailed: Terminal: the task finished with an error.
+	// TaskStateFailed (Terminal) means the task finished with an error.
 	TaskStateFailed TaskState = 6
-	// TaskStateCanceled: Terminal: the task was canceled before it finished.
+	// TaskStateCanceled (Terminal) means the task was canceled before it finished.
 	TaskStateCanceled TaskState = 7
-	// TaskStateRejected: Terminal: the agent decided not to perform the task, at
-	// creation or later.
+	// TaskStateRejected (Terminal) means the agent decided not to perform the
+	// task, at creation or later.
 	TaskStateRejected TaskState = 8
 )
 
@@ -143,8 +143,8 @@ type TaskGuard uint8
 const (
 	// TaskGuardNone is the absent guard: a row without one always applies.
 	TaskGuardNone TaskGuard = 0
-	// TaskGuardCancelRefused is the agent cannot cancel the task at its current
-	// stage (A2A: cancellation is attempted, success is not guaranteed).
+	// TaskGuardCancelRefused holds when the agent cannot cancel the task at its
+	// current stage (A2A: cancellation is attempted, success is not guaranteed).
 	TaskGuardCancelRefused TaskGuard = 1
 )
 
@@ -172,27 +172,27 @@ func TaskGuards() []TaskGuard {
 type TaskOutput uint8
 
 const (
-	// TaskOutputStartWork: Responder: hand the resuming message to the agent's
-	// handler, which continues the task on the new correlation. A requester
-	// ignores it.
+	// TaskOutputStartWork (Responder) asks the caller to hand the resuming message
+	// to the agent's handler, which continues the task on the new correlation. A
+	// requester ignores it.
 	TaskOutputStartWork TaskOutput = 1
-	// TaskOutputStopWork: Responder: stop the agent's handler for this task
-	// (cancel its context).
+	// TaskOutputStopWork (Responder) asks the caller to stop the agent's handler
+	// for this task (cancel its context).
 	TaskOutputStopWork TaskOutput = 2
-	// TaskOutputEmitCanceled: Responder: publish a TASK_STATE_CANCELED status to
-	// every open stream and push binding of the task, and answer the CancelTask
-	// with the updated Task.
+	// TaskOutputEmitCanceled (Responder) asks the caller to publish a
+	// TASK_STATE_CANCELED status to every open stream and push binding of the
+	// task, and answer the CancelTask with the updated Task.
 	TaskOutputEmitCanceled TaskOutput = 3
-	// TaskOutputRefuseCancel: Responder: answer the CancelTask with
-	// TaskNotCancelable (-32002); the task goes on unchanged.
+	// TaskOutputRefuseCancel (Responder) asks the caller to answer the CancelTask
+	// with TaskNotCancelable (-32002); the task goes on unchanged.
 	TaskOutputRefuseCancel TaskOutput = 4
-	// TaskOutputEndCorrelation is the item that carried this status is
+	// TaskOutputEndCorrelation means the item that carried this status is
 	// stream-final for its correlation: the responder publishes nothing more on
 	// it, the requester removes it from its in-flight map. The task itself may go
 	// on.
 	TaskOutputEndCorrelation TaskOutput = 5
-	// TaskOutputEndStream is the task reached a terminal state: every stream and
-	// subscription of the task closes and every correlation of the task ends;
+	// TaskOutputEndStream means the task reached a terminal state: every stream
+	// and subscription of the task closes and every correlation of the task ends;
 	// SubscribeToTask is refused from now on.
 	TaskOutputEndStream TaskOutput = 6
 )

@@ -12,7 +12,7 @@ import (
 
 // User property keys.
 const (
-	// PropStatus: Agent liveness on retained Agent Card publications on the
+	// PropStatus is the agent liveness on retained Agent Card publications on the
 	// discovery topic (online after connect, offline on graceful stop) and on the
 	// Last Will (offline). Advisory only: never a replacement for request/reply
 	// error handling, never a reason to skip retries. Spec: Presence and Liveness;
@@ -20,14 +20,14 @@ const (
 	//
 	// Appears in: discovery, will.
 	PropStatus = "a2a-status"
-	// PropStatusSource: Who asserted a2a-status. On receipt any value other than
-	// agent or lwt (EMQX's registry writes emqx) counts as broker-managed
+	// PropStatusSource says who asserted a2a-status. On receipt any value other
+	// than agent or lwt (EMQX's registry writes emqx) counts as broker-managed
 	// (docs/protocol.md §11, "broker status source"). Spec: Presence and
 	// Liveness; Optional Broker-Managed Status.
 	//
 	// Appears in: discovery, will.
 	PropStatusSource = "a2a-status-source"
-	// PropResponderAgentID is the agent_id of the concrete responder. MUST on
+	// PropResponderAgentID means the agent_id of the concrete responder. MUST on
 	// every reply to a pooled request (missing = protocol error) and on every
 	// ubsp-v1 response; on any reply or stream item it signals task handover: the
 	// latest value for a Task.id wins and follow-ups go to that agent's direct
@@ -45,28 +45,28 @@ const (
 	//
 	// Appears in: request, chunk.
 	PropContextID = "a2a-context-id"
-	// PropAuthorization: OAuth 2.0 / OIDC access token, value "Bearer
+	// PropAuthorization is the OAuth 2.0 / OIDC access token, value "Bearer
 	// <access_token>", on each request when the agent requires it; only over TLS.
 	// Never echoed in any reply, event, payload or property, never logged. Spec:
 	// OAuth 2.0 and OIDC over MQTT User Properties.
 	//
 	// Appears in: request.
 	PropAuthorization = "a2a-authorization"
-	// PropSecurityProfile: End-to-end payload protection profile of the
+	// PropSecurityProfile is the end-to-end payload protection profile of the
 	// interaction; when set on a request, every request, reply and stream message
 	// of the interaction carries it. Spec: Optional Untrusted-Broker Security
 	// Profile items 2-4, 8-9.
 	//
 	// Appears in: request, reply, stream.
 	PropSecurityProfile = "a2a-security-profile"
-	// PropRequesterAgentID: Under ubsp-v1: the requester's agent_id, on the
+	// PropRequesterAgentID (Under ubsp-v1) holds the requester's agent_id, on the
 	// request and on every response publication; the responder resolves the reply
 	// encryption key from it. Spec: Optional Untrusted-Broker Security Profile
 	// items 8-9.
 	//
 	// Appears in: request, reply, stream.
 	PropRequesterAgentID = "a2a-requester-agent-id"
-	// PropRecipientAgentID: Under ubsp-v1: the intended responder's agent_id. A
+	// PropRecipientAgentID (Under ubsp-v1) is the intended responder's agent_id. A
 	// responder whose identity differs MUST reject the request as
 	// transport_protocol_error. Spec: Optional Untrusted-Broker Security Profile
 	// items 8, 11.
@@ -80,14 +80,15 @@ const (
 	//
 	// Appears in: request, reply, stream.
 	PropRecipientKID = "a2a-recipient-kid"
-	// PropArtifactMode: Requested artifact encoding on the request; the responder
-	// SHOULD state the chosen mode on its replies. Absent, unknown or unsupported
-	// means json. Spec: Optional MQTT Native Binary Artifact Mode items 3-7.
+	// PropArtifactMode is the requested artifact encoding on the request; the
+	// responder SHOULD state the chosen mode on its replies. Absent, unknown or
+	// unsupported means json. Spec: Optional MQTT Native Binary Artifact Mode
+	// items 3-7.
 	//
 	// Appears in: request, reply, stream.
 	PropArtifactMode = "a2a-artifact-mode"
-	// PropEventType: Kind of a native binary artifact message; required on every
-	// chunk. Spec: Optional MQTT Native Binary Artifact Mode item 8.
+	// PropEventType is the kind of a native binary artifact message; required on
+	// every chunk. Spec: Optional MQTT Native Binary Artifact Mode item 8.
 	//
 	// Appears in: chunk.
 	PropEventType = "a2a-event-type"
@@ -106,10 +107,10 @@ const (
 	//
 	// Appears in: chunk.
 	PropArtifactID = "a2a-artifact-id"
-	// PropChunkSeqNo: Sequence number of the chunk within its artifact, a decimal
-	// integer string (user story 04 counts from 0); required on every chunk;
-	// reassembly is in strict sequence order and duplicates are dropped by it.
-	// Spec: Optional MQTT Native Binary Artifact Mode items 8-9.
+	// PropChunkSeqNo is the sequence number of the chunk within its artifact, a
+	// decimal integer string (user story 04 counts from 0); required on every
+	// chunk; reassembly is in strict sequence order and duplicates are dropped by
+	// it. Spec: Optional MQTT Native Binary Artifact Mode items 8-9.
 	//
 	// Appears in: chunk.
 	PropChunkSeqNo = "a2a-chunk-seqno"
@@ -129,7 +130,7 @@ const (
 	//
 	// Appears in: request.
 	PropVersion = "a2a-version"
-	// PropExtensions is the A2A-Extensions service parameter over MQTT:
+	// PropExtensions are the A2A-Extensions service parameter over MQTT:
 	// comma-separated extension URIs the requester wants to use for the request. A
 	// required extension the requester does not list is answered with
 	// extension_support_required. A2A v1.0 §3.2.6, §14.2.2; docs/protocol.md
@@ -141,33 +142,34 @@ const (
 
 // Allowed values of the properties that have a closed set.
 const (
-	// StatusOnline is the agent was reachable when the card was published
+	// StatusOnline means the agent was reachable when the card was published
 	// (broker-managed: its client connection is active).
 	StatusOnline = "online"
-	// StatusOffline is a disconnect was detected: graceful-stop republish, Last
+	// StatusOffline means a disconnect was detected: graceful-stop republish, Last
 	// Will, or broker connection tracking.
 	StatusOffline = "offline"
-	// StatusSourceAgent: Published by the agent itself (after connect: online;
-	// graceful stop: offline).
+	// StatusSourceAgent means published by the agent itself (after connect:
+	// online; graceful stop: offline).
 	StatusSourceAgent = "agent"
-	// StatusSourceLWT is the agent's Last Will, fired by the broker after an
+	// StatusSourceLWT means the agent's Last Will, fired by the broker after an
 	// ungraceful disconnect.
 	StatusSourceLWT = "lwt"
-	// StatusSourceBroker: Set or overridden by the broker from the agent's client
-	// connection state, keyed by Client ID; subscribers prefer it over agent and
-	// lwt.
+	// StatusSourceBroker means set or overridden by the broker from the agent's
+	// client connection state, keyed by Client ID; subscribers prefer it over
+	// agent and lwt.
 	StatusSourceBroker = "broker"
-	// SecurityProfileUBSPV1: Untrusted-broker security profile v1: JOSE JWE
+	// SecurityProfileUBSPV1 means untrusted-broker security profile v1: JOSE JWE
 	// payloads (Content Type application/jose+json or application/jose) end to end
 	// for the request, its replies and its stream items.
 	SecurityProfileUBSPV1 = "ubsp-v1"
-	// ArtifactModeJSON: Default: artifacts travel in JSON payloads, binary
+	// ArtifactModeJSON (Default) means artifacts travel in JSON payloads, binary
 	// Part.raw as base64.
 	ArtifactModeJSON = "json"
-	// ArtifactModeBinary: Native MQTT binary artifact chunks on the reply stream.
+	// ArtifactModeBinary means native MQTT binary artifact chunks on the reply
+	// stream.
 	ArtifactModeBinary = "binary"
-	// EventTypeTaskArtifactUpdate is the message is a native binary artifact chunk
-	// (the binary counterpart of a TaskArtifactUpdateEvent).
+	// EventTypeTaskArtifactUpdate means the message is a native binary artifact
+	// chunk (the binary counterpart of a TaskArtifactUpdateEvent).
 	EventTypeTaskArtifactUpdate = "task-artifact-update"
 )
 

@@ -5,9 +5,9 @@ package mqttbind
 
 import "time"
 
-// RetryProfile: Requester retry and timeout profile of the A2A-over-MQTT 0.1
-// binding (Core conformance; defaults configurable by deployment policy). A
-// request is retried, with fresh Correlation Data and the same Task.id, when
+// RetryProfile is the requester retry and timeout profile of the A2A-over-MQTT
+// 0.1 binding (Core conformance; defaults configurable by deployment policy).
+// A request is retried, with fresh Correlation Data and the same Task.id, when
 // its publish is not accepted or no correlated reply arrives within the
 // first-reply timeout, up to the attempt limit; retrying stops at the first
 // valid correlated reply, and never happens once a stream item has arrived (a
@@ -15,28 +15,28 @@ import "time"
 // should exceed the first-reply timeout. Spec: Requester Retry and Timeout
 // Profile.
 type RetryProfile struct {
-	// ReplyFirstTimeout: How long a requester waits for the first correlated reply
-	// before the attempt counts as failed and is retried.
+	// ReplyFirstTimeout says how long a requester waits for the first correlated
+	// reply before the attempt counts as failed and is retried.
 	//
 	// Specification name: reply_first_timeout_ms.
 	ReplyFirstTimeout time.Duration
-	// StreamIdleTimeout: Longest gap between stream items, after at least one
-	// arrived, before the requester recovers with GetTask on the known Task.id
+	// StreamIdleTimeout is the longest gap between stream items, after at least
+	// one arrived, before the requester recovers with GetTask on the known Task.id
 	// instead of republishing.
 	//
 	// Specification name: stream_idle_timeout_ms.
 	StreamIdleTimeout time.Duration
-	// MaxAttempts: Total publish attempts of one logical operation: the initial
-	// attempt plus up to two retries.
+	// MaxAttempts are the total publish attempts of one logical operation: the
+	// initial attempt plus up to two retries.
 	//
 	// Specification name: max_attempts.
 	MaxAttempts int
-	// BackoffJitter: Jitter applied to each backoff delay: the delay is drawn
-	// uniformly from base*(1-ratio) to base*(1+ratio) (+/-20 %). The specification
-	// gives no key for it.
+	// BackoffJitter is the jitter applied to each backoff delay: the delay is
+	// drawn uniformly from base*(1-ratio) to base*(1+ratio) (+/-20 %). The
+	// specification gives no key for it.
 	BackoffJitter float64
-	// RetryBackoff: Exponential base delay before each retry, indexed by retry
-	// number; a retry past the end of the list uses the last value.
+	// RetryBackoff is the exponential base delay before each retry, indexed by
+	// retry number; a retry past the end of the list uses the last value.
 	//
 	// Specification name: retry_backoff_ms.
 	RetryBackoff []time.Duration

@@ -5,25 +5,25 @@ package offline
 
 import "time"
 
-// QueueBounds: Bounds of the offline store-and-forward queue: the recommended
-// reference values of the offline profile (informative). The queue MUST be
-// bounded by message count, total bytes and pending messages per peer, every
-// record MUST carry a TTL, and an implementation MUST publish the bounds it
-// actually applies. Spec: docs/protocol.md §7.3.
+// QueueBounds are the bounds of the offline store-and-forward queue: the
+// recommended reference values of the offline profile (informative). The queue
+// MUST be bounded by message count, total bytes and pending messages per peer,
+// every record MUST carry a TTL, and an implementation MUST publish the bounds
+// it actually applies. Spec: docs/protocol.md §7.3.
 type QueueBounds struct {
-	// MaxMessages: Most records in the queue across all peers; an enqueue beyond
-	// it fails with asleep_queue_full, kind messages (HTTP 507).
+	// MaxMessages are the most records in the queue across all peers; an enqueue
+	// beyond it fails with asleep_queue_full, kind messages (HTTP 507).
 	MaxMessages int
-	// MaxBytes: Most total bytes of queued records (2 MiB); an enqueue beyond it
-	// fails with asleep_queue_full, kind bytes (HTTP 507).
+	// MaxBytes are the most total bytes of queued records (2 MiB); an enqueue
+	// beyond it fails with asleep_queue_full, kind bytes (HTTP 507).
 	MaxBytes int64
-	// MaxPerPeer: Most pending records of one peer, keyed by the verified
+	// MaxPerPeer is the most pending records of one peer, keyed by the verified
 	// transport caller identity, never by a body field; an enqueue beyond it fails
 	// with asleep_queue_full, kind peer (HTTP 429).
 	MaxPerPeer int
-	// RecordTTL: Default time to live of a queue record (7 days); expired records
-	// are purged or rejected, and an enqueued record survives restart for its
-	// remaining TTL.
+	// RecordTTL is the default time to live of a queue record (7 days); expired
+	// records are purged or rejected, and an enqueued record survives restart for
+	// its remaining TTL.
 	RecordTTL time.Duration
 }
 

@@ -3,18 +3,18 @@
 
 package offline
 
-// AsleepAnswer: How the agent answers a message it does not accept live over
-// HTTP: with the offline profile's HTTP statuses and bodies (503, 507, 429),
-// or with HTTP 200 and a JSON-RPC error (agent_asleep -32003,
+// AsleepAnswer says how the agent answers a message it does not accept live
+// over HTTP: with the offline profile's HTTP statuses and bodies (503, 507,
+// 429), or with HTTP 200 and a JSON-RPC error (agent_asleep -32003,
 // asleep_queue_full -32004, the ErrorInfo reason the token and its metadata
 // queued, retryAfterSec, kind, taskId) for clients that read only JSON-RPC.
 type AsleepAnswer string
 
 const (
-	// AsleepAnswerHTTPStatus is the offline profile's HTTP statuses and bodies
+	// AsleepAnswerHTTPStatus means the offline profile's HTTP statuses and bodies
 	// (the default).
 	AsleepAnswerHTTPStatus AsleepAnswer = "http_status"
-	// AsleepAnswerJSONRPC: HTTP 200 with a JSON-RPC error.
+	// AsleepAnswerJSONRPC means HTTP 200 with a JSON-RPC error.
 	AsleepAnswerJSONRPC AsleepAnswer = "jsonrpc"
 )
 
@@ -37,25 +37,25 @@ func (v AsleepAnswer) String() string {
 	return string(v)
 }
 
-// AsleepResponse: HTTP body of an agent_asleep refusal, sent with status 503:
-// live processing was refused for reachability. queued is true only after the
-// payload was accepted into the offline queue. Not a JSON-RPC envelope.
+// AsleepResponse is the HTTP body of an agent_asleep refusal, sent with status
+// 503: live processing was refused for reachability. queued is true only after
+// the payload was accepted into the offline queue. Not a JSON-RPC envelope.
 type AsleepResponse struct {
 	// Error is the error token, always agent_asleep.
 	//
 	// JSON: "error", required.
 	Error string
-	// Message: Short human-readable explanation.
+	// Message is a short human-readable explanation.
 	//
 	// JSON: "message", required.
 	Message string
-	// Queued: Whether the message was accepted into the offline queue; true only
-	// after the enqueue succeeded.
+	// Queued says whether the message was accepted into the offline queue; true
+	// only after the enqueue succeeded.
 	//
 	// JSON: "queued", required.
 	Queued bool
-	// RetryAfterSec: Seconds until the next accept window, when known; the HTTP
-	// Retry-After header then carries the same value.
+	// RetryAfterSec holds the seconds until the next accept window, when known;
+	// the HTTP Retry-After header then carries the same value.
 	//
 	// JSON: "retryAfterSec".
 	RetryAfterSec *int32
@@ -81,17 +81,17 @@ type OfflineErrorData struct {
 	//
 	// JSON: "error", required.
 	Error string
-	// Queued: Whether the message was accepted into the offline queue; always
+	// Queued says whether the message was accepted into the offline queue; always
 	// false for asleep_queue_full.
 	//
 	// JSON: "queued", required.
 	Queued bool
-	// RetryAfterSec: agent_asleep only: seconds until the next accept window, when
-	// known.
+	// RetryAfterSec (agent_asleep only) holds the seconds until the next accept
+	// window, when known.
 	//
 	// JSON: "retryAfterSec".
 	RetryAfterSec *int32
-	// Kind: asleep_queue_full only: which bound refused the enqueue.
+	// Kind (asleep_queue_full only) says which bound refused the enqueue.
 	//
 	// JSON: "kind".
 	Kind QueueFullKind
@@ -109,38 +109,39 @@ type OfflineErrorData struct {
 	ContextID string
 }
 
-// PublishedBounds is the queue bounds the agent actually applies
+// PublishedBounds are the queue bounds the agent actually applies
 // (docs/protocol.md §7.3: an implementation MUST publish them).
 type PublishedBounds struct {
-	// MaxMessages: Most records in the queue across all peers.
+	// MaxMessages are the most records in the queue across all peers.
 	//
 	// JSON: "maxMessages", required.
 	MaxMessages int32
-	// MaxBytes: Most total bytes of queued records.
+	// MaxBytes are the most total bytes of queued records.
 	//
 	// JSON: "maxBytes", required.
 	MaxBytes int64
-	// MaxPerPeer: Most pending records of one peer (verified transport identity).
+	// MaxPerPeer is the most pending records of one peer (verified transport
+	// identity).
 	//
 	// JSON: "maxPerPeer", required.
 	MaxPerPeer int32
-	// RecordTtlSec: Time to live of a queue record, in seconds.
+	// RecordTtlSec is the time to live of a queue record, in seconds.
 	//
 	// JSON: "recordTtlSec", required.
 	RecordTtlSec int64
 }
 
-// QueueFullKind: Which queue bound refused an enqueue. The HTTP status of an
-// asleep_queue_full answer follows it: 507 for the global caps, 429 for the
+// QueueFullKind says which queue bound refused an enqueue. The HTTP status of
+// an asleep_queue_full answer follows it: 507 for the global caps, 429 for the
 // per-peer cap.
 type QueueFullKind string
 
 const (
-	// QueueFullKindMessages is the global message-count cap (HTTP 507).
+	// QueueFullKindMessages means the global message-count cap (HTTP 507).
 	QueueFullKindMessages QueueFullKind = "messages"
-	// QueueFullKindBytes is the global total-bytes cap (HTTP 507).
+	// QueueFullKindBytes means the global total-bytes cap (HTTP 507).
 	QueueFullKindBytes QueueFullKind = "bytes"
-	// QueueFullKindPeer is the per-peer pending cap, keyed by the verified
+	// QueueFullKindPeer means the per-peer pending cap, keyed by the verified
 	// transport caller identity (HTTP 429).
 	QueueFullKindPeer QueueFullKind = "peer"
 )
@@ -164,46 +165,47 @@ func (v QueueFullKind) String() string {
 	return string(v)
 }
 
-// QueueFullResponse: HTTP body of an asleep_queue_full refusal, sent with
-// status 507 (kind messages or bytes) or 429 (kind peer): the message was not
-// enqueued because a queue bound would be exceeded. Never sent as
+// QueueFullResponse is the HTTP body of an asleep_queue_full refusal, sent
+// with status 507 (kind messages or bytes) or 429 (kind peer): the message was
+// not enqueued because a queue bound would be exceeded. Never sent as
 // agent_asleep. Not a JSON-RPC envelope.
 type QueueFullResponse struct {
 	// Error is the error token, always asleep_queue_full.
 	//
 	// JSON: "error", required.
 	Error string
-	// Message: Short human-readable explanation.
+	// Message is a short human-readable explanation.
 	//
 	// JSON: "message".
 	Message string
-	// Queued: Always false: nothing was stored.
+	// Queued (Always false) is the nothing was stored.
 	//
 	// JSON: "queued", required.
 	Queued bool
-	// Kind: Which bound refused the enqueue (SHOULD be present).
+	// Kind says which bound refused the enqueue (SHOULD be present).
 	//
 	// JSON: "kind".
 	Kind QueueFullKind
 }
 
-// ReachabilityMode: Abstract reachability mode an agent exposes; an
+// ReachabilityMode is the abstract reachability mode an agent exposes; an
 // implementation MUST document which mode(s) it exposes. The wire values are
 // the profile's informative atom names (docs/protocol.md §7.1).
 type ReachabilityMode string
 
 const (
-	// ReachabilityModeAlwaysAvailable: AlwaysAvailable: live inbound is always
-	// accepted; store-and-forward is not required.
+	// ReachabilityModeAlwaysAvailable (AlwaysAvailable) means live inbound is
+	// always accepted; store-and-forward is not required.
 	ReachabilityModeAlwaysAvailable ReachabilityMode = "always_on"
-	// ReachabilityModeSessionOnly: SessionOnly: live inbound is accepted while a
-	// session is active; messages MUST NOT be queued for later automatic delivery.
+	// ReachabilityModeSessionOnly (SessionOnly) means live inbound is accepted
+	// while a session is active; messages MUST NOT be queued for later automatic
+	// delivery.
 	ReachabilityModeSessionOnly ReachabilityMode = "session"
-	// ReachabilityModePeriodicallyAvailable: PeriodicallyAvailable: live inbound
-	// is accepted inside a published window; outside it the agent answers
+	// ReachabilityModePeriodicallyAvailable (PeriodicallyAvailable) means live
+	// inbound is accepted inside a published window; outside it the agent answers
 	// agent_asleep and MAY queue.
 	ReachabilityModePeriodicallyAvailable ReachabilityMode = "hourly_wake"
-	// ReachabilityModeUnavailableStoreForward: UnavailableStoreForward: live
+	// ReachabilityModeUnavailableStoreForward (UnavailableStoreForward) means live
 	// processing is refused with agent_asleep; messages MAY be queued within the
 	// queue bounds.
 	ReachabilityModeUnavailableStoreForward ReachabilityMode = "sleep"
@@ -237,24 +239,24 @@ func (v ReachabilityMode) String() string {
 // its accept windows, whether it stores and forwards, the queue bounds it
 // applies and how it answers (docs/protocol.md §7).
 type ReachabilityParams struct {
-	// Mode is generated from the schema.
+	// Mode has no description in the schema.
 	//
 	// JSON: "mode", required.
 	Mode ReachabilityMode
-	// Schedule is generated from the schema.
+	// Schedule has no description in the schema.
 	//
 	// JSON: "schedule".
 	Schedule *Schedule
-	// StoreForward: Whether messages not accepted live are queued for delivery at
-	// the next wake.
+	// StoreForward says whether messages not accepted live are queued for delivery
+	// at the next wake.
 	//
 	// JSON: "storeForward", required.
 	StoreForward bool
-	// Queue is generated from the schema.
+	// Queue has no description in the schema.
 	//
 	// JSON: "queue".
 	Queue *PublishedBounds
-	// AsleepAnswer is generated from the schema.
+	// AsleepAnswer has no description in the schema.
 	//
 	// JSON: "asleepAnswer", required.
 	AsleepAnswer AsleepAnswer
@@ -264,16 +266,17 @@ type ReachabilityParams struct {
 // from the Unix epoch, a window opens offsetSec into the period and stays open
 // lengthSec (docs/protocol.md §7.1).
 type Schedule struct {
-	// PeriodSec: How often a window opens, in seconds (3600 for hourly_wake).
+	// PeriodSec says how often a window opens, in seconds (3600 for hourly_wake).
 	//
 	// JSON: "periodSec", required.
 	PeriodSec int32
-	// OffsetSec: How far into each period the window opens, in seconds; less than
-	// periodSec.
+	// OffsetSec says how far into each period the window opens, in seconds; less
+	// than periodSec.
 	//
 	// JSON: "offsetSec", required.
 	OffsetSec int32
-	// LengthSec: How long each window stays open, in seconds; less than periodSec.
+	// LengthSec says how long each window stays open, in seconds; less than
+	// periodSec.
 	//
 	// JSON: "lengthSec", required.
 	LengthSec int32

@@ -13,13 +13,13 @@ import "strconv"
 type DoorState uint8
 
 const (
-	// DoorStateClosed: Shut, unlocked.
+	// DoorStateClosed means shut, unlocked.
 	DoorStateClosed DoorState = 1
-	// DoorStateOpen: Open.
+	// DoorStateOpen means open.
 	DoorStateOpen DoorState = 2
-	// DoorStateLocked: Shut and locked.
+	// DoorStateLocked means shut and locked.
 	DoorStateLocked DoorState = 3
-	// DoorStateBroken: Broken for good.
+	// DoorStateBroken means broken for good.
 	DoorStateBroken DoorState = 4
 )
 
@@ -47,11 +47,11 @@ func DoorStates() []DoorState {
 type DoorEvent uint8
 
 const (
-	// DoorEventPush: Someone pushes.
+	// DoorEventPush is the someone pushes.
 	DoorEventPush DoorEvent = 1
-	// DoorEventTurn: Someone turns the key.
+	// DoorEventTurn is the someone turns the key.
 	DoorEventTurn DoorEvent = 2
-	// DoorEventKick: Someone kicks.
+	// DoorEventKick is the someone kicks.
 	DoorEventKick DoorEvent = 3
 )
 
@@ -81,7 +81,7 @@ type DoorGuard uint8
 const (
 	// DoorGuardNone is the absent guard: a row without one always applies.
 	DoorGuardNone DoorGuard = 0
-	// DoorGuardHasKey is the one turning holds the key.
+	// DoorGuardHasKey holds when the one turning holds the key.
 	DoorGuardHasKey DoorGuard = 1
 )
 
@@ -109,9 +109,9 @@ func DoorGuards() []DoorGuard {
 type DoorOutput uint8
 
 const (
-	// DoorOutputCreak is the door creaks.
+	// DoorOutputCreak means the door creaks.
 	DoorOutputCreak DoorOutput = 1
-	// DoorOutputAlarm is the alarm rings.
+	// DoorOutputAlarm means the alarm rings.
 	DoorOutputAlarm DoorOutput = 2
 )
 

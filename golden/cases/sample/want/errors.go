@@ -9,9 +9,9 @@ package sample
 type Token string
 
 const (
-	// TokenDoorStuck is the door would not move.
+	// TokenDoorStuck means the door would not move.
 	TokenDoorStuck Token = "door_stuck"
-	// TokenBadKey is the key does not fit: same code, another token.
+	// TokenBadKey means the key does not fit: same code, another token.
 	TokenBadKey Token = "bad_key"
 )
 
@@ -140,8 +140,9 @@ func NewError(t Token, message string) *Error {
 
 // Sentinels, one per token, for errors.Is.
 var (
-	// ErrDoorStuck is the door is stuck
+	// ErrDoorStuck is the error of TokenDoorStuck, with its default message "The
+	// door is stuck".
 	ErrDoorStuck = NewError(TokenDoorStuck, "")
-	// ErrBadKey: Wrong key
+	// ErrBadKey is the error of TokenBadKey, with its default message "Wrong key".
 	ErrBadKey = NewError(TokenBadKey, "")
 )

@@ -7,23 +7,23 @@ import "encoding/json"
 
 // Call is a call whose args depend on the op.
 type Call struct {
-	// Op is generated from the schema.
+	// Op has no description in the schema.
 	//
 	// JSON: "op", required.
 	Op string
-	// ID is generated from the schema.
+	// ID has no description in the schema.
 	//
 	// JSON: "id".
 	ID json.RawMessage
-	// Args is generated from the schema.
+	// Args has no description in the schema.
 	//
 	// JSON: "args".
 	Args json.RawMessage
 }
 
-// Circle is generated from the schema.
+// Circle has no description in the schema.
 type Circle struct {
-	// Radius is generated from the schema.
+	// Radius has no description in the schema.
 	//
 	// JSON: "radius", required.
 	Radius float64
@@ -33,11 +33,11 @@ type Circle struct {
 type Color string
 
 const (
-	// ColorUnspecified: Not set.
+	// ColorUnspecified means not set.
 	ColorUnspecified Color = "COLOR_UNSPECIFIED"
-	// ColorRed: Red.
+	// ColorRed means red.
 	ColorRed Color = "COLOR_RED"
-	// ColorDeepBlue is a dark blue.
+	// ColorDeepBlue means a dark blue.
 	ColorDeepBlue Color = "COLOR_DEEP_BLUE"
 )
 
@@ -60,19 +60,19 @@ func (v Color) String() string {
 	return string(v)
 }
 
-// Layer is generated from the schema.
+// Layer has no description in the schema.
 type Layer struct {
-	// Name is generated from the schema.
+	// Name has no description in the schema.
 	//
 	// JSON: "name", required.
 	Name string
-	// Opaque is generated from the schema.
+	// Opaque has no description in the schema.
 	//
 	// JSON: "opaque".
 	Opaque bool
 }
 
-// Mode is generated from the schema.
+// Mode has no description in the schema.
 type Mode string
 
 const (
@@ -101,63 +101,63 @@ func (v Mode) String() string {
 
 // Shape is a shape with one body.
 type Shape struct {
-	// ID is generated from the schema.
+	// ID has no description in the schema.
 	//
 	// JSON: "id", required.
 	ID string
-	// Color is generated from the schema.
+	// Color has no description in the schema.
 	//
 	// JSON: "color", required.
 	Color Color
-	// Mode is generated from the schema.
+	// Mode has no description in the schema.
 	//
 	// JSON: "mode".
 	Mode Mode
-	// Tags is generated from the schema.
+	// Tags has no description in the schema.
 	//
 	// JSON: "tags", required.
 	Tags []string
-	// Sizes is generated from the schema.
+	// Sizes has no description in the schema.
 	//
 	// JSON: "sizes", required.
 	Sizes map[string]int32
-	// Layers is generated from the schema.
+	// Layers has no description in the schema.
 	//
 	// JSON: "layers".
 	Layers []Layer
-	// Named is generated from the schema.
+	// Named has no description in the schema.
 	//
 	// JSON: "named".
 	Named map[string]Layer
-	// Depth is generated from the schema.
+	// Depth has no description in the schema.
 	//
 	// JSON: "depth".
 	Depth *int32
-	// Count is generated from the schema.
+	// Count has no description in the schema.
 	//
 	// JSON: "count", required.
 	Count int32
-	// Ratio is generated from the schema.
+	// Ratio has no description in the schema.
 	//
 	// JSON: "ratio".
 	Ratio float64
-	// Solid is generated from the schema.
+	// Solid has no description in the schema.
 	//
 	// JSON: "solid".
 	Solid bool
-	// Blob is generated from the schema.
+	// Blob has no description in the schema.
 	//
 	// JSON: "blob".
 	Blob []byte
-	// At is generated from the schema.
+	// At has no description in the schema.
 	//
 	// JSON: "at".
 	At string
-	// Side is generated from the schema.
+	// Side has no description in the schema.
 	//
 	// JSON: "side".
 	Side string
-	// Meta is generated from the schema.
+	// Meta has no description in the schema.
 	//
 	// JSON: "meta".
 	Meta map[string]any
@@ -174,14 +174,14 @@ type ShapeBody interface {
 
 func (*Circle) isShapeBody() {}
 
-// ShapeLabel is generated from the schema.
+// ShapeLabel has no description in the schema.
 //
 // As a member of ShapeBody it is written as JSON member "label".
 type ShapeLabel string
 
 func (ShapeLabel) isShapeBody() {}
 
-// ShapeNote is generated from the schema.
+// ShapeNote has no description in the schema.
 //
 // As a member of ShapeBody it is written as JSON member "note".
 type ShapeNote struct {

@@ -7,19 +7,19 @@ import "github.com/a2abind/a2abind/golden/cases/sample/want"
 
 // Frame is a frame around shapes of the sample package.
 type Frame struct {
-	// Shape is generated from the schema.
+	// Shape has no description in the schema.
 	//
 	// JSON: "shape", required.
 	Shape *sample.Shape
-	// More is generated from the schema.
+	// More has no description in the schema.
 	//
 	// JSON: "more".
 	More []sample.Shape
-	// Tint is generated from the schema.
+	// Tint has no description in the schema.
 	//
 	// JSON: "tint".
 	Tint sample.Color
-	// ByName is generated from the schema.
+	// ByName has no description in the schema.
 	//
 	// JSON: "byName".
 	ByName map[string]sample.Layer
