@@ -166,7 +166,7 @@ func genMachine(f *jen.File, m *model.Machine) error {
 	pred := func(name, comment string, members []string) {
 		cmt(f, comment)
 		if len(members) == 0 {
-			f.Func().Params(jen.Id("s").Id(stateT)).Id(name).Params().Bool().Block(jen.Id("_").Op("=").Id("s"), jen.Return(jen.False()))
+			f.Func().Params(jen.Id(stateT)).Id(name).Params().Bool().Block(jen.Return(jen.False()))
 			return
 		}
 		f.Func().Params(jen.Id("s").Id(stateT)).Id(name).Params().Bool().Block(

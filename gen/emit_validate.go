@@ -319,13 +319,17 @@ func (ck *checker) genValidate(f *jen.File, types []*model.Type) error {
 					inner = ck.valueChecks(m.Ref, jen.Add(goType(m.Ref, true)).Call(jen.Id("m")), "fp", 0)
 				}
 				if len(inner) == 0 {
-					cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(jen.Id("_").Op("=").Id("m")))
-					continue
+					continue // a member with no rule of its own
 				}
 				cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(append([]jen.Code{fieldPath(m.JSON)}, inner...)...))
 			}
-			cases = append(cases, jen.Case(jen.Nil()).Block(add(jen.Id("p"), "oneOf", "exactly one of "+memberList(o)+" is required")))
-			body = append(body, jen.Switch(jen.Id("m").Op(":=").Id("x").Dot(o.GoName).Assert(jen.Type())).Block(cases...))
+			none := add(jen.Id("p"), "oneOf", "exactly one of "+memberList(o)+" is required")
+			if len(cases) == 0 {
+				body = append(body, jen.If(jen.Id("x").Dot(o.GoName).Op("==").Nil()).Block(none))
+			} else {
+				cases = append(cases, jen.Case(jen.Nil()).Block(none))
+				body = append(body, jen.Switch(jen.Id("m").Op(":=").Id("x").Dot(o.GoName).Assert(jen.Type())).Block(cases...))
+			}
 		}
 		cmt(f, fmt.Sprintf("ValidateAt records at p every rule of the %s schema that x breaks.\nIt is for generated code; call Validate.", t.Name))
 		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("ValidateAt").Params(sigParams(

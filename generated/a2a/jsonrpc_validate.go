@@ -172,8 +172,6 @@ func (x *JSONRPCResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		runtime.CheckRaw(v, &fp, x.ID, "string", "number", "null")
 	}
 	switch m := x.Outcome.(type) {
-	case JSONRPCResponseResult:
-		_ = m
 	case *JSONRPCError:
 		fp := p.Key("error")
 		if m == nil {

@@ -59,16 +59,7 @@ func (x *Message) Validate() error {
 // ValidateAt records at p every rule of the Part schema that x breaks. It is
 // for generated code; call Validate.
 func (x *Part) ValidateAt(v *runtime.Validator, p *runtime.Path) {
-	switch m := x.Content.(type) {
-	case PartText:
-		_ = m
-	case PartRaw:
-		_ = m
-	case PartURL:
-		_ = m
-	case PartData:
-		_ = m
-	case nil:
+	if x.Content == nil {
 		v.Add(p, "oneOf", "exactly one of text, raw, url, data is required")
 	}
 }

@@ -231,8 +231,7 @@ func HandoverOutputs() []HandoverOutput {
 const HandoverInitial = HandoverStateUnrouted
 
 // Terminal reports whether s is absorbing: no transition leaves it.
-func (s HandoverState) Terminal() bool {
-	_ = s
+func (HandoverState) Terminal() bool {
 	return false
 }
 

@@ -227,8 +227,7 @@ func PresenceOutputs() []PresenceOutput {
 const PresenceInitial = PresenceStateUnknown
 
 // Terminal reports whether s is absorbing: no transition leaves it.
-func (s PresenceState) Terminal() bool {
-	_ = s
+func (PresenceState) Terminal() bool {
 	return false
 }
 

@@ -298,8 +298,7 @@ func PushBindingOutputs() []PushBindingOutput {
 const PushBindingInitial = PushBindingStateUnbound
 
 // Terminal reports whether s is absorbing: no transition leaves it.
-func (s PushBindingState) Terminal() bool {
-	_ = s
+func (PushBindingState) Terminal() bool {
 	return false
 }
 

@@ -251,8 +251,6 @@ func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		if runtime.RuneCount(string(m)) > 8 {
 			v.Add(&fp, "maxLength", "longer than 8 characters")
 		}
-	case ShapeNote:
-		_ = m
 	case nil:
 		v.Add(p, "oneOf", "exactly one of circle, label, note is required")
 	}
