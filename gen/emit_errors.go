@@ -120,11 +120,16 @@ func genErrors(f *jen.File, errs []*model.ErrorToken) {
 	})
 }
 
-var profileNames = map[string]string{"jsonrpc": "ProfileJSONRPC", "a2a": "ProfileA2A", "mqtt": "ProfileMQTT", "offline": "ProfileOffline", "a2abind": "ProfileA2ABind"}
-
 func profileName(p string) string {
-	if n, ok := profileNames[p]; ok {
-		return n
+	switch p {
+	case "jsonrpc":
+		return "ProfileJSONRPC"
+	case "a2a":
+		return "ProfileA2A"
+	case "mqtt":
+		return "ProfileMQTT"
+	case "a2abind":
+		return "ProfileA2ABind"
 	}
 	return "Profile" + camelTag(p)
 }
