@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math"
+	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,30 +77,30 @@ func (ck *checker) stringChecks(r *model.Ref, s jen.Code, p jen.Code) []jen.Code
 	c := r.C
 	var out []jen.Code
 	if c.Const != nil {
-		out = append(out, jen.If(jen.Add(s).Op("!=").Lit(*c.Const)).Block(add(p, "const", "must be "+strconv.Quote(*c.Const))))
+		out = append(out, jen.If(jen.Add(s).Op("!=").Lit(*c.Const)).Block(add(p, "const", msgConst(*c.Const))))
 	}
 	if len(c.Enum) > 0 {
 		var lits []jen.Code
 		for _, e := range c.Enum {
 			lits = append(lits, jen.Lit(e))
 		}
-		out = append(out, jen.Switch(s).Block(jen.Case(lits...), jen.Default().Block(add(p, "enum", "must be one of "+strings.Join(c.Enum, ", ")))))
+		out = append(out, jen.Switch(s).Block(jen.Case(lits...), jen.Default().Block(add(p, "enum", msgEnum(c.Enum)))))
 	}
 	if c.NotConst != nil {
-		out = append(out, jen.If(jen.Add(s).Op("==").Lit(*c.NotConst)).Block(add(p, "not", "must not be "+strconv.Quote(*c.NotConst))))
+		out = append(out, jen.If(jen.Add(s).Op("==").Lit(*c.NotConst)).Block(add(p, "not", msgNot(*c.NotConst))))
 	}
 	if c.MinLength != nil {
 		if *c.MinLength == 1 {
-			out = append(out, jen.If(jen.Len(s).Op("==").Lit(0)).Block(add(p, "minLength", "must not be empty")))
+			out = append(out, jen.If(jen.Len(s).Op("==").Lit(0)).Block(add(p, "minLength", msgMinLength(1))))
 		} else {
-			out = append(out, jen.If(rt("RuneCount").Call(s).Op("<").Lit(*c.MinLength)).Block(add(p, "minLength", fmt.Sprintf("shorter than %d characters", *c.MinLength))))
+			out = append(out, jen.If(rt("RuneCount").Call(s).Op("<").Lit(*c.MinLength)).Block(add(p, "minLength", msgMinLength(*c.MinLength))))
 		}
 	}
 	if c.MaxLength != nil {
 		out = append(out, jen.If(rt("RuneCount").Call(s).Op(">").Lit(*c.MaxLength)).Block(add(p, "maxLength", fmt.Sprintf("longer than %d characters", *c.MaxLength))))
 	}
 	if c.Pattern != "" {
-		msg := "does not match " + c.Pattern
+		msg := msgPattern(c.Pattern)
 		if lit, pre, suf, ok := literalPattern(c.Pattern); ok {
 			var cond jen.Code
 			switch {
@@ -118,12 +120,38 @@ func (ck *checker) stringChecks(r *model.Ref, s jen.Code, p jen.Code) []jen.Code
 	}
 	switch c.Format {
 	case "date-time":
-		out = append(out, jen.If(jen.Op("!").Add(rt("DateTime")).Call(s)).Block(add(p, "format", "not an RFC 3339 date-time")))
+		out = append(out, jen.If(jen.Op("!").Add(rt("DateTime")).Call(s)).Block(add(p, "format", msgFormat(c.Format))))
 	case "uuid":
-		out = append(out, jen.If(jen.Op("!").Add(rt("UUID")).Call(s)).Block(add(p, "format", "not a UUID")))
+		out = append(out, jen.If(jen.Op("!").Add(rt("UUID")).Call(s)).Block(add(p, "format", msgFormat(c.Format))))
 	}
 	return out
 }
+
+// The messages of the checks, shared by the checks emitted for run time and
+// the ones the generator settles for a zero value (zeroViolations).
+func msgConst(v string) string  { return "must be " + strconv.Quote(v) }
+func msgEnum(l []string) string { return "must be one of " + strings.Join(l, ", ") }
+func msgNot(v string) string    { return "must not be " + strconv.Quote(v) }
+func msgPattern(p string) string {
+	return "does not match " + p
+}
+
+func msgMinLength(n int) string {
+	if n == 1 {
+		return "must not be empty"
+	}
+	return fmt.Sprintf("shorter than %d characters", n)
+}
+
+func msgFormat(f string) string {
+	if f == "uuid" {
+		return "not a UUID"
+	}
+	return "not an RFC 3339 date-time"
+}
+
+func msgBelow(min float64) string { return "below " + strconv.FormatFloat(min, 'f', -1, 64) }
+func msgAbove(max float64) string { return "above " + strconv.FormatFloat(max, 'f', -1, 64) }
 
 func intRange(k model.Kind) (int64, int64) {
 	if k == model.KindInt32 {
@@ -151,10 +179,10 @@ func numberChecks(r *model.Ref, n jen.Code, p jen.Code) []jen.Code {
 		}
 	}
 	if r.C.Minimum != nil {
-		out = append(out, jen.If(jen.Add(n).Op("<").Add(lit(*r.C.Minimum))).Block(add(p, "minimum", "below "+strconv.FormatFloat(*r.C.Minimum, 'f', -1, 64))))
+		out = append(out, jen.If(jen.Add(n).Op("<").Add(lit(*r.C.Minimum))).Block(add(p, "minimum", msgBelow(*r.C.Minimum))))
 	}
 	if r.C.Maximum != nil {
-		out = append(out, jen.If(jen.Add(n).Op(">").Add(lit(*r.C.Maximum))).Block(add(p, "maximum", "above "+strconv.FormatFloat(*r.C.Maximum, 'f', -1, 64))))
+		out = append(out, jen.If(jen.Add(n).Op(">").Add(lit(*r.C.Maximum))).Block(add(p, "maximum", msgAbove(*r.C.Maximum))))
 	}
 	return out
 }
@@ -237,12 +265,61 @@ func (ck *checker) valueChecks(r *model.Ref, x jen.Code, pv string, depth int) [
 // that was present with its zero value, which Validate cannot tell from
 // absent.
 func (ck *checker) zeroChecks(fd *model.Field) []jen.Code {
-	x := jen.Id("x").Dot(fd.GoName)
-	switch fd.Ref.Kind {
-	case model.KindString, model.KindEnum, model.KindInt32, model.KindInt64, model.KindFloat, model.KindBool:
-		return ck.valueChecks(fd.Ref, x, "fp", 0)
+	var out []jen.Code
+	for _, v := range zeroViolations(fd.Ref) {
+		out = append(out, add(jen.Op("&").Id("fp"), v[0], v[1]))
 	}
-	return nil
+	return out
+}
+
+// zeroViolations settles, at generation time, the rules of a scalar that its
+// zero value ("", 0, false) breaks, as (rule, message) pairs in the order
+// valueChecks checks them.
+func zeroViolations(r *model.Ref) [][2]string {
+	var out [][2]string
+	c := r.C
+	switch r.Kind {
+	case model.KindEnum:
+		valid := false
+		for _, v := range r.Named.Values {
+			valid = valid || v.Wire == ""
+		}
+		if !valid {
+			out = append(out, [2]string{"enum", "unknown value " + strconv.Quote("")})
+		}
+		fallthrough
+	case model.KindString:
+		if c.Const != nil && *c.Const != "" {
+			out = append(out, [2]string{"const", msgConst(*c.Const)})
+		}
+		if len(c.Enum) > 0 && !slices.Contains(c.Enum, "") {
+			out = append(out, [2]string{"enum", msgEnum(c.Enum)})
+		}
+		if c.NotConst != nil && *c.NotConst == "" {
+			out = append(out, [2]string{"not", msgNot("")})
+		}
+		if c.MinLength != nil && *c.MinLength > 0 {
+			out = append(out, [2]string{"minLength", msgMinLength(*c.MinLength)})
+		}
+		if re, err := regexp.Compile(c.Pattern); c.Pattern != "" && (err != nil || !re.MatchString("")) {
+			out = append(out, [2]string{"pattern", msgPattern(c.Pattern)})
+		}
+		if c.Format == "date-time" || c.Format == "uuid" {
+			out = append(out, [2]string{"format", msgFormat(c.Format)})
+		}
+	case model.KindInt32, model.KindInt64, model.KindFloat:
+		if c.Minimum != nil && *c.Minimum > 0 {
+			out = append(out, [2]string{"minimum", msgBelow(*c.Minimum)})
+		}
+		if c.Maximum != nil && *c.Maximum < 0 {
+			out = append(out, [2]string{"maximum", msgAbove(*c.Maximum)})
+		}
+	case model.KindBool:
+		if c.ConstBool != nil && *c.ConstBool {
+			out = append(out, [2]string{"const", "must be true"})
+		}
+	}
+	return out
 }
 
 func zeroValue(r *model.Ref) jen.Code {

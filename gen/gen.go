@@ -162,6 +162,7 @@ func (g *pkgGen) newFile() *jen.File {
 	f := jen.NewFilePathName(g.p.ImportPath, g.p.Name)
 	f.ImportName("encoding/json", "json")
 	f.ImportName(runtimePath, "runtime")
+	f.ImportName(schemaerrPath, "schemaerr")
 	for _, other := range g.m.Packages {
 		if other != g.p && other.ImportPath != "" {
 			f.ImportName(other.ImportPath, other.Name)
@@ -169,6 +170,10 @@ func (g *pkgGen) newFile() *jen.File {
 	}
 	return f
 }
+
+// schemaerrPath is the import path of the error types every generated
+// package shares.
+const schemaerrPath = "github.com/a2abind/a2abind/schemaerr"
 
 // genRuntime declares what every package with types shares: the check that
 // gen/runtime fits the generated code, and the error types.
@@ -178,7 +183,7 @@ func genRuntime(f *jen.File) {
 		jen.Id("_").Op("=").Add(rt("EnforceVersion")).Call(jen.Lit(runtimeVersion).Op("-").Add(rt("MinVersion"))),
 		jen.Id("_").Op("=").Add(rt("EnforceVersion")).Call(rt("MaxVersion").Op("-").Lit(runtimeVersion)),
 	)
-	const se = "github.com/a2abind/a2abind/schemaerr"
+	const se = schemaerrPath
 	cmt(f, "SyntaxError reports bytes that are not JSON. It is schemaerr.SyntaxError,\nthe same type in every generated package.")
 	f.Type().Id("SyntaxError").Op("=").Qual(se, "SyntaxError")
 	cmt(f, "Violation is one rule that a value breaks. It is schemaerr.Violation.")

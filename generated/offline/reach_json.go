@@ -44,12 +44,7 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				x.TaskID = val
 				if val == "" {
 					v := d.Validator()
-					if len(x.TaskID) == 0 {
-						v.Add(&fp, "minLength", "must not be empty")
-					}
-					if runtime.RuneCount(x.TaskID) > 256 {
-						v.Add(&fp, "maxLength", "longer than 256 characters")
-					}
+					v.Add(&fp, "minLength", "must not be empty")
 				}
 			}
 		case "contextId":
@@ -59,12 +54,7 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				x.ContextID = val
 				if val == "" {
 					v := d.Validator()
-					if len(x.ContextID) == 0 {
-						v.Add(&fp, "minLength", "must not be empty")
-					}
-					if runtime.RuneCount(x.ContextID) > 256 {
-						v.Add(&fp, "maxLength", "longer than 256 characters")
-					}
+					v.Add(&fp, "minLength", "must not be empty")
 				}
 			}
 		default:
@@ -186,9 +176,7 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				x.Kind = val
 				if val == "" {
 					v := d.Validator()
-					if !x.Kind.Valid() {
-						v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
-					}
+					v.Add(&fp, "enum", "unknown value \"\"")
 				}
 			}
 		case "taskId":
@@ -198,12 +186,7 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				x.TaskID = val
 				if val == "" {
 					v := d.Validator()
-					if len(x.TaskID) == 0 {
-						v.Add(&fp, "minLength", "must not be empty")
-					}
-					if runtime.RuneCount(x.TaskID) > 256 {
-						v.Add(&fp, "maxLength", "longer than 256 characters")
-					}
+					v.Add(&fp, "minLength", "must not be empty")
 				}
 			}
 		case "contextId":
@@ -213,12 +196,7 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				x.ContextID = val
 				if val == "" {
 					v := d.Validator()
-					if len(x.ContextID) == 0 {
-						v.Add(&fp, "minLength", "must not be empty")
-					}
-					if runtime.RuneCount(x.ContextID) > 256 {
-						v.Add(&fp, "maxLength", "longer than 256 characters")
-					}
+					v.Add(&fp, "minLength", "must not be empty")
 				}
 			}
 		default:
@@ -444,9 +422,7 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				x.Kind = val
 				if val == "" {
 					v := d.Validator()
-					if !x.Kind.Valid() {
-						v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Kind)))
-					}
+					v.Add(&fp, "enum", "unknown value \"\"")
 				}
 			}
 		default:

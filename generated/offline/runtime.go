@@ -4,7 +4,7 @@ package offline
 
 import (
 	"github.com/a2abind/a2abind/gen/runtime"
-	schemaerr "github.com/a2abind/a2abind/schemaerr"
+	"github.com/a2abind/a2abind/schemaerr"
 )
 
 // The generated code is written for version 1 of the runtime: these constants
