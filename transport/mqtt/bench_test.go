@@ -246,14 +246,23 @@ type benchPair struct {
 }
 
 // startPair connects the floor's requester and echo responder, and an SDK
-// Client and Agent whose handler completes every task at once.
+// Client and Agent whose handler completes every task at once; the
+// message is one text part, "ping".
 func startPair(tb testing.TB, brokerURL string) *benchPair {
+	return startPairText(tb, brokerURL, "ping")
+}
+
+// startPairText is startPair with text as the message's one text part.
+// The handler completes the task without an artifact, so the SDK's reply
+// (the task, its history holding the message) carries the text back, as
+// the floor's echo does.
+func startPairText(tb testing.TB, brokerURL, text string) *benchPair {
 	tb.Helper()
 	ctx := benchCtx(tb)
 	p := &benchPair{rawTopic: rawEcho(tb, brokerURL, false), tunedTopic: rawEcho(tb, brokerURL, true)}
 	p.raw = newRawRequester(tb, brokerURL, false)
 	p.tuned = newRawRequester(tb, brokerURL, true)
-	p.msg = &a2a.Message{Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("ping")}}}
+	p.msg = &a2a.Message{Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText(text)}}}
 	wire := &a2a.Message{MessageID: uuid.NewString(), TaskID: uuid.NewString(), Role: p.msg.Role, Parts: p.msg.Parts}
 	wire.ContextID = "0b6cf2a1-4f1e-4d7b-9a55-3f1c2d9e8a77"
 	var err error
