@@ -36,6 +36,9 @@ type Decoder struct {
 	// inScratch says the last rawString result lives in scratch, which the
 	// next string overwrites: it is always copied.
 	inScratch bool
+	// fresh says the last rawString result is a buffer slowString made for
+	// that string alone (a long one), which String may keep.
+	fresh bool
 	// dup is set when a known member appears twice in one object; callers
 	// then decode a normalised copy (the last occurrence wins, as in
 	// encoding/json).
@@ -222,6 +225,7 @@ func (d *Decoder) NextItem(first *bool) bool {
 // rawString reads a string token at d.pos and returns its decoded bytes, which
 // alias d.data or d.scratch and must be copied before they are kept.
 func (d *Decoder) rawString() []byte {
+	d.fresh = false
 	d.pos++ // opening quote
 	start := d.pos
 	for d.pos < len(d.data) {
@@ -244,17 +248,38 @@ func (d *Decoder) rawString() []byte {
 	return nil
 }
 
+// freshStringMin is the length from which slowString decodes a string
+// into a buffer of its own, sized from the raw token, rather than into the
+// decoder's scratch: String then keeps that buffer as the string's bytes,
+// so a long text is copied once, with no growth on the way.
+const freshStringMin = 1 << 10
+
 // slowString decodes a string with escapes or non-ASCII bytes the way
 // encoding/json does: invalid UTF-8 and lone surrogates become U+FFFD.
+// Runs of bytes that need no change are copied in one append.
 func (d *Decoder) slowString(start int) []byte {
-	b := append(d.scratch[:0], d.data[start:d.pos]...)
+	var b []byte
+	d.fresh = false
+	if end := d.stringEnd(d.pos); end-start >= freshStringMin {
+		// Decoding only shrinks an escape; U+FFFD for an invalid byte
+		// grows it, which append absorbs.
+		b = make([]byte, 0, end-start)
+		d.fresh = true
+	} else {
+		b = d.scratch[:0]
+	}
+	b = append(b, d.data[start:d.pos]...)
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
 		switch {
 		case c == '"':
 			d.pos++
-			d.scratch = b
-			d.inScratch = true
+			if d.fresh {
+				d.inScratch = false
+			} else {
+				d.scratch = b
+				d.inScratch = true
+			}
 			return b
 		case c < 0x20:
 			d.fail("control character in string")
@@ -304,8 +329,12 @@ func (d *Decoder) slowString(start int) []byte {
 				return nil
 			}
 		case c < utf8.RuneSelf:
-			b = append(b, c)
-			d.pos++
+			i := d.pos + 1
+			for i < len(d.data) && plainByte(d.data[i]) {
+				i++
+			}
+			b = append(b, d.data[d.pos:i]...)
+			d.pos = i
 		default:
 			r, size := utf8.DecodeRune(d.data[d.pos:])
 			if r == utf8.RuneError && size == 1 {
@@ -318,6 +347,34 @@ func (d *Decoder) slowString(start int) []byte {
 	}
 	d.fail("unexpected end of input in string")
 	return nil
+}
+
+// plainByte reports whether c stands for itself inside a JSON string: ASCII,
+// not a control character, a quote or a backslash.
+func plainByte(c byte) bool {
+	return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'
+}
+
+// stringEnd returns the offset of the quote that closes the string whose
+// body continues at i, or len(d.data) when there is none: the first quote
+// preceded by an even number of backslashes.
+func (d *Decoder) stringEnd(i int) int {
+	for i < len(d.data) {
+		j := bytes.IndexByte(d.data[i:], '"')
+		if j < 0 {
+			return len(d.data)
+		}
+		i += j
+		k := i
+		for k > 0 && d.data[k-1] == '\\' {
+			k--
+		}
+		if (i-k)%2 == 0 {
+			return i
+		}
+		i++
+	}
+	return len(d.data)
 }
 
 func (d *Decoder) hex4(at int) rune {
@@ -351,7 +408,10 @@ func (d *Decoder) String(p *Path) (string, bool) {
 	if !d.OK() {
 		return "", false
 	}
-	if d.alias && !d.inScratch && len(b) > 0 {
+	if (d.alias || d.fresh) && !d.inScratch && len(b) > 0 {
+		// Aliased input, or a buffer slowString made for this string
+		// alone.
+		d.fresh = false
 		return unsafe.String(&b[0], len(b)), true
 	}
 	return string(b), true

@@ -5,18 +5,60 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
 
 const hexDigits = "0123456789abcdef"
 
+// Word masks of safeWord: every byte 0x01, every byte 0x80.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// safeWord reports whether none of the 8 bytes of w needs escaping or a
+// UTF-8 check: each is ASCII, at least 0x20, neither '"' nor '\\'. It is
+// the classic test for a byte below n, (x - n·0x01…) &^ x & 0x80…, applied
+// to w (n = 0x20) and, for a zero byte, to w xor '"' and w xor '\\'; a
+// borrow can only follow a byte the test flags already, so the answer is
+// exact. Bytes from 0x80 are flagged by the last term.
+func safeWord(w uint64) bool {
+	q := w ^ ('"' * lsb)
+	bs := w ^ ('\\' * lsb)
+	return ((w-0x20*lsb)&^w|(q-lsb)&^q|(bs-lsb)&^bs|w)&msb == 0
+}
+
+// load64 reads the 8 bytes of s from i as a little-endian word.
+func load64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// stringHeadroom is what AppendString reserves past a long string for the
+// escapes it may add and for what the caller appends after it: the output
+// grows once, to about its final size, instead of by doubling.
+func stringHeadroom(n int) int { return n/16 + 512 }
+
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD and
 // U+2028 / U+2029 are escaped, as encoding/json does; <, > and & are kept.
+// Runs of bytes that need no escape are copied in one append, found eight
+// bytes at a time.
 func AppendString(b []byte, s string) []byte {
+	if len(s) >= 1024 && cap(b)-len(b) < len(s)+2 {
+		b = slices.Grow(b, len(s)+2+stringHeadroom(len(s)))
+	}
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && safeWord(load64(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

@@ -19,6 +19,11 @@ func TestDecodeStringsLikeEncodingJSON(t *testing.T) {
 		{"invalid UTF-8 byte", "\"a\xffb\""},
 		{"truncated UTF-8", "\"a\xe2\x82\""},
 		{"raw multibyte", `"日本語"`},
+		{"long, no escape", `"` + strings.Repeat("abcdefgh", 300) + `"`},
+		{"long, an escape every line (own buffer)", `"` + strings.Repeat(`line of text\n`, 200) + `"`},
+		{"long, escaped quotes and backslashes at the end", `"` + strings.Repeat("x", 2000) + `\\\"\\"`},
+		{"long, escapes and invalid UTF-8 growing it", "\"\\n" + strings.Repeat("\xff", 1500) + "\""},
+		{"long, multibyte after an escape", `"\t` + strings.Repeat("é日", 400) + `"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -156,8 +161,29 @@ func TestUUID(t *testing.T) {
 	}
 }
 
+// encodeCases are strings AppendString must encode as encoding/json does,
+// among them each character that needs escaping at every offset of an
+// 8-byte word in a long text, and long texts with none.
+func encodeCases() []string {
+	cases := []string{"plain", "quote\" back\\ nl\n tab\t ctl\x01", "<&>", "\u2028\u2029", "bad\xffutf8", "日本",
+		strings.Repeat("no escape at all ", 200), strings.Repeat("a line\n", 500)}
+	for _, c := range []string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "é", "\u2028", "\xff"} {
+		for off := range 9 {
+			cases = append(cases, strings.Repeat("x", 16+off)+c+strings.Repeat("y", 1100))
+		}
+	}
+	return cases
+}
+
 func TestEncodersMatchEncodingJSON(t *testing.T) {
-	for _, s := range []string{"plain", "quote\" back\\ nl\n tab\t ctl\x01", "<&>", "\u2028\u2029", "bad\xffutf8", "日本"} {
+	for _, s := range encodeCases() {
+		if wb, err := json.Marshal(s); err == nil {
+			// encoding/json escapes <, > and & for HTML; AppendString does not.
+			want := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(wb))
+			if got := string(AppendString([]byte("prefix"), s)); got != "prefix"+want {
+				t.Errorf("%.40q…: got %.60s…, want %.60s…", s, got[6:], want)
+			}
+		}
 		got := string(AppendString(nil, s))
 		var back string
 		if err := json.Unmarshal([]byte(got), &back); err != nil {
@@ -324,6 +350,38 @@ func TestAliasedStringsStayIntact(t *testing.T) {
 	wb, _ := json.Marshal(want)
 	if string(gb) != string(wb) {
 		t.Fatalf("got %s, want %s", gb, wb)
+	}
+}
+
+func TestLongStringsDecodedOneAfterAnother(t *testing.T) {
+	long := strings.Repeat(`text\n`, 400)
+	in := []byte(`["` + long + `","short","` + long + `x","plain"]`)
+	var want []string
+	if err := json.Unmarshal(in, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, alias := range []bool{false, true} {
+		var v Validator
+		var got []string
+		err := decodeMode(in, &v, false, alias, func(d *Decoder) {
+			first := true
+			d.OpenArray(nil)
+			for d.NextItem(&first) {
+				s, _ := d.String(nil)
+				got = append(got, s)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("alias %v: %d strings, want %d", alias, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("alias %v: string %d: got %.30q…, want %.30q…", alias, i, got[i], want[i])
+			}
+		}
 	}
 }
 
