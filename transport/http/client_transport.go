@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -149,7 +150,12 @@ func (t *clientTransport) answer(resp *http.Response, deliver func(*requester.Re
 	case media == "application/json" || (resp.StatusCode == http.StatusOK && media == ""):
 		buf := getReplyBuf()
 		defer putReplyBuf(buf)
-		b, err := readBounded(resp.Body, buf.b[:0], t.maxReply)
+		b := buf.b[:0]
+		if n := resp.ContentLength; n > int64(cap(b)) && n <= t.maxReply {
+			// +1: room to see the end of the body without growing.
+			b = make([]byte, 0, n+1)
+		}
+		b, err := readBounded(resp.Body, b, t.maxReply)
 		buf.b = b
 		switch {
 		case err != nil:
@@ -296,7 +302,10 @@ func readBounded(r io.Reader, b []byte, limit int64) ([]byte, error) {
 			return b, fmt.Errorf("%w: more than %d bytes (ClientConfig.MaxReplyBytes)", errTooLarge, limit)
 		}
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			// Doubled: a body of unknown length costs about twice its
+			// size in allocations, not five times as append's growth
+			// of large slices would.
+			b = slices.Grow(b, max(cap(b), 512))
 		}
 		n, err := r.Read(b[len(b):min(cap(b), len(b)+int(limit-int64(len(b))+1))])
 		b = b[:len(b)+n]

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -613,6 +614,9 @@ func (x *exchange) answer(ctx context.Context, e *a2a.Error) {
 func (x *exchange) writeUnary() {
 	hd := x.w.Header()
 	hd["Content-Type"] = contentJSON
+	// Declared, so that a large reply is sent whole rather than chunked
+	// and the client can size its buffer once.
+	hd["Content-Length"] = []string{strconv.Itoa(len(x.body))}
 	if x.status != 0 {
 		if x.retryAfter != nil {
 			hd["Retry-After"] = x.retryAfter
