@@ -229,6 +229,12 @@ func (d *Decoder) rawString() []byte {
 	d.pos++ // opening quote
 	start := d.pos
 	for d.pos < len(d.data) {
+		for d.pos+8 <= len(d.data) && safeWord(load64b(d.data, d.pos)) {
+			d.pos += 8
+		}
+		if d.pos >= len(d.data) {
+			break
+		}
 		c := d.data[d.pos]
 		switch {
 		case c == '"':
@@ -330,6 +336,9 @@ func (d *Decoder) slowString(start int) []byte {
 			}
 		case c < utf8.RuneSelf:
 			i := d.pos + 1
+			for i+8 <= len(d.data) && safeWord(load64b(d.data, i)) {
+				i += 8
+			}
 			for i < len(d.data) && plainByte(d.data[i]) {
 				i++
 			}
@@ -353,6 +362,13 @@ func (d *Decoder) slowString(start int) []byte {
 // not a control character, a quote or a backslash.
 func plainByte(c byte) bool {
 	return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'
+}
+
+// load64b reads the 8 bytes of b from i as a little-endian word.
+func load64b(b []byte, i int) uint64 {
+	_ = b[i+7]
+	return uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
+		uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
 }
 
 // stringEnd returns the offset of the quote that closes the string whose

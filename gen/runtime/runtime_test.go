@@ -42,6 +42,35 @@ func TestDecodeStringsLikeEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestDecodeEncodedCasesBack decodes what encoding/json makes of each of
+// encodeCases (an escape or a multibyte character at every offset of an
+// 8-byte word in a long text) and of the same with raw control characters
+// left in (a syntax error at the same offset).
+func TestDecodeEncodedCasesBack(t *testing.T) {
+	for _, s := range encodeCases() {
+		in, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want string
+		if err := json.Unmarshal(in, &want); err != nil {
+			t.Fatal(err)
+		}
+		var v Validator
+		d := Decoder{data: in, v: &v}
+		got, ok := d.String(nil)
+		d.end()
+		if !ok || d.syntax != nil || got != want {
+			t.Errorf("%.40q…: got %.40q… (ok=%v, err=%v)", s, got, ok, d.syntax)
+		}
+		raw := []byte(`"` + strings.Repeat("x", 20+len(s)%8) + "\x01" + strings.Repeat("y", 30) + `"`)
+		d = Decoder{data: raw, v: &v}
+		if _, ok := d.String(nil); ok || d.syntax == nil {
+			t.Errorf("raw control character at %d accepted", 21+len(s)%8)
+		}
+	}
+}
+
 func TestDecodeRefusesWhatEncodingJSONRefuses(t *testing.T) {
 	for _, in := range []string{``, `"abc`, "\"a\x01\"", `"\x"`, `"\u12"`, `{"a":1,}`, `[1,]`, `{"a" 1}`, `01`, `1.`, `-`, `1e`, `tru`, `nul`, `{} x`, `[`, `{"a":[1,{"b":}]}`} {
 		if json.Valid([]byte(in)) {
