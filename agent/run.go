@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -173,7 +175,8 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	if err != nil {
 		return err
 	}
-	if err := taskstore.ReplaceTask(ctx, r.s.store, next); err != nil {
+	enc, err := r.s.replaceTask(ctx, next)
+	if err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -188,14 +191,36 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	// The Notifier queues without blocking: the push goes out in event
 	// order, before a slow stream can hold it back.
 	r.s.notify(push, item)
-	deliver(subs, item, final, next, responder)
+	deliver(subs, item, final, next, enc, responder)
 	return nil
+}
+
+// replaceTask stores t as the task of its record. With a store that takes
+// the task's encoding (taskstore.EncodedReplacer, the Memory store) the
+// task is encoded here, once, and the encoding returned for the replies
+// that carry the task whole; otherwise it returns nil.
+func (s *Server) replaceTask(ctx context.Context, t a2a.Task) ([]byte, error) {
+	er, ok := s.store.(taskstore.EncodedReplacer)
+	if !ok {
+		return nil, taskstore.ReplaceTask(ctx, s.store, t)
+	}
+	enc, err := t.AppendJSON(make([]byte, 0, 1024))
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: %w", err)
+	}
+	if cap(enc)-len(enc) > len(enc)/8 {
+		// The store keeps it: at its size.
+		enc = bytes.Clone(enc)
+	}
+	return enc, er.ReplaceTaskEncoded(ctx, t, enc)
 }
 
 // deliver passes an event to the attached calls: the item to the streams
 // and, when the event ends the turn, the task to the calls waiting for the
-// end; then it wakes them. The caller holds the event order.
-func deliver(subs []*subscriber, item *a2a.StreamResponse, final bool, snap a2a.Task, responder string) {
+// end; then it wakes them. enc, when not nil, is snap encoded: the reply of
+// a call whose historyLength leaves the task whole reuses it. The caller
+// holds the event order.
+func deliver(subs []*subscriber, item *a2a.StreamResponse, final bool, snap a2a.Task, enc []byte, responder string) {
 	for _, sub := range subs {
 		switch {
 		case sub.mode == modeStream:
@@ -203,7 +228,11 @@ func deliver(subs []*subscriber, item *a2a.StreamResponse, final bool, snap a2a.
 		case final:
 			t := snap
 			trimHistory(&t, sub.history)
-			sub.send(Reply{Result: &a2a.SendMessageResponse{Payload: &t}, Final: true, Responder: responder})
+			rep := Reply{Result: &a2a.SendMessageResponse{Payload: &t}, Final: true, Responder: responder}
+			if len(t.History) == len(snap.History) {
+				rep.task = enc
+			}
+			sub.send(rep)
 		}
 	}
 	if final {
@@ -351,7 +380,7 @@ func (r *run) cancelTurn(mark func() (taskstore.Record, error)) (taskstore.Recor
 	ev := &a2a.TaskStatusUpdateEvent{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID, Status: rec.Task.Status}
 	item := &a2a.StreamResponse{Payload: ev}
 	r.s.notify(push, item)
-	deliver(subs, item, true, rec.Task, responder)
+	deliver(subs, item, true, rec.Task, nil, responder)
 	r.cancel()
 	return rec, true, nil
 }

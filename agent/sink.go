@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -61,6 +62,11 @@ type Reply struct {
 	// Responder is the agent id that now serves the task after a handover
 	// ("" when unchanged); transports carry it as a2a-responder-agent-id.
 	Responder string
+
+	// task, when set, is the encoding of the task a *a2a.SendMessageResponse
+	// Result holds, made once for the store and the reply: Encode copies
+	// it instead of encoding the task again.
+	task []byte
 }
 
 // Sink receives the replies of one call, in order. Send must not keep r
@@ -81,5 +87,21 @@ func (r Reply) Encode(id json.RawMessage, b jsonrpc.Binding) ([]byte, error) {
 	if r.Err != nil {
 		return jsonrpc.EncodeError(id, r.Err, b)
 	}
+	if r.task != nil {
+		if _, ok := r.Result.(*a2a.SendMessageResponse); ok {
+			return jsonrpc.EncodeResult(id, encodedTask(r.task))
+		}
+	}
 	return jsonrpc.EncodeResult(id, r.Result)
+}
+
+// encodedTask is a SendMessageResponse holding a task already encoded.
+type encodedTask []byte
+
+// AppendJSON appends {"task":…} with the encoding as it is.
+func (e encodedTask) AppendJSON(b []byte) ([]byte, error) {
+	b = slices.Grow(b, len(e)+len(`{"task":}`)+2)
+	b = append(b, `{"task":`...)
+	b = append(b, e...)
+	return append(b, '}'), nil
 }

@@ -380,6 +380,20 @@ func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
 	})
 }
 
+// ReplaceTaskEncoded implements EncodedReplacer: the store keeps enc as
+// the task's encoding.
+func (m *Memory) ReplaceTaskEncoded(_ context.Context, task a2a.Task, enc []byte) error {
+	return m.change(task.ID, false, func(old packed, now time.Time) (packed, error) {
+		if task.ContextID != old.contextID {
+			return packed{}, errors.New("taskstore: ReplaceTask may not change the context id")
+		}
+		p := packEncoded(Record{Task: task, Owner: old.owner, Principal: old.principal, Created: old.created, Updated: now}, enc)
+		// None is ever changed in place.
+		p.messageIDs, p.configs, p.deliveries = old.messageIDs, old.configs, old.deliveries
+		return p, nil
+	})
+}
+
 // SetPushDelivery implements DeliverySetter: the task is neither decoded
 // nor encoded, and keeps its Updated time and its place in the store's
 // orders.

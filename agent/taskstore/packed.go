@@ -37,6 +37,11 @@ type packed struct {
 // then copied out at its exact size.
 var scratch = sync.Pool{New: func() any { return new([]byte) }}
 
+// scratchKeep bounds the encoding buffers scratch keeps: a larger
+// encoding is kept as the packed task itself, not copied out, and the pool
+// does not hold on to its buffer.
+const scratchKeep = 64 << 10
+
 // pack encodes r. The task must encode (a handler's metadata must be JSON).
 func pack(r Record) (packed, error) {
 	buf := scratch.Get().(*[]byte)
@@ -45,14 +50,30 @@ func pack(r Record) (packed, error) {
 	if err != nil {
 		return packed{}, fmt.Errorf("taskstore: %w", err)
 	}
+	if cap(b) > scratchKeep && cap(b)-len(b) <= len(b)/8 {
+		// A large task whose buffer is about its size (the string
+		// encoder grows it once for a long text): the buffer becomes
+		// the store's copy.
+		*buf = nil
+		return packEncoded(r, b), nil
+	}
+	if cap(b) > scratchKeep {
+		*buf = nil
+		return packEncoded(r, bytes.Clone(b)), nil
+	}
 	*buf = b
-	p := packed{task: bytes.Clone(b), id: r.Task.ID, contextID: r.Task.ContextID, messageIDs: append([]string(nil), r.MessageIDs...),
+	return packEncoded(r, bytes.Clone(b)), nil
+}
+
+// packEncoded is pack with enc, r's task encoded, which it keeps.
+func packEncoded(r Record, enc []byte) packed {
+	p := packed{task: enc, id: r.Task.ID, contextID: r.Task.ContextID, messageIDs: append([]string(nil), r.MessageIDs...),
 		owner: r.Owner, principal: r.Principal, created: r.Created, updated: r.Updated,
 		configs: cloneConfigs(r.PushConfigs), deliveries: slices.Clone(r.PushDeliveries)}
 	if r.Task.Status != nil {
 		p.state = r.Task.Status.State
 	}
-	return p, nil
+	return p
 }
 
 // cloneConfigs returns a copy of cs that shares nothing with it (nil for

@@ -175,6 +175,17 @@ type Replacer interface {
 	ReplaceTask(ctx context.Context, t a2a.Task) error
 }
 
+// EncodedReplacer is implemented by stores that keep a task in its JSON
+// form and can take that form from the caller instead of encoding the task
+// again: the runtime encodes the task of a turn's last event once, for the
+// store and for the reply.
+type EncodedReplacer interface {
+	// ReplaceTaskEncoded is ReplaceTask with enc, t's encoding
+	// (t.AppendJSON), which the store may keep: the caller does not change
+	// enc afterwards.
+	ReplaceTaskEncoded(ctx context.Context, t a2a.Task, enc []byte) error
+}
+
 // ReplaceTask stores t as the task of its record in st, keeping the
 // record's bookkeeping: in one write when st is a Replacer, else through
 // Update.
