@@ -364,6 +364,54 @@ func plainByte(c byte) bool {
 	return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'
 }
 
+// skipString consumes a string token at d.pos, checking it as rawString
+// does, without decoding it: a skipped value (a raw member kept as
+// bytes) costs no buffer however long it is.
+func (d *Decoder) skipString() {
+	d.pos++ // opening quote
+	for d.pos < len(d.data) {
+		for d.pos+8 <= len(d.data) && safeWord(load64b(d.data, d.pos)) {
+			d.pos += 8
+		}
+		if d.pos >= len(d.data) {
+			break
+		}
+		switch c := d.data[d.pos]; {
+		case c == '"':
+			d.pos++
+			return
+		case c < 0x20:
+			d.fail("control character in string")
+			return
+		case c == '\\':
+			if d.pos+1 >= len(d.data) {
+				d.fail("unexpected end of input in string")
+				return
+			}
+			switch d.data[d.pos+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				d.pos += 2
+			case 'u':
+				d.pos += 2
+				if d.hex4(d.pos) < 0 {
+					d.fail("invalid \\u escape")
+					return
+				}
+				d.pos += 4
+			default:
+				d.pos += 2
+				d.fail("invalid escape in string")
+				return
+			}
+		default:
+			// Plain ASCII, or UTF-8 (invalid bytes decode to U+FFFD,
+			// never an error).
+			d.pos++
+		}
+	}
+	d.fail("unexpected end of input in string")
+}
+
 // load64b reads the 8 bytes of b from i as a little-endian word.
 func load64b(b []byte, i int) uint64 {
 	_ = b[i+7]
@@ -784,7 +832,7 @@ func (d *Decoder) Skip() {
 			d.Skip()
 		}
 	case '"':
-		d.rawString()
+		d.skipString()
 	case 't':
 		if !bytes.HasPrefix(d.data[d.pos:], []byte("true")) {
 			d.fail("invalid literal")

@@ -71,6 +71,42 @@ func TestDecodeEncodedCasesBack(t *testing.T) {
 	}
 }
 
+// TestSkipChecksStringsAsDecodingDoes skips strings (as a raw member is
+// read) and decodes them, good and bad, long and short: both must end at
+// the same place with the same verdict.
+func TestSkipChecksStringsAsDecodingDoes(t *testing.T) {
+	long := strings.Repeat("plain text ", 200)
+	cases := []struct{ name, in string }{
+		{"plain", `"abc"`},
+		{"escapes", `"a\"b\\c\/d\b\f\n\r\t\u00e9"`},
+		{"long with escapes", `"` + long + `\n` + long + `\\"`},
+		{"surrogate pair", `"\ud83d\ude00"`},
+		{"invalid UTF-8", "\"a\xffb\""},
+		{"control character", "\"" + long + "\x01\""},
+		{"invalid escape", `"` + long + `\x"`},
+		{"bad \\u escape", `"\u12G4"`},
+		{"high surrogate then bad \\u", `"\ud83d\uzzzz"`},
+		{"unterminated", `"` + long},
+		{"backslash at the end", `"abc\`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var v Validator
+			in := []byte(tc.in + ` 1`)
+			ds := Decoder{data: in, v: &v}
+			ds.Skip()
+			dd := Decoder{data: in, v: &v}
+			dd.String(nil)
+			if (ds.syntax == nil) != (dd.syntax == nil) || ds.pos != dd.pos {
+				t.Fatalf("skip: pos %d, err %v; decode: pos %d, err %v", ds.pos, ds.syntax, dd.pos, dd.syntax)
+			}
+			if ds.syntax != nil && *ds.syntax != *dd.syntax {
+				t.Fatalf("skip: %v; decode: %v", ds.syntax, dd.syntax)
+			}
+		})
+	}
+}
+
 func TestDecodeRefusesWhatEncodingJSONRefuses(t *testing.T) {
 	for _, in := range []string{``, `"abc`, "\"a\x01\"", `"\x"`, `"\u12"`, `{"a":1,}`, `[1,]`, `{"a" 1}`, `01`, `1.`, `-`, `1e`, `tru`, `nul`, `{} x`, `[`, `{"a":[1,{"b":}]}`} {
 		if json.Valid([]byte(in)) {
