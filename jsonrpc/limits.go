@@ -216,11 +216,19 @@ func (s *scanner) str() ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i + 1
+	// The closing quote is the first one after an even number of
+	// backslashes; IndexByte finds the quotes a word at a time.
 	for j := start; j < len(s.b); j++ {
-		switch s.b[j] {
-		case '\\':
-			j++
-		case '"':
+		k := bytes.IndexByte(s.b[j:], '"')
+		if k < 0 {
+			break
+		}
+		j += k
+		n := 0
+		for p := j - 1; p >= start && s.b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			s.i = j + 1
 			return s.b[start:j], true
 		}

@@ -31,6 +31,8 @@ func TestLimitsAnswerEachBoundWithItsError(t *testing.T) {
 		{"invalid parts past the bound are counted, not validated", sendWithParts("SendMessage", `{}`, 200), a2a.TokenInvalidParams, `"r9"`, "limit of 10 parts"},
 		{"the parts bound concerns messages only", []byte(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t","parts":[1,2,3,4,5,6,7,8,9,10,11]}}`), "", "1", ""},
 		{"not JSON is still a parse error", []byte(`{"jsonrpc":`), a2a.TokenParseError, "", ""},
+		{"escaped quotes and backslashes in texts are no bounds of a string", sendWithParts("SendMessage", `{"text":"a\\\"],[\\"}`, 11), a2a.TokenInvalidParams, `"r9"`, "limit of 10 parts"},
+		{"a text ending in backslashes, within the bound", sendWithParts("SendMessage", `{"text":"\\\\"}`, 10), "", `"r9"`, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
