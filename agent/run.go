@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +38,11 @@ type run struct {
 	// the final one on any stream. Only an event holder changes task, life,
 	// responder and over, and it does so under mu as well.
 	order sync.Mutex
+
+	// enc is the encoding of task as stored (nil when unknown): the next
+	// event's encoding copies its history's messages from it. Only the
+	// event holder reads or changes it.
+	enc *taskEnc
 
 	mu        sync.Mutex
 	life      tasklife.Task
@@ -175,9 +179,14 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	if err != nil {
 		return err
 	}
-	enc, err := r.s.replaceTask(ctx, next)
+	enc, err := r.s.replaceTask(ctx, next, r.enc)
 	if err != nil {
 		return err
+	}
+	r.enc = enc
+	var encoded []byte
+	if enc != nil {
+		encoded = enc.b
 	}
 	r.mu.Lock()
 	r.task, r.life = next, life
@@ -191,28 +200,46 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	// The Notifier queues without blocking: the push goes out in event
 	// order, before a slow stream can hold it back.
 	r.s.notify(push, item)
-	deliver(subs, item, final, next, enc, responder)
+	deliver(subs, item, final, next, encoded, responder)
 	return nil
 }
 
 // replaceTask stores t as the task of its record. With a store that takes
-// the task's encoding (taskstore.EncodedReplacer, the Memory store) the
-// task is encoded here, once, and the encoding returned for the replies
-// that carry the task whole; otherwise it returns nil.
-func (s *Server) replaceTask(ctx context.Context, t a2a.Task) ([]byte, error) {
-	er, ok := s.store.(taskstore.EncodedReplacer)
+// the task's encoding (taskstore.EncodedWriter, the Memory store) the task
+// is encoded here, once, reusing prev's encoding of the history (prev may
+// be nil), and the encoding is returned for the next event and for the
+// replies that carry the task whole; otherwise it returns nil.
+func (s *Server) replaceTask(ctx context.Context, t a2a.Task, prev *taskEnc) (*taskEnc, error) {
+	ew, ok := s.store.(taskstore.EncodedWriter)
 	if !ok {
 		return nil, taskstore.ReplaceTask(ctx, s.store, t)
 	}
-	enc, err := t.AppendJSON(make([]byte, 0, 1024))
+	enc, err := encodeTask(&t, prev)
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: %w", err)
 	}
-	if cap(enc)-len(enc) > len(enc)/8 {
-		// The store keeps it: at its size.
-		enc = bytes.Clone(enc)
+	return enc, ew.ReplaceTaskEncoded(ctx, t, enc.b)
+}
+
+// createTask creates r in the store: with a store that takes the task's
+// encoding (taskstore.EncodedWriter) the task is encoded here, and the
+// encoding returned for the turn's first event to reuse; otherwise it
+// returns nil.
+func (s *Server) createTask(ctx context.Context, r taskstore.Record) (taskstore.Record, *taskEnc, error) {
+	ew, ok := s.store.(taskstore.EncodedWriter)
+	if !ok {
+		rec, err := s.store.Create(ctx, r)
+		return rec, nil, err
 	}
-	return enc, er.ReplaceTaskEncoded(ctx, t, enc)
+	enc, err := encodeTask(&r.Task, nil)
+	if err != nil {
+		return taskstore.Record{}, nil, fmt.Errorf("taskstore: %w", err)
+	}
+	rec, err := ew.CreateEncoded(ctx, r, enc.b)
+	if err != nil {
+		return rec, nil, err
+	}
+	return rec, enc, nil
 }
 
 // deliver passes an event to the attached calls: the item to the streams

@@ -161,6 +161,8 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	}()
 
 	var current taskstore.Record
+	// enc is the created task's encoding, when the store took it.
+	var enc *taskEnc
 	resumed := adm.Verdict == tasklife.VerdictResume
 	if resumed {
 		life := tasklife.Restore(taskRec.ID, taskRec.ContextID, taskRec.State)
@@ -232,7 +234,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			cfg.TaskID = task.ID
 			created.PushConfigs = []a2a.TaskPushNotificationConfig{cfg}
 		}
-		current, err = s.store.Create(ctx, created)
+		current, enc, err = s.createTask(ctx, created)
 		if errors.Is(err, taskstore.ErrExists) {
 			if !visible(current.Principal, c.Caller) {
 				// Created meanwhile by another caller.
@@ -252,7 +254,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	prior := priorTasks(ctxInfo, current.Task.ID)
 	started = true
 	locked = false
-	return s.start(current, msg, resumed, c.Caller, c.IDs, prior,
+	return s.start(current, enc, msg, resumed, c.Caller, c.IDs, prior,
 		origin{ctx: ctx, sink: sink, mode: waitModeOf(streaming, immediately), history: history, queued: c.queued}, unlock)
 }
 

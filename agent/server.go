@@ -436,7 +436,7 @@ func waitModeOf(streaming, immediately bool) waitMode {
 // holds the task's lock (released through unlock once the turn is
 // registered) and a slot, which the turn releases when the handler returns.
 // rec is the caller's own: the run keeps its task as the first snapshot.
-func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, caller Caller, ids tasklife.IDOrigin, prior []string, o origin, unlock func()) error {
+func (s *Server) start(rec taskstore.Record, enc *taskEnc, msg a2a.Message, resumed bool, caller Caller, ids tasklife.IDOrigin, prior []string, o origin, unlock func()) error {
 	st, err := tasklife.StateOf(rec.Task.Status.State)
 	if err != nil {
 		unlock()
@@ -447,7 +447,7 @@ func (s *Server) start(rec taskstore.Record, msg a2a.Message, resumed bool, call
 	// every turn would contend on): Close cancels the registered runs.
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run{s: s, cancel: cancel, done: make(chan struct{}), ids: ids, principal: rec.Principal,
-		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, responder: rec.Owner, push: rec.PushConfigs}
+		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, enc: enc, responder: rec.Owner, push: rec.PushConfigs}
 	// The handler gets a task of its own to read and change as it likes.
 	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior, queued: o.queued}
 	s.mu.Lock()

@@ -262,6 +262,19 @@ func (m *Memory) Create(_ context.Context, r Record) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
+	return m.create(r, p, now)
+}
+
+// CreateEncoded implements EncodedWriter: the store keeps enc as the
+// task's encoding.
+func (m *Memory) CreateEncoded(_ context.Context, r Record, enc []byte) (Record, error) {
+	now := m.now()
+	r.Created, r.Updated = now, now
+	return m.create(r, packEncoded(r, enc), now)
+}
+
+// create files p, r packed, as a new task.
+func (m *Memory) create(r Record, p packed, now time.Time) (Record, error) {
 	m.mu.Lock()
 	m.sweep(now)
 	if old, ok := m.tasks[r.Task.ID]; ok {
@@ -380,8 +393,8 @@ func (m *Memory) ReplaceTask(_ context.Context, task a2a.Task) error {
 	})
 }
 
-// ReplaceTaskEncoded implements EncodedReplacer: the store keeps enc as
-// the task's encoding.
+// ReplaceTaskEncoded implements EncodedWriter: the store keeps enc as the
+// task's encoding.
 func (m *Memory) ReplaceTaskEncoded(_ context.Context, task a2a.Task, enc []byte) error {
 	return m.change(task.ID, false, func(old packed, now time.Time) (packed, error) {
 		if task.ContextID != old.contextID {

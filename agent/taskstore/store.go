@@ -175,14 +175,18 @@ type Replacer interface {
 	ReplaceTask(ctx context.Context, t a2a.Task) error
 }
 
-// EncodedReplacer is implemented by stores that keep a task in its JSON
-// form and can take that form from the caller instead of encoding the task
-// again: the runtime encodes the task of a turn's last event once, for the
-// store and for the reply.
-type EncodedReplacer interface {
-	// ReplaceTaskEncoded is ReplaceTask with enc, t's encoding
-	// (t.AppendJSON), which the store may keep: the caller does not change
-	// enc afterwards.
+// EncodedWriter is implemented by stores that keep a task in its JSON form
+// and can take that form from the caller instead of encoding the task
+// themselves: the runtime encodes a task once per event, for the store and
+// for the reply, and copies the encoding of the history's messages from
+// one event to the next instead of encoding them again.
+type EncodedWriter interface {
+	// CreateEncoded is Create with enc, r.Task's encoding
+	// (r.Task.AppendJSON, byte for byte), which the store may keep: the
+	// caller does not change enc afterwards.
+	CreateEncoded(ctx context.Context, r Record, enc []byte) (Record, error)
+	// ReplaceTaskEncoded is ReplaceTask (Replacer) with enc, t's encoding,
+	// kept as CreateEncoded keeps it.
 	ReplaceTaskEncoded(ctx context.Context, t a2a.Task, enc []byte) error
 }
 
