@@ -229,9 +229,7 @@ func (d *Decoder) rawString() []byte {
 	d.pos++ // opening quote
 	start := d.pos
 	for d.pos < len(d.data) {
-		for d.pos+8 <= len(d.data) && safeWord(load64b(d.data, d.pos)) {
-			d.pos += 8
-		}
+		d.pos = plainUntil(d.data, d.pos)
 		if d.pos >= len(d.data) {
 			break
 		}
@@ -336,9 +334,7 @@ func (d *Decoder) slowString(start int) []byte {
 			}
 		case c < utf8.RuneSelf:
 			i := d.pos + 1
-			for i+8 <= len(d.data) && safeWord(load64b(d.data, i)) {
-				i += 8
-			}
+			i = plainUntil(d.data, i)
 			for i < len(d.data) && plainByte(d.data[i]) {
 				i++
 			}
@@ -370,9 +366,7 @@ func plainByte(c byte) bool {
 func (d *Decoder) skipString() {
 	d.pos++ // opening quote
 	for d.pos < len(d.data) {
-		for d.pos+8 <= len(d.data) && safeWord(load64b(d.data, d.pos)) {
-			d.pos += 8
-		}
+		d.pos = plainUntil(d.data, d.pos)
 		if d.pos >= len(d.data) {
 			break
 		}
@@ -410,13 +404,6 @@ func (d *Decoder) skipString() {
 		}
 	}
 	d.fail("unexpected end of input in string")
-}
-
-// load64b reads the 8 bytes of b from i as a little-endian word.
-func load64b(b []byte, i int) uint64 {
-	_ = b[i+7]
-	return uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
-		uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
 }
 
 // stringEnd returns the offset of the quote that closes the string whose

@@ -3,11 +3,14 @@ package runtime
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -18,23 +21,37 @@ const (
 	msb = 0x8080808080808080
 )
 
-// safeWord reports whether none of the 8 bytes of w needs escaping or a
-// UTF-8 check: each is ASCII, at least 0x20, neither '"' nor '\\'. It is
-// the classic test for a byte below n, (x - n·0x01…) &^ x & 0x80…, applied
-// to w (n = 0x20) and, for a zero byte, to w xor '"' and w xor '\\'; a
-// borrow can only follow a byte the test flags already, so the answer is
-// exact. Bytes from 0x80 are flagged by the last term.
-func safeWord(w uint64) bool {
+// specialBytes returns the top bit of each byte of w that needs escaping
+// or a UTF-8 check (below 0x20, '"', '\\', from 0x80), the others clear.
+// It is the classic test for a byte below n, (x - n·0x01…) &^ x & 0x80…,
+// applied to w (n = 0x20) and, for a zero byte, to w xor '"' and w xor
+// '\\'; a borrow can flag a byte wrongly only above one flagged rightly, so
+// the lowest flagged byte is exact.
+func specialBytes(w uint64) uint64 {
 	q := w ^ ('"' * lsb)
 	bs := w ^ ('\\' * lsb)
-	return ((w-0x20*lsb)&^w|(q-lsb)&^q|(bs-lsb)&^bs|w)&msb == 0
+	return ((w-0x20*lsb)&^w | (q-lsb)&^q | (bs-lsb)&^bs | w) & msb
 }
 
-// load64 reads the 8 bytes of s from i as a little-endian word.
-func load64(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+// plainUntil returns the index of the first byte of b at or after i that
+// needs escaping or a UTF-8 check, reading eight bytes at a time; from
+// len(b)-7 on it returns the index reached, for the caller to check byte by
+// byte.
+func plainUntil(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	return i
+}
+
+// plainUntilString is plainUntil over the bytes of s, read in place.
+func plainUntilString(s string, i int) int {
+	if len(s) == 0 {
+		return i
+	}
+	return plainUntil(unsafe.Slice(unsafe.StringData(s), len(s)), i)
 }
 
 // stringHeadroom is what AppendString reserves past a long string for the
@@ -53,9 +70,7 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		for i+8 <= len(s) && safeWord(load64(s, i)) {
-			i += 8
-		}
+		i = plainUntilString(s, i)
 		if i >= len(s) {
 			break
 		}
