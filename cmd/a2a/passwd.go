@@ -122,9 +122,9 @@ type passwdChange struct {
 
 func passwdUsage(set *flag.FlagSet) func() {
 	return func() {
-		fmt.Fprint(set.Output(), `usage: a2a passwd [-c] [-I N] FILE USER           set USER's password (prompted, or one line on stdin)
-       a2a passwd -b [-c] [-I N] FILE USER PASSWORD  set it from the command line
-       a2a passwd -D FILE USER                       delete USER
+		fmt.Fprint(set.Output(), `usage: a2a passwd [-c] [-I N] [--json] FILE USER           set USER's password (prompted, or one line on stdin)
+       a2a passwd -b [-c] [-I N] [--json] FILE USER PASSWORD  set it from the command line
+       a2a passwd -D [--json] FILE USER                       delete USER
 
 FILE is a mosquitto 2.0 password_file (USER:$7$N$salt$hash, PBKDF2-HMAC-SHA512),
 read by a2a broker --password-file and by mosquitto alike; it is created if

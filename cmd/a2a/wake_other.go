@@ -3,7 +3,6 @@
 package main
 
 import (
-
 	"github.com/a2abind/a2abind/agent"
 )
 
