@@ -616,3 +616,24 @@ func startJSONHTTPAgent(t *testing.T) string {
 	decodeStrict(t, strings.Split(ag.output(), "\n")[0], &l)
 	return "http://" + l.Address
 }
+
+// TestEveryCommandTakesJSON: each command's -h documents --json, and its
+// errors are JSON objects with it (jsonCommands; validate prints its own
+// JSON document).
+func TestEveryCommandTakesJSON(t *testing.T) {
+	for _, c := range commands {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{c.name, "-h"}
+			if c.name == "db" {
+				args = []string{"db", "status", "-h"}
+			}
+			r := runCLI(t, nil, args...)
+			if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "-json") {
+				t.Fatalf("exit %d; -h does not mention --json:\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if !jsonCommands[c.name] && c.name != "validate" {
+				t.Fatalf("%s --json does not print its errors as JSON (jsonCommands)", c.name)
+			}
+		})
+	}
+}
