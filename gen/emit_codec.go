@@ -191,10 +191,7 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 		return fmt.Errorf("%s: type %s has %d properties; a2agen supports at most %d per object", t.Source, t.Name, members, maxMembers)
 	}
 	for _, fd := range t.Fields {
-		body := []jen.Code{
-			dec().Dot("Seen").Call(jen.Op("&").Id("seen"), seenBit(bit)),
-			fieldPath(fd.JSON),
-		}
+		body := memberHead(fd, bit, fd.Required)
 		// Optional scalars whose zero value Validate treats as absent are
 		// checked here, where presence is known.
 		var onZero func() []jen.Code
@@ -219,11 +216,10 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 	}
 	if o := t.OneOf; o != nil {
 		for mi, m := range o.Members {
-			body := []jen.Code{
-				dec().Dot("Seen").Call(jen.Op("&").Id("seen"), seenBit(bit)),
-				dec().Dot("OneOf").Call(jen.Id("p"), jen.Op("&").Id("member"), jen.Lit(mi+1), jen.Lit(memberList(o))),
-				fieldPath(m.JSON),
-			}
+			// A null member is not set: it does not count as the group's
+			// member.
+			body := memberHead(m, bit, false)
+			body = append(body, dec().Dot("OneOf").Call(jen.Id("p"), jen.Op("&").Id("member"), jen.Lit(mi+1), jen.Lit(memberList(o))))
 			switch {
 			case m.Wrapper == "":
 				body = append(body,
@@ -287,6 +283,32 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 		jen.Return(rt("ValidateJSON").Call(jen.Id("data"), readValue(jen.Id("x"), t), jen.Id("x").Dot("ValidateAt"))),
 	)
 	return nil
+}
+
+// nullIsValue reports whether null is a value of r rather than the absence
+// of a member: google.protobuf.Value, and raw JSON that may be null.
+func nullIsValue(r *model.Ref) bool {
+	switch r.Kind {
+	case model.KindValue:
+		return true
+	case model.KindRaw:
+		return len(r.RawKinds) == 0 || slices.Contains(r.RawKinds, "null")
+	}
+	return false
+}
+
+// memberHead declares fp, the path of member fd (number bit), and records
+// that the member was read. When the member's value is null it moves on to
+// the next member: as in ProtoJSON, null leaves a member that may be unset
+// unset, and is a violation on a required one.
+func memberHead(fd *model.Field, bit int, required bool) []jen.Code {
+	if nullIsValue(fd.Ref) {
+		return []jen.Code{dec().Dot("Seen").Call(jen.Op("&").Id("seen"), seenBit(bit)), fieldPath(fd.JSON)}
+	}
+	return []jen.Code{
+		fieldPath(fd.JSON),
+		jen.If(dec().Dot("Member").Call(jen.Op("&").Id("seen"), seenBit(bit), jen.Op("&").Id("fp"), jen.Lit(required))).Block(jen.Continue()),
+	}
 }
 
 // article puts "a" or "an" before a type name.

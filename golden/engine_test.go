@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -157,10 +158,87 @@ func (e *engine) check(typeName string, data []byte) verdict {
 	if err != nil {
 		return verdict{syntax: true, detail: err.Error()}
 	}
+	unsetNulls(sch, inst)
 	if err := sch.Validate(inst); err != nil {
 		return verdict{detail: oneLine(err.Error())}
 	}
 	return verdict{valid: true}
+}
+
+// The engine reads instances the way a JSON Schema engine does; the rules
+// below add what ProtoJSON (https://protobuf.dev/programming-guides/json/)
+// says about the same bytes, which JSON Schema cannot express, so that the
+// reference judges payloads as the A2A specification's ProtoJSON binding
+// does.
+
+// unsetNulls removes from inst the object members whose value is null where
+// the schema neither accepts null for the member nor requires it: ProtoJSON
+// reads such a null as "not set". It descends into members and array items,
+// following $ref, allOf and the if/then branches that apply.
+func unsetNulls(sch *jsonschema.Schema, inst any) {
+	switch v := inst.(type) {
+	case map[string]any:
+		scopes := applicable(sch, inst, nil)
+		for k, val := range v {
+			var props []*jsonschema.Schema
+			required := false
+			for _, s := range scopes {
+				if p, ok := s.Properties[k]; ok {
+					props = append(props, p)
+				}
+				required = required || slices.Contains(s.Required, k)
+			}
+			if val == nil && len(props) > 0 && !required && !acceptsNull(props) {
+				delete(v, k)
+				continue
+			}
+			for _, p := range props {
+				unsetNulls(p, val)
+			}
+			if len(props) == 0 {
+				for _, s := range scopes {
+					if ap, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
+						unsetNulls(ap, val)
+					}
+				}
+			}
+		}
+	case []any:
+		for _, s := range applicable(sch, inst, nil) {
+			if s.Items2020 != nil {
+				for _, x := range v {
+					unsetNulls(s.Items2020, x)
+				}
+			}
+		}
+	}
+}
+
+// applicable lists sch and the schemas that apply to inst with it: its $ref
+// target, its allOf members and the then branch of each if that inst meets.
+func applicable(sch *jsonschema.Schema, inst any, out []*jsonschema.Schema) []*jsonschema.Schema {
+	if sch == nil {
+		return out
+	}
+	out = append(out, sch)
+	out = applicable(sch.Ref, inst, out)
+	for _, s := range sch.AllOf {
+		out = applicable(s, inst, out)
+	}
+	if sch.If != nil && sch.Then != nil && sch.If.Validate(inst) == nil {
+		out = applicable(sch.Then, inst, out)
+	}
+	return out
+}
+
+// acceptsNull reports whether every schema of a member accepts null.
+func acceptsNull(props []*jsonschema.Schema) bool {
+	for _, p := range props {
+		if p.Validate(nil) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // oneLine squeezes a multi-line engine error into one line.

@@ -25,6 +25,27 @@ func (d *Decoder) Seen(seen *uint64, bit uint64) {
 	*seen |= bit
 }
 
+// Member records that the member with bit was read in the object whose
+// members *seen tracks (see [Decoder.Seen]) and reports whether its value is
+// null, which it then consumes. On a member that may be unset, null means
+// "not set", as in ProtoJSON; on a required member (required true) it is
+// recorded as a violation at p. Members whose values may be null
+// (google.protobuf.Value, JSON-RPC identifiers) call Seen instead.
+func (d *Decoder) Member(seen *uint64, bit uint64, p *Path, required bool) bool {
+	d.Seen(seen, bit)
+	if d.Peek() != 'n' {
+		return false
+	}
+	if !d.null() {
+		d.fail("invalid literal")
+		return true
+	}
+	if required {
+		d.v.Add(p, "type", "must not be null")
+	}
+	return true
+}
+
 // Require records a missing required member name of the object at p when
 // the decoder checks required members (Validate<Type>JSON, Parse<Type>JSON)
 // and present is false. It is for members whose absence the decoded Go value

@@ -340,3 +340,40 @@ func TestCloneAnySharesNothing(t *testing.T) {
 		t.Fatal("nil or scalar clones")
 	}
 }
+
+func TestMemberNullMeansNotSet(t *testing.T) {
+	cases := []struct {
+		name     string
+		data     string
+		required bool
+		null     bool
+		want     string // the violations, or "" for none
+	}{
+		{name: "null on an optional member is consumed", data: `null`, null: true},
+		{name: "null on a required member is a violation", data: `null`, required: true, null: true, want: "/m type must not be null"},
+		{name: "a value is left to read", data: ` "x"`, required: true},
+		{name: "a broken literal is a syntax error", data: `nul`, null: true, want: "syntax"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var v Validator
+			d := Decoder{data: []byte(c.data), v: &v}
+			p := Path{key: "m", index: -1}
+			var seen uint64
+			null := d.Member(&seen, 1<<3, &p, c.required)
+			got := ""
+			for _, x := range v.violations {
+				got += x.Pointer + " " + x.Rule + " " + x.Message
+			}
+			if d.syntax != nil {
+				got = "syntax"
+			}
+			if null != c.null || got != c.want || seen != 1<<3 {
+				t.Fatalf("Member = %v, violations %q, seen %b; want %v, %q", null, got, seen, c.null, c.want)
+			}
+			if !null && d.Peek() != '"' {
+				t.Fatal("Member consumed a value that is not null")
+			}
+		})
+	}
+}

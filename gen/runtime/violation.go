@@ -90,10 +90,11 @@ func (v *Validator) Err() error {
 	// makes the report deterministic.
 	sort.SliceStable(v.violations, func(i, j int) bool { return v.violations[i].Pointer < v.violations[j].Pointer })
 	// A value of the wrong JSON type is not decoded, so Validate then finds
-	// it missing too: report the type mismatch only.
+	// it missing, or an object without its oneof member: report the type
+	// mismatch only.
 	out := make([]Violation, 0, len(v.violations))
 	for i, x := range v.violations {
-		if x.Rule == "required" && hasTypeViolation(v.violations, i, x.Pointer) {
+		if (x.Rule == "required" || x.Rule == "oneOf") && hasTypeViolation(v.violations, i, x.Pointer) {
 			continue
 		}
 		out = append(out, x)

@@ -24,16 +24,22 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "streaming":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("streaming")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Streaming = runtime.Ptr(d.Bool(&fp))
 		case "pushNotifications":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("pushNotifications")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.PushNotifications = runtime.Ptr(d.Bool(&fp))
 		case "extensions":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("extensions")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Extensions = []AgentExtension{}
 				for it0.Next(d) {
@@ -43,8 +49,10 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "extendedAgentCard":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("extendedAgentCard")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.ExtendedAgentCard = runtime.Ptr(d.Bool(&fp))
 		default:
 			d.Skip()
@@ -168,16 +176,22 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "name":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("name")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Name, _ = d.String(&fp)
 		case "description":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "supportedInterfaces":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("supportedInterfaces")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.SupportedInterfaces = []AgentInterface{}
 				for it0.Next(d) {
@@ -187,30 +201,40 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "provider":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("provider")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Provider = new(AgentProvider)
 				x.Provider.DecodeJSONAt(d, &fp)
 			}
 		case "version":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("version")
+			if d.Member(&seen, 1<<4, &fp, true) {
+				continue
+			}
 			x.Version, _ = d.String(&fp)
 		case "documentationUrl":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("documentationUrl")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			x.DocumentationURL = runtime.Ptr(d.String(&fp))
 		case "capabilities":
-			d.Seen(&seen, 1<<6)
 			fp := p.Key("capabilities")
+			if d.Member(&seen, 1<<6, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Capabilities = new(AgentCapabilities)
 				x.Capabilities.DecodeJSONAt(d, &fp)
 			}
 		case "securitySchemes":
-			d.Seen(&seen, 1<<7)
 			fp := p.Key("securitySchemes")
+			if d.Member(&seen, 1<<7, &fp, false) {
+				continue
+			}
 			if d.OpenObject(&fp) {
 				x.SecuritySchemes = map[string]SecurityScheme{}
 				for first0 := true; ; {
@@ -228,8 +252,10 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "securityRequirements":
-			d.Seen(&seen, 1<<8)
 			fp := p.Key("securityRequirements")
+			if d.Member(&seen, 1<<8, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.SecurityRequirements = []SecurityRequirement{}
 				for it0.Next(d) {
@@ -239,16 +265,22 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "defaultInputModes":
-			d.Seen(&seen, 1<<9)
 			fp := p.Key("defaultInputModes")
+			if d.Member(&seen, 1<<9, &fp, true) {
+				continue
+			}
 			x.DefaultInputModes = d.Strings(&fp)
 		case "defaultOutputModes":
-			d.Seen(&seen, 1<<10)
 			fp := p.Key("defaultOutputModes")
+			if d.Member(&seen, 1<<10, &fp, true) {
+				continue
+			}
 			x.DefaultOutputModes = d.Strings(&fp)
 		case "skills":
-			d.Seen(&seen, 1<<11)
 			fp := p.Key("skills")
+			if d.Member(&seen, 1<<11, &fp, true) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Skills = []AgentSkill{}
 				for it0.Next(d) {
@@ -258,8 +290,10 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "signatures":
-			d.Seen(&seen, 1<<12)
 			fp := p.Key("signatures")
+			if d.Member(&seen, 1<<12, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Signatures = []AgentCardSignature{}
 				for it0.Next(d) {
@@ -269,8 +303,10 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "iconUrl":
-			d.Seen(&seen, 1<<13)
 			fp := p.Key("iconUrl")
+			if d.Member(&seen, 1<<13, &fp, false) {
+				continue
+			}
 			x.IconURL = runtime.Ptr(d.String(&fp))
 		default:
 			d.Skip()
@@ -500,16 +536,22 @@ func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "protected":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("protected")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Protected, _ = d.String(&fp)
 		case "signature":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("signature")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Signature, _ = d.String(&fp)
 		case "header":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("header")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Header, _ = d.Object(&fp)
 		default:
 			d.Skip()
@@ -601,20 +643,28 @@ func (x *AgentExtension) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "uri":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("uri")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.URI, _ = d.String(&fp)
 		case "description":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "required":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("required")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Required, _ = d.Bool(&fp)
 		case "params":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("params")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.Params, _ = d.Object(&fp)
 		default:
 			d.Skip()
@@ -714,20 +764,28 @@ func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "url":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("url")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.URL, _ = d.String(&fp)
 		case "protocolBinding":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("protocolBinding")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.ProtocolBinding, _ = d.String(&fp)
 		case "tenant":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "protocolVersion":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("protocolVersion")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.ProtocolVersion, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -815,12 +873,16 @@ func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "url":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("url")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.URL, _ = d.String(&fp)
 		case "organization":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("organization")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Organization, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -902,36 +964,52 @@ func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "id":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		case "name":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("name")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Name, _ = d.String(&fp)
 		case "description":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "tags":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("tags")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.Tags = d.Strings(&fp)
 		case "examples":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("examples")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			x.Examples = d.Strings(&fp)
 		case "inputModes":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("inputModes")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			x.InputModes = d.Strings(&fp)
 		case "outputModes":
-			d.Seen(&seen, 1<<6)
 			fp := p.Key("outputModes")
+			if d.Member(&seen, 1<<6, &fp, false) {
+				continue
+			}
 			x.OutputModes = d.Strings(&fp)
 		case "securityRequirements":
-			d.Seen(&seen, 1<<7)
 			fp := p.Key("securityRequirements")
+			if d.Member(&seen, 1<<7, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.SecurityRequirements = []SecurityRequirement{}
 				for it0.Next(d) {

@@ -24,12 +24,16 @@ func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "code":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("code")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Code, _ = d.Int32(&fp)
 		case "message":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Message, _ = d.String(&fp)
 		case "data":
 			d.Seen(&seen, 1<<2)
@@ -126,20 +130,26 @@ func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "jsonrpc":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("jsonrpc")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.JSONRPC, _ = d.String(&fp)
 		case "id":
 			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
 			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "method":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("method")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Method, _ = runtime.Enum[Method](d.String(&fp))
 		case "params":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("params")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.Params = d.RawKinds(&fp, "object")
 		default:
 			d.Skip()
@@ -239,8 +249,10 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "jsonrpc":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("jsonrpc")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.JSONRPC, _ = d.String(&fp)
 		case "id":
 			d.Seen(&seen, 1<<1)
@@ -248,15 +260,17 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "result":
 			d.Seen(&seen, 1<<2)
-			d.OneOf(p, &member, 1, "result, error")
 			fp := p.Key("result")
+			d.OneOf(p, &member, 1, "result, error")
 			var mv json.RawMessage
 			mv = d.RawKinds(&fp)
 			x.Outcome = JSONRPCResponseResult(mv)
 		case "error":
-			d.Seen(&seen, 1<<3)
-			d.OneOf(p, &member, 2, "result, error")
 			fp := p.Key("error")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 2, "result, error")
 			obj := new(JSONRPCError)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)

@@ -24,16 +24,22 @@ func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		case "metadata":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("metadata")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
 			d.Skip()
@@ -131,16 +137,22 @@ func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "taskId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.TaskID, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -307,8 +319,10 @@ func (x *GetExtendedAgentCardRequest) DecodeJSONAt(d *runtime.Decoder, p *runtim
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -394,16 +408,22 @@ func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, 
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "taskId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.TaskID, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -495,16 +515,22 @@ func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		case "historyLength":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("historyLength")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.HistoryLength = runtime.Ptr(d.Int32(&fp))
 		default:
 			d.Skip()
@@ -598,20 +624,28 @@ func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "taskId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.TaskID, _ = d.String(&fp)
 		case "pageSize":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("pageSize")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.PageSize, _ = d.Int32(&fp)
 		case "pageToken":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("pageToken")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.PageToken, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -713,8 +747,10 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
 		}
 		switch string(key) {
 		case "configs":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("configs")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Configs = []TaskPushNotificationConfig{}
 				for it0.Next(d) {
@@ -724,8 +760,10 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
 				}
 			}
 		case "nextPageToken":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("nextPageToken")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.NextPageToken, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -835,16 +873,22 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "contextId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("contextId")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.ContextID, _ = d.String(&fp)
 		case "status":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("status")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			if val, ok := runtime.Enum[TaskState](d.String(&fp)); ok {
 				x.Status = val
 				if val == "" {
@@ -853,20 +897,28 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "pageSize":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("pageSize")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.PageSize = runtime.Ptr(d.Int32(&fp))
 		case "pageToken":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("pageToken")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			x.PageToken, _ = d.String(&fp)
 		case "historyLength":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("historyLength")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			x.HistoryLength = runtime.Ptr(d.Int32(&fp))
 		case "statusTimestampAfter":
-			d.Seen(&seen, 1<<6)
 			fp := p.Key("statusTimestampAfter")
+			if d.Member(&seen, 1<<6, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.StatusTimestampAfter = val
 				if val == "" {
@@ -876,8 +928,10 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "includeArtifacts":
-			d.Seen(&seen, 1<<7)
 			fp := p.Key("includeArtifacts")
+			if d.Member(&seen, 1<<7, &fp, false) {
+				continue
+			}
 			x.IncludeArtifacts = runtime.Ptr(d.Bool(&fp))
 		default:
 			d.Skip()
@@ -1001,8 +1055,10 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tasks":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tasks")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Tasks = []Task{}
 				for it0.Next(d) {
@@ -1012,16 +1068,22 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "nextPageToken":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("nextPageToken")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.NextPageToken, _ = d.String(&fp)
 		case "pageSize":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("pageSize")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.PageSize, _ = d.Int32(&fp)
 		case "totalSize":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("totalSize")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.TotalSize, _ = d.Int32(&fp)
 		default:
 			d.Skip()
@@ -1128,23 +1190,31 @@ func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.P
 		}
 		switch string(key) {
 		case "acceptedOutputModes":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("acceptedOutputModes")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.AcceptedOutputModes = d.Strings(&fp)
 		case "taskPushNotificationConfig":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("taskPushNotificationConfig")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.TaskPushNotificationConfig = new(TaskPushNotificationConfig)
 				x.TaskPushNotificationConfig.DecodeJSONAt(d, &fp)
 			}
 		case "historyLength":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("historyLength")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.HistoryLength = runtime.Ptr(d.Int32(&fp))
 		case "returnImmediately":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("returnImmediately")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.ReturnImmediately, _ = d.Bool(&fp)
 		default:
 			d.Skip()
@@ -1257,26 +1327,34 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "message":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Message = new(Message)
 				x.Message.DecodeJSONAt(d, &fp)
 			}
 		case "configuration":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("configuration")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Configuration = new(SendMessageConfiguration)
 				x.Configuration.DecodeJSONAt(d, &fp)
 			}
 		case "metadata":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("metadata")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
 			d.Skip()
@@ -1392,12 +1470,16 @@ func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		default:
 			d.Skip()

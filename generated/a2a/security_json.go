@@ -24,16 +24,22 @@ func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 		}
 		switch string(key) {
 		case "description":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "location":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("location")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Location, _ = d.String(&fp)
 		case "name":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("name")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Name, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -123,24 +129,34 @@ func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		}
 		switch string(key) {
 		case "authorizationUrl":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("authorizationUrl")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.AuthorizationURL, _ = d.String(&fp)
 		case "tokenUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("tokenUrl")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("refreshUrl")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("scopes")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.Scopes = d.StringMap(&fp)
 		case "pkceRequired":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("pkceRequired")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			x.PKCERequired, _ = d.Bool(&fp)
 		default:
 			d.Skip()
@@ -238,16 +254,22 @@ func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		}
 		switch string(key) {
 		case "tokenUrl":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tokenUrl")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("refreshUrl")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("scopes")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Scopes = d.StringMap(&fp)
 		default:
 			d.Skip()
@@ -339,20 +361,28 @@ func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 		}
 		switch string(key) {
 		case "deviceAuthorizationUrl":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("deviceAuthorizationUrl")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.DeviceAuthorizationURL, _ = d.String(&fp)
 		case "tokenUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("tokenUrl")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("refreshUrl")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("scopes")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.Scopes = d.StringMap(&fp)
 		default:
 			d.Skip()
@@ -444,16 +474,22 @@ func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 		}
 		switch string(key) {
 		case "description":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "scheme":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("scheme")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Scheme, _ = d.String(&fp)
 		case "bearerFormat":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("bearerFormat")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.BearerFormat, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -545,16 +581,22 @@ func (x *ImplicitOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "authorizationUrl":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("authorizationUrl")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.AuthorizationURL, _ = d.String(&fp)
 		case "refreshUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("refreshUrl")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("scopes")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Scopes = d.StringMap(&fp)
 		default:
 			d.Skip()
@@ -647,8 +689,10 @@ func (x *MutualTlsSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 		}
 		switch string(key) {
 		case "description":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -733,19 +777,25 @@ func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 		}
 		switch string(key) {
 		case "description":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "flows":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("flows")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Flows = new(OAuthFlows)
 				x.Flows.DecodeJSONAt(d, &fp)
 			}
 		case "oauth2MetadataUrl":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("oauth2MetadataUrl")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.OAuth2MetadataURL, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -846,45 +896,55 @@ func (x *OAuthFlows) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "authorizationCode":
-			d.Seen(&seen, 1<<0)
-			d.OneOf(p, &member, 1, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			fp := p.Key("authorizationCode")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 1, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			obj := new(AuthorizationCodeOAuthFlow)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "clientCredentials":
-			d.Seen(&seen, 1<<1)
-			d.OneOf(p, &member, 2, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			fp := p.Key("clientCredentials")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 2, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			obj := new(ClientCredentialsOAuthFlow)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "implicit":
-			d.Seen(&seen, 1<<2)
-			d.OneOf(p, &member, 3, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			fp := p.Key("implicit")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 3, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			obj := new(ImplicitOAuthFlow)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "password":
-			d.Seen(&seen, 1<<3)
-			d.OneOf(p, &member, 4, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			fp := p.Key("password")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 4, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			obj := new(PasswordOAuthFlow)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "deviceCode":
-			d.Seen(&seen, 1<<4)
-			d.OneOf(p, &member, 5, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			fp := p.Key("deviceCode")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 5, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			obj := new(DeviceCodeOAuthFlow)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
@@ -1032,12 +1092,16 @@ func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtim
 		}
 		switch string(key) {
 		case "description":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "openIdConnectUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("openIdConnectUrl")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.OpenIDConnectURL, _ = d.String(&fp)
 		default:
 			d.Skip()
@@ -1126,16 +1190,22 @@ func (x *PasswordOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tokenUrl":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tokenUrl")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("refreshUrl")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("scopes")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Scopes = d.StringMap(&fp)
 		default:
 			d.Skip()
@@ -1228,8 +1298,10 @@ func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 		}
 		switch string(key) {
 		case "schemes":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("schemes")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			if d.OpenObject(&fp) {
 				x.Schemes = map[string]StringList{}
 				for first0 := true; ; {
@@ -1349,45 +1421,55 @@ func (x *SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "apiKeySecurityScheme":
-			d.Seen(&seen, 1<<0)
-			d.OneOf(p, &member, 1, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			fp := p.Key("apiKeySecurityScheme")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 1, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			obj := new(APIKeySecurityScheme)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "httpAuthSecurityScheme":
-			d.Seen(&seen, 1<<1)
-			d.OneOf(p, &member, 2, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			fp := p.Key("httpAuthSecurityScheme")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 2, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			obj := new(HTTPAuthSecurityScheme)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "oauth2SecurityScheme":
-			d.Seen(&seen, 1<<2)
-			d.OneOf(p, &member, 3, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			fp := p.Key("oauth2SecurityScheme")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 3, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			obj := new(OAuth2SecurityScheme)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "openIdConnectSecurityScheme":
-			d.Seen(&seen, 1<<3)
-			d.OneOf(p, &member, 4, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			fp := p.Key("openIdConnectSecurityScheme")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 4, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			obj := new(OpenIdConnectSecurityScheme)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "mtlsSecurityScheme":
-			d.Seen(&seen, 1<<4)
-			d.OneOf(p, &member, 5, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			fp := p.Key("mtlsSecurityScheme")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 5, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			obj := new(MutualTlsSecurityScheme)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
@@ -1534,8 +1616,10 @@ func (x *StringList) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "list":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("list")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.List = d.Strings(&fp)
 		default:
 			d.Skip()

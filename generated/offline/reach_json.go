@@ -22,24 +22,34 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "error":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("error")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Error, _ = d.String(&fp)
 		case "message":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Message, _ = d.String(&fp)
 		case "queued":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("queued")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Queued, _ = d.Bool(&fp)
 		case "retryAfterSec":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("retryAfterSec")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.RetryAfterSec = runtime.Ptr(d.Int32(&fp))
 		case "taskId":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.TaskID = val
 				if val == "" {
@@ -48,8 +58,10 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "contextId":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("contextId")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.ContextID = val
 				if val == "" {
@@ -158,20 +170,28 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "error":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("error")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Error, _ = d.String(&fp)
 		case "queued":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("queued")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Queued, _ = d.Bool(&fp)
 		case "retryAfterSec":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("retryAfterSec")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.RetryAfterSec = runtime.Ptr(d.Int32(&fp))
 		case "kind":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("kind")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if val, ok := runtime.Enum[QueueFullKind](d.String(&fp)); ok {
 				x.Kind = val
 				if val == "" {
@@ -180,8 +200,10 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "taskId":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.TaskID = val
 				if val == "" {
@@ -190,8 +212,10 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "contextId":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("contextId")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.ContextID = val
 				if val == "" {
@@ -300,20 +324,28 @@ func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "maxMessages":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("maxMessages")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.MaxMessages, _ = d.Int32(&fp)
 		case "maxBytes":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("maxBytes")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.MaxBytes, _ = d.Int64(&fp)
 		case "maxPerPeer":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("maxPerPeer")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.MaxPerPeer, _ = d.Int32(&fp)
 		case "recordTtlSec":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("recordTtlSec")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.RecordTtlSec, _ = d.Int64(&fp)
 		default:
 			d.Skip()
@@ -404,20 +436,28 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "error":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("error")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Error, _ = d.String(&fp)
 		case "message":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.Message, _ = d.String(&fp)
 		case "queued":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("queued")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Queued, _ = d.Bool(&fp)
 		case "kind":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("kind")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if val, ok := runtime.Enum[QueueFullKind](d.String(&fp)); ok {
 				x.Kind = val
 				if val == "" {
@@ -515,30 +555,40 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "mode":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("mode")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Mode, _ = runtime.Enum[ReachabilityMode](d.String(&fp))
 		case "schedule":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("schedule")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Schedule = new(Schedule)
 				x.Schedule.DecodeJSONAt(d, &fp)
 			}
 		case "storeForward":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("storeForward")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.StoreForward, _ = d.Bool(&fp)
 		case "queue":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("queue")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Queue = new(PublishedBounds)
 				x.Queue.DecodeJSONAt(d, &fp)
 			}
 		case "asleepAnswer":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("asleepAnswer")
+			if d.Member(&seen, 1<<4, &fp, true) {
+				continue
+			}
 			x.AsleepAnswer, _ = runtime.Enum[AsleepAnswer](d.String(&fp))
 		default:
 			d.Skip()
@@ -649,16 +699,22 @@ func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "periodSec":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("periodSec")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.PeriodSec, _ = d.Int32(&fp)
 		case "offsetSec":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("offsetSec")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.OffsetSec, _ = d.Int32(&fp)
 		case "lengthSec":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("lengthSec")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.LengthSec, _ = d.Int32(&fp)
 		default:
 			d.Skip()

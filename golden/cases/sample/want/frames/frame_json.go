@@ -24,15 +24,19 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "shape":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("shape")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Shape = new(sample.Shape)
 				x.Shape.DecodeJSONAt(d, &fp)
 			}
 		case "more":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("more")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.More = []sample.Shape{}
 				for it0.Next(d) {
@@ -42,8 +46,10 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "tint":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("tint")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			if val, ok := runtime.Enum[sample.Color](d.String(&fp)); ok {
 				x.Tint = val
 				if val == "" {
@@ -52,8 +58,10 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "byName":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("byName")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if d.OpenObject(&fp) {
 				x.ByName = map[string]sample.Layer{}
 				for first0 := true; ; {

@@ -1,0 +1,58 @@
+package golden
+
+import "testing"
+
+// messageCases are payloads with the exact report the generated validator
+// gives for them: the violations joined by "; " as checkGenerated does.
+var messageCases = []struct {
+	name, typeName, data, want string
+}{
+	{
+		name: "null on a required string", typeName: "Message",
+		data: `{"messageId":null,"role":"ROLE_USER","parts":[{"text":"a"}]}`,
+		want: "/messageId: type: must not be null",
+	},
+	{
+		name: "null on a required object", typeName: "Task",
+		data: `{"id":"t","contextId":"c","status":null}`,
+		want: "/status: type: must not be null",
+	},
+	{
+		name: "null on a required array", typeName: "Message",
+		data: `{"messageId":"m","role":"ROLE_USER","parts":null}`,
+		want: "/parts: type: must not be null",
+	},
+	{
+		name: "null on a required number", typeName: "ListTasksResponse",
+		data: `{"tasks":[],"nextPageToken":"","pageSize":null,"totalSize":0}`,
+		want: "/pageSize: type: must not be null",
+	},
+	{
+		name: "null on optional members is not set", typeName: "Message",
+		data: `{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a","url":null}],"taskId":null,"metadata":null,"referenceTaskIds":null}`,
+		want: "valid",
+	},
+	{
+		name: "null array element stays a type error", typeName: "Message",
+		data: `{"messageId":"m","role":"ROLE_USER","parts":[null]}`,
+		want: "/parts/0: type: got null, want object",
+	},
+}
+
+func TestViolationMessages(t *testing.T) {
+	for _, c := range messageCases {
+		t.Run(c.name, func(t *testing.T) {
+			v, err := checkGenerated(c.typeName, []byte(c.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := v.detail
+			if v.valid {
+				got = "valid"
+			}
+			if got != c.want {
+				t.Errorf("Validate%sJSON(%s):\n got  %s\n want %s", c.typeName, c.data, got, c.want)
+			}
+		})
+	}
+}
