@@ -22,8 +22,10 @@ type JSONRPCError struct {
 }
 
 // JSONRPCRequest is a JSON-RPC 2.0 request of the A2A JSON-RPC binding; params
-// are checked against the request type of the method. GetExtendedAgentCard may
-// omit params.
+// are checked against the request type of the method. Params may be omitted
+// (JSON-RPC 2.0 §4.2) where the method's request type has no required member
+// (ListTasks, GetExtendedAgentCard): the omitted params are the empty request,
+// as the server reads them.
 type JSONRPCRequest struct {
 	// JSONRPC is the JSON-RPC version, always "2.0".
 	//

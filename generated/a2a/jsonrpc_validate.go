@@ -137,7 +137,7 @@ func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		}
 		if len(x.Params) == 0 {
 			switch string(x.Method) {
-			case "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
+			case "SendMessage", "SendStreamingMessage", "GetTask", "CancelTask", "SubscribeToTask", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
 				v.Add(&fp, "required", "missing property \"params\"")
 			}
 		}
