@@ -126,10 +126,8 @@ func decodeStmts(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int,
 		body := []jen.Code{
 			jen.List(jen.Id(k), jen.Id("ok")).Op(":=").Add(dec()).Dot("NextMember").Call(jen.Op("&").Id(first)),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Break()),
-			// A repeated key: decode the normalised document, where the
-			// last occurrence wins (as for struct members).
-			jen.If(jen.List(jen.Id("_"), jen.Id("dup")).Op(":=").Add(dst()).Index(jen.Id(k)), jen.Id("dup")).Block(dec().Dot("Duplicate").Call()),
 			jen.Id(kp).Op(":=").Add(pr.recv).Dot("Key").Call(jen.Id(k)),
+			jen.If(jen.List(jen.Id("_"), jen.Id("dup")).Op(":=").Add(dst()).Index(jen.Id(k)), jen.Id("dup")).Block(dec().Dot("Duplicate").Call(jen.Op("&").Id(kp))),
 			jen.Var().Id(e).Add(goType(r.Elem, false)),
 		}
 		body = append(body, inner...)
@@ -243,7 +241,7 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 			bit++
 		}
 	}
-	cases = append(cases, jen.Default().Block(dec().Dot("Skip").Call()))
+	cases = append(cases, jen.Default().Block(dec().Dot("Unknown").Call(jen.Id("p"), jen.Id("key"), jen.Op("&").Id("unknown"))))
 	body := []jen.Code{
 		jen.If(jen.Op("!").Add(dec()).Dot("OpenObject").Call(jen.Id("p"))).Block(jen.Return()),
 	}
@@ -253,6 +251,7 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 	if t.OneOf != nil {
 		body = append(body, jen.Id("member").Op(":=").Lit(0))
 	}
+	body = append(body, jen.Var().Id("unknown").Add(rt("Keys")))
 	body = append(body,
 		jen.For(jen.Id("first").Op(":=").True(), jen.Empty(), jen.Empty()).Block(
 			jen.List(jen.Id("key"), jen.Id("ok")).Op(":=").Add(dec()).Dot("NextKey").Call(jen.Op("&").Id("first")),
@@ -303,7 +302,7 @@ func nullIsValue(r *model.Ref) bool {
 // unset, and is a violation on a required one.
 func memberHead(fd *model.Field, bit int, required bool) []jen.Code {
 	if nullIsValue(fd.Ref) {
-		return []jen.Code{dec().Dot("Seen").Call(jen.Op("&").Id("seen"), seenBit(bit)), fieldPath(fd.JSON)}
+		return []jen.Code{fieldPath(fd.JSON), dec().Dot("Seen").Call(jen.Op("&").Id("seen"), seenBit(bit), jen.Op("&").Id("fp"))}
 	}
 	return []jen.Code{
 		fieldPath(fd.JSON),

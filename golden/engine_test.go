@@ -158,6 +158,9 @@ func (e *engine) check(typeName string, data []byte) verdict {
 	if err != nil {
 		return verdict{syntax: true, detail: err.Error()}
 	}
+	if dup, err := hasDuplicateKey(json.NewDecoder(bytes.NewReader(data))); err == nil && dup {
+		return verdict{detail: "a member appears twice in one object"}
+	}
 	unsetNulls(sch, inst)
 	if err := sch.Validate(inst); err != nil {
 		return verdict{detail: oneLine(err.Error())}
@@ -170,6 +173,46 @@ func (e *engine) check(typeName string, data []byte) verdict {
 // says about the same bytes, which JSON Schema cannot express, so that the
 // reference judges payloads as the A2A specification's ProtoJSON binding
 // does.
+
+// hasDuplicateKey reports whether a member appears twice in one object of
+// the next JSON value of dec (after decoding its name, as encoding/json
+// does): ProtoJSON parsers refuse such a document, where JSON Schema engines
+// keep the last occurrence.
+func hasDuplicateKey(dec *json.Decoder) (bool, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return false, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return false, err
+			}
+			key, _ := k.(string)
+			if seen[key] {
+				return true, nil
+			}
+			seen[key] = true
+			if dup, err := hasDuplicateKey(dec); dup || err != nil {
+				return dup, err
+			}
+		}
+		_, err = dec.Token()
+		return false, err
+	case json.Delim('['):
+		for dec.More() {
+			if dup, err := hasDuplicateKey(dec); dup || err != nil {
+				return dup, err
+			}
+		}
+		_, err = dec.Token()
+		return false, err
+	}
+	return false, nil
+}
 
 // unsetNulls removes from inst the object members whose value is null where
 // the schema neither accepts null for the member nor requires it: ProtoJSON

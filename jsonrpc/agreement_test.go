@@ -31,6 +31,9 @@ var agreementCases = []struct {
 	{"id of a bad kind", `{"jsonrpc":"2.0","id":true,"method":"ListTasks"}`, false},
 	{"notification", `{"jsonrpc":"2.0","method":"ListTasks"}`, true},
 	{"send message", okSend, true},
+	{"a member twice in the envelope", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ListTasks"}`, false},
+	{"a member twice in the params", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"a","id":"b"}}`, false},
+	{"a member twice deep in the params", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a","metadata":{"k":1,"k":2}}]}}}`, false},
 }
 
 // TestValidatorAndDecoderAgree runs the same bytes through the validator and

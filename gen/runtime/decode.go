@@ -36,10 +36,6 @@ type Decoder struct {
 	// inScratch says the last rawString result lives in scratch, which the
 	// next string overwrites: it is always copied.
 	inScratch bool
-	// dup is set when a known member appears twice in one object; callers
-	// then decode a normalised copy (the last occurrence wins, as in
-	// encoding/json).
-	dup bool
 }
 
 func (d *Decoder) fail(msg string) {
@@ -113,7 +109,7 @@ func (d *Decoder) Mismatch(p *Path, want string) {
 	} else {
 		d.v.Add(p, "type", "got "+kindOf(c)+", want "+want)
 	}
-	d.Skip()
+	d.skipAt(p)
 }
 
 // openObject consumes '{' or, for another kind of value, records a type
@@ -536,11 +532,11 @@ func (d *Decoder) Number(p *Path) (float64, bool) {
 	return f, true
 }
 
-// raw reads any JSON value and returns a copy of its bytes.
-func (d *Decoder) raw() []byte {
+// raw reads any JSON value at p and returns a copy of its bytes.
+func (d *Decoder) raw(p *Path) []byte {
 	d.ws()
 	start := d.pos
-	d.Skip()
+	d.skipAt(p)
 	if !d.OK() {
 		return nil
 	}
@@ -554,7 +550,7 @@ func (d *Decoder) RawKinds(p *Path, kinds ...string) []byte {
 	c := d.Peek()
 	k := kindOf(c)
 	if len(kinds) == 0 {
-		return d.raw()
+		return d.raw(p)
 	}
 	match := false
 	for _, want := range kinds {
@@ -566,7 +562,7 @@ func (d *Decoder) RawKinds(p *Path, kinds ...string) []byte {
 		d.Mismatch(p, joinKinds(kinds))
 		return nil
 	}
-	out := d.raw()
+	out := d.raw(p)
 	if k == "number" && !hasKind(kinds, "number") {
 		if r, ok := new(big.Rat).SetString(string(out)); !ok || !r.IsInt() {
 			d.v.Add(p, "type", "got number, want "+joinKinds(kinds))
@@ -601,15 +597,16 @@ func (d *Decoder) Object(p *Path) (map[string]any, bool) {
 		d.Mismatch(p, "object")
 		return nil, false
 	}
-	v := d.anyValue()
+	v := d.anyValue(p)
 	m, _ := v.(map[string]any)
 	return m, d.OK()
 }
 
-// anyValue reads any JSON value the way encoding/json decodes into any,
+// anyValue reads any JSON value at p the way encoding/json decodes into any,
 // except that a number too large for float64 is kept as a json.Number
-// instead of failing.
-func (d *Decoder) anyValue() any {
+// instead of failing, and a member that appears twice in one object is a
+// violation instead of the last occurrence winning.
+func (d *Decoder) anyValue(p *Path) any {
 	switch c := d.Peek(); c {
 	case '{':
 		d.pos++
@@ -626,7 +623,11 @@ func (d *Decoder) anyValue() any {
 				break
 			}
 			key := d.KeyString(k)
-			m[key] = d.anyValue()
+			kp := p.Key(key)
+			if _, dup := m[key]; dup {
+				d.Duplicate(&kp)
+			}
+			m[key] = d.anyValue(&kp)
 		}
 		if !d.OK() {
 			return nil
@@ -642,7 +643,8 @@ func (d *Decoder) anyValue() any {
 		a := []any{}
 		first := true
 		for d.NextItem(&first) {
-			a = append(a, d.anyValue())
+			ip := p.Index(len(a))
+			a = append(a, d.anyValue(&ip))
 		}
 		if !d.OK() {
 			return nil
@@ -679,8 +681,13 @@ func (d *Decoder) anyValue() any {
 	}
 }
 
-// skip consumes any JSON value, checking its syntax.
-func (d *Decoder) Skip() {
+// Skip consumes any JSON value, checking its syntax and recording members
+// that appear twice in one object (see skipAt) at pointers from the root.
+func (d *Decoder) Skip() { d.skipAt(nil) }
+
+// skipAt consumes the JSON value at p, checking its syntax; a member that
+// appears twice in one object is recorded as a violation.
+func (d *Decoder) skipAt(p *Path) {
 	switch c := d.Peek(); c {
 	case '{':
 		d.pos++
@@ -689,12 +696,17 @@ func (d *Decoder) Skip() {
 			d.fail("exceeded max depth")
 			return
 		}
-		first := true
-		for {
-			if _, ok := d.NextKey(&first); !ok {
+		var keys Keys
+		for first := true; ; {
+			k, ok := d.NextKey(&first)
+			if !ok {
 				return
 			}
-			d.Skip()
+			kp := p.Key(d.tempKey(k))
+			if keys.add(kp.key) {
+				d.Duplicate(&kp)
+			}
+			d.skipAt(&kp)
 		}
 	case '[':
 		d.pos++
@@ -703,9 +715,10 @@ func (d *Decoder) Skip() {
 			d.fail("exceeded max depth")
 			return
 		}
-		first := true
-		for d.NextItem(&first) {
-			d.Skip()
+		ip := p.Index(-1)
+		for first := true; d.NextItem(&first); {
+			ip.index++
+			d.skipAt(&ip)
 		}
 	case '"':
 		d.rawString()
@@ -736,24 +749,9 @@ func (d *Decoder) Skip() {
 	}
 }
 
-// normalize rewrites a document through encoding/json so that duplicate
-// object keys collapse to their last occurrence, as JSON Schema engines built
-// on encoding/json see them.
-func normalize(data []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
-}
-
 // decodeDoc runs fn over data as a whole document. With required set (the
-// Validate<Type>JSON path, whose value is discarded) strings alias data. When a known member
-// appears twice in one object it decodes a normalised copy instead, so the
-// last occurrence wins as in encoding/json. It returns a syntax error, or nil
-// with any violations left in v.
+// Validate<Type>JSON path, whose value is discarded) strings alias data. It
+// returns a syntax error, or nil with any violations left in v.
 func decodeDoc(data []byte, v *Validator, required bool, fn func(d *Decoder)) error {
 	return decodeMode(data, v, required, required, fn)
 }
@@ -763,20 +761,6 @@ func decodeDoc(data []byte, v *Validator, required bool, fn func(d *Decoder)) er
 // copies strings.
 func decodeMode(data []byte, v *Validator, required, alias bool, fn func(d *Decoder)) error {
 	d := Decoder{data: data, v: v, required: required, alias: alias}
-	fn(&d)
-	d.end()
-	if d.syntax != nil {
-		return d.syntax
-	}
-	if !d.dup {
-		return nil
-	}
-	norm, err := normalize(data)
-	if err != nil {
-		return &SyntaxError{Msg: err.Error()}
-	}
-	v.reset()
-	d = Decoder{data: norm, v: v, required: required, alias: alias}
 	fn(&d)
 	d.end()
 	if d.syntax != nil {
@@ -797,10 +781,9 @@ func DecodeAt(v *Validator, p *Path, raw []byte, fn func(d *Decoder, p *Path)) {
 	v.merge(&sub)
 }
 
-// value reads any JSON value (protobuf Value).
+// Value reads any JSON value (protobuf Value).
 func (d *Decoder) Value(p *Path) any {
-	_ = p
-	return d.anyValue()
+	return d.anyValue(p)
 }
 
 // CheckRaw checks that a raw value built in Go is JSON of one of the kinds.

@@ -211,31 +211,51 @@ func TestViolationsReportPointersAndDropRequiredNoise(t *testing.T) {
 	}
 }
 
-func TestDuplicateKeysNormalise(t *testing.T) {
-	var v Validator
-	var got string
-	err := decodeDoc([]byte(`{"k":1,"k":"last"}`), &v, false, func(d *Decoder) {
-		first := true
-		if !d.OpenObject(nil) {
-			return
-		}
-		for {
-			k, ok := d.NextKey(&first)
-			if !ok {
-				break
-			}
-			if string(k) == "k" {
-				if got != "" || d.Peek() != '"' {
-					d.dup = true
+func TestDuplicateKeysAreViolations(t *testing.T) {
+	cases := []struct {
+		name string
+		data string
+		read func(d *Decoder, p *Path)
+		want string // the violations, "pointer rule message;" each
+	}{
+		{"in a Struct", `{"a":1,"a":2}`, func(d *Decoder, p *Path) { d.Object(p) },
+			`/m/a duplicate member "a" appears more than once;`},
+		{"deep in a Struct", `{"a":[{"b":1,"c":{"d":0,"d":0}}]}`, func(d *Decoder, p *Path) { d.Object(p) },
+			`/m/a/0/c/d duplicate member "d" appears more than once;`},
+		{"in a skipped value", `{"x":{"y":[1,{"z":1,"z":1}]}}`, func(d *Decoder, p *Path) { d.skipAt(p) },
+			`/m/x/y/1/z duplicate member "z" appears more than once;`},
+		{"in a string map, after unescaping", `{"k":"1","\u006b":"2"}`, func(d *Decoder, p *Path) { d.StringMap(p) },
+			`/m/k duplicate member "k" appears more than once;`},
+		{"unknown members", `{"u":1,"v":2,"u":3}`, func(d *Decoder, p *Path) {
+			var keys Keys
+			d.OpenObject(p)
+			for first := true; ; {
+				k, ok := d.NextKey(&first)
+				if !ok {
+					return
 				}
-				got, _ = d.String(nil)
-				continue
+				d.Unknown(p, k, &keys)
 			}
-			d.Skip()
-		}
-	})
-	if err != nil || got != "last" {
-		t.Fatalf("got %q, %v", got, err)
+		}, `/m/u duplicate member "u" appears more than once;`},
+		{"the same key in two objects", `{"a":{"a":1},"b":{"a":1}}`, func(d *Decoder, p *Path) { d.Object(p) }, ``},
+		{"the same element twice in an array", `[{"a":1},{"a":1}]`, func(d *Decoder, p *Path) { d.skipAt(p) }, ``},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var v Validator
+			p := Path{key: "m", index: -1}
+			err := decodeDoc([]byte(c.data), &v, true, func(d *Decoder) { c.read(d, &p) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			for _, x := range v.violations {
+				got += x.Pointer + " " + x.Rule + " " + x.Message + ";"
+			}
+			if got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
 	}
 }
 

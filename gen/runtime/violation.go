@@ -94,6 +94,11 @@ func (v *Validator) Err() error {
 	// mismatch only.
 	out := make([]Violation, 0, len(v.violations))
 	for i, x := range v.violations {
+		if i > 0 && x == v.violations[i-1] {
+			// Found twice: JSON-RPC params are read as the envelope's
+			// member and again as the method's request.
+			continue
+		}
 		if (x.Rule == "required" || x.Rule == "oneOf") && hasTypeViolation(v.violations, i, x.Pointer) {
 			continue
 		}

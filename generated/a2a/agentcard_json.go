@@ -17,6 +17,7 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -55,7 +56,7 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.ExtendedAgentCard = runtime.Ptr(d.Bool(&fp))
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -169,6 +170,7 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -242,10 +244,10 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 					if !ok {
 						break
 					}
-					if _, dup := x.SecuritySchemes[k0]; dup {
-						d.Duplicate()
-					}
 					kp0 := fp.Key(k0)
+					if _, dup := x.SecuritySchemes[k0]; dup {
+						d.Duplicate(&kp0)
+					}
 					var e0 SecurityScheme
 					e0.DecodeJSONAt(d, &kp0)
 					x.SecuritySchemes[k0] = e0
@@ -309,7 +311,7 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.IconURL = runtime.Ptr(d.String(&fp))
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -529,6 +531,7 @@ func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -554,7 +557,7 @@ func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Header, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -636,6 +639,7 @@ func (x *AgentExtension) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -667,7 +671,7 @@ func (x *AgentExtension) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Params, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -757,6 +761,7 @@ func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -788,7 +793,7 @@ func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.ProtocolVersion, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -866,6 +871,7 @@ func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -885,7 +891,7 @@ func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Organization, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -957,6 +963,7 @@ func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1019,7 +1026,7 @@ func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }

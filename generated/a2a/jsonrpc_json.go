@@ -17,6 +17,7 @@ func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -36,11 +37,11 @@ func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Message, _ = d.String(&fp)
 		case "data":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("data")
+			d.Seen(&seen, 1<<2, &fp)
 			x.Data = d.Value(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<0) != 0, "code")
@@ -123,6 +124,7 @@ func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -136,8 +138,8 @@ func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.JSONRPC, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			d.Seen(&seen, 1<<1, &fp)
 			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "method":
 			fp := p.Key("method")
@@ -152,7 +154,7 @@ func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Params = d.RawKinds(&fp, "object")
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -242,6 +244,7 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -255,12 +258,12 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.JSONRPC, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			d.Seen(&seen, 1<<1, &fp)
 			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "result":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("result")
+			d.Seen(&seen, 1<<2, &fp)
 			d.OneOf(p, &member, 1, "result, error")
 			var mv json.RawMessage
 			mv = d.RawKinds(&fp)
@@ -277,7 +280,7 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Outcome = obj
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<1) != 0, "id")

@@ -15,6 +15,7 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -77,7 +78,7 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.ReferenceTaskIDs = d.Strings(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -195,6 +196,7 @@ func (x *Part) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -247,12 +249,12 @@ func (x *Part) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			mv, _ = d.String(&fp)
 			x.Content = PartURL(mv)
 		case "data":
-			d.Seen(&seen, 1<<6)
 			fp := p.Key("data")
+			d.Seen(&seen, 1<<6, &fp)
 			d.OneOf(p, &member, 4, "text, raw, url, data")
 			x.Content = PartData{Value: d.Value(&fp)}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }

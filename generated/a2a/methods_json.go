@@ -17,6 +17,7 @@ func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -42,7 +43,7 @@ func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -130,6 +131,7 @@ func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -155,7 +157,7 @@ func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(
 			}
 			x.ID, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -236,6 +238,7 @@ func (x *Empty) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
 	}
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -243,7 +246,7 @@ func (x *Empty) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -312,6 +315,7 @@ func (x *GetExtendedAgentCardRequest) DecodeJSONAt(d *runtime.Decoder, p *runtim
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -325,7 +329,7 @@ func (x *GetExtendedAgentCardRequest) DecodeJSONAt(d *runtime.Decoder, p *runtim
 			}
 			x.Tenant, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -401,6 +405,7 @@ func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, 
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -426,7 +431,7 @@ func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, 
 			}
 			x.ID, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -508,6 +513,7 @@ func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -533,7 +539,7 @@ func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.HistoryLength = runtime.Ptr(d.Int32(&fp))
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -617,6 +623,7 @@ func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -648,7 +655,7 @@ func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder
 			}
 			x.PageToken, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -740,6 +747,7 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -766,7 +774,7 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
 			}
 			x.NextPageToken, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -866,6 +874,7 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -934,7 +943,7 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.IncludeArtifacts = runtime.Ptr(d.Bool(&fp))
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1048,6 +1057,7 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1086,7 +1096,7 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.TotalSize, _ = d.Int32(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<1) != 0, "nextPageToken")
@@ -1183,6 +1193,7 @@ func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.P
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1217,7 +1228,7 @@ func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.P
 			}
 			x.ReturnImmediately, _ = d.Bool(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1320,6 +1331,7 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1357,7 +1369,7 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1463,6 +1475,7 @@ func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1482,7 +1495,7 @@ func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 			}
 			x.ID, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }

@@ -13,6 +13,7 @@ func (x *AuthenticationInfo) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -32,7 +33,7 @@ func (x *AuthenticationInfo) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Credentials, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -108,6 +109,7 @@ func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -154,7 +156,7 @@ func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime
 				x.Authentication.DecodeJSONAt(d, &fp)
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }

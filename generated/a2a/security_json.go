@@ -17,6 +17,7 @@ func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -42,7 +43,7 @@ func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 			}
 			x.Name, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -122,6 +123,7 @@ func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -159,7 +161,7 @@ func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 			}
 			x.PKCERequired, _ = d.Bool(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<3) != 0, "scopes")
@@ -247,6 +249,7 @@ func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -272,7 +275,7 @@ func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 			}
 			x.Scopes = d.StringMap(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<2) != 0, "scopes")
@@ -354,6 +357,7 @@ func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -385,7 +389,7 @@ func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 			}
 			x.Scopes = d.StringMap(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<3) != 0, "scopes")
@@ -467,6 +471,7 @@ func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -492,7 +497,7 @@ func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 			}
 			x.BearerFormat, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -574,6 +579,7 @@ func (x *ImplicitOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -599,7 +605,7 @@ func (x *ImplicitOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Scopes = d.StringMap(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -682,6 +688,7 @@ func (x *MutualTlsSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -695,7 +702,7 @@ func (x *MutualTlsSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 			}
 			x.Description, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -770,6 +777,7 @@ func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -798,7 +806,7 @@ func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 			}
 			x.OAuth2MetadataURL, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -889,6 +897,7 @@ func (x *OAuthFlows) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -951,7 +960,7 @@ func (x *OAuthFlows) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Flow = obj
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1085,6 +1094,7 @@ func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtim
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1104,7 +1114,7 @@ func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtim
 			}
 			x.OpenIDConnectURL, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1183,6 +1193,7 @@ func (x *PasswordOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1208,7 +1219,7 @@ func (x *PasswordOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Scopes = d.StringMap(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1291,6 +1302,7 @@ func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1309,17 +1321,17 @@ func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 					if !ok {
 						break
 					}
-					if _, dup := x.Schemes[k0]; dup {
-						d.Duplicate()
-					}
 					kp0 := fp.Key(k0)
+					if _, dup := x.Schemes[k0]; dup {
+						d.Duplicate(&kp0)
+					}
 					var e0 StringList
 					e0.DecodeJSONAt(d, &kp0)
 					x.Schemes[k0] = e0
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1414,6 +1426,7 @@ func (x *SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1476,7 +1489,7 @@ func (x *SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Scheme = obj
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1609,6 +1622,7 @@ func (x *StringList) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1622,7 +1636,7 @@ func (x *StringList) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.List = d.Strings(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }

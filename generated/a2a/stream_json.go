@@ -14,6 +14,7 @@ func (x *SendMessageResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -43,7 +44,7 @@ func (x *SendMessageResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 			}
 			x.Payload = obj
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -142,6 +143,7 @@ func (x *StreamResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -193,7 +195,7 @@ func (x *StreamResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Payload = obj
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }

@@ -15,6 +15,7 @@ func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -65,7 +66,7 @@ func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Extensions = d.Strings(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -175,6 +176,7 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -235,7 +237,7 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -368,6 +370,7 @@ func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -414,7 +417,7 @@ func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -515,6 +518,7 @@ func (x *TaskStatus) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -550,7 +554,7 @@ func (x *TaskStatus) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -638,6 +642,7 @@ func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -672,7 +677,7 @@ func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path
 			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }

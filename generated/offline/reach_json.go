@@ -15,6 +15,7 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -70,7 +71,7 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<1) != 0, "message")
@@ -163,6 +164,7 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -224,7 +226,7 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<1) != 0, "queued")
@@ -317,6 +319,7 @@ func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -348,7 +351,7 @@ func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.RecordTtlSec, _ = d.Int64(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<0) != 0, "maxMessages")
@@ -429,6 +432,7 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -466,7 +470,7 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<2) != 0, "queued")
@@ -548,6 +552,7 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -591,7 +596,7 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.AsleepAnswer, _ = runtime.Enum[AsleepAnswer](d.String(&fp))
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<2) != 0, "storeForward")
@@ -692,6 +697,7 @@ func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -717,7 +723,7 @@ func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.LengthSec, _ = d.Int32(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<0) != 0, "periodSec")

@@ -17,6 +17,7 @@ func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -30,8 +31,8 @@ func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Op, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			d.Seen(&seen, 1<<1, &fp)
 			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "args":
 			fp := p.Key("args")
@@ -40,7 +41,7 @@ func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			}
 			x.Args = d.RawKinds(&fp, "object")
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -126,6 +127,7 @@ func (x *Circle) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -141,7 +143,7 @@ func (x *Circle) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				x.Radius = val
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<0) != 0, "radius")
@@ -216,6 +218,7 @@ func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -241,7 +244,7 @@ func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -316,6 +319,7 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -364,10 +368,10 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 					if !ok {
 						break
 					}
-					if _, dup := x.Sizes[k0]; dup {
-						d.Duplicate()
-					}
 					kp0 := fp.Key(k0)
+					if _, dup := x.Sizes[k0]; dup {
+						d.Duplicate(&kp0)
+					}
 					var e0 int32
 					e0, _ = d.Int32(&kp0)
 					x.Sizes[k0] = e0
@@ -398,10 +402,10 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 					if !ok {
 						break
 					}
-					if _, dup := x.Named[k0]; dup {
-						d.Duplicate()
-					}
 					kp0 := fp.Key(k0)
+					if _, dup := x.Named[k0]; dup {
+						d.Duplicate(&kp0)
+					}
 					var e0 Layer
 					e0.DecodeJSONAt(d, &kp0)
 					x.Named[k0] = e0
@@ -491,12 +495,12 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			mv, _ = d.String(&fp)
 			x.Body = ShapeLabel(mv)
 		case "note":
-			d.Seen(&seen, 1<<17)
 			fp := p.Key("note")
+			d.Seen(&seen, 1<<17, &fp)
 			d.OneOf(p, &member, 3, "circle, label, note")
 			x.Body = ShapeNote{Value: d.Value(&fp)}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 	d.Require(p, seen&(1<<4) != 0, "sizes")

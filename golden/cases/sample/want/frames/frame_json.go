@@ -17,6 +17,7 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -69,17 +70,17 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 					if !ok {
 						break
 					}
-					if _, dup := x.ByName[k0]; dup {
-						d.Duplicate()
-					}
 					kp0 := fp.Key(k0)
+					if _, dup := x.ByName[k0]; dup {
+						d.Duplicate(&kp0)
+					}
 					var e0 sample.Layer
 					e0.DecodeJSONAt(d, &kp0)
 					x.ByName[k0] = e0
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
