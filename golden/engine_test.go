@@ -161,7 +161,9 @@ func (e *engine) check(typeName string, data []byte) verdict {
 	if dup, err := hasDuplicateKey(json.NewDecoder(bytes.NewReader(data))); err == nil && dup {
 		return verdict{detail: "a member appears twice in one object"}
 	}
-	unsetNulls(sch, inst)
+	if why := protoJSON(sch, inst); why != "" {
+		return verdict{detail: why}
+	}
 	if err := sch.Validate(inst); err != nil {
 		return verdict{detail: oneLine(err.Error())}
 	}
@@ -214,12 +216,28 @@ func hasDuplicateKey(dec *json.Decoder) (bool, error) {
 	return false, nil
 }
 
-// unsetNulls removes from inst the object members whose value is null where
+// protoJSON removes from inst the object members whose value is null where
 // the schema neither accepts null for the member nor requires it: ProtoJSON
-// reads such a null as "not set". It descends into members and array items,
-// following $ref, allOf and the if/then branches that apply.
-func unsetNulls(sch *jsonschema.Schema, inst any) {
+// reads such a null as "not set". It returns why inst is not ProtoJSON: a
+// number with a fraction or an exponent (10.0, 1e1) where the schema wants an
+// integer, which JSON Schema accepts when its value is whole. It descends
+// into members, map values and array items, following $ref, allOf and the
+// if/then branches that apply.
+func protoJSON(sch *jsonschema.Schema, inst any) (why string) {
+	note := func(w string) {
+		if why == "" {
+			why = w
+		}
+	}
 	switch v := inst.(type) {
+	case json.Number:
+		if strings.ContainsAny(string(v), ".eE") {
+			for _, s := range applicable(sch, inst, nil) {
+				if s.Types != nil && slices.Equal(s.Types.ToStrings(), []string{"integer"}) {
+					return string(v) + " is not an integer"
+				}
+			}
+		}
 	case map[string]any:
 		scopes := applicable(sch, inst, nil)
 		for k, val := range v {
@@ -236,12 +254,12 @@ func unsetNulls(sch *jsonschema.Schema, inst any) {
 				continue
 			}
 			for _, p := range props {
-				unsetNulls(p, val)
+				note(protoJSON(p, val))
 			}
 			if len(props) == 0 {
 				for _, s := range scopes {
 					if ap, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
-						unsetNulls(ap, val)
+						note(protoJSON(ap, val))
 					}
 				}
 			}
@@ -250,11 +268,12 @@ func unsetNulls(sch *jsonschema.Schema, inst any) {
 		for _, s := range applicable(sch, inst, nil) {
 			if s.Items2020 != nil {
 				for _, x := range v {
-					unsetNulls(s.Items2020, x)
+					note(protoJSON(s.Items2020, x))
 				}
 			}
 		}
 	}
+	return why
 }
 
 // applicable lists sch and the schemas that apply to inst with it: its $ref

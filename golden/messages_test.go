@@ -37,6 +37,21 @@ var messageCases = []struct {
 		data: `{"messageId":"m","role":"ROLE_USER","parts":[null]}`,
 		want: "/parts/0: type: got null, want object",
 	},
+	{
+		name: "a whole number with a fraction is not an integer", typeName: "ListTasksRequest",
+		data: `{"pageSize":10.0}`,
+		want: "/pageSize: type: got 10.0, want an integer (no fraction or exponent)",
+	},
+	{
+		name: "a whole number with an exponent is not an integer", typeName: "ListTasksRequest",
+		data: `{"pageSize":1e1}`,
+		want: "/pageSize: type: got 1e1, want an integer (no fraction or exponent)",
+	},
+	{
+		name: "a member twice", typeName: "Part",
+		data: `{"text":"a","metadata":{"k":1,"k":2}}`,
+		want: `/metadata/k: duplicate: member "k" appears more than once`,
+	},
 }
 
 func TestViolationMessages(t *testing.T) {

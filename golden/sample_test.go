@@ -33,8 +33,10 @@ func TestSampleShapeVerdicts(t *testing.T) {
 		{"optional zero values still checked", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{},"count":0,"label":"x","at":"","side":"","mode":""}`,
 			[]string{"pattern", "format", "enum", "enum"}},
 		{"wrong JSON types", `{"id":1,"color":"COLOR_RED","tags":"a","sizes":{},"count":"0","label":"x"}`, []string{"type", "type", "type"}},
-		{"int32 bounds and whole numbers", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{"a":1e2,"b":1.5},"count":2147483648,"label":"x","depth":1.0}`,
-			[]string{"maximum", "type"}},
+		{"int32 bounds", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{"a":100},"count":2147483648,"label":"x","depth":1}`,
+			[]string{"maximum"}},
+		{"whole numbers with a fraction or an exponent are not integers", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{"a":1e2,"b":1.5},"count":2,"label":"x","depth":1.0}`,
+			[]string{"type", "type", "type"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

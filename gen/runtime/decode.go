@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
-	"math/big"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -458,10 +457,10 @@ func (d *Decoder) numberToken() ([]byte, bool) {
 }
 
 // integer reads an integer that must fit the Go type's range [lo, hi]. A
-// number with a fraction or an exponent is an integer when its value is
-// whole, as in JSON Schema. A value outside the range is recorded as a
-// minimum / maximum violation and returned clamped (still reporting true).
-// Only a non-integer reports false.
+// number with a fraction or an exponent (10.0, 1e1) is not an integer, even
+// when its value is whole: ProtoJSON writes integers as decimal integers. A
+// value outside the range is recorded as a minimum / maximum violation and
+// returned clamped (still reporting true). Only a non-integer reports false.
 func (d *Decoder) integer(p *Path, lo, hi int64) (int64, bool) {
 	c := d.Peek()
 	if c != '-' && (c < '0' || c > '9') {
@@ -472,33 +471,26 @@ func (d *Decoder) integer(p *Path, lo, hi int64) (int64, bool) {
 	if !d.OK() {
 		return 0, false
 	}
-	if !frac {
-		n, err := strconv.ParseInt(string(tok), 10, 64)
-		if err == nil {
-			return d.bound(p, n, lo, hi), true
-		}
-		if tok[0] == '-' {
-			d.v.Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
-			return lo, true
-		}
-		d.v.Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
-		return hi, true
-	}
-	r, ok := new(big.Rat).SetString(string(tok))
-	if !ok || !r.IsInt() {
-		d.v.Add(p, "type", "got number, want integer")
+	if frac {
+		d.v.Add(p, "type", notInteger(tok))
 		return 0, false
 	}
-	num := r.Num()
-	if num.IsInt64() {
-		return d.bound(p, num.Int64(), lo, hi), true
+	n, err := strconv.ParseInt(string(tok), 10, 64)
+	if err == nil {
+		return d.bound(p, n, lo, hi), true
 	}
-	if num.Sign() < 0 {
+	if tok[0] == '-' {
 		d.v.Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
 		return lo, true
 	}
 	d.v.Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
 	return hi, true
+}
+
+// notInteger is the message for a number with a fraction or an exponent
+// where an integer is wanted.
+func notInteger(tok []byte) string {
+	return "got " + string(tok) + ", want an integer (no fraction or exponent)"
 }
 
 func (d *Decoder) bound(p *Path, n, lo, hi int64) int64 {
@@ -563,10 +555,8 @@ func (d *Decoder) RawKinds(p *Path, kinds ...string) []byte {
 		return nil
 	}
 	out := d.raw(p)
-	if k == "number" && !hasKind(kinds, "number") {
-		if r, ok := new(big.Rat).SetString(string(out)); !ok || !r.IsInt() {
-			d.v.Add(p, "type", "got number, want "+joinKinds(kinds))
-		}
+	if k == "number" && !hasKind(kinds, "number") && bytes.ContainsAny(out, ".eE") {
+		d.v.Add(p, "type", notInteger(out))
 	}
 	return out
 }

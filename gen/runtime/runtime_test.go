@@ -82,14 +82,17 @@ func TestIntegerRules(t *testing.T) {
 	}{
 		{"7", 7, "", true},
 		{"-0", 0, "", true},
-		{"1.0", 1, "", true},
-		{"1e2", 100, "", true},
-		{"2.50e1", 25, "", true},
+		{"1.0", 0, "type", false},
+		{"10.0", 0, "type", false},
+		{"1e2", 0, "type", false},
+		{"1E2", 0, "type", false},
+		{"2.50e1", 0, "type", false},
 		{"1.5", 0, "type", false},
+		{"-0.0", 0, "type", false},
 		{"2147483648", 2147483647, "maximum", true},
 		{"-2147483649", -2147483648, "minimum", true},
 		{"99999999999999999999", 2147483647, "maximum", true},
-		{"1e30", 2147483647, "maximum", true},
+		{"1e30", 0, "type", false},
 		{`"7"`, 0, "type", false},
 	}
 	for _, tc := range cases {
