@@ -932,7 +932,7 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				x.StatusTimestampAfter = val
 				if val == "" {
 					v := d.Validator()
-					v.Add(&fp, "pattern", "does not match Z$")
+					v.Add(&fp, "pattern", "does not match ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,9})?Z$")
 					v.Add(&fp, "format", "not an RFC 3339 date-time")
 				}
 			}

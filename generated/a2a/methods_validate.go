@@ -6,7 +6,6 @@ package a2a
 import (
 	"github.com/a2abind/a2abind/gen/runtime"
 	"strconv"
-	"strings"
 )
 
 // ValidateAt records at p every rule of the CancelTaskRequest schema that x
@@ -231,8 +230,8 @@ func (x *ListTasksRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("statusTimestampAfter")
 		if x.StatusTimestampAfter != "" {
-			if !strings.HasSuffix(x.StatusTimestampAfter, "Z") {
-				v.Add(&fp, "pattern", "does not match Z$")
+			if !pattern99f2e078.MatchString(x.StatusTimestampAfter) {
+				v.Add(&fp, "pattern", "does not match ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,9})?Z$")
 			}
 			if !runtime.DateTime(x.StatusTimestampAfter) {
 				v.Add(&fp, "format", "not an RFC 3339 date-time")

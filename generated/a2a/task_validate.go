@@ -6,7 +6,6 @@ package a2a
 import (
 	"github.com/a2abind/a2abind/gen/runtime"
 	"strconv"
-	"strings"
 )
 
 // ValidateAt records at p every rule of the Artifact schema that x breaks. It
@@ -151,8 +150,8 @@ func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("timestamp")
 		if x.Timestamp != "" {
-			if !strings.HasSuffix(x.Timestamp, "Z") {
-				v.Add(&fp, "pattern", "does not match Z$")
+			if !pattern99f2e078.MatchString(x.Timestamp) {
+				v.Add(&fp, "pattern", "does not match ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,9})?Z$")
 			}
 			if !runtime.DateTime(x.Timestamp) {
 				v.Add(&fp, "format", "not an RFC 3339 date-time")
