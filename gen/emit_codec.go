@@ -180,7 +180,8 @@ func readValue(x jen.Code, t *model.Type) jen.Code {
 func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 	var cases []jen.Code
 	bit := 0
-	var requiredInvisible []jen.Code
+	var requiredMask uint64
+	var names []jen.Code
 	members := len(t.Fields)
 	if t.OneOf != nil {
 		members += len(t.OneOf.Members)
@@ -206,10 +207,10 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 		}
 		body = append(body, stmts...)
 		cases = append(cases, jen.Case(jen.Lit(fd.JSON)).Block(body...))
-		if fd.Required && invisibleWhenMissing(fd) {
-			requiredInvisible = append(requiredInvisible,
-				dec().Dot("Require").Call(jen.Id("p"), jen.Id("seen").Op("&").Parens(seenBit(bit)).Op("!=").Lit(0), jen.Lit(fd.JSON)))
+		if fd.Required {
+			requiredMask |= 1 << bit
 		}
+		names = append(names, jen.Lit(fd.JSON))
 		bit++
 	}
 	if o := t.OneOf; o != nil {
@@ -259,7 +260,18 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 			jen.Switch(jen.String().Call(jen.Id("key"))).Block(cases...),
 		),
 	)
-	body = append(body, requiredInvisible...)
+	if requiredMask != 0 {
+		// Every required member not read is reported missing, at its own
+		// pointer; the names run up to the last required member.
+		mask := jen.Id(fmt.Sprintf("0b%b", requiredMask))
+		last := 63
+		for requiredMask&(1<<last) == 0 {
+			last--
+		}
+		args := append([]jen.Code{jen.Id("p"), jen.Id("seen"), mask, jen.Op("&").Id("unknown")}, names[:last+1]...)
+		body = append(body, jen.If(jen.Id("seen").Op("&").Add(mask).Op("!=").Add(mask)).Block(
+			dec().Dot("Missing").Call(args...)))
+	}
 	cmt(f, fmt.Sprintf("DecodeJSONAt reads %s from d, recording type mismatches at p. It\nis for generated code; call UnmarshalJSON or Parse%sJSON.", article(t.Name), t.Name))
 	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("DecodeJSONAt").Params(sigParams(
 		len("func (x *) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {")+len(t.Name),

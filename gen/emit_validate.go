@@ -362,7 +362,19 @@ func (ck *checker) genValidate(f *jen.File, types []*model.Type) error {
 			}
 			switch {
 			case fd.Required && !invisibleWhenMissing(fd):
-				missing := jen.If(absent(fd, x)).Block(add(fp, "required", "missing property \""+fd.JSON+"\""))
+				// An empty string breaks the rules its zero value breaks
+				// ("must not be empty"); the decoder reports a member that
+				// is not there as missing.
+				onAbsent := []jen.Code{add(fp, "required", "missing property \""+fd.JSON+"\"")}
+				if k := fd.Ref.Kind; !fd.Pointer && (k == model.KindString || k == model.KindEnum) {
+					if zv := zeroViolations(fd.Ref); len(zv) > 0 {
+						onAbsent = nil
+						for _, z := range zv {
+							onAbsent = append(onAbsent, add(fp, z[0], z[1]))
+						}
+					}
+				}
+				missing := jen.If(absent(fd, x)).Block(onAbsent...)
 				if len(inner) > 0 {
 					missing = missing.Else().Block(inner...)
 				}

@@ -52,6 +52,36 @@ var messageCases = []struct {
 		data: `{"text":"a","metadata":{"k":1,"k":2}}`,
 		want: `/metadata/k: duplicate: member "k" appears more than once`,
 	},
+	{
+		name: "an empty required string is not missing", typeName: "AgentCardSignature",
+		data: `{"protected":"","signature":"s"}`,
+		want: "/protected: minLength: must not be empty",
+	},
+	{
+		name: "missing members of every kind at their own pointers", typeName: "ListTasksResponse",
+		data: `{}`,
+		want: `/nextPageToken: required: missing property "nextPageToken"; ` +
+			`/pageSize: required: missing property "pageSize"; ` +
+			`/tasks: required: missing property "tasks"; ` +
+			`/totalSize: required: missing property "totalSize"`,
+	},
+	{
+		name: "a missing string, object and map at their own pointers", typeName: "AuthorizationCodeOAuthFlow",
+		data: `{}`,
+		want: `/authorizationUrl: required: missing property "authorizationUrl"; ` +
+			`/scopes: required: missing property "scopes"; ` +
+			`/tokenUrl: required: missing property "tokenUrl"`,
+	},
+	{
+		name: "a snake_case member beside the missing camelCase one", typeName: "AgentSkill",
+		data: `{"id":"s","name":"n","description":"d","tags":["t"],"input_modes":["text/plain"]}`,
+		want: "valid",
+	},
+	{
+		name: "a snake_case required member", typeName: "TaskStatusUpdateEvent",
+		data: `{"task_id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}`,
+		want: `/taskId: required: missing property "taskId": found task_id; the ProtoJSON name is taskId`,
+	},
 }
 
 func TestViolationMessages(t *testing.T) {

@@ -48,14 +48,42 @@ func (d *Decoder) Member(seen *uint64, bit uint64, p *Path, required bool) bool 
 	return true
 }
 
-// Require records a missing required member name of the object at p when
-// the decoder checks required members (Validate<Type>JSON, Parse<Type>JSON)
-// and present is false. It is for members whose absence the decoded Go value
-// cannot show (numbers, booleans, maps, strings that may be empty).
-func (d *Decoder) Require(p *Path, present bool, name string) {
-	if !present && d.required && d.OK() {
-		d.v.Add(p, "required", "missing property \""+name+"\"")
+// Missing records, at its own pointer, each required member of the object
+// at p that was not read, when the decoder checks required members
+// (Validate<Type>JSON, Parse<Type>JSON): those whose bit is in mask but not
+// in seen. names holds the JSON name of each member by bit. A member found
+// under its snake_case name (unknown holds the members the type does not
+// define) is named in the message, since ProtoJSON writes the camelCase one.
+func (d *Decoder) Missing(p *Path, seen, mask uint64, unknown *Keys, names ...string) {
+	if !d.required || !d.OK() {
+		return
 	}
+	for bit, name := range names {
+		if mask&(1<<bit) == 0 || seen&(1<<bit) != 0 {
+			continue
+		}
+		msg := "missing property " + strconv.Quote(name)
+		if snake := snakeCase(name); snake != name && unknown.has(snake) {
+			msg += ": found " + snake + "; the ProtoJSON name is " + name
+		}
+		kp := p.Key(name)
+		d.v.Add(&kp, "required", msg)
+	}
+}
+
+// snakeCase turns a lowerCamelCase member name into the snake_case name of
+// its protobuf field.
+func snakeCase(name string) string {
+	var b []byte
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			b = append(b, '_', c-'A'+'a')
+			continue
+		}
+		b = append(b, c)
+	}
+	return string(b)
 }
 
 // OneOf records that member number m (from 1) of a oneof group was read in
@@ -197,6 +225,18 @@ type Keys struct {
 	n     int
 	first string
 	more  map[string]struct{}
+}
+
+// has reports whether k was recorded.
+func (s *Keys) has(k string) bool {
+	if s.n == 0 {
+		return false
+	}
+	if k == s.first {
+		return true
+	}
+	_, ok := s.more[k]
+	return ok
 }
 
 // add records k and reports whether it was recorded before.

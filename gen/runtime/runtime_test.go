@@ -192,7 +192,7 @@ func TestEncodersMatchEncodingJSON(t *testing.T) {
 	}
 }
 
-func TestViolationsReportPointersAndDropRequiredNoise(t *testing.T) {
+func TestViolationsReportPointersAndDropNoise(t *testing.T) {
 	var v Validator
 	root := Path{key: "a/b~c", index: -1}
 	item := Path{parent: &root, index: 2}
@@ -205,11 +205,12 @@ func TestViolationsReportPointersAndDropRequiredNoise(t *testing.T) {
 	for _, x := range err.Violations {
 		got = append(got, x.Pointer+" "+x.Rule)
 	}
-	want := []string{"/a~1b~0c minItems", "/a~1b~0c type", "/a~1b~0c/2 type"}
+	// At one pointer a type violation hides the others.
+	want := []string{"/a~1b~0c type", "/a~1b~0c/2 type"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	if !strings.Contains(err.Error(), "(and 2 more)") || RuneCount("é\xff") != 2 {
+	if !strings.Contains(err.Error(), "(and 1 more)") || RuneCount("é\xff") != 2 {
 		t.Fatal(err.Error())
 	}
 }

@@ -89,17 +89,18 @@ func (v *Validator) Err() error {
 	// Map members are visited in no particular order; sorting by pointer
 	// makes the report deterministic.
 	sort.SliceStable(v.violations, func(i, j int) bool { return v.violations[i].Pointer < v.violations[j].Pointer })
-	// A value of the wrong JSON type is not decoded, so Validate then finds
-	// it missing, or an object without its oneof member: report the type
-	// mismatch only.
+	// A value of the wrong JSON type is not decoded, and a missing member is
+	// not there to break another rule: at one pointer, a type violation
+	// hides the others, and a missing member the other rules.
 	out := make([]Violation, 0, len(v.violations))
 	for i, x := range v.violations {
-		if i > 0 && x == v.violations[i-1] {
+		if n := len(out); n > 0 && x == out[n-1] {
 			// Found twice: JSON-RPC params are read as the envelope's
-			// member and again as the method's request.
+			// member and again as the method's request; a missing object
+			// is seen by the decoder and by Validate.
 			continue
 		}
-		if (x.Rule == "required" || x.Rule == "oneOf") && hasTypeViolation(v.violations, i, x.Pointer) {
+		if hidden(v.violations, i) {
 			continue
 		}
 		out = append(out, x)
@@ -117,9 +118,23 @@ func RuneCount(s string) int {
 	return n
 }
 
-func hasTypeViolation(list []Violation, skip int, pointer string) bool {
-	for i, x := range list {
-		if i != skip && x.Pointer == pointer && x.Rule == "type" {
+// hidden reports whether violation i of list is hidden by another at the
+// same pointer (list is sorted by pointer): type hides every other rule,
+// required every rule but type.
+func hidden(list []Violation, i int) bool {
+	x := list[i]
+	if x.Rule == "type" {
+		return false
+	}
+	lo, hi := i, i
+	for lo > 0 && list[lo-1].Pointer == x.Pointer {
+		lo--
+	}
+	for hi < len(list)-1 && list[hi+1].Pointer == x.Pointer {
+		hi++
+	}
+	for _, y := range list[lo : hi+1] {
+		if y.Rule == "type" || (y.Rule == "required" && x.Rule != "required") {
 			return true
 		}
 	}

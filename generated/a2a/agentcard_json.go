@@ -314,6 +314,9 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b111001010111 != 0b111001010111 {
+		d.Missing(p, seen, 0b111001010111, &unknown, "name", "description", "supportedInterfaces", "provider", "version", "documentationUrl", "capabilities", "securitySchemes", "securityRequirements", "defaultInputModes", "defaultOutputModes", "skills")
+	}
 }
 
 // UnmarshalJSON decodes an AgentCard. It fails on bytes that are not JSON, on
@@ -560,6 +563,9 @@ func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b11 != 0b11 {
+		d.Missing(p, seen, 0b11, &unknown, "protected", "signature")
+	}
 }
 
 // UnmarshalJSON decodes an AgentCardSignature. It fails on bytes that are not
@@ -796,6 +802,9 @@ func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b1011 != 0b1011 {
+		d.Missing(p, seen, 0b1011, &unknown, "url", "protocolBinding", "tenant", "protocolVersion")
+	}
 }
 
 // UnmarshalJSON decodes an AgentInterface. It fails on bytes that are not
@@ -893,6 +902,9 @@ func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b11 != 0b11 {
+		d.Missing(p, seen, 0b11, &unknown, "url", "organization")
 	}
 }
 
@@ -1028,6 +1040,9 @@ func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1111 != 0b1111 {
+		d.Missing(p, seen, 0b1111, &unknown, "id", "name", "description", "tags")
 	}
 }
 

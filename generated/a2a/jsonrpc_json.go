@@ -44,8 +44,9 @@ func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<0) != 0, "code")
-	d.Require(p, seen&(1<<1) != 0, "message")
+	if seen&0b11 != 0b11 {
+		d.Missing(p, seen, 0b11, &unknown, "code", "message")
+	}
 }
 
 // UnmarshalJSON decodes a JSONRPCError. It fails on bytes that are not JSON,
@@ -156,6 +157,9 @@ func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b101 != 0b101 {
+		d.Missing(p, seen, 0b101, &unknown, "jsonrpc", "id", "method")
 	}
 }
 
@@ -283,7 +287,9 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<1) != 0, "id")
+	if seen&0b11 != 0b11 {
+		d.Missing(p, seen, 0b11, &unknown, "jsonrpc", "id")
+	}
 }
 
 // UnmarshalJSON decodes a JSONRPCResponse. It fails on bytes that are not

@@ -28,7 +28,7 @@ func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("jsonrpc")
 		if x.JSONRPC == "" {
-			v.Add(&fp, "required", "missing property \"jsonrpc\"")
+			v.Add(&fp, "const", "must be \"2.0\"")
 		} else {
 			if x.JSONRPC != "2.0" {
 				v.Add(&fp, "const", "must be \"2.0\"")
@@ -44,7 +44,7 @@ func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("method")
 		if x.Method == "" {
-			v.Add(&fp, "required", "missing property \"method\"")
+			v.Add(&fp, "enum", "unknown value \"\"")
 		} else {
 			if !x.Method.Valid() {
 				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Method)))
@@ -160,7 +160,7 @@ func (x *JSONRPCResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("jsonrpc")
 		if x.JSONRPC == "" {
-			v.Add(&fp, "required", "missing property \"jsonrpc\"")
+			v.Add(&fp, "const", "must be \"2.0\"")
 		} else {
 			if x.JSONRPC != "2.0" {
 				v.Add(&fp, "const", "must be \"2.0\"")

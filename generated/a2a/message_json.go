@@ -81,6 +81,9 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b11001 != 0b11001 {
+		d.Missing(p, seen, 0b11001, &unknown, "messageId", "contextId", "taskId", "role", "parts")
+	}
 }
 
 // UnmarshalJSON decodes a Message. It fails on bytes that are not JSON, on a

@@ -46,6 +46,9 @@ func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
+	}
 }
 
 // UnmarshalJSON decodes a CancelTaskRequest. It fails on bytes that are not
@@ -159,6 +162,9 @@ func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b110 != 0b110 {
+		d.Missing(p, seen, 0b110, &unknown, "tenant", "taskId", "id")
 	}
 }
 
@@ -434,6 +440,9 @@ func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, 
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b110 != 0b110 {
+		d.Missing(p, seen, 0b110, &unknown, "tenant", "taskId", "id")
+	}
 }
 
 // UnmarshalJSON decodes a GetTaskPushNotificationConfigRequest. It fails on
@@ -541,6 +550,9 @@ func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
 }
 
@@ -657,6 +669,9 @@ func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "tenant", "taskId")
 	}
 }
 
@@ -1099,9 +1114,9 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<1) != 0, "nextPageToken")
-	d.Require(p, seen&(1<<2) != 0, "pageSize")
-	d.Require(p, seen&(1<<3) != 0, "totalSize")
+	if seen&0b1111 != 0b1111 {
+		d.Missing(p, seen, 0b1111, &unknown, "tasks", "nextPageToken", "pageSize", "totalSize")
+	}
 }
 
 // UnmarshalJSON decodes a ListTasksResponse. It fails on bytes that are not
@@ -1372,6 +1387,9 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "tenant", "message")
+	}
 }
 
 // UnmarshalJSON decodes a SendMessageRequest. It fails on bytes that are not
@@ -1497,6 +1515,9 @@ func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
 }
 

@@ -14,7 +14,7 @@ func (x *CancelTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -39,13 +39,13 @@ func (x *DeleteTaskPushNotificationConfigRequest) ValidateAt(
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
-			v.Add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -96,13 +96,13 @@ func (x *GetTaskPushNotificationConfigRequest) ValidateAt(v *runtime.Validator, 
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
-			v.Add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -123,7 +123,7 @@ func (x *GetTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -153,7 +153,7 @@ func (x *ListTaskPushNotificationConfigsRequest) ValidateAt(v *runtime.Validator
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
-			v.Add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -340,7 +340,7 @@ func (x *SubscribeToTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Pat
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }

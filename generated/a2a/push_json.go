@@ -36,6 +36,9 @@ func (x *AuthenticationInfo) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "scheme")
+	}
 }
 
 // UnmarshalJSON decodes an AuthenticationInfo. It fails on bytes that are not
@@ -158,6 +161,9 @@ func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1000 != 0b1000 {
+		d.Missing(p, seen, 0b1000, &unknown, "tenant", "id", "taskId", "url")
 	}
 }
 

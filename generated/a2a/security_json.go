@@ -46,6 +46,9 @@ func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b110 != 0b110 {
+		d.Missing(p, seen, 0b110, &unknown, "description", "location", "name")
+	}
 }
 
 // UnmarshalJSON decodes an APIKeySecurityScheme. It fails on bytes that are
@@ -164,7 +167,9 @@ func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<3) != 0, "scopes")
+	if seen&0b1011 != 0b1011 {
+		d.Missing(p, seen, 0b1011, &unknown, "authorizationUrl", "tokenUrl", "refreshUrl", "scopes")
+	}
 }
 
 // UnmarshalJSON decodes an AuthorizationCodeOAuthFlow. It fails on bytes that
@@ -278,7 +283,9 @@ func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<2) != 0, "scopes")
+	if seen&0b101 != 0b101 {
+		d.Missing(p, seen, 0b101, &unknown, "tokenUrl", "refreshUrl", "scopes")
+	}
 }
 
 // UnmarshalJSON decodes a ClientCredentialsOAuthFlow. It fails on bytes that
@@ -392,7 +399,9 @@ func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<3) != 0, "scopes")
+	if seen&0b1011 != 0b1011 {
+		d.Missing(p, seen, 0b1011, &unknown, "deviceAuthorizationUrl", "tokenUrl", "refreshUrl", "scopes")
+	}
 }
 
 // UnmarshalJSON decodes a DeviceCodeOAuthFlow. It fails on bytes that are not
@@ -499,6 +508,9 @@ func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "description", "scheme")
 	}
 }
 
@@ -809,6 +821,9 @@ func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "description", "flows")
+	}
 }
 
 // UnmarshalJSON decodes an OAuth2SecurityScheme. It fails on bytes that are
@@ -1116,6 +1131,9 @@ func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtim
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "description", "openIdConnectUrl")
 	}
 }
 

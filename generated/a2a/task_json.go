@@ -69,6 +69,9 @@ func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b1001 != 0b1001 {
+		d.Missing(p, seen, 0b1001, &unknown, "artifactId", "name", "description", "parts")
+	}
 }
 
 // UnmarshalJSON decodes an Artifact. It fails on bytes that are not JSON, on a
@@ -239,6 +242,9 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b101 != 0b101 {
+		d.Missing(p, seen, 0b101, &unknown, "id", "contextId", "status")
 	}
 }
 
@@ -420,6 +426,9 @@ func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b111 != 0b111 {
+		d.Missing(p, seen, 0b111, &unknown, "taskId", "contextId", "artifact")
+	}
 }
 
 // UnmarshalJSON decodes a TaskArtifactUpdateEvent. It fails on bytes that are
@@ -557,6 +566,9 @@ func (x *TaskStatus) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "state")
+	}
 }
 
 // UnmarshalJSON decodes a TaskStatus. It fails on bytes that are not JSON, on
@@ -679,6 +691,9 @@ func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b111 != 0b111 {
+		d.Missing(p, seen, 0b111, &unknown, "taskId", "contextId", "status")
 	}
 }
 

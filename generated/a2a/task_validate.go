@@ -14,7 +14,7 @@ func (x *Artifact) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("artifactId")
 		if x.ArtifactID == "" {
-			v.Add(&fp, "required", "missing property \"artifactId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -49,7 +49,7 @@ func (x *Task) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -96,13 +96,13 @@ func (x *TaskArtifactUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Pa
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
-			v.Add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("contextId")
 		if x.ContextID == "" {
-			v.Add(&fp, "required", "missing property \"contextId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -131,7 +131,7 @@ func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("state")
 		if x.State == "" {
-			v.Add(&fp, "required", "missing property \"state\"")
+			v.Add(&fp, "enum", "unknown value \"\"")
 		} else {
 			if !x.State.Valid() {
 				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.State)))
@@ -176,13 +176,13 @@ func (x *TaskStatusUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
-			v.Add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("contextId")
 		if x.ContextID == "" {
-			v.Add(&fp, "required", "missing property \"contextId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{

@@ -74,8 +74,9 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<1) != 0, "message")
-	d.Require(p, seen&(1<<2) != 0, "queued")
+	if seen&0b111 != 0b111 {
+		d.Missing(p, seen, 0b111, &unknown, "error", "message", "queued")
+	}
 }
 
 // UnmarshalJSON decodes an AsleepResponse. It fails on bytes that are not
@@ -229,7 +230,9 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<1) != 0, "queued")
+	if seen&0b11 != 0b11 {
+		d.Missing(p, seen, 0b11, &unknown, "error", "queued")
+	}
 }
 
 // UnmarshalJSON decodes an OfflineErrorData. It fails on bytes that are not
@@ -354,10 +357,9 @@ func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<0) != 0, "maxMessages")
-	d.Require(p, seen&(1<<1) != 0, "maxBytes")
-	d.Require(p, seen&(1<<2) != 0, "maxPerPeer")
-	d.Require(p, seen&(1<<3) != 0, "recordTtlSec")
+	if seen&0b1111 != 0b1111 {
+		d.Missing(p, seen, 0b1111, &unknown, "maxMessages", "maxBytes", "maxPerPeer", "recordTtlSec")
+	}
 }
 
 // UnmarshalJSON decodes a PublishedBounds. It fails on bytes that are not
@@ -473,7 +475,9 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<2) != 0, "queued")
+	if seen&0b101 != 0b101 {
+		d.Missing(p, seen, 0b101, &unknown, "error", "message", "queued")
+	}
 }
 
 // UnmarshalJSON decodes a QueueFullResponse. It fails on bytes that are not
@@ -599,7 +603,9 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<2) != 0, "storeForward")
+	if seen&0b10101 != 0b10101 {
+		d.Missing(p, seen, 0b10101, &unknown, "mode", "schedule", "storeForward", "queue", "asleepAnswer")
+	}
 }
 
 // UnmarshalJSON decodes a ReachabilityParams. It fails on bytes that are not
@@ -726,9 +732,9 @@ func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<0) != 0, "periodSec")
-	d.Require(p, seen&(1<<1) != 0, "offsetSec")
-	d.Require(p, seen&(1<<2) != 0, "lengthSec")
+	if seen&0b111 != 0b111 {
+		d.Missing(p, seen, 0b111, &unknown, "periodSec", "offsetSec", "lengthSec")
+	}
 }
 
 // UnmarshalJSON decodes a Schedule. It fails on bytes that are not JSON, on a

@@ -44,6 +44,9 @@ func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "op")
+	}
 }
 
 // UnmarshalJSON decodes a Call. It fails on bytes that are not JSON, on a
@@ -146,7 +149,9 @@ func (x *Circle) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<0) != 0, "radius")
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "radius")
+	}
 }
 
 // UnmarshalJSON decodes a Circle. It fails on bytes that are not JSON, on a
@@ -246,6 +251,9 @@ func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "name")
 	}
 }
 
@@ -503,8 +511,9 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<4) != 0, "sizes")
-	d.Require(p, seen&(1<<8) != 0, "count")
+	if seen&0b100011011 != 0b100011011 {
+		d.Missing(p, seen, 0b100011011, &unknown, "id", "color", "mode", "tags", "sizes", "layers", "named", "depth", "count")
+	}
 }
 
 // UnmarshalJSON decodes a Shape. It fails on bytes that are not JSON, on a

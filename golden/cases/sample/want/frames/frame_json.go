@@ -83,6 +83,9 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "shape")
+	}
 }
 
 // UnmarshalJSON decodes a Frame. It fails on bytes that are not JSON, on a
