@@ -240,6 +240,11 @@ func protoJSON(sch *jsonschema.Schema, inst any) (why string) {
 		}
 	case map[string]any:
 		scopes := applicable(sch, inst, nil)
+		for _, s := range scopes {
+			if strings.HasSuffix(s.Location, "/jsonrpc.json#/$defs/JSONRPCError") {
+				note(errorInfoRule(v))
+			}
+		}
 		for k, val := range v {
 			var props []*jsonschema.Schema
 			required := false
@@ -316,4 +321,87 @@ func jsonMember(data []byte, key string) []byte {
 		return nil
 	}
 	return m[key]
+}
+
+// errorInfoRule is the rule A2A v1.0 §9.5 sets on the data of a JSON-RPC
+// error whose code claims an A2A error (-32001 to -32099), written apart
+// from the generated code's: when data is an array (the JSON-RPC binding's
+// form), one of its elements is a google.rpc.ErrorInfo (by its @type) and
+// each such element has a reason among the upper-case tokens of the code in
+// schema/a2a/errors.json (any non-empty reason for a code without a token),
+// the domain a2a-protocol.org and metadata of string values.
+func errorInfoRule(e map[string]any) string {
+	n, ok := e["code"].(json.Number)
+	if !ok {
+		return ""
+	}
+	code, err := n.Int64()
+	if err != nil || code > -32001 || code < -32099 {
+		return ""
+	}
+	data, ok := e["data"].([]any)
+	if !ok {
+		return ""
+	}
+	reasons := errorReasons()[code]
+	found := false
+	for _, item := range data {
+		m, ok := item.(map[string]any)
+		if !ok || m["@type"] != "type.googleapis.com/google.rpc.ErrorInfo" {
+			continue
+		}
+		found = true
+		reason, _ := m["reason"].(string)
+		if reason == "" || (len(reasons) > 0 && !slices.Contains(reasons, reason)) {
+			return fmt.Sprintf("ErrorInfo reason %v does not fit code %d", m["reason"], code)
+		}
+		if m["domain"] != "a2a-protocol.org" {
+			return fmt.Sprintf("ErrorInfo domain %v", m["domain"])
+		}
+		if md, ok := m["metadata"]; ok && md != nil {
+			obj, ok := md.(map[string]any)
+			if !ok {
+				return "ErrorInfo metadata is not an object"
+			}
+			for k, v := range obj {
+				if _, ok := v.(string); !ok {
+					return "ErrorInfo metadata " + k + " is not a string"
+				}
+			}
+		}
+	}
+	if !found {
+		return fmt.Sprintf("code %d without an ErrorInfo in its data array", code)
+	}
+	return ""
+}
+
+var (
+	reasonsOnce sync.Once
+	reasonsMap  map[int64][]string
+)
+
+// errorReasons reads the upper-case tokens of each code from
+// schema/a2a/errors.json.
+func errorReasons() map[int64][]string {
+	reasonsOnce.Do(func() {
+		raw, err := os.ReadFile(filepath.Join(moduleRoot(), "schema", "a2a", "errors.json"))
+		if err != nil {
+			panic(err)
+		}
+		var doc struct {
+			Errors []struct {
+				Token string `json:"token"`
+				Code  int64  `json:"code"`
+			} `json:"errors"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			panic(err)
+		}
+		reasonsMap = map[int64][]string{}
+		for _, e := range doc.Errors {
+			reasonsMap[e.Code] = append(reasonsMap[e.Code], strings.ToUpper(e.Token))
+		}
+	})
+	return reasonsMap
 }

@@ -82,6 +82,17 @@ var messageCases = []struct {
 		data: `{"task_id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}`,
 		want: `/taskId: required: missing property "taskId": found task_id; the ProtoJSON name is taskId`,
 	},
+	{
+		name: "an ErrorInfo reason of another code", typeName: "JSONRPCResponse",
+		data: `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"m","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_CANCELABLE","domain":"a2a-protocol.org","metadata":{"n":1}}]}}`,
+		want: `/error/data/0/metadata/n: type: metadata values are strings; ` +
+			`/error/data/0/reason: enum: code -32001 wants reason TASK_NOT_FOUND, got "TASK_NOT_CANCELABLE"`,
+	},
+	{
+		name: "an A2A error without an ErrorInfo", typeName: "JSONRPCResponse",
+		data: `{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"m","data":[]}}`,
+		want: `/error/data: errorInfo: an A2A error (-32003) must carry a google.rpc.ErrorInfo ("@type": "type.googleapis.com/google.rpc.ErrorInfo") in its data array`,
+	},
 }
 
 func TestViolationMessages(t *testing.T) {

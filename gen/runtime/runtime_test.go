@@ -401,3 +401,43 @@ func TestMemberNullMeansNotSet(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckErrorInfo(t *testing.T) {
+	info := func(fields string) string {
+		return `{"@type":"type.googleapis.com/google.rpc.ErrorInfo"` + fields + `}`
+	}
+	cases := []struct {
+		name, data string
+		code       int64
+		reasons    string
+		want       string // the violations, "pointer rule;" each
+	}{
+		{"well formed", `[` + info(`,"reason":"B","domain":"a2a-protocol.org","metadata":{"k":"v"}`) + `]`, -32003, "A B", ""},
+		{"a code outside the A2A range is not checked", `[]`, -32602, "", ""},
+		{"the object form is not checked", `{"a2a_error":"x"}`, -32003, "A", ""},
+		{"no ErrorInfo in the array", `[{"@type":"other"}]`, -32001, "A", "/d errorInfo;"},
+		{"a reason of another code", `[` + info(`,"reason":"C","domain":"a2a-protocol.org"`) + `]`, -32001, "A B", "/d/0/reason enum;"},
+		{"any reason for a code without a token", `[` + info(`,"reason":"NEW","domain":"a2a-protocol.org"`) + `]`, -32050, "", ""},
+		{"an empty reason", `[` + info(`,"reason":"","domain":"a2a-protocol.org"`) + `]`, -32050, "", "/d/0/reason minLength;"},
+		{"no reason, another domain", `[` + info(`,"domain":"example.com"`) + `]`, -32001, "A", "/d/0/reason required;/d/0/domain const;"},
+		{"metadata that is not strings", `[` + info(`,"reason":"A","domain":"a2a-protocol.org","metadata":{"n":1}`) + `]`, -32001, "A", "/d/0/metadata/n type;"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var data any
+			if err := json.Unmarshal([]byte(c.data), &data); err != nil {
+				t.Fatal(err)
+			}
+			var v Validator
+			p := Path{key: "d", index: -1}
+			CheckErrorInfo(&v, &p, c.code, data, c.reasons)
+			got := ""
+			for _, x := range v.violations {
+				got += x.Pointer + " " + x.Rule + ";"
+			}
+			if got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -15,7 +15,12 @@ type JSONRPCError struct {
 	//
 	// JSON: "message", required.
 	Message string
-	// Data is the additional information about the error.
+	// Data is the additional information about the error. When the code claims an
+	// A2A error (-32001 to -32099) and data is an array (the form of the JSON-RPC
+	// binding, A2A v1.0 §9.5), it holds a google.rpc.ErrorInfo: "@type"
+	// type.googleapis.com/google.rpc.ErrorInfo, "reason" the code's token in upper
+	// case, "domain" a2a-protocol.org, "metadata" of string values
+	// (docs/protocol.md §6.2).
 	//
 	// JSON: "data".
 	Data any

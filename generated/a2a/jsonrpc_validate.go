@@ -8,9 +8,42 @@ import (
 	"strconv"
 )
 
+// errorInfoReasons returns the ErrorInfo reasons an A2A error of code may
+// carry, separated by spaces: the upper-case tokens of the code in the error
+// table (one code has a token in each profile that uses it). It returns "" for
+// a code the table does not assign.
+func errorInfoReasons(code int64) string {
+	switch code {
+	case -32001:
+		return "TASK_NOT_FOUND"
+	case -32002:
+		return "TASK_NOT_CANCELABLE"
+	case -32003:
+		return "PUSH_NOTIFICATION_NOT_SUPPORTED REQUEST_EXPIRED AGENT_ASLEEP"
+	case -32004:
+		return "UNSUPPORTED_OPERATION RESPONDER_UNAVAILABLE ASLEEP_QUEUE_FULL"
+	case -32005:
+		return "CONTENT_TYPE_NOT_SUPPORTED TRANSPORT_PROTOCOL_ERROR"
+	case -32006:
+		return "INVALID_AGENT_RESPONSE"
+	case -32007:
+		return "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+	case -32008:
+		return "EXTENSION_SUPPORT_REQUIRED"
+	case -32009:
+		return "VERSION_NOT_SUPPORTED"
+	}
+	return ""
+}
+
 // ValidateAt records at p every rule of the JSONRPCError schema that x breaks.
 // It is for generated code; call Validate.
-func (x *JSONRPCError) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
+func (x *JSONRPCError) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	{
+		fp := p.Key("data")
+		runtime.CheckErrorInfo(v, &fp, int64(x.Code), x.Data, errorInfoReasons(int64(x.Code)))
+	}
+}
 
 // Validate checks x against every rule of the JSONRPCError schema and returns
 // a *ValidationError listing each violation, or nil. Required members that x
