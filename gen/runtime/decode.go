@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -35,6 +36,43 @@ type Decoder struct {
 	// inScratch says the last rawString result lives in scratch, which the
 	// next string overwrites: it is always copied.
 	inScratch bool
+	// below holds the steps from the path handed to skipAt or anyValue to
+	// the value they read now. The steps are kept here rather than chained
+	// as Paths, so that the caller's Path, which these recursive functions
+	// only read, stays on the caller's stack.
+	below []step
+	// belowBuf holds below's first steps, so that shallow free JSON costs
+	// no allocation of its own.
+	belowBuf [8]step
+}
+
+// step is one step below a path: a member key, or an array index when key
+// is "" and index is not negative.
+type step struct {
+	key   string
+	index int
+}
+
+// duplicateBelow records that the member at the steps from base on, below
+// p, appeared more than once in its object.
+func (d *Decoder) duplicateBelow(p *Path, base int) {
+	if d.v.full() {
+		d.v.omitted++
+		return
+	}
+	var b strings.Builder
+	p.write(&b)
+	last := ""
+	for _, s := range d.below[base:] {
+		b.WriteByte('/')
+		if s.key == "" && s.index >= 0 {
+			b.WriteString(strconv.Itoa(s.index))
+			continue
+		}
+		writeKey(&b, s.key)
+		last = s.key
+	}
+	d.v.violations = append(d.v.violations, Violation{Pointer: b.String(), Rule: "duplicate", Message: "member " + strconv.Quote(last) + " appears more than once"})
 }
 
 func (d *Decoder) fail(msg string) {
@@ -587,7 +625,7 @@ func (d *Decoder) Object(p *Path) (map[string]any, bool) {
 		d.Mismatch(p, "object")
 		return nil, false
 	}
-	v := d.anyValue(p)
+	v := d.anyValue(p, len(d.below))
 	m, _ := v.(map[string]any)
 	return m, d.OK()
 }
@@ -596,7 +634,8 @@ func (d *Decoder) Object(p *Path) (map[string]any, bool) {
 // except that a number too large for float64 is kept as a json.Number
 // instead of failing, and a member that appears twice in one object is a
 // violation instead of the last occurrence winning.
-func (d *Decoder) anyValue(p *Path) any {
+// base is the length of d.below when the value at p began.
+func (d *Decoder) anyValue(p *Path, base int) any {
 	switch c := d.Peek(); c {
 	case '{':
 		d.pos++
@@ -613,11 +652,12 @@ func (d *Decoder) anyValue(p *Path) any {
 				break
 			}
 			key := d.KeyString(k)
-			kp := p.Key(key)
+			d.below = append(d.below, step{key: key, index: -1})
 			if _, dup := m[key]; dup {
-				d.Duplicate(&kp)
+				d.duplicateBelow(p, base)
 			}
-			m[key] = d.anyValue(&kp)
+			m[key] = d.anyValue(p, base)
+			d.below = d.below[:len(d.below)-1]
 		}
 		if !d.OK() {
 			return nil
@@ -633,8 +673,9 @@ func (d *Decoder) anyValue(p *Path) any {
 		a := []any{}
 		first := true
 		for d.NextItem(&first) {
-			ip := p.Index(len(a))
-			a = append(a, d.anyValue(&ip))
+			d.below = append(d.below, step{index: len(a)})
+			a = append(a, d.anyValue(p, base))
+			d.below = d.below[:len(d.below)-1]
 		}
 		if !d.OK() {
 			return nil
@@ -678,6 +719,13 @@ func (d *Decoder) Skip() { d.skipAt(nil) }
 // skipAt consumes the JSON value at p, checking its syntax; a member that
 // appears twice in one object is recorded as a violation.
 func (d *Decoder) skipAt(p *Path) {
+	base := len(d.below)
+	d.skipBelow(p, base)
+	d.below = d.below[:base]
+}
+
+// skipBelow consumes the value at the steps from base on below p.
+func (d *Decoder) skipBelow(p *Path, base int) {
 	switch c := d.Peek(); c {
 	case '{':
 		d.pos++
@@ -692,11 +740,13 @@ func (d *Decoder) skipAt(p *Path) {
 			if !ok {
 				return
 			}
-			kp := p.Key(d.tempKey(k))
-			if keys.add(kp.key) {
-				d.Duplicate(&kp)
+			key := d.tempKey(k)
+			d.below = append(d.below, step{key: key, index: -1})
+			if keys.add(key) {
+				d.duplicateBelow(p, base)
 			}
-			d.skipAt(&kp)
+			d.skipBelow(p, base)
+			d.below = d.below[:len(d.below)-1]
 		}
 	case '[':
 		d.pos++
@@ -705,10 +755,10 @@ func (d *Decoder) skipAt(p *Path) {
 			d.fail("exceeded max depth")
 			return
 		}
-		ip := p.Index(-1)
-		for first := true; d.NextItem(&first); {
-			ip.index++
-			d.skipAt(&ip)
+		for i, first := 0, true; d.NextItem(&first); i++ {
+			d.below = append(d.below, step{index: i})
+			d.skipBelow(p, base)
+			d.below = d.below[:len(d.below)-1]
 		}
 	case '"':
 		d.rawString()
@@ -751,6 +801,7 @@ func decodeDoc(data []byte, v *Validator, required bool, fn func(d *Decoder)) er
 // copies strings.
 func decodeMode(data []byte, v *Validator, required, alias bool, fn func(d *Decoder)) error {
 	d := Decoder{data: data, v: v, required: required, alias: alias}
+	d.below = d.belowBuf[:0]
 	fn(&d)
 	d.end()
 	if d.syntax != nil {
@@ -773,7 +824,7 @@ func DecodeAt(v *Validator, p *Path, raw []byte, fn func(d *Decoder, p *Path)) {
 
 // Value reads any JSON value (protobuf Value).
 func (d *Decoder) Value(p *Path) any {
-	return d.anyValue(p)
+	return d.anyValue(p, len(d.below))
 }
 
 // CheckRaw checks that a raw value built in Go is JSON of one of the kinds.

@@ -263,11 +263,14 @@ func (s *Keys) add(k string) bool {
 // does not define; keys holds the object's other such members, so that one
 // appearing twice is recorded as a duplicate.
 func (d *Decoder) Unknown(p *Path, key []byte, keys *Keys) {
-	kp := p.Key(d.tempKey(key))
-	if keys.add(kp.key) {
-		d.Duplicate(&kp)
+	k := d.tempKey(key)
+	base := len(d.below)
+	d.below = append(d.below, step{key: k, index: -1})
+	if keys.add(k) {
+		d.duplicateBelow(p, base)
 	}
-	d.skipAt(&kp)
+	d.skipBelow(p, base)
+	d.below = d.below[:base]
 }
 
 // tempKey turns an object key from NextKey into a string that stays valid

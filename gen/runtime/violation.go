@@ -33,8 +33,13 @@ func (p *Path) write(b *strings.Builder) {
 		b.WriteString(strconv.Itoa(p.index))
 		return
 	}
-	for i := 0; i < len(p.key); i++ {
-		switch c := p.key[i]; c {
+	writeKey(b, p.key)
+}
+
+// writeKey appends a member key to a JSON pointer, escaped.
+func writeKey(b *strings.Builder, key string) {
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; c {
 		case '~':
 			b.WriteString("~0")
 		case '/':
