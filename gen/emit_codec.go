@@ -16,7 +16,7 @@ const runtimePath = "github.com/a2abind/a2abind/gen/runtime"
 
 // runtimeVersion is the version of gen/runtime's API that the generated code
 // is written for; gen/runtime's MinVersion and MaxVersion must include it.
-const runtimeVersion = 1
+const runtimeVersion = 2
 
 // rt names an identifier of the runtime package.
 func rt(name string) *jen.Statement { return jen.Qual(runtimePath, name) }
