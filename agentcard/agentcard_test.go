@@ -96,7 +96,7 @@ func TestNewRefusesWithClearErrors(t *testing.T) {
 		{"a blank name", agentcard.Config{Name: "  ", Interfaces: []a2a.AgentInterface{mqttIface}}, []string{"Config.Name is required"}, false},
 		{"no interface", agentcard.Config{Name: "Echo"}, []string{`agent "Echo"`, "Config.Interfaces is empty", "transport/mqtt.Interface"}, false},
 		{"an interface without URL", agentcard.Config{Name: "Echo", Interfaces: []a2a.AgentInterface{agentcard.Interface(agentcard.BindingMQTT, "")}},
-			[]string{`agent "Echo": invalid Agent Card`, "/supportedInterfaces/0/url: required"}, true},
+			[]string{`agent "Echo": invalid Agent Card`, "/supportedInterfaces/0/url: minLength: must not be empty"}, true},
 		{"every violation listed", agentcard.Config{Name: "Echo", Interfaces: []a2a.AgentInterface{{URL: "mqtt://b"}}, Skills: []a2a.AgentSkill{{ID: "e", Name: "E", Description: "e"}}},
 			[]string{"/skills/0/tags: required", "/supportedInterfaces/0/protocolBinding", "/supportedInterfaces/0/protocolVersion"}, true},
 	}

@@ -16,7 +16,7 @@ const runtimePath = "github.com/a2abind/a2abind/gen/runtime"
 
 // runtimeVersion is the version of gen/runtime's API that the generated code
 // is written for; gen/runtime's MinVersion and MaxVersion must include it.
-const runtimeVersion = 1
+const runtimeVersion = 2
 
 // rt names an identifier of the runtime package.
 func rt(name string) *jen.Statement { return jen.Qual(runtimePath, name) }
@@ -126,10 +126,8 @@ func decodeStmts(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int,
 		body := []jen.Code{
 			jen.List(jen.Id(k), jen.Id("ok")).Op(":=").Add(dec()).Dot("NextMember").Call(jen.Op("&").Id(first)),
 			jen.If(jen.Op("!").Id("ok")).Block(jen.Break()),
-			// A repeated key: decode the normalised document, where the
-			// last occurrence wins (as for struct members).
-			jen.If(jen.List(jen.Id("_"), jen.Id("dup")).Op(":=").Add(dst()).Index(jen.Id(k)), jen.Id("dup")).Block(dec().Dot("Duplicate").Call()),
 			jen.Id(kp).Op(":=").Add(pr.recv).Dot("Key").Call(jen.Id(k)),
+			jen.If(jen.List(jen.Id("_"), jen.Id("dup")).Op(":=").Add(dst()).Index(jen.Id(k)), jen.Id("dup")).Block(dec().Dot("Duplicate").Call(jen.Op("&").Id(kp))),
 			jen.Var().Id(e).Add(goType(r.Elem, false)),
 		}
 		body = append(body, inner...)
@@ -182,7 +180,8 @@ func readValue(x jen.Code, t *model.Type) jen.Code {
 func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 	var cases []jen.Code
 	bit := 0
-	var requiredInvisible []jen.Code
+	var requiredMask uint64
+	var names []jen.Code
 	members := len(t.Fields)
 	if t.OneOf != nil {
 		members += len(t.OneOf.Members)
@@ -191,10 +190,7 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 		return fmt.Errorf("%s: type %s has %d properties; a2agen supports at most %d per object", t.Source, t.Name, members, maxMembers)
 	}
 	for _, fd := range t.Fields {
-		body := []jen.Code{
-			dec().Dot("Seen").Call(jen.Op("&").Id("seen"), seenBit(bit)),
-			fieldPath(fd.JSON),
-		}
+		body := memberHead(fd, bit, fd.Required)
 		// Optional scalars whose zero value Validate treats as absent are
 		// checked here, where presence is known.
 		var onZero func() []jen.Code
@@ -211,19 +207,18 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 		}
 		body = append(body, stmts...)
 		cases = append(cases, jen.Case(jen.Lit(fd.JSON)).Block(body...))
-		if fd.Required && invisibleWhenMissing(fd) {
-			requiredInvisible = append(requiredInvisible,
-				dec().Dot("Require").Call(jen.Id("p"), jen.Id("seen").Op("&").Parens(seenBit(bit)).Op("!=").Lit(0), jen.Lit(fd.JSON)))
+		if fd.Required {
+			requiredMask |= 1 << bit
 		}
+		names = append(names, jen.Lit(fd.JSON))
 		bit++
 	}
 	if o := t.OneOf; o != nil {
 		for mi, m := range o.Members {
-			body := []jen.Code{
-				dec().Dot("Seen").Call(jen.Op("&").Id("seen"), seenBit(bit)),
-				dec().Dot("OneOf").Call(jen.Id("p"), jen.Op("&").Id("member"), jen.Lit(mi+1), jen.Lit(memberList(o))),
-				fieldPath(m.JSON),
-			}
+			// A null member is not set: it does not count as the group's
+			// member.
+			body := memberHead(m, bit, false)
+			body = append(body, dec().Dot("OneOf").Call(jen.Id("p"), jen.Op("&").Id("member"), jen.Lit(mi+1), jen.Lit(memberList(o))))
 			switch {
 			case m.Wrapper == "":
 				body = append(body,
@@ -247,7 +242,7 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 			bit++
 		}
 	}
-	cases = append(cases, jen.Default().Block(dec().Dot("Skip").Call()))
+	cases = append(cases, jen.Default().Block(dec().Dot("Unknown").Call(jen.Id("p"), jen.Id("key"), jen.Op("&").Id("unknown"))))
 	body := []jen.Code{
 		jen.If(jen.Op("!").Add(dec()).Dot("OpenObject").Call(jen.Id("p"))).Block(jen.Return()),
 	}
@@ -257,6 +252,7 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 	if t.OneOf != nil {
 		body = append(body, jen.Id("member").Op(":=").Lit(0))
 	}
+	body = append(body, jen.Var().Id("unknown").Add(rt("Keys")))
 	body = append(body,
 		jen.For(jen.Id("first").Op(":=").True(), jen.Empty(), jen.Empty()).Block(
 			jen.List(jen.Id("key"), jen.Id("ok")).Op(":=").Add(dec()).Dot("NextKey").Call(jen.Op("&").Id("first")),
@@ -264,7 +260,18 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 			jen.Switch(jen.String().Call(jen.Id("key"))).Block(cases...),
 		),
 	)
-	body = append(body, requiredInvisible...)
+	if requiredMask != 0 {
+		// Every required member not read is reported missing, at its own
+		// pointer; the names run up to the last required member.
+		mask := jen.Id(fmt.Sprintf("0b%b", requiredMask))
+		last := 63
+		for requiredMask&(1<<last) == 0 {
+			last--
+		}
+		args := append([]jen.Code{jen.Id("p"), jen.Id("seen"), mask, jen.Op("&").Id("unknown")}, names[:last+1]...)
+		body = append(body, jen.If(jen.Id("seen").Op("&").Add(mask).Op("!=").Add(mask)).Block(
+			dec().Dot("Missing").Call(args...)))
+	}
 	cmt(f, fmt.Sprintf("DecodeJSONAt reads %s from d, recording type mismatches at p. It\nis for generated code; call UnmarshalJSON or Parse%sJSON.", article(t.Name), t.Name))
 	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("DecodeJSONAt").Params(sigParams(
 		len("func (x *) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {")+len(t.Name),
@@ -287,6 +294,32 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 		jen.Return(rt("ValidateJSON").Call(jen.Id("data"), readValue(jen.Id("x"), t), jen.Id("x").Dot("ValidateAt"))),
 	)
 	return nil
+}
+
+// nullIsValue reports whether null is a value of r rather than the absence
+// of a member: google.protobuf.Value, and raw JSON that may be null.
+func nullIsValue(r *model.Ref) bool {
+	switch r.Kind {
+	case model.KindValue:
+		return true
+	case model.KindRaw:
+		return len(r.RawKinds) == 0 || slices.Contains(r.RawKinds, "null")
+	}
+	return false
+}
+
+// memberHead declares fp, the path of member fd (number bit), and records
+// that the member was read. When the member's value is null it moves on to
+// the next member: as in ProtoJSON, null leaves a member that may be unset
+// unset, and is a violation on a required one.
+func memberHead(fd *model.Field, bit int, required bool) []jen.Code {
+	if nullIsValue(fd.Ref) {
+		return []jen.Code{fieldPath(fd.JSON), dec().Dot("Seen").Call(jen.Op("&").Id("seen"), seenBit(bit), jen.Op("&").Id("fp"))}
+	}
+	return []jen.Code{
+		fieldPath(fd.JSON),
+		jen.If(dec().Dot("Member").Call(jen.Op("&").Id("seen"), seenBit(bit), jen.Op("&").Id("fp"), jen.Lit(required))).Block(jen.Continue()),
+	}
 }
 
 // article puts "a" or "an" before a type name.

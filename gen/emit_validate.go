@@ -20,9 +20,16 @@ import (
 type checker struct {
 	// patterns collects the package's regular expressions, by variable name.
 	patterns map[string]string
+	// errors is the package's error-token table, for x-error-info.
+	errors []*model.ErrorToken
+	// reasons says a member needs errorInfoReasons, reasonsDone that it
+	// has been emitted.
+	reasons, reasonsDone bool
 }
 
-func newChecker() *checker { return &checker{patterns: map[string]string{}} }
+func newChecker(errs []*model.ErrorToken) *checker {
+	return &checker{patterns: map[string]string{}, errors: errs}
+}
 
 // patternVar names the package variable holding the compiled pattern p.
 func (ck *checker) patternVar(p string) string {
@@ -362,7 +369,19 @@ func (ck *checker) genValidate(f *jen.File, types []*model.Type) error {
 			}
 			switch {
 			case fd.Required && !invisibleWhenMissing(fd):
-				missing := jen.If(absent(fd, x)).Block(add(fp, "required", "missing property \""+fd.JSON+"\""))
+				// An empty string breaks the rules its zero value breaks
+				// ("must not be empty"); the decoder reports a member that
+				// is not there as missing.
+				onAbsent := []jen.Code{add(fp, "required", "missing property \""+fd.JSON+"\"")}
+				if k := fd.Ref.Kind; !fd.Pointer && (k == model.KindString || k == model.KindEnum) {
+					if zv := zeroViolations(fd.Ref); len(zv) > 0 {
+						onAbsent = nil
+						for _, z := range zv {
+							onAbsent = append(onAbsent, add(fp, z[0], z[1]))
+						}
+					}
+				}
+				missing := jen.If(absent(fd, x)).Block(onAbsent...)
 				if len(inner) > 0 {
 					missing = missing.Else().Block(inner...)
 				}
@@ -376,6 +395,13 @@ func (ck *checker) genValidate(f *jen.File, types []*model.Type) error {
 			}
 			if t.Discriminated != nil && t.Discriminated.Field == fd && !fd.Required {
 				checks = append(checks, jen.If(absent(fd, x)).Block(discriminatedMissing(t.Discriminated)...))
+			}
+			if fd.ErrorInfoCode != "" {
+				c, err := ck.errorInfoCheck(t, fd)
+				if err != nil {
+					return err
+				}
+				checks = append(checks, c)
 			}
 			if len(checks) == 0 {
 				continue
@@ -408,6 +434,10 @@ func (ck *checker) genValidate(f *jen.File, types []*model.Type) error {
 				body = append(body, jen.Switch(jen.Id("m").Op(":=").Id("x").Dot(o.GoName).Assert(jen.Type())).Block(cases...))
 			}
 		}
+		if ck.reasons && !ck.reasonsDone {
+			ck.reasonsDone = true
+			ck.genReasons(f)
+		}
 		cmt(f, fmt.Sprintf("ValidateAt records at p every rule of the %s schema that x breaks.\nIt is for generated code; call Validate.", t.Name))
 		f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("ValidateAt").Params(sigParams(
 			len("func (x *) ValidateAt(v *runtime.Validator, p *runtime.Path) {")+len(t.Name),
@@ -420,6 +450,57 @@ func (ck *checker) genValidate(f *jen.File, types []*model.Type) error {
 		)
 	}
 	return nil
+}
+
+// errorInfoCheck checks the data member fd of a JSON-RPC error object (see
+// model.Field.ErrorInfoCode).
+func (ck *checker) errorInfoCheck(t *model.Type, fd *model.Field) (jen.Code, error) {
+	var code *model.Field
+	for _, c := range t.Fields {
+		if c.JSON == fd.ErrorInfoCode {
+			code = c
+		}
+	}
+	switch {
+	case code == nil || code.Pointer || (code.Ref.Kind != model.KindInt32 && code.Ref.Kind != model.KindInt64):
+		return nil, fmt.Errorf("%s: %s.%s: x-error-info names %q, which is not an integer member", t.Source, t.Name, fd.JSON, fd.ErrorInfoCode)
+	case fd.Ref.Kind != model.KindValue:
+		return nil, fmt.Errorf("%s: %s.%s: x-error-info is for a member holding any JSON value", t.Source, t.Name, fd.JSON)
+	case ck.errors == nil:
+		return nil, fmt.Errorf("%s: %s.%s: x-error-info needs the package's error table", t.Source, t.Name, fd.JSON)
+	}
+	if ck.reasons {
+		return nil, fmt.Errorf("%s: %s.%s: x-error-info is supported on one member per package", t.Source, t.Name, fd.JSON)
+	}
+	ck.reasons = true
+	c := jen.Int64().Call(jen.Id("x").Dot(code.GoName))
+	return rt("CheckErrorInfo").Call(jen.Id("v"), jen.Op("&").Id("fp"), c, jen.Id("x").Dot(fd.GoName), jen.Id("errorInfoReasons").Call(c)), nil
+}
+
+// genReasons emits errorInfoReasons, which gives the ErrorInfo reasons of
+// the error codes of the A2A range that the error table assigns.
+func (ck *checker) genReasons(f *jen.File) {
+	byCode := map[int][]string{}
+	var codes []int
+	for _, e := range ck.errors {
+		if e.Code > -32001 || e.Code < -32099 {
+			continue
+		}
+		if byCode[e.Code] == nil {
+			codes = append(codes, e.Code)
+		}
+		byCode[e.Code] = append(byCode[e.Code], strings.ToUpper(e.Token))
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(codes)))
+	var cases []jen.Code
+	for _, c := range codes {
+		cases = append(cases, jen.Case(jen.Lit(c)).Block(jen.Return(jen.Lit(strings.Join(byCode[c], " ")))))
+	}
+	cmt(f, "errorInfoReasons returns the ErrorInfo reasons an A2A error of code may\ncarry, separated by spaces: the upper-case tokens of the code in the error\ntable (one code has a token in each profile that uses it). It returns \"\"\nfor a code the table does not assign.")
+	f.Func().Id("errorInfoReasons").Params(jen.Id("code").Int64()).String().Block(
+		jen.Switch(jen.Id("code")).Block(cases...),
+		jen.Return(jen.Lit("")),
+	)
 }
 
 func (ck *checker) discriminatedChecks(d *model.Discriminated) []jen.Code {

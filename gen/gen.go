@@ -49,7 +49,7 @@ type pkgGen struct {
 
 func generatePackage(m *model.Model, p *model.Package) ([]File, error) {
 	g := &pkgGen{m: m, p: p}
-	ck := newChecker()
+	ck := newChecker(p.Errors)
 	if err := g.render("doc.go", p.Sources, genDoc(p)); err != nil {
 		return nil, err
 	}

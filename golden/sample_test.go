@@ -29,12 +29,14 @@ func TestSampleShapeVerdicts(t *testing.T) {
 		{"no body member", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{},"count":0}`, []string{"oneOf"}},
 		{"two body members", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{},"count":0,"label":"x","note":null}`, []string{"oneOf"}},
 		{"constraints inside arrays and maps", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["A"],"sizes":{"w":101},"count":0,"label":"x","layers":[{"name":"","opaque":false}]}`,
-			[]string{"required", "const", "maximum", "pattern"}},
+			[]string{"minLength", "const", "maximum", "pattern"}},
 		{"optional zero values still checked", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{},"count":0,"label":"x","at":"","side":"","mode":""}`,
 			[]string{"pattern", "format", "enum", "enum"}},
 		{"wrong JSON types", `{"id":1,"color":"COLOR_RED","tags":"a","sizes":{},"count":"0","label":"x"}`, []string{"type", "type", "type"}},
-		{"int32 bounds and whole numbers", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{"a":1e2,"b":1.5},"count":2147483648,"label":"x","depth":1.0}`,
-			[]string{"maximum", "type"}},
+		{"int32 bounds", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{"a":100},"count":2147483648,"label":"x","depth":1}`,
+			[]string{"maximum"}},
+		{"whole numbers with a fraction or an exponent are not integers", `{"id":"6f1c9a2e-3b7d-4c1e-9f2a-8b5d4e3c2a10","color":"COLOR_RED","tags":["a"],"sizes":{"a":1e2,"b":1.5},"count":2,"label":"x","depth":1.0}`,
+			[]string{"type", "type", "type"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,7 +220,7 @@ func TestCrossPackageReference(t *testing.T) {
 		{"missing shape", `{"tint":"COLOR_RED"}`, []string{"/shape"}},
 		{"violations inside the other package's types",
 			`{"shape":{"id":"x","color":"COLOR_RED","tags":["a"],"sizes":{},"count":0,"label":"x"},"more":[{"label":"x"}],"tint":"red","byName":{"a":{"name":""}}}`,
-			[]string{"/byName/a/name", "/more/0", "/more/0", "/more/0/color", "/more/0/id", "/more/0/tags", "/shape/id", "/tint"}},
+			[]string{"/byName/a/name", "/more/0/color", "/more/0/count", "/more/0/id", "/more/0/sizes", "/more/0/tags", "/shape/id", "/tint"}},
 		{"wrong JSON type for the other package's object", `{"shape":[]}`, []string{"/shape"}},
 	}
 	for _, tc := range cases {

@@ -51,7 +51,11 @@ func decodeRequest(data []byte, l Limits) (*Request, json.RawMessage, *a2a.Error
 		}
 		var verr *a2a.ValidationError
 		if errors.As(err, &verr) && onlyParams(verr) {
-			return nil, env.ID, a2a.NewError(a2a.TokenInvalidParams, "params must be a JSON object")
+			if len(verr.Violations) == 1 && verr.Violations[0].Pointer == "/params" && verr.Violations[0].Rule == "type" {
+				return nil, env.ID, a2a.NewError(a2a.TokenInvalidParams, "params must be a JSON object")
+			}
+			// A member twice in one object of the params.
+			return nil, env.ID, AsError(err)
 		}
 		return nil, env.ID, a2a.NewError(a2a.TokenInvalidRequest, err.Error())
 	}

@@ -106,15 +106,29 @@ token) and how long it took; never a token. Warnings and errors follow;
 --log-level sets one level for everything. When the broker connection is
 lost the agent prints "broker lost: BROKER: why; reconnecting" on stdout,
 and "broker back: BROKER" once it is connected and announced again.
+
+--json: stdout holds one JSON object per line instead of the text lines,
+each with "event" and "agent" (as the text line names it), and the
+request log moves there from stderr (warnings stay on stderr):
+  {"event":"store","store":URL}       {"event":"tokens","tokens":N,"file":F}
+  {"event":"listening","address":A,"endpoint":URL,"card":URL}
+  {"event":"push","loopback":true}    {"event":"migrated","component":C,"from":N,"to":M}
+  {"event":"online","broker":B,"spawned":"ORG/UNIT/ID-c1"}
+  {"event":"queue","mode":M,"queue":Q,"maxMessages":N,"maxBytes":N,"maxPerCaller":N,"keptSeconds":S[,"recovery":TEXT]}
+  {"event":"awake"} {"event":"asleep"}
+  {"event":"broker","broker":B,"connection":"lost","reason":WHY}  {"event":"broker","broker":B,"connection":"back"}
+  {"event":"request","agent":"ID"|"ID-c1","method":M,"task":T,"state":S|"error":TOKEN,"durationMs":F}
+  {"event":"offline"}
+(members without a value are left out). Never a token.
 `
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--store URL [--migrate] | --data DIR] [--secrets-key-file F] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR | --queue URL]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L]",
+	fs := newFlags("agent", "(--broker URL --org O --unit U | --http ADDR) --id ID [--pool P] [--keepalive SECONDS] [--http-url URL] [--store URL [--migrate] | --data DIR] [--secrets-key-file F] [--tokens FILE] [--push=false | --push [--allow-loopback-webhooks]] [--reachability MODE [--window P:O:L] [--queue-dir DIR | --queue URL]] [--username U --password-file F [--spawned-password-file F]] [--ca-file F] [--cert-file F --key-file F] [--topic-root ROOT] [--log-level L] [--json]",
 		"a2a agent --broker mqtt://127.0.0.1:1883 --org acme --unit lab --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo\n  a2a agent --http 127.0.0.1:8080 --id echo --store postgres://agent@db.example:5432/a2a --migrate", stderr)
 	defaultUsage := fs.Usage
 	fs.Usage = func() {
 		defaultUsage()
-		io.WriteString(fs.Output(), agentHelp+reachabilityHelp+"\n"+envHelp+"\n"+exitCodesHelp)
+		io.WriteString(fs.Output(), agentHelp+reachabilityHelp+jsonHelp+"\n"+envHelp+"\n"+exitCodesHelp)
 	}
 	brokerURL := fs.String("broker", "", "broker URL: mqtt://host:port or tcp://host:port (mqtts:// or ssl:// for TLS) (default, without --http: $"+envBroker+", else "+defaultBroker+")")
 	httpAddr := fs.String("http", "", "serve over HTTP on this TCP address (host:port)")
@@ -139,6 +153,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	spawnedUser := fs.String("spawned-username", "", "MQTT user name of the spawned instance ID-c1 (with --spawned-password-file; default ORG/UNIT/ID-c1)")
 	spawnedPasswordFile := fs.String("spawned-password-file", "", "log the spawned instance ID-c1 in as a user of its own, with the password on this file's first line (default: the agent's credentials)")
 	logLevel := fs.String("log-level", "", "log on stderr at this level and above: debug, info, warn or error (default: one info line per request, and warnings; secrets are never logged)")
+	asJSON := fs.Bool("json", false, "print one JSON object per line on stdout: each event (online, offline, broker lost and back, ...) and each request, instead of the text lines and the request log (see below); errors as {\"error\":{...}}")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -196,7 +211,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if q := rf.pgQueue; q != nil && q.from == "--queue" && len(q.secrets) > 0 {
 		warnPasswordIn(stderr, fs.Name(), "the --queue DSN", storePasswordHelp)
 	}
-	// By default the requests are logged at info, the rest at warn.
+	out := &lineOut{w: stdout, json: *asJSON}
+	// By default the requests are logged at info, the rest at warn; with
+	// --json they are printed on stdout instead.
 	log, requests := (*slog.Logger)(nil), (*slog.Logger)(nil)
 	if *logLevel == "" {
 		log, _ = logger(stderr, "warn")
@@ -205,6 +222,14 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	} else {
 		requests = log
+	}
+	var onRequest func(context.Context, string, agent.CallRecord)
+	if *asJSON {
+		requests, onRequest = nil, func(_ context.Context, id string, r agent.CallRecord) { out.emit("", requestEvent(id, r)) }
+	}
+	migrated := func(component string, from, to int) {
+		out.emit(fmt.Sprintf("agent %s: schema %s: version %d -> %d", *id, component, from, to),
+			agentEvent{Event: "migrated", Agent: *id, Component: component, From: from, To: to})
 	}
 	var conn a2amqtt.Connection
 	var spawnedPassword []byte
@@ -243,7 +268,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if reachability != nil {
 		reachability.QueueKeys = keys
 	}
-	store, err := storeAt.open(ctx, *sf.migrate, keys, "agent "+*id, stdout)
+	store, err := storeAt.open(ctx, *sf.migrate, keys, migrated)
 	if err != nil {
 		return err
 	}
@@ -257,7 +282,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if rf.pgQueue != nil {
-		q, err := openQueue(ctx, *rf.pgQueue, *sf.migrate, keys, "agent "+*id, stdout, log)
+		q, err := openQueue(ctx, *rf.pgQueue, *sf.migrate, keys, migrated, log)
 		if err != nil {
 			closeStores()
 			return err
@@ -279,8 +304,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ra, err := refagent.Start(ctx, refagent.Config{Broker: conn.Broker, Root: root, Org: *org, Unit: *unit, ID: *id, Pool: *pool,
 		KeepAlive: time.Duration(*keepalive) * time.Second, ConnectTimeout: conn.ConnectTimeout, TLS: conn.TLS, Username: conn.Username, Password: conn.Password,
 		SpawnedUsername: *spawnedUser, SpawnedPassword: spawnedPassword,
-		HTTP: ln, HTTPURL: *httpURL, Store: store, Log: log, Requests: requests, Verifier: verifier, Reachability: reachability,
-		Push: *push, AllowLoopbackWebhooks: *push && *allowLoopback, OnBroker: brokerNews(stdout, conn.Broker)})
+		HTTP: ln, HTTPURL: *httpURL, Store: store, Log: log, Requests: requests, OnRequest: onRequest, Verifier: verifier, Reachability: reachability,
+		Push: *push, AllowLoopbackWebhooks: *push && *allowLoopback, OnBroker: brokerNews(out, conn.Broker)})
 	if err != nil {
 		if *brokerURL != "" {
 			return withRootHint(agentBrokerError(err, conn, *org+"/"+*unit+"/"+*id, *spawnedUser), err, root)
@@ -289,33 +314,39 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// The wake signals are heard before anything is printed: a script
 	// that signals once it reads the start lines is not ignored.
-	stopSignals := wakeOnSignals(stdout, ra.Offline())
+	stopSignals := wakeOnSignals(ra.Offline(), func(awake bool) {
+		state := map[bool]string{true: "awake", false: "asleep"}[awake]
+		out.emit("agent "+state, agentEvent{Event: state, Agent: *id})
+	})
 	defer stopSignals()
 	name := *id
 	if *brokerURL != "" {
 		name = *org + "/" + *unit + "/" + *id
 	}
 	if storeAt.kind != storeMemory {
-		fmt.Fprintf(stdout, "agent %s keeps its tasks in %s\n", *id, storeAt.shown)
+		out.emit(fmt.Sprintf("agent %s keeps its tasks in %s", *id, storeAt.shown), agentEvent{Event: "store", Agent: *id, Store: storeAt.shown})
 	}
 	if verifier != nil {
-		fmt.Fprintf(stdout, "agent %s requires a bearer token: %d accepted, from %s\n", *id, accepted, *tokensFile)
+		out.emit(fmt.Sprintf("agent %s requires a bearer token: %d accepted, from %s", *id, accepted, *tokensFile),
+			agentEvent{Event: "tokens", Agent: *id, Tokens: accepted, File: *tokensFile})
 	}
 	if ln != nil {
-		fmt.Fprintf(stdout, "agent %s listening on %s: JSON-RPC at %s, card at %s\n", *id, ln.Addr(), ra.HTTPURL(), cardURL(ra.HTTPURL()))
+		out.emit(fmt.Sprintf("agent %s listening on %s: JSON-RPC at %s, card at %s", *id, ln.Addr(), ra.HTTPURL(), cardURL(ra.HTTPURL())),
+			agentEvent{Event: "listening", Agent: *id, Address: ln.Addr().String(), Endpoint: ra.HTTPURL(), Card: cardURL(ra.HTTPURL())})
 	}
 	if *push {
 		to := "https webhooks"
 		if *allowLoopback {
 			to += " and webhooks on loopback addresses"
 		}
-		fmt.Fprintf(stdout, "agent %s sends push notifications to %s\n", *id, to)
+		out.emit(fmt.Sprintf("agent %s sends push notifications to %s", *id, to), agentEvent{Event: "push", Agent: *id, Loopback: *allowLoopback})
 	}
 	if *brokerURL != "" {
-		fmt.Fprintf(stdout, "agent %s online (spawned instance %s-c1 serves handed-over tasks)\n", name, *id)
+		out.emit(fmt.Sprintf("agent %s online (spawned instance %s-c1 serves handed-over tasks)", name, *id),
+			agentEvent{Event: "online", Agent: name, Broker: conn.Broker, Spawned: name + "-c1"})
 	}
 	if reachability != nil {
-		reportQueue(stdout, ra, reachability, rf.pgQueue)
+		reportQueue(out, *id, ra, reachability, rf.pgQueue)
 	}
 	var stopped error
 	select {
@@ -331,8 +362,59 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if stopped != nil {
 		return stopped
 	}
-	fmt.Fprintf(stdout, "agent %s offline\n", name)
+	out.emit(fmt.Sprintf("agent %s offline", name), agentEvent{Event: "offline", Agent: name})
 	return nil
+}
+
+// agentEvent is one line of a2a agent --json (agentHelp lists them): the
+// event, the agent it is about (as the text line names it), and the
+// members of that event.
+type agentEvent struct {
+	Event string `json:"event"`
+	Agent string `json:"agent,omitempty"`
+	// store: where the tasks are kept, its password shown as xxxxx.
+	Store string `json:"store,omitempty"`
+	// tokens: how many bearer tokens are accepted, from which file.
+	Tokens int    `json:"tokens,omitempty"`
+	File   string `json:"file,omitempty"`
+	// listening: the HTTP address, the JSON-RPC endpoint, the card's URL.
+	Address  string `json:"address,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	Card     string `json:"card,omitempty"`
+	// push: webhooks on loopback addresses are taken too.
+	Loopback bool `json:"loopback,omitempty"`
+	// online, broker: the broker (without credentials); online: the
+	// spawned instance; broker: "lost" or "back", and why it was lost.
+	Broker     string `json:"broker,omitempty"`
+	Spawned    string `json:"spawned,omitempty"`
+	Connection string `json:"connection,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	// migrated: a schema migration applied at start (--migrate).
+	Component string `json:"component,omitempty"`
+	From      int    `json:"from,omitempty"`
+	To        int    `json:"to,omitempty"`
+	// queue: the reachability mode and the offline queue, its bounds, and
+	// what a damaged queue file lost (recovery).
+	Mode         string  `json:"mode,omitempty"`
+	Queue        string  `json:"queue,omitempty"`
+	MaxMessages  int     `json:"maxMessages,omitempty"`
+	MaxBytes     int64   `json:"maxBytes,omitempty"`
+	MaxPerCaller int     `json:"maxPerCaller,omitempty"`
+	KeptSeconds  float64 `json:"keptSeconds,omitempty"`
+	Recovery     string  `json:"recovery,omitempty"`
+	// request: the method, the task, the state the answer left it in or
+	// the error token, how long it took. Never the token.
+	Method     string   `json:"method,omitempty"`
+	Task       string   `json:"task,omitempty"`
+	State      string   `json:"state,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	DurationMs *float64 `json:"durationMs,omitempty"`
+}
+
+// requestEvent is the --json line of a request agent id answered.
+func requestEvent(id string, r agent.CallRecord) agentEvent {
+	ms := millis(r.Duration)
+	return agentEvent{Event: "request", Agent: id, Method: string(r.Method), Task: r.TaskID, State: string(r.State), Error: string(r.Error), DurationMs: &ms}
 }
 
 // agentBrokerError is brokerError for the agent's two connections: the
@@ -376,18 +458,18 @@ func onlyWith(fs *flag.FlagSet, need string, names ...string) error {
 	return err
 }
 
-// brokerNews prints one line when the connection to broker is lost, and
-// one when it is back ("broker lost: ...", "broker back: ..."), for a2a
-// agent and a2a watch.
-func brokerNews(w io.Writer, broker string) func(up bool, err error) {
+// brokerNews prints one line when the agent's connection to broker is
+// lost, and one when it is back ("broker lost: ...", "broker back: ...";
+// with --json {"event":"broker","connection":"lost"|"back",...}).
+func brokerNews(out *lineOut, broker string) func(up bool, err error) {
 	return func(up bool, err error) {
 		switch {
 		case up:
-			fmt.Fprintf(w, "broker back: %s\n", broker)
+			out.emit("broker back: "+broker, agentEvent{Event: "broker", Broker: broker, Connection: "back"})
 		case err != nil:
-			fmt.Fprintf(w, "broker lost: %s: %v; reconnecting\n", broker, err)
+			out.emit(fmt.Sprintf("broker lost: %s: %v; reconnecting", broker, err), agentEvent{Event: "broker", Broker: broker, Connection: "lost", Reason: err.Error()})
 		default:
-			fmt.Fprintf(w, "broker lost: %s; reconnecting\n", broker)
+			out.emit(fmt.Sprintf("broker lost: %s; reconnecting", broker), agentEvent{Event: "broker", Broker: broker, Connection: "lost"})
 		}
 	}
 }

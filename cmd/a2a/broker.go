@@ -21,7 +21,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("broker", "[--listen 127.0.0.1:1883] [--status] [--data DIR] "+
-		"[--password-file FILE [--acl-file FILE]] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--trusted-jku PREFIX]... [--topic-root ROOT]",
+		"[--password-file FILE [--acl-file FILE]] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--trusted-jku PREFIX]... [--topic-root ROOT] [--json]",
 		"a2a broker --listen 127.0.0.1:1883 --status --password-file broker.passwd", stderr)
 	listen := fs.String("listen", "127.0.0.1:1883", "TCP address to listen on")
 	status := fs.Bool("status", false, "broker-managed status: set a2a-status from each agent's connection state")
@@ -43,6 +43,9 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	connBurst := fs.Int("conn-burst", broker.DefaultConnectionBurst, "new connections a source address may open at once")
 	connMax := fs.Int("conn-max", broker.DefaultMaxConnectionsPerAddress, "open connections per source address (-1: no limit)")
 	rootf := addRootFlag(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object per line on stdout instead of the text lines (see below); errors as {\"error\":{...}}")
+	defaultUsage := fs.Usage
+	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), brokerJSONHelp+jsonHelp) }
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -79,17 +82,59 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fail(exitFailed, "%v", err)
 	}
+	out := &lineOut{w: stdout, json: *asJSON}
+	listening := brokerEvent{Event: "listening", URL: b.URL(), Status: status, TopicRoot: root.String()}
 	if root.IsDefault() {
-		fmt.Fprintf(stdout, "a2a broker listening on %s (status %v)\n", b.URL(), *status)
+		out.emit(fmt.Sprintf("a2a broker listening on %s (status %v)", b.URL(), *status), listening)
 	} else {
-		fmt.Fprintf(stdout, "a2a broker listening on %s (status %v, topic root %s)\n", b.URL(), *status, root)
+		out.emit(fmt.Sprintf("a2a broker listening on %s (status %v, topic root %s)", b.URL(), *status, root), listening)
 	}
-	fmt.Fprintln(stdout, securitySummary(cfg))
+	out.emit(securitySummary(cfg), securityEvent(cfg))
 	<-ctx.Done()
 	if err := b.Close(); err != nil {
 		return fail(exitFailed, "%v", err)
 	}
+	out.emit("a2a broker stopped", brokerEvent{Event: "stopped"})
 	return nil
+}
+
+// brokerJSONHelp documents a2a broker --json.
+const brokerJSONHelp = `
+--json prints, instead of the text lines:
+  {"event":"listening","url":URL,"status":BOOL,"topicRoot":ROOT}
+  {"event":"security","authentication":BOOL[,"passwordFile":F,"users":N][,"clientCertificates":true][,"aclFile":F][,"trustedJku":[...]]}
+  {"event":"stopped"}   (after SIGINT or SIGTERM)
+`
+
+// brokerEvent is one line of a2a broker --json (brokerJSONHelp).
+type brokerEvent struct {
+	Event     string `json:"event"`
+	URL       string `json:"url,omitempty"`
+	Status    *bool  `json:"status,omitempty"`
+	TopicRoot string `json:"topicRoot,omitempty"`
+	// security: whether clients must authenticate, and how.
+	Authentication     *bool    `json:"authentication,omitempty"`
+	PasswordFile       string   `json:"passwordFile,omitempty"`
+	Users              *int     `json:"users,omitempty"`
+	ClientCertificates bool     `json:"clientCertificates,omitempty"`
+	ACLFile            string   `json:"aclFile,omitempty"`
+	TrustedJKU         []string `json:"trustedJku,omitempty"`
+}
+
+// securityEvent is securitySummary as a --json line.
+func securityEvent(cfg broker.Config) brokerEvent {
+	e := brokerEvent{Event: "security", ACLFile: cfg.ACLFile, TrustedJKU: cfg.TrustedJKU}
+	if cfg.PasswordFile != "" {
+		n := 0
+		if f, err := broker.ReadPasswordFile(cfg.PasswordFile); err == nil {
+			n = len(f.Users())
+		}
+		e.PasswordFile, e.Users = cfg.PasswordFile, &n
+	}
+	e.ClientCertificates = cfg.TLS != nil && cfg.TLS.ClientCAs != nil
+	auth := e.PasswordFile != "" || e.ClientCertificates
+	e.Authentication = &auth
+	return e
 }
 
 // serverTLS loads the broker's certificate and, with clientCA, the

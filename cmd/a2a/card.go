@@ -97,20 +97,7 @@ func runCard(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		raw, who = b, "card "+cardAt
 	} else {
 		*brokerURL, cf.brokerFrom = brokerOf(fs, *brokerURL)
-		user, _, err := cf.user(*brokerURL)
-		if err != nil {
-			return err
-		}
-		if o, u, _, ok := identityOf(user); ok {
-			if *org == "" {
-				*org = o
-			}
-			if *unit == "" {
-				*unit = u
-			}
-		}
-		orgUnitFromEnv(org, unit)
-		if err := needOrgUnit(*org, *unit); err != nil {
+		if err := cf.readerOrgUnit(*brokerURL, org, unit); err != nil {
 			return err
 		}
 		if err := checkIDs("org", *org, "unit", *unit, "ID", id); err != nil {

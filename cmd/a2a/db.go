@@ -13,7 +13,7 @@ import (
 )
 
 // dbUsage is a2a db's synopsis and examples; dbHelp follows it.
-const dbUsage = `usage: a2a db (migrate | status) [--dsn DSN]
+const dbUsage = `usage: a2a db (migrate | status) [--dsn DSN] [--json]
 
 example:
   a2a db status --dsn postgres://agent@db.example:5432/a2a
@@ -34,6 +34,14 @@ subcommands:
            at version N"
   status   print each component's schema version in the database and the
            version this a2a knows, and whether a migration is needed
+
+--json prints one JSON object per component instead of the lines:
+  migrate: {"component":C,"database":DSN,"from":N,"to":M,"applied":BOOL}
+           (applied false: it was at version M already)
+  status:  {"component":C,"database":DSN,"version":N,"known":M,"state":S}
+           (S: current, migration_needed or newer)
+and an error as {"error":{"token","code","message"}}: status's exit 3 is
+{"error":{"token":"migration_needed","code":3,...}} after the components.
 
 --dsn DSN (default $A2A_DSN) is the database a2a agent --store postgres://...
 and --queue postgres://... use: a postgres:// or postgresql:// URL, or
@@ -100,11 +108,12 @@ func runDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		io.WriteString(stderr, dbUsage+dbHelp)
 		return fail(2, "unknown subcommand %q: migrate or status", sub)
 	}
-	fs := newFlags("db "+sub, "[--dsn DSN]", "a2a db "+sub+" --dsn postgres://agent@db.example:5432/a2a", stderr)
+	fs := newFlags("db "+sub, "[--dsn DSN] [--json]", "a2a db "+sub+" --dsn postgres://agent@db.example:5432/a2a", stderr)
 	defaultUsage := fs.Usage
-	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), dbHelp) }
+	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), dbHelp+jsonHelp) }
 	dsn := fs.String("dsn", "", "the PostgreSQL database: a postgres:// URL or keyword/value pairs (default $"+envDSN+
 		"); the password from "+storePasswordHelp)
+	asJSON := fs.Bool("json", false, "print one JSON object per component (see below); errors as {\"error\":{...}}")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -126,21 +135,25 @@ func runDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	out := &lineOut{w: stdout, json: *asJSON}
 	if sub == "migrate" {
 		for _, c := range schemaComponents {
 			from, err := c.migrate(ctx, conn)
 			if err != nil {
 				return s.schemaError(err)
 			}
+			m := dbMigrated{Component: c.name, Database: s.shown, From: from, To: c.known, Applied: from != c.known}
 			if from == c.known {
-				fmt.Fprintf(stdout, "schema %s: already at version %d\n", c.name, from)
+				out.emit(fmt.Sprintf("schema %s: already at version %d", c.name, from), m)
 			} else {
-				fmt.Fprintf(stdout, "schema %s: version %d -> %d\n", c.name, from, c.known)
+				out.emit(fmt.Sprintf("schema %s: version %d -> %d", c.name, from, c.known), m)
 			}
 		}
 		return nil
 	}
-	fmt.Fprintf(stdout, "database %s\n", s.shown)
+	if !*asJSON {
+		fmt.Fprintf(stdout, "database %s\n", s.shown)
+	}
 	var newer error
 	needed := false
 	for _, c := range schemaComponents {
@@ -148,23 +161,46 @@ func runDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return s.schemaError(err)
 		}
-		state := "current"
+		state, token := "current", "current"
 		switch {
 		case v < c.known:
-			state, needed = "migration needed (a2a db migrate)", true
+			state, token, needed = "migration needed (a2a db migrate)", "migration_needed", true
 		case v > c.known:
-			state = "newer than this a2a knows"
+			state, token = "newer than this a2a knows", "newer"
 			if newer == nil {
 				newer = s.schemaError(c.newer(v))
 			}
 		}
-		fmt.Fprintf(stdout, "schema %s: version %d in the database, this a2a knows version %d: %s\n", c.name, v, c.known, state)
+		out.emit(fmt.Sprintf("schema %s: version %d in the database, this a2a knows version %d: %s", c.name, v, c.known, state),
+			dbStatus{Component: c.name, Database: s.shown, Version: v, Known: c.known, State: token})
 	}
 	switch {
 	case newer != nil:
 		return newer
 	case needed:
-		return &exitError{code: exitMigrationNeeded}
+		return &exitError{code: exitMigrationNeeded, token: "migration_needed"}
 	}
 	return nil
+}
+
+// dbMigrated is the a2a db migrate --json line of a component: the
+// database (its password as xxxxx), the version it was at and the one it
+// is at now, and whether migrations were applied.
+type dbMigrated struct {
+	Component string `json:"component"`
+	Database  string `json:"database"`
+	From      int    `json:"from"`
+	To        int    `json:"to"`
+	Applied   bool   `json:"applied"`
+}
+
+// dbStatus is the a2a db status --json line of a component: its version
+// in the database, the one this a2a knows, and the state: current,
+// migration_needed or newer.
+type dbStatus struct {
+	Component string `json:"component"`
+	Database  string `json:"database"`
+	Version   int    `json:"version"`
+	Known     int    `json:"known"`
+	State     string `json:"state"`
 }

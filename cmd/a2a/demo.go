@@ -56,6 +56,18 @@ artifacts), 06 (ubsp-v1)"). Topics are written short (discovery/ID,
 request/ID, reply/ID), as the legend at the top explains; a discovery
 message that changes nothing (a Will and the broker's own offline for one
 disconnect) is printed once. The count line is the last line.
+
+--json prints one JSON object per story as it ends, then the summary,
+and nothing else: the transcript and the other text lines are left out
+(as with --quiet, and the legend too):
+  {"event":"story","id":ID,"title":T,"verdict":"pass"|"fail"|"skip"[,"reason":WHY][,"detail":D]}
+  {"event":"summary","passed":N,"failed":[IDS],"skipped":[{"id":ID,"reason":WHY}],
+   "notRun":[{"id":ID,"what":W}],"notRunAfterRefusal":N,"durationMs":F,"line":LAST_LINE}
+reason says why a story was skipped or failed, detail what a story that
+passed showed. The summary is the last object, but when the run fails
+(exit 1: a story failed, or the broker refused) an error object follows
+it; an error before any story (a broker that cannot be reached) is the
+error object alone.
 `
 
 // envPG is the environment variable of a2a demo's PostgreSQL database
@@ -63,12 +75,13 @@ disconnect) is printed once. The count line is the last line.
 const envPG = "A2A_PG"
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("demo", "[--broker URL [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F]] [--topic-root ROOT] [--pg DSN] [--quiet]",
+	fs := newFlags("demo", "[--broker URL [--username U --password-file F] [--ca-file F] [--cert-file F --key-file F]] [--topic-root ROOT] [--pg DSN] [--quiet] [--json]",
 		"a2a demo\n  a2a demo --pg postgres://agent@db.example:5432/a2a", stderr)
 	defaultUsage := fs.Usage
-	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), demoHelp) }
+	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), demoHelp+jsonHelp) }
 	brokerURL := fs.String("broker", "", "run against this broker instead of embedded ones")
 	quiet := fs.Bool("quiet", false, "print the verdicts only, not the transcript")
+	asJSON := fs.Bool("json", false, "print one JSON object per story, then the summary, and nothing else (see below); errors as {\"error\":{...}}")
 	pg := fs.String("pg", "", "run story F01, the agent fleet, on this PostgreSQL database: a postgres:// URL or keyword/value pairs (default $"+envPG+
 		"; without either the story is skipped); the password from "+storePasswordHelp)
 	cf := addConnFlags(fs)
@@ -102,9 +115,15 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	// conn.Broker is the URL without its userinfo (the demo prints it).
-	_, err = demo.Run(ctx, demo.Config{BrokerURL: conn.Broker, TLS: conn.TLS, Username: conn.Username, Password: conn.Password, Root: root,
+	cfg := demo.Config{BrokerURL: conn.Broker, TLS: conn.TLS, Username: conn.Username, Password: conn.Password, Root: root,
 		Out: stdout, Transcript: !*quiet, PG: pgRef.raw,
-		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
+		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
+	if *asJSON {
+		cfg.Out, cfg.Transcript = io.Discard, false
+		cfg.OnResult = func(r demo.Result) { writeJSONLine(stdout, storyEvent(r)) }
+		cfg.OnSummary = func(s demo.Summary) { writeJSONLine(stdout, summaryEvent(s)) }
+	}
+	_, err = demo.Run(ctx, cfg)
 	if errors.Is(err, demo.ErrFailed) {
 		return withRootHint(fail(exitFailed, "%v", err), err, root)
 	}
@@ -115,6 +134,68 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fail(exitFailed, "%v", err)
 	}
 	return nil
+}
+
+// demoStory is the a2a demo --json line of a story (demoHelp).
+type demoStory struct {
+	Event   string `json:"event"`
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+func storyEvent(r demo.Result) demoStory {
+	e := demoStory{Event: "story", ID: r.ID, Title: r.Title, Verdict: "pass", Reason: r.Reason()}
+	switch {
+	case r.Skipped:
+		e.Verdict = "skip"
+	case r.Err != nil:
+		e.Verdict = "fail"
+	default:
+		e.Detail = r.Detail
+	}
+	return e
+}
+
+// demoSummary is the a2a demo --json summary, its last line (demoHelp).
+type demoSummary struct {
+	Event              string       `json:"event"`
+	Passed             int          `json:"passed"`
+	Failed             []string     `json:"failed"`
+	Skipped            []demoReason `json:"skipped"`
+	NotRun             []demoNotRun `json:"notRun"`
+	NotRunAfterRefusal int          `json:"notRunAfterRefusal"`
+	DurationMs         float64      `json:"durationMs"`
+	Line               string       `json:"line"`
+}
+
+// demoReason is a story skipped, in the summary.
+type demoReason struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// demoNotRun is a user story of the profile the demo does not tell.
+type demoNotRun struct {
+	ID   string `json:"id"`
+	What string `json:"what"`
+}
+
+func summaryEvent(s demo.Summary) demoSummary {
+	e := demoSummary{Event: "summary", Passed: s.Passed, Failed: s.Failed, Skipped: []demoReason{}, NotRun: []demoNotRun{},
+		NotRunAfterRefusal: s.NotRunAfterRefusal, DurationMs: millis(s.Duration), Line: s.Line}
+	if e.Failed == nil {
+		e.Failed = []string{}
+	}
+	for _, k := range s.Skipped {
+		e.Skipped = append(e.Skipped, demoReason{k.ID, k.Reason})
+	}
+	for _, n := range demo.NotRun {
+		e.NotRun = append(e.NotRun, demoNotRun{n.ID, n.What})
+	}
+	return e
 }
 
 // probeBroker fails, exit status 3, when no TCP connection to the

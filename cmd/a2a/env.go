@@ -63,6 +63,45 @@ func orgUnitFromEnv(org, unit *string) {
 	}
 }
 
+// readerOrgUnit settles the org and unit of a command that reads a unit
+// (card, watch): which it may do for another unit than its user name's
+// (an ACL file can grant it), so the flags left empty are taken from the
+// user name ORG/UNIT/ID, then from the environment, and no value given
+// conflicts with the user name. Neither may be left empty.
+func (c *connFlags) readerOrgUnit(brokerURL string, org, unit *string) error {
+	user, _, err := c.user(brokerURL)
+	if err != nil {
+		return err
+	}
+	if o, u, _, ok := identityOf(user); ok {
+		if *org == "" {
+			*org = o
+		}
+		if *unit == "" {
+			*unit = u
+		}
+	}
+	orgUnitFromEnv(org, unit)
+	return needOrgUnit(*org, *unit)
+}
+
+// senderOrgUnit settles the org, unit and requester id of a command that
+// sends as the user (send, get, cancel, list, resubscribe, chat): from the
+// flags, which must agree with the user name ORG/UNIT/ID when there is one
+// (fromUsername), then the environment. Neither org nor unit may be left
+// empty.
+func (c *connFlags) senderOrgUnit(brokerURL string, org, unit, as *string) error {
+	user, from, err := c.user(brokerURL)
+	if err != nil {
+		return err
+	}
+	if err := fromUsername(user, from, [3]string{"org", "unit", "as"}, [3]*string{org, unit, as}); err != nil {
+		return err
+	}
+	orgUnitFromEnv(org, unit)
+	return needOrgUnit(*org, *unit)
+}
+
 // needOrgUnit is the usage error of a command given no org or unit.
 func needOrgUnit(org, unit string) error {
 	switch {

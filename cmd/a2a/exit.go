@@ -131,7 +131,8 @@ var services = map[string]bool{"agent": true, "broker": true, "webhook": true}
 
 // jsonCommands are the commands whose --json prints errors as JSON.
 var jsonCommands = map[string]bool{"send": true, "watch": true, "version": true, "chat": true, "card": true,
-	"get": true, "cancel": true, "list": true, "resubscribe": true}
+	"get": true, "cancel": true, "list": true, "resubscribe": true,
+	"agent": true, "broker": true, "demo": true, "db": true, "passwd": true, "webhook": true}
 
 // wantsJSON reports whether args, a command's arguments, turn --json on
 // (before a "--" that ends the flags).

@@ -66,6 +66,8 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nexample:\n  a2a demo\n  a2a agent --org acme --unit lab --id echo &\n  a2a send --org acme --unit lab --to echo hello\n\n"+
 		"Flags may come before or after the arguments; \"--\" ends the flags.\n"+
+		"Every command takes --json: one JSON object per line on stdout and nothing else,\n"+
+		"an error as {\"error\":{\"token\",\"code\",\"message\"}} with the exit status unchanged.\n"+
 		"Run a2a <command> -h for the flags of a command.\n\n%s\n%s", envHelp, exitCodesHelp)
 }
 

@@ -21,10 +21,18 @@ var hookRE = regexp.MustCompile(`give a2a send --webhook (http://\S+)`)
 var taskRE = regexp.MustCompile(`(?m)^task        (\S+)  context`)
 
 // startWebhook runs a2a webhook on a free loopback port and returns it with
-// its URL.
+// its URL (from its start line, or its listening object with --json).
 func startWebhook(t *testing.T, args ...string) (*process, string) {
 	t.Helper()
 	p := start(t, append([]string{"webhook", "--listen", "127.0.0.1:0"}, args...)...)
+	if wantsJSON(args) {
+		p.waitFor(t, `"event":"listening"`)
+		var l struct{ URL string }
+		if err := json.Unmarshal([]byte(strings.Split(p.output(), "\n")[0]), &l); err != nil || l.URL == "" {
+			t.Fatalf("no URL in:\n%s", p.output())
+		}
+		return p, l.URL
+	}
 	p.waitFor(t, "give a2a send --webhook ")
 	m := hookRE.FindStringSubmatch(p.output())
 	if m == nil {

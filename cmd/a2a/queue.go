@@ -6,8 +6,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 
@@ -48,11 +46,11 @@ func (q pgQueue) Close() error {
 }
 
 // openQueue opens the offline queue in the database of q. A migration
-// applied (migrate) is reported on stdout, prefixed by who. Errors are
+// applied (migrate) is told to migrated. Errors are
 // exit status 2 for a DSN that does not parse, 1 otherwise (the database
 // unreachable, its schema not the one this a2a knows); each names the
 // flag or variable, and none quotes a password.
-func openQueue(ctx context.Context, q dsnRef, migrate bool, keys *sealed.Ring, who string, stdout io.Writer, log *slog.Logger) (pgQueue, error) {
+func openQueue(ctx context.Context, q dsnRef, migrate bool, keys *sealed.Ring, migrated func(component string, from, to int), log *slog.Logger) (pgQueue, error) {
 	pool, q, err := q.pgPool(ctx)
 	if err != nil {
 		return pgQueue{}, err
@@ -64,7 +62,7 @@ func openQueue(ctx context.Context, q dsnRef, migrate bool, keys *sealed.Ring, w
 			return pgQueue{}, q.schemaError(err)
 		}
 		if from != pginbox.SchemaVersion {
-			fmt.Fprintf(stdout, "%s: schema inbox: version %d -> %d\n", who, from, pginbox.SchemaVersion)
+			migrated("inbox", from, pginbox.SchemaVersion)
 		}
 	}
 	st, err := pginbox.OpenPool(ctx, pool, pginbox.Options{Logger: log, Keys: keys})

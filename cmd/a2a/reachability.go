@@ -215,30 +215,36 @@ func readTrustedKeys(path string) (map[string]ed25519.PublicKey, error) {
 	return keys, nil
 }
 
-// reportQueue prints where the offline queue is (a file, or pg, the
-// database of --queue), its bounds, and what a damaged queue file lost.
-func reportQueue(out io.Writer, ra *refagent.Agent, r *refagent.Reachability, pg *dsnRef) {
+// reportQueue prints where the offline queue of agent id is (a file, or
+// pg, the database of --queue), its bounds, and what a damaged queue file
+// lost.
+func reportQueue(out *lineOut, id string, ra *refagent.Agent, r *refagent.Reachability, pg *dsnRef) {
 	o := ra.Offline()
 	if o == nil || (r.QueueDir == "" && pg == nil) {
 		return
 	}
 	b := o.Bounds()
+	path, recovery := "", ""
 	if pg != nil {
-		fmt.Fprintf(out, "agent is %s: offline queue %s (at most %d messages, %d bytes, %d per caller, kept %s)\n",
-			o.Mode(), pg.shown, b.MaxMessages, b.MaxBytes, b.MaxPerPeer, b.RecordTTL)
-		return
-	}
-	path := filepath.Join(r.QueueDir, "queue.db")
-	if rec := ra.Recovery(); rec.Damaged {
-		dropped := fmt.Sprintf("%d unreadable dropped", rec.Unreadable)
-		if rec.Uncounted {
-			dropped = fmt.Sprintf("%d unreadable dropped and an unknown number more (part of the file could not be read, its record count with it)", rec.Unreadable)
+		path = pg.shown
+	} else {
+		path = filepath.Join(r.QueueDir, "queue.db")
+		if rec := ra.Recovery(); rec.Damaged {
+			dropped := fmt.Sprintf("%d unreadable dropped", rec.Unreadable)
+			if rec.Uncounted {
+				dropped = fmt.Sprintf("%d unreadable dropped and an unknown number more (part of the file could not be read, its record count with it)", rec.Unreadable)
+			}
+			recovery = fmt.Sprintf("offline queue %s was damaged (%s): moved to %s; %d records and %d replay keys salvaged, %s",
+				path, rec.Error, rec.MovedTo, rec.Records, rec.Replay, dropped)
+		} else if rec.Unreadable > 0 {
+			recovery = fmt.Sprintf("offline queue %s: %d unreadable records dropped", path, rec.Unreadable)
 		}
-		fmt.Fprintf(out, "offline queue %s was damaged (%s): moved to %s; %d records and %d replay keys salvaged, %s\n",
-			path, rec.Error, rec.MovedTo, rec.Records, rec.Replay, dropped)
-	} else if rec.Unreadable > 0 {
-		fmt.Fprintf(out, "offline queue %s: %d unreadable records dropped\n", path, rec.Unreadable)
 	}
-	fmt.Fprintf(out, "agent is %s: offline queue %s (at most %d messages, %d bytes, %d per caller, kept %s)\n",
+	text := fmt.Sprintf("agent is %s: offline queue %s (at most %d messages, %d bytes, %d per caller, kept %s)",
 		o.Mode(), path, b.MaxMessages, b.MaxBytes, b.MaxPerPeer, b.RecordTTL)
+	if recovery != "" && !out.json {
+		out.emit(recovery, nil)
+	}
+	out.emit(text, agentEvent{Event: "queue", Agent: id, Mode: string(o.Mode()), Queue: path, MaxMessages: b.MaxMessages,
+		MaxBytes: int64(b.MaxBytes), MaxPerCaller: b.MaxPerPeer, KeptSeconds: b.RecordTTL.Seconds(), Recovery: recovery})
 }

@@ -240,15 +240,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		prog.set("waiting for " + endpoint)
 	} else {
 		target = requester.Target{Agent: *to, Pool: *pool}
-		user, from, err := cf.user(*brokerURL)
-		if err != nil {
-			return err
-		}
-		if err := fromUsername(user, from, [3]string{"org", "unit", "as"}, [3]*string{org, unit, as}); err != nil {
-			return err
-		}
-		orgUnitFromEnv(org, unit)
-		if err := needOrgUnit(*org, *unit); err != nil {
+		if err := cf.senderOrgUnit(*brokerURL, org, unit, as); err != nil {
 			return err
 		}
 		if err := checkMQTTSend(target, org, unit, as, *taskID, contextID); err != nil {

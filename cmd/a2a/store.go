@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
@@ -153,12 +152,11 @@ func (f *storeFlags) spec(dataDir string, pgQueue bool, stderr io.Writer) (store
 }
 
 // open opens the store: nil for memory (the reference agent's default
-// store). A migration applied (migrate) is reported on stdout, prefixed
-// by who. Errors are exit status 2 for a DSN that does not parse and for
+// store). A migration applied (migrate) is told to migrated. Errors are exit status 2 for a DSN that does not parse and for
 // a bolt:// path that is a directory, 1 otherwise (the database
 // unreachable, its schema not the one this a2a knows, the file locked);
 // each names the flag, and none quotes a password.
-func (s storeSpec) open(ctx context.Context, migrate bool, keys *sealed.Ring, who string, stdout io.Writer) (taskstore.Store, error) {
+func (s storeSpec) open(ctx context.Context, migrate bool, keys *sealed.Ring, migrated func(component string, from, to int)) (taskstore.Store, error) {
 	switch s.kind {
 	case storeBolt:
 		if fi, err := os.Stat(s.path); err == nil && fi.IsDir() {
@@ -174,7 +172,7 @@ func (s storeSpec) open(ctx context.Context, migrate bool, keys *sealed.Ring, wh
 		}
 		return st, nil
 	case storePostgres:
-		return s.openPostgres(ctx, migrate, keys, who, stdout)
+		return s.openPostgres(ctx, migrate, keys, migrated)
 	}
 	return nil, nil
 }
@@ -191,7 +189,7 @@ func (s pgStore) Close() error {
 	return err
 }
 
-func (s storeSpec) openPostgres(ctx context.Context, migrate bool, keys *sealed.Ring, who string, stdout io.Writer) (taskstore.Store, error) {
+func (s storeSpec) openPostgres(ctx context.Context, migrate bool, keys *sealed.Ring, migrated func(component string, from, to int)) (taskstore.Store, error) {
 	pool, ref, err := s.pgPool(ctx)
 	if err != nil {
 		return nil, err
@@ -204,7 +202,7 @@ func (s storeSpec) openPostgres(ctx context.Context, migrate bool, keys *sealed.
 			return nil, s.schemaError(err)
 		}
 		if from != pgstore.SchemaVersion {
-			fmt.Fprintf(stdout, "%s: schema taskstore: version %d -> %d\n", who, from, pgstore.SchemaVersion)
+			migrated("taskstore", from, pgstore.SchemaVersion)
 		}
 	}
 	st, err := pgstore.OpenPool(ctx, pool, pgstore.Options{Keys: keys})

@@ -146,15 +146,7 @@ func (t *targetFlags) dial(ctx context.Context, stderr io.Writer) (*peer, error)
 	}
 	p.overMQTT = true
 	*t.broker, t.cf.brokerFrom = brokerOf(fs, *t.broker)
-	user, from, err := t.cf.user(*t.broker)
-	if err != nil {
-		return nil, err
-	}
-	if err := fromUsername(user, from, [3]string{"org", "unit", "as"}, [3]*string{t.org, t.unit, t.as}); err != nil {
-		return nil, err
-	}
-	orgUnitFromEnv(t.org, t.unit)
-	if err := needOrgUnit(*t.org, *t.unit); err != nil {
+	if err := t.cf.senderOrgUnit(*t.broker, t.org, t.unit, t.as); err != nil {
 		return nil, err
 	}
 	if *t.as == "" {

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,8 +11,8 @@ import (
 )
 
 // wakeOnSignals wakes the agent on SIGUSR1 and puts it to sleep on SIGUSR2
-// until stop is called.
-func wakeOnSignals(out io.Writer, o *agent.Offline) (stop func()) {
+// until stop is called, telling said each time.
+func wakeOnSignals(o *agent.Offline, said func(awake bool)) (stop func()) {
 	if o == nil {
 		return func() {}
 	}
@@ -27,7 +25,7 @@ func wakeOnSignals(out io.Writer, o *agent.Offline) (stop func()) {
 			case sig := <-ch:
 				awake := sig == syscall.SIGUSR1
 				o.SetAwake(awake)
-				fmt.Fprintf(out, "agent %s\n", map[bool]string{true: "awake", false: "asleep"}[awake])
+				said(awake)
 			case <-done:
 				return
 			}

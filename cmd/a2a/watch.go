@@ -75,20 +75,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The watch may read another unit (an ACL file can grant it): the
 	// flags left empty are taken from the user name, and no other value
 	// conflicts with it.
-	user, _, err := cf.user(*brokerURL)
-	if err != nil {
-		return err
-	}
-	if o, u, _, ok := identityOf(user); ok {
-		if *org == "" {
-			*org = o
-		}
-		if *unit == "" {
-			*unit = u
-		}
-	}
-	orgUnitFromEnv(org, unit)
-	if err := needOrgUnit(*org, *unit); err != nil {
+	if err := cf.readerOrgUnit(*brokerURL, org, unit); err != nil {
 		return err
 	}
 	if err := checkIDs("org", *org, "unit", *unit); err != nil {

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/a2abind/a2abind/agent"
@@ -22,9 +21,18 @@ const webhookHelp = `
 The webhook receives push notifications (A2A v1.0 §4.3): each POST carries
 one update of a task (a StreamResponse: a status update, an artifact
 update, or the task), which is printed as it comes, "task ID  KIND
-STATE: TEXT" (with --json, one object a line: taskId, kind, state, text
-and the item itself). It serves every path of ADDR; the URL printed at
-start is the one to give a2a send --webhook. It runs until interrupted.
+STATE: TEXT". It serves every path of ADDR; the URL printed at start is
+the one to give a2a send --webhook. It runs until interrupted.
+
+--json prints one JSON object per line instead of the text lines:
+  {"event":"listening","address":ADDR,"url":URL}
+  {"event":"push","taskId":T,"kind":K[,"state":S][,"text":TEXT],"tokenChecked":BOOL,"item":STREAMRESPONSE}
+  {"event":"refused","taskId":T,"status":403}   (the line on stderr too)
+  {"event":"stopped"}
+kind is task, status, artifact, artifact+ (appended) or message;
+tokenChecked says the push carried the --token (false without --token:
+any token is taken). The push's config id is not in the push itself, so
+it is not printed.
 
 Answers (docs/protocol.md §8.3): 204 to a push it printed; 401 to one
 without a notification token (A2A-Notification-Token); with --token T, 403
@@ -39,13 +47,13 @@ An agent delivers to a webhook on a loopback address only when it allows it
 `
 
 func runWebhook(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("webhook", "--listen ADDR [--token T] [--json] [--log-level L]",
+	fs := newFlags("webhook", "--listen ADDR [--token T] [--log-level L] [--json]",
 		"a2a webhook --listen 127.0.0.1:9090\n  a2a send --url http://127.0.0.1:8080 --webhook http://127.0.0.1:9090/ --webhook-token T hello", stderr)
 	defaultUsage := fs.Usage
-	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), webhookHelp) }
+	fs.Usage = func() { defaultUsage(); io.WriteString(fs.Output(), webhookHelp+jsonHelp) }
 	listen := fs.String("listen", "", "receive pushes on this TCP address (host:port; port 0 picks a free one)")
 	token := fs.String("token", "", "take only pushes carrying this notification token (default: any token)")
-	asJSON := fs.Bool("json", false, "print one JSON object per push")
+	asJSON := fs.Bool("json", false, "print one JSON object per line on stdout: each push, the start and the stop (see below); errors as {\"error\":{...}}")
 	logLevel := addLogLevel(fs, slog.LevelWarn)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -64,7 +72,8 @@ func runWebhook(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fail(exitFailed, "--listen: %v", err)
 	}
-	pp := &pushPrinter{w: stdout, errw: stderr, json: *asJSON, token: []byte(*token)}
+	out := &lineOut{w: stdout, json: *asJSON}
+	pp := &pushPrinter{out: out, errw: stderr, token: []byte(*token)}
 	srv := &http.Server{
 		Handler:           pushmon.NewReceiver(pp, pushmon.ReceiverConfig{Logger: log}),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -72,7 +81,8 @@ func runWebhook(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(stdout, "webhook listening on %s: give a2a send --webhook %s\n", ln.Addr(), hookURL(ln.Addr()))
+	out.emit(fmt.Sprintf("webhook listening on %s: give a2a send --webhook %s", ln.Addr(), hookURL(ln.Addr())),
+		webhookEvent{Event: "listening", Address: ln.Addr().String(), URL: hookURL(ln.Addr())})
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -81,8 +91,28 @@ func runWebhook(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)
-	fmt.Fprintln(stdout, "webhook stopped")
+	out.emit("webhook stopped", webhookEvent{Event: "stopped"})
 	return nil
+}
+
+// webhookEvent is a line of a2a webhook --json but a push (pushEvent).
+type webhookEvent struct {
+	Event   string `json:"event"`
+	Address string `json:"address,omitempty"`
+	URL     string `json:"url,omitempty"`
+	TaskID  string `json:"taskId,omitempty"`
+	Status  int    `json:"status,omitempty"`
+}
+
+// pushEvent is the a2a webhook --json line of a push.
+type pushEvent struct {
+	Event        string          `json:"event"`
+	TaskID       string          `json:"taskId"`
+	Kind         string          `json:"kind"`
+	State        string          `json:"state,omitempty"`
+	Text         string          `json:"text,omitempty"`
+	TokenChecked bool            `json:"tokenChecked"`
+	Item         json.RawMessage `json:"item"`
 }
 
 // hookURL is the URL of a webhook listening on addr, with 127.0.0.1 for an
@@ -101,31 +131,24 @@ func hookURL(addr net.Addr) string {
 // pushPrinter is the Sink of a2a webhook: it checks the token and prints
 // each push.
 type pushPrinter struct {
-	mu      sync.Mutex
-	w, errw io.Writer
-	json    bool
-	token   []byte // nil: any
+	out   *lineOut
+	errw  io.Writer
+	token []byte // nil: any
 }
 
 // Deliver implements pushmon.Sink.
 func (pp *pushPrinter) Deliver(_ context.Context, d *pushmon.Delivery) error {
-	pp.mu.Lock()
-	defer pp.mu.Unlock()
 	if len(pp.token) > 0 && subtle.ConstantTimeCompare([]byte(d.Token), pp.token) != 1 {
 		fmt.Fprintf(pp.errw, "a2a webhook: refused a push for task %s: not the --token (answered 403)\n", d.TaskID)
+		if pp.out.json {
+			pp.out.emit("", webhookEvent{Event: "refused", TaskID: d.TaskID, Status: http.StatusForbidden})
+		}
 		return pushmon.ErrBadToken
 	}
 	kind, state, text := describePush(d.Item)
-	if pp.json {
+	if pp.out.json {
 		raw, _ := d.Item.MarshalJSON()
-		b, _ := json.Marshal(struct {
-			TaskID string          `json:"taskId"`
-			Kind   string          `json:"kind"`
-			State  string          `json:"state,omitempty"`
-			Text   string          `json:"text,omitempty"`
-			Item   json.RawMessage `json:"item"`
-		}{d.TaskID, kind, state, text, raw})
-		fmt.Fprintln(pp.w, string(b))
+		pp.out.emit("", pushEvent{Event: "push", TaskID: d.TaskID, Kind: kind, State: state, Text: text, TokenChecked: len(pp.token) > 0, Item: raw})
 		return nil
 	}
 	line := "task " + d.TaskID + "  " + fmt.Sprintf("%-9s", kind)
@@ -138,7 +161,7 @@ func (pp *pushPrinter) Deliver(_ context.Context, d *pushmon.Delivery) error {
 		}
 		line += " " + text
 	}
-	fmt.Fprintln(pp.w, line)
+	pp.out.emit(line, nil)
 	return nil
 }
 

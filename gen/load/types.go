@@ -19,7 +19,7 @@ var (
 		"enum", "const", "description", "title", "$comment", "examples", "minLength", "maxLength",
 		"minItems", "maxItems", "minimum", "maximum", "pattern", "format", "contentEncoding",
 		"not", "oneOf", "allOf", "minProperties",
-		"x-go-name", "x-go-pointer", "x-go-raw", "x-enum-names", "x-enum-docs", "x-oneof")
+		"x-go-name", "x-go-pointer", "x-go-raw", "x-enum-names", "x-enum-docs", "x-oneof", "x-error-info")
 	formats = set("date-time", "uuid")
 )
 
@@ -121,7 +121,7 @@ func (l *loader) readObject(p pendingType) error {
 	if ty, ok := def.get("type"); ok && ty != "object" {
 		return errAt(f.display, t.Ptr+"/type", "an object definition must have type object")
 	}
-	for _, k := range []string{"$ref", "items", "enum", "const", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum", "pattern", "format", "contentEncoding", "not", "x-go-name", "x-go-pointer", "x-go-raw", "x-enum-names", "x-enum-docs"} {
+	for _, k := range []string{"$ref", "items", "enum", "const", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum", "pattern", "format", "contentEncoding", "not", "x-go-name", "x-go-pointer", "x-go-raw", "x-enum-names", "x-enum-docs", "x-error-info"} {
 		if _, ok := def.get(k); ok {
 			return errAt(f.display, t.Ptr+"/"+k, "keyword %q is not supported on an object definition", k)
 		}
@@ -173,6 +173,13 @@ func (l *loader) readObject(p pendingType) error {
 		goNames[fd.GoName] = name
 		if b, ok := node.get("x-go-pointer"); ok && b == true {
 			fd.Pointer = true
+		}
+		if _, ok := node.get("x-error-info"); ok {
+			code, ok := str(node, "x-error-info")
+			if !ok || code == "" {
+				return errAt(f.display, ptr+"/x-error-info", "x-error-info names the member holding the error code")
+			}
+			fd.ErrorInfoCode = code
 		}
 		r, err := l.ref(f, ptr, node)
 		if err != nil {

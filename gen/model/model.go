@@ -127,6 +127,11 @@ type Field struct {
 	// Member is set for oneof members: the Go type wrapping a scalar member
 	// (empty for object members, which use *T).
 	Wrapper string
+	// ErrorInfoCode, set by x-error-info on the data member of a JSON-RPC
+	// error object, names the member holding the error code: when the code
+	// claims an A2A error, data in its array form must hold a well-formed
+	// google.rpc.ErrorInfo.
+	ErrorInfoCode string
 }
 
 // Ref is the type of a field, an array element or a map value, with the

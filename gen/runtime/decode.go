@@ -5,8 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
-	"math/big"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -39,10 +39,43 @@ type Decoder struct {
 	// fresh says the last rawString result is a buffer slowString made for
 	// that string alone (a long one), which String may keep.
 	fresh bool
-	// dup is set when a known member appears twice in one object; callers
-	// then decode a normalised copy (the last occurrence wins, as in
-	// encoding/json).
-	dup bool
+	// below holds the steps from the path handed to skipAt or anyValue to
+	// the value they read now. The steps are kept here rather than chained
+	// as Paths, so that the caller's Path, which these recursive functions
+	// only read, stays on the caller's stack.
+	below []step
+	// belowBuf holds below's first steps, so that shallow free JSON costs
+	// no allocation of its own.
+	belowBuf [8]step
+}
+
+// step is one step below a path: a member key, or an array index when key
+// is "" and index is not negative.
+type step struct {
+	key   string
+	index int
+}
+
+// duplicateBelow records that the member at the steps from base on, below
+// p, appeared more than once in its object.
+func (d *Decoder) duplicateBelow(p *Path, base int) {
+	if d.v.full() {
+		d.v.omitted++
+		return
+	}
+	var b strings.Builder
+	p.write(&b)
+	last := ""
+	for _, s := range d.below[base:] {
+		b.WriteByte('/')
+		if s.key == "" && s.index >= 0 {
+			b.WriteString(strconv.Itoa(s.index))
+			continue
+		}
+		writeKey(&b, s.key)
+		last = s.key
+	}
+	d.v.violations = append(d.v.violations, Violation{Pointer: b.String(), Rule: "duplicate", Message: "member " + strconv.Quote(last) + " appears more than once"})
 }
 
 func (d *Decoder) fail(msg string) {
@@ -116,7 +149,7 @@ func (d *Decoder) Mismatch(p *Path, want string) {
 	} else {
 		d.v.Add(p, "type", "got "+kindOf(c)+", want "+want)
 	}
-	d.Skip()
+	d.skipAt(p)
 }
 
 // openObject consumes '{' or, for another kind of value, records a type
@@ -573,10 +606,10 @@ func (d *Decoder) numberToken() ([]byte, bool) {
 }
 
 // integer reads an integer that must fit the Go type's range [lo, hi]. A
-// number with a fraction or an exponent is an integer when its value is
-// whole, as in JSON Schema. A value outside the range is recorded as a
-// minimum / maximum violation and returned clamped (still reporting true).
-// Only a non-integer reports false.
+// number with a fraction or an exponent (10.0, 1e1) is not an integer, even
+// when its value is whole: ProtoJSON writes integers as decimal integers. A
+// value outside the range is recorded as a minimum / maximum violation and
+// returned clamped (still reporting true). Only a non-integer reports false.
 func (d *Decoder) integer(p *Path, lo, hi int64) (int64, bool) {
 	c := d.Peek()
 	if c != '-' && (c < '0' || c > '9') {
@@ -587,33 +620,26 @@ func (d *Decoder) integer(p *Path, lo, hi int64) (int64, bool) {
 	if !d.OK() {
 		return 0, false
 	}
-	if !frac {
-		n, err := strconv.ParseInt(string(tok), 10, 64)
-		if err == nil {
-			return d.bound(p, n, lo, hi), true
-		}
-		if tok[0] == '-' {
-			d.v.Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
-			return lo, true
-		}
-		d.v.Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
-		return hi, true
-	}
-	r, ok := new(big.Rat).SetString(string(tok))
-	if !ok || !r.IsInt() {
-		d.v.Add(p, "type", "got number, want integer")
+	if frac {
+		d.v.Add(p, "type", notInteger(tok))
 		return 0, false
 	}
-	num := r.Num()
-	if num.IsInt64() {
-		return d.bound(p, num.Int64(), lo, hi), true
+	n, err := strconv.ParseInt(string(tok), 10, 64)
+	if err == nil {
+		return d.bound(p, n, lo, hi), true
 	}
-	if num.Sign() < 0 {
+	if tok[0] == '-' {
 		d.v.Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
 		return lo, true
 	}
 	d.v.Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
 	return hi, true
+}
+
+// notInteger is the message for a number with a fraction or an exponent
+// where an integer is wanted.
+func notInteger(tok []byte) string {
+	return "got " + string(tok) + ", want an integer (no fraction or exponent)"
 }
 
 func (d *Decoder) bound(p *Path, n, lo, hi int64) int64 {
@@ -647,11 +673,11 @@ func (d *Decoder) Number(p *Path) (float64, bool) {
 	return f, true
 }
 
-// raw reads any JSON value and returns a copy of its bytes.
-func (d *Decoder) raw() []byte {
+// raw reads any JSON value at p and returns a copy of its bytes.
+func (d *Decoder) raw(p *Path) []byte {
 	d.ws()
 	start := d.pos
-	d.Skip()
+	d.skipAt(p)
 	if !d.OK() {
 		return nil
 	}
@@ -665,7 +691,7 @@ func (d *Decoder) RawKinds(p *Path, kinds ...string) []byte {
 	c := d.Peek()
 	k := kindOf(c)
 	if len(kinds) == 0 {
-		return d.raw()
+		return d.raw(p)
 	}
 	match := false
 	for _, want := range kinds {
@@ -677,11 +703,9 @@ func (d *Decoder) RawKinds(p *Path, kinds ...string) []byte {
 		d.Mismatch(p, joinKinds(kinds))
 		return nil
 	}
-	out := d.raw()
-	if k == "number" && !hasKind(kinds, "number") {
-		if r, ok := new(big.Rat).SetString(string(out)); !ok || !r.IsInt() {
-			d.v.Add(p, "type", "got number, want "+joinKinds(kinds))
-		}
+	out := d.raw(p)
+	if k == "number" && !hasKind(kinds, "number") && bytes.ContainsAny(out, ".eE") {
+		d.v.Add(p, "type", notInteger(out))
 	}
 	return out
 }
@@ -712,15 +736,17 @@ func (d *Decoder) Object(p *Path) (map[string]any, bool) {
 		d.Mismatch(p, "object")
 		return nil, false
 	}
-	v := d.anyValue()
+	v := d.anyValue(p, len(d.below))
 	m, _ := v.(map[string]any)
 	return m, d.OK()
 }
 
-// anyValue reads any JSON value the way encoding/json decodes into any,
+// anyValue reads any JSON value at p the way encoding/json decodes into any,
 // except that a number too large for float64 is kept as a json.Number
-// instead of failing.
-func (d *Decoder) anyValue() any {
+// instead of failing, and a member that appears twice in one object is a
+// violation instead of the last occurrence winning.
+// base is the length of d.below when the value at p began.
+func (d *Decoder) anyValue(p *Path, base int) any {
 	switch c := d.Peek(); c {
 	case '{':
 		d.pos++
@@ -737,7 +763,12 @@ func (d *Decoder) anyValue() any {
 				break
 			}
 			key := d.KeyString(k)
-			m[key] = d.anyValue()
+			d.below = append(d.below, step{key: key, index: -1})
+			if _, dup := m[key]; dup {
+				d.duplicateBelow(p, base)
+			}
+			m[key] = d.anyValue(p, base)
+			d.below = d.below[:len(d.below)-1]
 		}
 		if !d.OK() {
 			return nil
@@ -753,7 +784,9 @@ func (d *Decoder) anyValue() any {
 		a := []any{}
 		first := true
 		for d.NextItem(&first) {
-			a = append(a, d.anyValue())
+			d.below = append(d.below, step{index: len(a)})
+			a = append(a, d.anyValue(p, base))
+			d.below = d.below[:len(d.below)-1]
 		}
 		if !d.OK() {
 			return nil
@@ -790,8 +823,20 @@ func (d *Decoder) anyValue() any {
 	}
 }
 
-// skip consumes any JSON value, checking its syntax.
-func (d *Decoder) Skip() {
+// Skip consumes any JSON value, checking its syntax and recording members
+// that appear twice in one object (see skipAt) at pointers from the root.
+func (d *Decoder) Skip() { d.skipAt(nil) }
+
+// skipAt consumes the JSON value at p, checking its syntax; a member that
+// appears twice in one object is recorded as a violation.
+func (d *Decoder) skipAt(p *Path) {
+	base := len(d.below)
+	d.skipBelow(p, base)
+	d.below = d.below[:base]
+}
+
+// skipBelow consumes the value at the steps from base on below p.
+func (d *Decoder) skipBelow(p *Path, base int) {
 	switch c := d.Peek(); c {
 	case '{':
 		d.pos++
@@ -800,12 +845,19 @@ func (d *Decoder) Skip() {
 			d.fail("exceeded max depth")
 			return
 		}
-		first := true
-		for {
-			if _, ok := d.NextKey(&first); !ok {
+		var keys Keys
+		for first := true; ; {
+			k, ok := d.NextKey(&first)
+			if !ok {
 				return
 			}
-			d.Skip()
+			key := d.tempKey(k)
+			d.below = append(d.below, step{key: key, index: -1})
+			if keys.add(key) {
+				d.duplicateBelow(p, base)
+			}
+			d.skipBelow(p, base)
+			d.below = d.below[:len(d.below)-1]
 		}
 	case '[':
 		d.pos++
@@ -814,9 +866,10 @@ func (d *Decoder) Skip() {
 			d.fail("exceeded max depth")
 			return
 		}
-		first := true
-		for d.NextItem(&first) {
-			d.Skip()
+		for i, first := 0, true; d.NextItem(&first); i++ {
+			d.below = append(d.below, step{index: i})
+			d.skipBelow(p, base)
+			d.below = d.below[:len(d.below)-1]
 		}
 	case '"':
 		d.skipString()
@@ -847,24 +900,9 @@ func (d *Decoder) Skip() {
 	}
 }
 
-// normalize rewrites a document through encoding/json so that duplicate
-// object keys collapse to their last occurrence, as JSON Schema engines built
-// on encoding/json see them.
-func normalize(data []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
-}
-
 // decodeDoc runs fn over data as a whole document. With required set (the
-// Validate<Type>JSON path, whose value is discarded) strings alias data. When a known member
-// appears twice in one object it decodes a normalised copy instead, so the
-// last occurrence wins as in encoding/json. It returns a syntax error, or nil
-// with any violations left in v.
+// Validate<Type>JSON path, whose value is discarded) strings alias data. It
+// returns a syntax error, or nil with any violations left in v.
 func decodeDoc(data []byte, v *Validator, required bool, fn func(d *Decoder)) error {
 	return decodeMode(data, v, required, required, fn)
 }
@@ -874,20 +912,7 @@ func decodeDoc(data []byte, v *Validator, required bool, fn func(d *Decoder)) er
 // copies strings.
 func decodeMode(data []byte, v *Validator, required, alias bool, fn func(d *Decoder)) error {
 	d := Decoder{data: data, v: v, required: required, alias: alias}
-	fn(&d)
-	d.end()
-	if d.syntax != nil {
-		return d.syntax
-	}
-	if !d.dup {
-		return nil
-	}
-	norm, err := normalize(data)
-	if err != nil {
-		return &SyntaxError{Msg: err.Error()}
-	}
-	v.reset()
-	d = Decoder{data: norm, v: v, required: required, alias: alias}
+	d.below = d.belowBuf[:0]
 	fn(&d)
 	d.end()
 	if d.syntax != nil {
@@ -908,10 +933,9 @@ func DecodeAt(v *Validator, p *Path, raw []byte, fn func(d *Decoder, p *Path)) {
 	v.merge(&sub)
 }
 
-// value reads any JSON value (protobuf Value).
+// Value reads any JSON value (protobuf Value).
 func (d *Decoder) Value(p *Path) any {
-	_ = p
-	return d.anyValue()
+	return d.anyValue(p, len(d.below))
 }
 
 // CheckRaw checks that a raw value built in Go is JSON of one of the kinds.

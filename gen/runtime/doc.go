@@ -18,8 +18,8 @@ package runtime
 // version a2agen emits today; generated code of any version from MinVersion
 // to MaxVersion builds against this package.
 const (
-	GenVersion = 1
-	MinVersion = 1
+	GenVersion = 2
+	MinVersion = 2
 	MaxVersion = GenVersion
 )
 

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
+	"unsafe"
 )
 
 // This file holds the helpers that one generated member calls, so that a
@@ -15,24 +17,73 @@ func (p *Path) Key(key string) Path { return Path{parent: p, key: key, index: -1
 // Index returns the path of element i under p.
 func (p *Path) Index(i int) Path { return Path{parent: p, index: i} }
 
-// Seen records that the member with bit was read in the object whose members
-// *seen tracks. A member read twice makes the document decode again from a
-// normalised copy, where the last occurrence wins as in encoding/json.
-func (d *Decoder) Seen(seen *uint64, bit uint64) {
+// Seen records that the member at p, with bit, was read in the object whose
+// members *seen tracks. A member read twice is a violation (see
+// [Decoder.Duplicate]).
+func (d *Decoder) Seen(seen *uint64, bit uint64, p *Path) {
 	if *seen&bit != 0 {
-		d.dup = true
+		d.Duplicate(p)
 	}
 	*seen |= bit
 }
 
-// Require records a missing required member name of the object at p when
-// the decoder checks required members (Validate<Type>JSON, Parse<Type>JSON)
-// and present is false. It is for members whose absence the decoded Go value
-// cannot show (numbers, booleans, maps, strings that may be empty).
-func (d *Decoder) Require(p *Path, present bool, name string) {
-	if !present && d.required && d.OK() {
-		d.v.Add(p, "required", "missing property \""+name+"\"")
+// Member records that the member with bit was read in the object whose
+// members *seen tracks (see [Decoder.Seen]) and reports whether its value is
+// null, which it then consumes. On a member that may be unset, null means
+// "not set", as in ProtoJSON; on a required member (required true) it is
+// recorded as a violation at p. Members whose values may be null
+// (google.protobuf.Value, JSON-RPC identifiers) call Seen instead.
+func (d *Decoder) Member(seen *uint64, bit uint64, p *Path, required bool) bool {
+	d.Seen(seen, bit, p)
+	if d.Peek() != 'n' {
+		return false
 	}
+	if !d.null() {
+		d.fail("invalid literal")
+		return true
+	}
+	if required {
+		d.v.Add(p, "type", "must not be null")
+	}
+	return true
+}
+
+// Missing records, at its own pointer, each required member of the object
+// at p that was not read, when the decoder checks required members
+// (Validate<Type>JSON, Parse<Type>JSON): those whose bit is in mask but not
+// in seen. names holds the JSON name of each member by bit. A member found
+// under its snake_case name (unknown holds the members the type does not
+// define) is named in the message, since ProtoJSON writes the camelCase one.
+func (d *Decoder) Missing(p *Path, seen, mask uint64, unknown *Keys, names ...string) {
+	if !d.required || !d.OK() {
+		return
+	}
+	for bit, name := range names {
+		if mask&(1<<bit) == 0 || seen&(1<<bit) != 0 {
+			continue
+		}
+		msg := "missing property " + strconv.Quote(name)
+		if snake := snakeCase(name); snake != name && unknown.has(snake) {
+			msg += ": found " + snake + "; the ProtoJSON name is " + name
+		}
+		kp := p.Key(name)
+		d.v.Add(&kp, "required", msg)
+	}
+}
+
+// snakeCase turns a lowerCamelCase member name into the snake_case name of
+// its protobuf field.
+func snakeCase(name string) string {
+	var b []byte
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			b = append(b, '_', c-'A'+'a')
+			continue
+		}
+		b = append(b, c)
+	}
+	return string(b)
 }
 
 // OneOf records that member number m (from 1) of a oneof group was read in
@@ -109,10 +160,10 @@ func (d *Decoder) StringMap(p *Path) map[string]string {
 		if !ok {
 			return out
 		}
-		if _, dup := out[k]; dup {
-			d.Duplicate()
-		}
 		kp := p.Key(k)
+		if _, dup := out[k]; dup {
+			d.Duplicate(&kp)
+		}
 		out[k], _ = d.String(&kp)
 	}
 }
@@ -159,10 +210,78 @@ func (it *Items) Next(d *Decoder) bool {
 // At returns the path of the current element.
 func (it *Items) At() *Path { return &it.path }
 
-// Duplicate records that a key appeared twice in one object read into a
-// map: the document then decodes again from a normalised copy, where the
-// last occurrence wins, as for struct members.
-func (d *Decoder) Duplicate() { d.dup = true }
+// Duplicate records that the member at p appeared more than once in its
+// object. Such a document is refused, at every depth: readers that keep the
+// first occurrence and readers that keep the last would see different values
+// (RFC 8259 §4 leaves the behaviour open; ProtoJSON parsers refuse it).
+func (d *Decoder) Duplicate(p *Path) {
+	d.v.Add(p, "duplicate", "member "+strconv.Quote(p.key)+" appears more than once")
+}
+
+// Keys is the set of the members read in one object that its type does not
+// define, for [Decoder.Unknown]. The zero value is empty and costs nothing
+// until a second such member is read.
+type Keys struct {
+	n     int
+	first string
+	more  map[string]struct{}
+}
+
+// has reports whether k was recorded.
+func (s *Keys) has(k string) bool {
+	if s.n == 0 {
+		return false
+	}
+	if k == s.first {
+		return true
+	}
+	_, ok := s.more[k]
+	return ok
+}
+
+// add records k and reports whether it was recorded before.
+func (s *Keys) add(k string) bool {
+	switch {
+	case s.n == 0:
+		s.first = k
+	case k == s.first:
+		return true
+	default:
+		if s.more == nil {
+			s.more = map[string]struct{}{}
+		}
+		if _, dup := s.more[k]; dup {
+			return true
+		}
+		s.more[k] = struct{}{}
+	}
+	s.n++
+	return false
+}
+
+// Unknown skips the value of member key, which the type of the object at p
+// does not define; keys holds the object's other such members, so that one
+// appearing twice is recorded as a duplicate.
+func (d *Decoder) Unknown(p *Path, key []byte, keys *Keys) {
+	k := d.tempKey(key)
+	base := len(d.below)
+	d.below = append(d.below, step{key: k, index: -1})
+	if keys.add(k) {
+		d.duplicateBelow(p, base)
+	}
+	d.skipBelow(p, base)
+	d.below = d.below[:base]
+}
+
+// tempKey turns an object key from NextKey into a string that stays valid
+// while the document is read: it points into data unless the key was
+// unescaped into scratch.
+func (d *Decoder) tempKey(b []byte) string {
+	if !d.inScratch && len(b) > 0 {
+		return unsafe.String(&b[0], len(b))
+	}
+	return string(b)
+}
 
 // Unmarshal decodes data with decode, which resets and fills the value: the
 // UnmarshalJSON of generated types. It returns a *SyntaxError, a

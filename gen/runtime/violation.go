@@ -33,8 +33,13 @@ func (p *Path) write(b *strings.Builder) {
 		b.WriteString(strconv.Itoa(p.index))
 		return
 	}
-	for i := 0; i < len(p.key); i++ {
-		switch c := p.key[i]; c {
+	writeKey(b, p.key)
+}
+
+// writeKey appends a member key to a JSON pointer, escaped.
+func writeKey(b *strings.Builder, key string) {
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; c {
 		case '~':
 			b.WriteString("~0")
 		case '/':
@@ -89,11 +94,18 @@ func (v *Validator) Err() error {
 	// Map members are visited in no particular order; sorting by pointer
 	// makes the report deterministic.
 	sort.SliceStable(v.violations, func(i, j int) bool { return v.violations[i].Pointer < v.violations[j].Pointer })
-	// A value of the wrong JSON type is not decoded, so Validate then finds
-	// it missing too: report the type mismatch only.
+	// A value of the wrong JSON type is not decoded, and a missing member is
+	// not there to break another rule: at one pointer, a type violation
+	// hides the others, and a missing member the other rules.
 	out := make([]Violation, 0, len(v.violations))
 	for i, x := range v.violations {
-		if x.Rule == "required" && hasTypeViolation(v.violations, i, x.Pointer) {
+		if n := len(out); n > 0 && x == out[n-1] {
+			// Found twice: JSON-RPC params are read as the envelope's
+			// member and again as the method's request; a missing object
+			// is seen by the decoder and by Validate.
+			continue
+		}
+		if hidden(v.violations, i) {
 			continue
 		}
 		out = append(out, x)
@@ -111,9 +123,23 @@ func RuneCount(s string) int {
 	return n
 }
 
-func hasTypeViolation(list []Violation, skip int, pointer string) bool {
-	for i, x := range list {
-		if i != skip && x.Pointer == pointer && x.Rule == "type" {
+// hidden reports whether violation i of list is hidden by another at the
+// same pointer (list is sorted by pointer): type hides every other rule,
+// required every rule but type.
+func hidden(list []Violation, i int) bool {
+	x := list[i]
+	if x.Rule == "type" {
+		return false
+	}
+	lo, hi := i, i
+	for lo > 0 && list[lo-1].Pointer == x.Pointer {
+		lo--
+	}
+	for hi < len(list)-1 && list[hi+1].Pointer == x.Pointer {
+		hi++
+	}
+	for _, y := range list[lo : hi+1] {
+		if y.Rule == "type" || (y.Rule == "required" && x.Rule != "required") {
 			return true
 		}
 	}

@@ -17,6 +17,7 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -24,16 +25,22 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "streaming":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("streaming")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Streaming = runtime.Ptr(d.Bool(&fp))
 		case "pushNotifications":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("pushNotifications")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.PushNotifications = runtime.Ptr(d.Bool(&fp))
 		case "extensions":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("extensions")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Extensions = []AgentExtension{}
 				for it0.Next(d) {
@@ -43,11 +50,13 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "extendedAgentCard":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("extendedAgentCard")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.ExtendedAgentCard = runtime.Ptr(d.Bool(&fp))
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -161,6 +170,7 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -168,16 +178,22 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "name":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("name")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Name, _ = d.String(&fp)
 		case "description":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "supportedInterfaces":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("supportedInterfaces")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.SupportedInterfaces = []AgentInterface{}
 				for it0.Next(d) {
@@ -187,30 +203,40 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "provider":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("provider")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Provider = new(AgentProvider)
 				x.Provider.DecodeJSONAt(d, &fp)
 			}
 		case "version":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("version")
+			if d.Member(&seen, 1<<4, &fp, true) {
+				continue
+			}
 			x.Version, _ = d.String(&fp)
 		case "documentationUrl":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("documentationUrl")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			x.DocumentationURL = runtime.Ptr(d.String(&fp))
 		case "capabilities":
-			d.Seen(&seen, 1<<6)
 			fp := p.Key("capabilities")
+			if d.Member(&seen, 1<<6, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Capabilities = new(AgentCapabilities)
 				x.Capabilities.DecodeJSONAt(d, &fp)
 			}
 		case "securitySchemes":
-			d.Seen(&seen, 1<<7)
 			fp := p.Key("securitySchemes")
+			if d.Member(&seen, 1<<7, &fp, false) {
+				continue
+			}
 			if d.OpenObject(&fp) {
 				x.SecuritySchemes = map[string]SecurityScheme{}
 				for first0 := true; ; {
@@ -218,18 +244,20 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 					if !ok {
 						break
 					}
-					if _, dup := x.SecuritySchemes[k0]; dup {
-						d.Duplicate()
-					}
 					kp0 := fp.Key(k0)
+					if _, dup := x.SecuritySchemes[k0]; dup {
+						d.Duplicate(&kp0)
+					}
 					var e0 SecurityScheme
 					e0.DecodeJSONAt(d, &kp0)
 					x.SecuritySchemes[k0] = e0
 				}
 			}
 		case "securityRequirements":
-			d.Seen(&seen, 1<<8)
 			fp := p.Key("securityRequirements")
+			if d.Member(&seen, 1<<8, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.SecurityRequirements = []SecurityRequirement{}
 				for it0.Next(d) {
@@ -239,16 +267,22 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "defaultInputModes":
-			d.Seen(&seen, 1<<9)
 			fp := p.Key("defaultInputModes")
+			if d.Member(&seen, 1<<9, &fp, true) {
+				continue
+			}
 			x.DefaultInputModes = d.Strings(&fp)
 		case "defaultOutputModes":
-			d.Seen(&seen, 1<<10)
 			fp := p.Key("defaultOutputModes")
+			if d.Member(&seen, 1<<10, &fp, true) {
+				continue
+			}
 			x.DefaultOutputModes = d.Strings(&fp)
 		case "skills":
-			d.Seen(&seen, 1<<11)
 			fp := p.Key("skills")
+			if d.Member(&seen, 1<<11, &fp, true) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Skills = []AgentSkill{}
 				for it0.Next(d) {
@@ -258,8 +292,10 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "signatures":
-			d.Seen(&seen, 1<<12)
 			fp := p.Key("signatures")
+			if d.Member(&seen, 1<<12, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Signatures = []AgentCardSignature{}
 				for it0.Next(d) {
@@ -269,12 +305,17 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "iconUrl":
-			d.Seen(&seen, 1<<13)
 			fp := p.Key("iconUrl")
+			if d.Member(&seen, 1<<13, &fp, false) {
+				continue
+			}
 			x.IconURL = runtime.Ptr(d.String(&fp))
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b111001010111 != 0b111001010111 {
+		d.Missing(p, seen, 0b111001010111, &unknown, "name", "description", "supportedInterfaces", "provider", "version", "documentationUrl", "capabilities", "securitySchemes", "securityRequirements", "defaultInputModes", "defaultOutputModes", "skills")
 	}
 }
 
@@ -493,6 +534,7 @@ func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -500,20 +542,29 @@ func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "protected":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("protected")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Protected, _ = d.String(&fp)
 		case "signature":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("signature")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Signature, _ = d.String(&fp)
 		case "header":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("header")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Header, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b11 != 0b11 {
+		d.Missing(p, seen, 0b11, &unknown, "protected", "signature")
 	}
 }
 
@@ -594,6 +645,7 @@ func (x *AgentExtension) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -601,23 +653,31 @@ func (x *AgentExtension) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "uri":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("uri")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.URI, _ = d.String(&fp)
 		case "description":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "required":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("required")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Required, _ = d.Bool(&fp)
 		case "params":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("params")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.Params, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -707,6 +767,7 @@ func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -714,24 +775,35 @@ func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "url":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("url")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.URL, _ = d.String(&fp)
 		case "protocolBinding":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("protocolBinding")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.ProtocolBinding, _ = d.String(&fp)
 		case "tenant":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "protocolVersion":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("protocolVersion")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.ProtocolVersion, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1011 != 0b1011 {
+		d.Missing(p, seen, 0b1011, &unknown, "url", "protocolBinding", "tenant", "protocolVersion")
 	}
 }
 
@@ -808,6 +880,7 @@ func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -815,16 +888,23 @@ func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "url":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("url")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.URL, _ = d.String(&fp)
 		case "organization":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("organization")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Organization, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b11 != 0b11 {
+		d.Missing(p, seen, 0b11, &unknown, "url", "organization")
 	}
 }
 
@@ -895,6 +975,7 @@ func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -902,36 +983,52 @@ func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "id":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		case "name":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("name")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Name, _ = d.String(&fp)
 		case "description":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "tags":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("tags")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.Tags = d.Strings(&fp)
 		case "examples":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("examples")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			x.Examples = d.Strings(&fp)
 		case "inputModes":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("inputModes")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			x.InputModes = d.Strings(&fp)
 		case "outputModes":
-			d.Seen(&seen, 1<<6)
 			fp := p.Key("outputModes")
+			if d.Member(&seen, 1<<6, &fp, false) {
+				continue
+			}
 			x.OutputModes = d.Strings(&fp)
 		case "securityRequirements":
-			d.Seen(&seen, 1<<7)
 			fp := p.Key("securityRequirements")
+			if d.Member(&seen, 1<<7, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.SecurityRequirements = []SecurityRequirement{}
 				for it0.Next(d) {
@@ -941,8 +1038,11 @@ func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1111 != 0b1111 {
+		d.Missing(p, seen, 0b1111, &unknown, "id", "name", "description", "tags")
 	}
 }
 

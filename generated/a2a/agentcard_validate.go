@@ -35,13 +35,13 @@ func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("name")
 		if x.Name == "" {
-			v.Add(&fp, "required", "missing property \"name\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("description")
 		if x.Description == "" {
-			v.Add(&fp, "required", "missing property \"description\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -67,7 +67,7 @@ func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("version")
 		if x.Version == "" {
-			v.Add(&fp, "required", "missing property \"version\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -157,13 +157,13 @@ func (x *AgentCardSignature) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("protected")
 		if x.Protected == "" {
-			v.Add(&fp, "required", "missing property \"protected\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("signature")
 		if x.Signature == "" {
-			v.Add(&fp, "required", "missing property \"signature\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -198,19 +198,19 @@ func (x *AgentInterface) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("url")
 		if x.URL == "" {
-			v.Add(&fp, "required", "missing property \"url\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("protocolBinding")
 		if x.ProtocolBinding == "" {
-			v.Add(&fp, "required", "missing property \"protocolBinding\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("protocolVersion")
 		if x.ProtocolVersion == "" {
-			v.Add(&fp, "required", "missing property \"protocolVersion\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -231,13 +231,13 @@ func (x *AgentProvider) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("url")
 		if x.URL == "" {
-			v.Add(&fp, "required", "missing property \"url\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("organization")
 		if x.Organization == "" {
-			v.Add(&fp, "required", "missing property \"organization\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -258,19 +258,19 @@ func (x *AgentSkill) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("name")
 		if x.Name == "" {
-			v.Add(&fp, "required", "missing property \"name\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("description")
 		if x.Description == "" {
-			v.Add(&fp, "required", "missing property \"description\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{

@@ -15,15 +15,22 @@ type JSONRPCError struct {
 	//
 	// JSON: "message", required.
 	Message string
-	// Data is the additional information about the error.
+	// Data is the additional information about the error. When the code claims an
+	// A2A error (-32001 to -32099) and data is an array (the form of the JSON-RPC
+	// binding, A2A v1.0 §9.5), it holds a google.rpc.ErrorInfo: "@type"
+	// type.googleapis.com/google.rpc.ErrorInfo, "reason" the code's token in upper
+	// case, "domain" a2a-protocol.org, "metadata" of string values
+	// (docs/protocol.md §6.2).
 	//
 	// JSON: "data".
 	Data any
 }
 
 // JSONRPCRequest is a JSON-RPC 2.0 request of the A2A JSON-RPC binding; params
-// are checked against the request type of the method. GetExtendedAgentCard may
-// omit params.
+// are checked against the request type of the method. Params may be omitted
+// (JSON-RPC 2.0 §4.2) where the method's request type has no required member
+// (ListTasks, GetExtendedAgentCard): the omitted params are the empty request,
+// as the server reads them.
 type JSONRPCRequest struct {
 	// JSONRPC is the JSON-RPC version, always "2.0".
 	//

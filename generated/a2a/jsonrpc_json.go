@@ -17,6 +17,7 @@ func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -24,23 +25,28 @@ func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "code":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("code")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Code, _ = d.Int32(&fp)
 		case "message":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Message, _ = d.String(&fp)
 		case "data":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("data")
+			d.Seen(&seen, 1<<2, &fp)
 			x.Data = d.Value(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<0) != 0, "code")
-	d.Require(p, seen&(1<<1) != 0, "message")
+	if seen&0b11 != 0b11 {
+		d.Missing(p, seen, 0b11, &unknown, "code", "message")
+	}
 }
 
 // UnmarshalJSON decodes a JSONRPCError. It fails on bytes that are not JSON,
@@ -119,6 +125,7 @@ func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -126,24 +133,33 @@ func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "jsonrpc":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("jsonrpc")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.JSONRPC, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			d.Seen(&seen, 1<<1, &fp)
 			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "method":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("method")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Method, _ = runtime.Enum[Method](d.String(&fp))
 		case "params":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("params")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.Params = d.RawKinds(&fp, "object")
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b101 != 0b101 {
+		d.Missing(p, seen, 0b101, &unknown, "jsonrpc", "id", "method")
 	}
 }
 
@@ -232,6 +248,7 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -239,34 +256,40 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "jsonrpc":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("jsonrpc")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.JSONRPC, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			d.Seen(&seen, 1<<1, &fp)
 			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "result":
-			d.Seen(&seen, 1<<2)
-			d.OneOf(p, &member, 1, "result, error")
 			fp := p.Key("result")
+			d.Seen(&seen, 1<<2, &fp)
+			d.OneOf(p, &member, 1, "result, error")
 			var mv json.RawMessage
 			mv = d.RawKinds(&fp)
 			x.Outcome = JSONRPCResponseResult(mv)
 		case "error":
-			d.Seen(&seen, 1<<3)
-			d.OneOf(p, &member, 2, "result, error")
 			fp := p.Key("error")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 2, "result, error")
 			obj := new(JSONRPCError)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Outcome = obj
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<1) != 0, "id")
+	if seen&0b11 != 0b11 {
+		d.Missing(p, seen, 0b11, &unknown, "jsonrpc", "id")
+	}
 }
 
 // UnmarshalJSON decodes a JSONRPCResponse. It fails on bytes that are not

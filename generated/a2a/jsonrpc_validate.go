@@ -8,9 +8,42 @@ import (
 	"strconv"
 )
 
+// errorInfoReasons returns the ErrorInfo reasons an A2A error of code may
+// carry, separated by spaces: the upper-case tokens of the code in the error
+// table (one code has a token in each profile that uses it). It returns "" for
+// a code the table does not assign.
+func errorInfoReasons(code int64) string {
+	switch code {
+	case -32001:
+		return "TASK_NOT_FOUND"
+	case -32002:
+		return "TASK_NOT_CANCELABLE"
+	case -32003:
+		return "PUSH_NOTIFICATION_NOT_SUPPORTED REQUEST_EXPIRED AGENT_ASLEEP"
+	case -32004:
+		return "UNSUPPORTED_OPERATION RESPONDER_UNAVAILABLE ASLEEP_QUEUE_FULL"
+	case -32005:
+		return "CONTENT_TYPE_NOT_SUPPORTED TRANSPORT_PROTOCOL_ERROR"
+	case -32006:
+		return "INVALID_AGENT_RESPONSE"
+	case -32007:
+		return "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+	case -32008:
+		return "EXTENSION_SUPPORT_REQUIRED"
+	case -32009:
+		return "VERSION_NOT_SUPPORTED"
+	}
+	return ""
+}
+
 // ValidateAt records at p every rule of the JSONRPCError schema that x breaks.
 // It is for generated code; call Validate.
-func (x *JSONRPCError) ValidateAt(v *runtime.Validator, p *runtime.Path) {}
+func (x *JSONRPCError) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	{
+		fp := p.Key("data")
+		runtime.CheckErrorInfo(v, &fp, int64(x.Code), x.Data, errorInfoReasons(int64(x.Code)))
+	}
+}
 
 // Validate checks x against every rule of the JSONRPCError schema and returns
 // a *ValidationError listing each violation, or nil. Required members that x
@@ -28,7 +61,7 @@ func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("jsonrpc")
 		if x.JSONRPC == "" {
-			v.Add(&fp, "required", "missing property \"jsonrpc\"")
+			v.Add(&fp, "const", "must be \"2.0\"")
 		} else {
 			if x.JSONRPC != "2.0" {
 				v.Add(&fp, "const", "must be \"2.0\"")
@@ -44,7 +77,7 @@ func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("method")
 		if x.Method == "" {
-			v.Add(&fp, "required", "missing property \"method\"")
+			v.Add(&fp, "enum", "unknown value \"\"")
 		} else {
 			if !x.Method.Valid() {
 				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Method)))
@@ -137,7 +170,7 @@ func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		}
 		if len(x.Params) == 0 {
 			switch string(x.Method) {
-			case "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
+			case "SendMessage", "SendStreamingMessage", "GetTask", "CancelTask", "SubscribeToTask", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
 				v.Add(&fp, "required", "missing property \"params\"")
 			}
 		}
@@ -160,7 +193,7 @@ func (x *JSONRPCResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("jsonrpc")
 		if x.JSONRPC == "" {
-			v.Add(&fp, "required", "missing property \"jsonrpc\"")
+			v.Add(&fp, "const", "must be \"2.0\"")
 		} else {
 			if x.JSONRPC != "2.0" {
 				v.Add(&fp, "const", "must be \"2.0\"")

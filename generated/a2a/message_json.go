@@ -15,6 +15,7 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -22,24 +23,34 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "messageId":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("messageId")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.MessageID, _ = d.String(&fp)
 		case "contextId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("contextId")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.ContextID, _ = d.String(&fp)
 		case "taskId":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.TaskID, _ = d.String(&fp)
 		case "role":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("role")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.Role, _ = runtime.Enum[Role](d.String(&fp))
 		case "parts":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("parts")
+			if d.Member(&seen, 1<<4, &fp, true) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Parts = []Part{}
 				for it0.Next(d) {
@@ -49,20 +60,29 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "metadata":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("metadata")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			x.Metadata, _ = d.Object(&fp)
 		case "extensions":
-			d.Seen(&seen, 1<<6)
 			fp := p.Key("extensions")
+			if d.Member(&seen, 1<<6, &fp, false) {
+				continue
+			}
 			x.Extensions = d.Strings(&fp)
 		case "referenceTaskIds":
-			d.Seen(&seen, 1<<7)
 			fp := p.Key("referenceTaskIds")
+			if d.Member(&seen, 1<<7, &fp, false) {
+				continue
+			}
 			x.ReferenceTaskIDs = d.Strings(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b11001 != 0b11001 {
+		d.Missing(p, seen, 0b11001, &unknown, "messageId", "contextId", "taskId", "role", "parts")
 	}
 }
 
@@ -179,6 +199,7 @@ func (x *Part) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -186,45 +207,57 @@ func (x *Part) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "metadata":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("metadata")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Metadata, _ = d.Object(&fp)
 		case "filename":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("filename")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.Filename, _ = d.String(&fp)
 		case "mediaType":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("mediaType")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.MediaType, _ = d.String(&fp)
 		case "text":
-			d.Seen(&seen, 1<<3)
-			d.OneOf(p, &member, 1, "text, raw, url, data")
 			fp := p.Key("text")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 1, "text, raw, url, data")
 			var mv string
 			mv, _ = d.String(&fp)
 			x.Content = PartText(mv)
 		case "raw":
-			d.Seen(&seen, 1<<4)
-			d.OneOf(p, &member, 2, "text, raw, url, data")
 			fp := p.Key("raw")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 2, "text, raw, url, data")
 			var mv []byte
 			mv, _ = d.Bytes(&fp)
 			x.Content = PartRaw(mv)
 		case "url":
-			d.Seen(&seen, 1<<5)
-			d.OneOf(p, &member, 3, "text, raw, url, data")
 			fp := p.Key("url")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 3, "text, raw, url, data")
 			var mv string
 			mv, _ = d.String(&fp)
 			x.Content = PartURL(mv)
 		case "data":
-			d.Seen(&seen, 1<<6)
-			d.OneOf(p, &member, 4, "text, raw, url, data")
 			fp := p.Key("data")
+			d.Seen(&seen, 1<<6, &fp)
+			d.OneOf(p, &member, 4, "text, raw, url, data")
 			x.Content = PartData{Value: d.Value(&fp)}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }

@@ -14,13 +14,13 @@ func (x *Message) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("messageId")
 		if x.MessageID == "" {
-			v.Add(&fp, "required", "missing property \"messageId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("role")
 		if x.Role == "" {
-			v.Add(&fp, "required", "missing property \"role\"")
+			v.Add(&fp, "enum", "unknown value \"\"")
 		} else {
 			if !x.Role.Valid() {
 				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Role)))

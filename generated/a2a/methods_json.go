@@ -17,6 +17,7 @@ func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -24,20 +25,29 @@ func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		case "metadata":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("metadata")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
 }
 
@@ -124,6 +134,7 @@ func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -131,20 +142,29 @@ func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "taskId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.TaskID, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b110 != 0b110 {
+		d.Missing(p, seen, 0b110, &unknown, "tenant", "taskId", "id")
 	}
 }
 
@@ -224,6 +244,7 @@ func (x *Empty) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if !d.OpenObject(p) {
 		return
 	}
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -231,7 +252,7 @@ func (x *Empty) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -300,6 +321,7 @@ func (x *GetExtendedAgentCardRequest) DecodeJSONAt(d *runtime.Decoder, p *runtim
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -307,11 +329,13 @@ func (x *GetExtendedAgentCardRequest) DecodeJSONAt(d *runtime.Decoder, p *runtim
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -387,6 +411,7 @@ func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, 
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -394,20 +419,29 @@ func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, 
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "taskId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.TaskID, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b110 != 0b110 {
+		d.Missing(p, seen, 0b110, &unknown, "tenant", "taskId", "id")
 	}
 }
 
@@ -488,6 +522,7 @@ func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -495,20 +530,29 @@ func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		case "historyLength":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("historyLength")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.HistoryLength = runtime.Ptr(d.Int32(&fp))
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
 }
 
@@ -591,6 +635,7 @@ func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -598,24 +643,35 @@ func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "taskId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.TaskID, _ = d.String(&fp)
 		case "pageSize":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("pageSize")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.PageSize, _ = d.Int32(&fp)
 		case "pageToken":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("pageToken")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.PageToken, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "tenant", "taskId")
 	}
 }
 
@@ -706,6 +762,7 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -713,8 +770,10 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
 		}
 		switch string(key) {
 		case "configs":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("configs")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Configs = []TaskPushNotificationConfig{}
 				for it0.Next(d) {
@@ -724,11 +783,13 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
 				}
 			}
 		case "nextPageToken":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("nextPageToken")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.NextPageToken, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -828,6 +889,7 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -835,16 +897,22 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "contextId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("contextId")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.ContextID, _ = d.String(&fp)
 		case "status":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("status")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			if val, ok := runtime.Enum[TaskState](d.String(&fp)); ok {
 				x.Status = val
 				if val == "" {
@@ -853,34 +921,44 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "pageSize":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("pageSize")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.PageSize = runtime.Ptr(d.Int32(&fp))
 		case "pageToken":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("pageToken")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			x.PageToken, _ = d.String(&fp)
 		case "historyLength":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("historyLength")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			x.HistoryLength = runtime.Ptr(d.Int32(&fp))
 		case "statusTimestampAfter":
-			d.Seen(&seen, 1<<6)
 			fp := p.Key("statusTimestampAfter")
+			if d.Member(&seen, 1<<6, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.StatusTimestampAfter = val
 				if val == "" {
 					v := d.Validator()
-					v.Add(&fp, "pattern", "does not match Z$")
+					v.Add(&fp, "pattern", "does not match ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,9})?Z$")
 					v.Add(&fp, "format", "not an RFC 3339 date-time")
 				}
 			}
 		case "includeArtifacts":
-			d.Seen(&seen, 1<<7)
 			fp := p.Key("includeArtifacts")
+			if d.Member(&seen, 1<<7, &fp, false) {
+				continue
+			}
 			x.IncludeArtifacts = runtime.Ptr(d.Bool(&fp))
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -994,6 +1072,7 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1001,8 +1080,10 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tasks":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tasks")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Tasks = []Task{}
 				for it0.Next(d) {
@@ -1012,24 +1093,30 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "nextPageToken":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("nextPageToken")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.NextPageToken, _ = d.String(&fp)
 		case "pageSize":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("pageSize")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.PageSize, _ = d.Int32(&fp)
 		case "totalSize":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("totalSize")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.TotalSize, _ = d.Int32(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<1) != 0, "nextPageToken")
-	d.Require(p, seen&(1<<2) != 0, "pageSize")
-	d.Require(p, seen&(1<<3) != 0, "totalSize")
+	if seen&0b1111 != 0b1111 {
+		d.Missing(p, seen, 0b1111, &unknown, "tasks", "nextPageToken", "pageSize", "totalSize")
+	}
 }
 
 // UnmarshalJSON decodes a ListTasksResponse. It fails on bytes that are not
@@ -1121,6 +1208,7 @@ func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.P
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1128,26 +1216,34 @@ func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.P
 		}
 		switch string(key) {
 		case "acceptedOutputModes":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("acceptedOutputModes")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.AcceptedOutputModes = d.Strings(&fp)
 		case "taskPushNotificationConfig":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("taskPushNotificationConfig")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.TaskPushNotificationConfig = new(TaskPushNotificationConfig)
 				x.TaskPushNotificationConfig.DecodeJSONAt(d, &fp)
 			}
 		case "historyLength":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("historyLength")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.HistoryLength = runtime.Ptr(d.Int32(&fp))
 		case "returnImmediately":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("returnImmediately")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.ReturnImmediately, _ = d.Bool(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1250,6 +1346,7 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1257,30 +1354,41 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "message":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Message = new(Message)
 				x.Message.DecodeJSONAt(d, &fp)
 			}
 		case "configuration":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("configuration")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Configuration = new(SendMessageConfiguration)
 				x.Configuration.DecodeJSONAt(d, &fp)
 			}
 		case "metadata":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("metadata")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "tenant", "message")
 	}
 }
 
@@ -1385,6 +1493,7 @@ func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1392,16 +1501,23 @@ func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
 }
 

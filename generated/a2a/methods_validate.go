@@ -6,7 +6,6 @@ package a2a
 import (
 	"github.com/a2abind/a2abind/gen/runtime"
 	"strconv"
-	"strings"
 )
 
 // ValidateAt records at p every rule of the CancelTaskRequest schema that x
@@ -15,7 +14,7 @@ func (x *CancelTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -40,13 +39,13 @@ func (x *DeleteTaskPushNotificationConfigRequest) ValidateAt(
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
-			v.Add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -97,13 +96,13 @@ func (x *GetTaskPushNotificationConfigRequest) ValidateAt(v *runtime.Validator, 
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
-			v.Add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -124,7 +123,7 @@ func (x *GetTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -154,7 +153,7 @@ func (x *ListTaskPushNotificationConfigsRequest) ValidateAt(v *runtime.Validator
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
-			v.Add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -231,8 +230,8 @@ func (x *ListTasksRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("statusTimestampAfter")
 		if x.StatusTimestampAfter != "" {
-			if !strings.HasSuffix(x.StatusTimestampAfter, "Z") {
-				v.Add(&fp, "pattern", "does not match Z$")
+			if !pattern99f2e078.MatchString(x.StatusTimestampAfter) {
+				v.Add(&fp, "pattern", "does not match ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,9})?Z$")
 			}
 			if !runtime.DateTime(x.StatusTimestampAfter) {
 				v.Add(&fp, "format", "not an RFC 3339 date-time")
@@ -341,7 +340,7 @@ func (x *SubscribeToTaskRequest) ValidateAt(v *runtime.Validator, p *runtime.Pat
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }

@@ -13,6 +13,7 @@ func (x *AuthenticationInfo) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -20,16 +21,23 @@ func (x *AuthenticationInfo) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "scheme":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("scheme")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Scheme, _ = d.String(&fp)
 		case "credentials":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("credentials")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.Credentials, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "scheme")
 	}
 }
 
@@ -104,6 +112,7 @@ func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -111,35 +120,50 @@ func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		}
 		switch string(key) {
 		case "tenant":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tenant")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Tenant, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		case "taskId":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.TaskID, _ = d.String(&fp)
 		case "url":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("url")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.URL, _ = d.String(&fp)
 		case "token":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("token")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			x.Token, _ = d.String(&fp)
 		case "authentication":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("authentication")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Authentication = new(AuthenticationInfo)
 				x.Authentication.DecodeJSONAt(d, &fp)
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1000 != 0b1000 {
+		d.Missing(p, seen, 0b1000, &unknown, "tenant", "id", "taskId", "url")
 	}
 }
 

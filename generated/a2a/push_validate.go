@@ -11,7 +11,7 @@ func (x *AuthenticationInfo) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("scheme")
 		if x.Scheme == "" {
-			v.Add(&fp, "required", "missing property \"scheme\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -32,7 +32,7 @@ func (x *TaskPushNotificationConfig) ValidateAt(v *runtime.Validator, p *runtime
 	{
 		fp := p.Key("url")
 		if x.URL == "" {
-			v.Add(&fp, "required", "missing property \"url\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{

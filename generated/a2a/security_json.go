@@ -17,6 +17,7 @@ func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -24,20 +25,29 @@ func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 		}
 		switch string(key) {
 		case "description":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "location":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("location")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Location, _ = d.String(&fp)
 		case "name":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("name")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Name, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b110 != 0b110 {
+		d.Missing(p, seen, 0b110, &unknown, "description", "location", "name")
 	}
 }
 
@@ -116,6 +126,7 @@ func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -123,30 +134,42 @@ func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		}
 		switch string(key) {
 		case "authorizationUrl":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("authorizationUrl")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.AuthorizationURL, _ = d.String(&fp)
 		case "tokenUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("tokenUrl")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("refreshUrl")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("scopes")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.Scopes = d.StringMap(&fp)
 		case "pkceRequired":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("pkceRequired")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			x.PKCERequired, _ = d.Bool(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<3) != 0, "scopes")
+	if seen&0b1011 != 0b1011 {
+		d.Missing(p, seen, 0b1011, &unknown, "authorizationUrl", "tokenUrl", "refreshUrl", "scopes")
+	}
 }
 
 // UnmarshalJSON decodes an AuthorizationCodeOAuthFlow. It fails on bytes that
@@ -231,6 +254,7 @@ func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -238,22 +262,30 @@ func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 		}
 		switch string(key) {
 		case "tokenUrl":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tokenUrl")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("refreshUrl")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("scopes")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Scopes = d.StringMap(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<2) != 0, "scopes")
+	if seen&0b101 != 0b101 {
+		d.Missing(p, seen, 0b101, &unknown, "tokenUrl", "refreshUrl", "scopes")
+	}
 }
 
 // UnmarshalJSON decodes a ClientCredentialsOAuthFlow. It fails on bytes that
@@ -332,6 +364,7 @@ func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -339,26 +372,36 @@ func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 		}
 		switch string(key) {
 		case "deviceAuthorizationUrl":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("deviceAuthorizationUrl")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.DeviceAuthorizationURL, _ = d.String(&fp)
 		case "tokenUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("tokenUrl")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("refreshUrl")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("scopes")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.Scopes = d.StringMap(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<3) != 0, "scopes")
+	if seen&0b1011 != 0b1011 {
+		d.Missing(p, seen, 0b1011, &unknown, "deviceAuthorizationUrl", "tokenUrl", "refreshUrl", "scopes")
+	}
 }
 
 // UnmarshalJSON decodes a DeviceCodeOAuthFlow. It fails on bytes that are not
@@ -437,6 +480,7 @@ func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -444,20 +488,29 @@ func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 		}
 		switch string(key) {
 		case "description":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "scheme":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("scheme")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Scheme, _ = d.String(&fp)
 		case "bearerFormat":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("bearerFormat")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.BearerFormat, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "description", "scheme")
 	}
 }
 
@@ -538,6 +591,7 @@ func (x *ImplicitOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -545,19 +599,25 @@ func (x *ImplicitOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "authorizationUrl":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("authorizationUrl")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.AuthorizationURL, _ = d.String(&fp)
 		case "refreshUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("refreshUrl")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("scopes")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Scopes = d.StringMap(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -640,6 +700,7 @@ func (x *MutualTlsSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -647,11 +708,13 @@ func (x *MutualTlsSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 		}
 		switch string(key) {
 		case "description":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -726,6 +789,7 @@ func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -733,23 +797,32 @@ func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 		}
 		switch string(key) {
 		case "description":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "flows":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("flows")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Flows = new(OAuthFlows)
 				x.Flows.DecodeJSONAt(d, &fp)
 			}
 		case "oauth2MetadataUrl":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("oauth2MetadataUrl")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.OAuth2MetadataURL, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "description", "flows")
 	}
 }
 
@@ -839,6 +912,7 @@ func (x *OAuthFlows) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -846,52 +920,62 @@ func (x *OAuthFlows) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "authorizationCode":
-			d.Seen(&seen, 1<<0)
-			d.OneOf(p, &member, 1, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			fp := p.Key("authorizationCode")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 1, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			obj := new(AuthorizationCodeOAuthFlow)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "clientCredentials":
-			d.Seen(&seen, 1<<1)
-			d.OneOf(p, &member, 2, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			fp := p.Key("clientCredentials")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 2, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			obj := new(ClientCredentialsOAuthFlow)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "implicit":
-			d.Seen(&seen, 1<<2)
-			d.OneOf(p, &member, 3, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			fp := p.Key("implicit")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 3, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			obj := new(ImplicitOAuthFlow)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "password":
-			d.Seen(&seen, 1<<3)
-			d.OneOf(p, &member, 4, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			fp := p.Key("password")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 4, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			obj := new(PasswordOAuthFlow)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		case "deviceCode":
-			d.Seen(&seen, 1<<4)
-			d.OneOf(p, &member, 5, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			fp := p.Key("deviceCode")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 5, "authorizationCode, clientCredentials, implicit, password, deviceCode")
 			obj := new(DeviceCodeOAuthFlow)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Flow = obj
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1025,6 +1109,7 @@ func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtim
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1032,16 +1117,23 @@ func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtim
 		}
 		switch string(key) {
 		case "description":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "openIdConnectUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("openIdConnectUrl")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.OpenIDConnectURL, _ = d.String(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b10 != 0b10 {
+		d.Missing(p, seen, 0b10, &unknown, "description", "openIdConnectUrl")
 	}
 }
 
@@ -1119,6 +1211,7 @@ func (x *PasswordOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1126,19 +1219,25 @@ func (x *PasswordOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "tokenUrl":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("tokenUrl")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.TokenURL, _ = d.String(&fp)
 		case "refreshUrl":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("refreshUrl")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.RefreshURL, _ = d.String(&fp)
 		case "scopes":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("scopes")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Scopes = d.StringMap(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1221,6 +1320,7 @@ func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1228,8 +1328,10 @@ func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 		}
 		switch string(key) {
 		case "schemes":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("schemes")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			if d.OpenObject(&fp) {
 				x.Schemes = map[string]StringList{}
 				for first0 := true; ; {
@@ -1237,17 +1339,17 @@ func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 					if !ok {
 						break
 					}
-					if _, dup := x.Schemes[k0]; dup {
-						d.Duplicate()
-					}
 					kp0 := fp.Key(k0)
+					if _, dup := x.Schemes[k0]; dup {
+						d.Duplicate(&kp0)
+					}
 					var e0 StringList
 					e0.DecodeJSONAt(d, &kp0)
 					x.Schemes[k0] = e0
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1342,6 +1444,7 @@ func (x *SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1349,52 +1452,62 @@ func (x *SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "apiKeySecurityScheme":
-			d.Seen(&seen, 1<<0)
-			d.OneOf(p, &member, 1, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			fp := p.Key("apiKeySecurityScheme")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 1, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			obj := new(APIKeySecurityScheme)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "httpAuthSecurityScheme":
-			d.Seen(&seen, 1<<1)
-			d.OneOf(p, &member, 2, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			fp := p.Key("httpAuthSecurityScheme")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 2, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			obj := new(HTTPAuthSecurityScheme)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "oauth2SecurityScheme":
-			d.Seen(&seen, 1<<2)
-			d.OneOf(p, &member, 3, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			fp := p.Key("oauth2SecurityScheme")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 3, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			obj := new(OAuth2SecurityScheme)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "openIdConnectSecurityScheme":
-			d.Seen(&seen, 1<<3)
-			d.OneOf(p, &member, 4, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			fp := p.Key("openIdConnectSecurityScheme")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 4, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			obj := new(OpenIdConnectSecurityScheme)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		case "mtlsSecurityScheme":
-			d.Seen(&seen, 1<<4)
-			d.OneOf(p, &member, 5, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			fp := p.Key("mtlsSecurityScheme")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 5, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
 			obj := new(MutualTlsSecurityScheme)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Scheme = obj
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -1527,6 +1640,7 @@ func (x *StringList) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -1534,11 +1648,13 @@ func (x *StringList) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "list":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("list")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
 			x.List = d.Strings(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }

@@ -11,7 +11,8 @@ func (x *APIKeySecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path)
 	{
 		fp := p.Key("location")
 		if x.Location == "" {
-			v.Add(&fp, "required", "missing property \"location\"")
+			v.Add(&fp, "enum", "must be one of query, header, cookie")
+			v.Add(&fp, "minLength", "must not be empty")
 		} else {
 			switch x.Location {
 			case "query", "header", "cookie":
@@ -23,7 +24,7 @@ func (x *APIKeySecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path)
 	{
 		fp := p.Key("name")
 		if x.Name == "" {
-			v.Add(&fp, "required", "missing property \"name\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -44,13 +45,13 @@ func (x *AuthorizationCodeOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime
 	{
 		fp := p.Key("authorizationUrl")
 		if x.AuthorizationURL == "" {
-			v.Add(&fp, "required", "missing property \"authorizationUrl\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("tokenUrl")
 		if x.TokenURL == "" {
-			v.Add(&fp, "required", "missing property \"tokenUrl\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -71,7 +72,7 @@ func (x *ClientCredentialsOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime
 	{
 		fp := p.Key("tokenUrl")
 		if x.TokenURL == "" {
-			v.Add(&fp, "required", "missing property \"tokenUrl\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -92,13 +93,13 @@ func (x *DeviceCodeOAuthFlow) ValidateAt(v *runtime.Validator, p *runtime.Path) 
 	{
 		fp := p.Key("deviceAuthorizationUrl")
 		if x.DeviceAuthorizationURL == "" {
-			v.Add(&fp, "required", "missing property \"deviceAuthorizationUrl\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("tokenUrl")
 		if x.TokenURL == "" {
-			v.Add(&fp, "required", "missing property \"tokenUrl\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -119,7 +120,7 @@ func (x *HTTPAuthSecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Pat
 	{
 		fp := p.Key("scheme")
 		if x.Scheme == "" {
-			v.Add(&fp, "required", "missing property \"scheme\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }
@@ -245,7 +246,7 @@ func (x *OpenIdConnectSecurityScheme) ValidateAt(v *runtime.Validator, p *runtim
 	{
 		fp := p.Key("openIdConnectUrl")
 		if x.OpenIDConnectURL == "" {
-			v.Add(&fp, "required", "missing property \"openIdConnectUrl\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 }

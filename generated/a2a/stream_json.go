@@ -14,6 +14,7 @@ func (x *SendMessageResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -21,25 +22,29 @@ func (x *SendMessageResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 		}
 		switch string(key) {
 		case "task":
-			d.Seen(&seen, 1<<0)
-			d.OneOf(p, &member, 1, "task, message")
 			fp := p.Key("task")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 1, "task, message")
 			obj := new(Task)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		case "message":
-			d.Seen(&seen, 1<<1)
-			d.OneOf(p, &member, 2, "task, message")
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 2, "task, message")
 			obj := new(Message)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }
@@ -138,6 +143,7 @@ func (x *StreamResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -145,43 +151,51 @@ func (x *StreamResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "task":
-			d.Seen(&seen, 1<<0)
-			d.OneOf(p, &member, 1, "task, message, statusUpdate, artifactUpdate")
 			fp := p.Key("task")
+			if d.Member(&seen, 1<<0, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 1, "task, message, statusUpdate, artifactUpdate")
 			obj := new(Task)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		case "message":
-			d.Seen(&seen, 1<<1)
-			d.OneOf(p, &member, 2, "task, message, statusUpdate, artifactUpdate")
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 2, "task, message, statusUpdate, artifactUpdate")
 			obj := new(Message)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		case "statusUpdate":
-			d.Seen(&seen, 1<<2)
-			d.OneOf(p, &member, 3, "task, message, statusUpdate, artifactUpdate")
 			fp := p.Key("statusUpdate")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 3, "task, message, statusUpdate, artifactUpdate")
 			obj := new(TaskStatusUpdateEvent)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		case "artifactUpdate":
-			d.Seen(&seen, 1<<3)
-			d.OneOf(p, &member, 4, "task, message, statusUpdate, artifactUpdate")
 			fp := p.Key("artifactUpdate")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 4, "task, message, statusUpdate, artifactUpdate")
 			obj := new(TaskArtifactUpdateEvent)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Payload = obj
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
 }

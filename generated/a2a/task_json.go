@@ -15,6 +15,7 @@ func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -22,20 +23,28 @@ func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "artifactId":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("artifactId")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.ArtifactID, _ = d.String(&fp)
 		case "name":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("name")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.Name, _ = d.String(&fp)
 		case "description":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("description")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Description, _ = d.String(&fp)
 		case "parts":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("parts")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Parts = []Part{}
 				for it0.Next(d) {
@@ -45,16 +54,23 @@ func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "metadata":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("metadata")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			x.Metadata, _ = d.Object(&fp)
 		case "extensions":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("extensions")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			x.Extensions = d.Strings(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1001 != 0b1001 {
+		d.Missing(p, seen, 0b1001, &unknown, "artifactId", "name", "description", "parts")
 	}
 }
 
@@ -163,6 +179,7 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -170,23 +187,31 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "id":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		case "contextId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("contextId")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.ContextID, _ = d.String(&fp)
 		case "status":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("status")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Status = new(TaskStatus)
 				x.Status.DecodeJSONAt(d, &fp)
 			}
 		case "artifacts":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("artifacts")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Artifacts = []Artifact{}
 				for it0.Next(d) {
@@ -196,8 +221,10 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "history":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("history")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.History = []Message{}
 				for it0.Next(d) {
@@ -207,12 +234,17 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "metadata":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("metadata")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b101 != 0b101 {
+		d.Missing(p, seen, 0b101, &unknown, "id", "contextId", "status")
 	}
 }
 
@@ -344,6 +376,7 @@ func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -351,35 +384,50 @@ func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 		}
 		switch string(key) {
 		case "taskId":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.TaskID, _ = d.String(&fp)
 		case "contextId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("contextId")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.ContextID, _ = d.String(&fp)
 		case "artifact":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("artifact")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Artifact = new(Artifact)
 				x.Artifact.DecodeJSONAt(d, &fp)
 			}
 		case "append":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("append")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.Append, _ = d.Bool(&fp)
 		case "lastChunk":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("lastChunk")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			x.LastChunk, _ = d.Bool(&fp)
 		case "metadata":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("metadata")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b111 != 0b111 {
+		d.Missing(p, seen, 0b111, &unknown, "taskId", "contextId", "artifact")
 	}
 }
 
@@ -479,6 +527,7 @@ func (x *TaskStatus) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -486,30 +535,39 @@ func (x *TaskStatus) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "state":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("state")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.State, _ = runtime.Enum[TaskState](d.String(&fp))
 		case "message":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Message = new(Message)
 				x.Message.DecodeJSONAt(d, &fp)
 			}
 		case "timestamp":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("timestamp")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.Timestamp = val
 				if val == "" {
 					v := d.Validator()
-					v.Add(&fp, "pattern", "does not match Z$")
+					v.Add(&fp, "pattern", "does not match ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,9})?Z$")
 					v.Add(&fp, "format", "not an RFC 3339 date-time")
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "state")
 	}
 }
 
@@ -596,6 +654,7 @@ func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -603,27 +662,38 @@ func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path
 		}
 		switch string(key) {
 		case "taskId":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.TaskID, _ = d.String(&fp)
 		case "contextId":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("contextId")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.ContextID, _ = d.String(&fp)
 		case "status":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("status")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Status = new(TaskStatus)
 				x.Status.DecodeJSONAt(d, &fp)
 			}
 		case "metadata":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("metadata")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.Metadata, _ = d.Object(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b111 != 0b111 {
+		d.Missing(p, seen, 0b111, &unknown, "taskId", "contextId", "status")
 	}
 }
 

@@ -6,7 +6,6 @@ package a2a
 import (
 	"github.com/a2abind/a2abind/gen/runtime"
 	"strconv"
-	"strings"
 )
 
 // ValidateAt records at p every rule of the Artifact schema that x breaks. It
@@ -15,7 +14,7 @@ func (x *Artifact) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("artifactId")
 		if x.ArtifactID == "" {
-			v.Add(&fp, "required", "missing property \"artifactId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -50,7 +49,7 @@ func (x *Task) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -97,13 +96,13 @@ func (x *TaskArtifactUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Pa
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
-			v.Add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("contextId")
 		if x.ContextID == "" {
-			v.Add(&fp, "required", "missing property \"contextId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -132,7 +131,7 @@ func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("state")
 		if x.State == "" {
-			v.Add(&fp, "required", "missing property \"state\"")
+			v.Add(&fp, "enum", "unknown value \"\"")
 		} else {
 			if !x.State.Valid() {
 				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.State)))
@@ -151,8 +150,8 @@ func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("timestamp")
 		if x.Timestamp != "" {
-			if !strings.HasSuffix(x.Timestamp, "Z") {
-				v.Add(&fp, "pattern", "does not match Z$")
+			if !pattern99f2e078.MatchString(x.Timestamp) {
+				v.Add(&fp, "pattern", "does not match ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,9})?Z$")
 			}
 			if !runtime.DateTime(x.Timestamp) {
 				v.Add(&fp, "format", "not an RFC 3339 date-time")
@@ -177,13 +176,13 @@ func (x *TaskStatusUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
-			v.Add(&fp, "required", "missing property \"taskId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
 		fp := p.Key("contextId")
 		if x.ContextID == "" {
-			v.Add(&fp, "required", "missing property \"contextId\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{

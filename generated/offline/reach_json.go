@@ -15,6 +15,7 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -22,24 +23,34 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "error":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("error")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Error, _ = d.String(&fp)
 		case "message":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Message, _ = d.String(&fp)
 		case "queued":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("queued")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Queued, _ = d.Bool(&fp)
 		case "retryAfterSec":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("retryAfterSec")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			x.RetryAfterSec = runtime.Ptr(d.Int32(&fp))
 		case "taskId":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.TaskID = val
 				if val == "" {
@@ -48,8 +59,10 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "contextId":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("contextId")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.ContextID = val
 				if val == "" {
@@ -58,11 +71,12 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<1) != 0, "message")
-	d.Require(p, seen&(1<<2) != 0, "queued")
+	if seen&0b111 != 0b111 {
+		d.Missing(p, seen, 0b111, &unknown, "error", "message", "queued")
+	}
 }
 
 // UnmarshalJSON decodes an AsleepResponse. It fails on bytes that are not
@@ -151,6 +165,7 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -158,20 +173,28 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "error":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("error")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Error, _ = d.String(&fp)
 		case "queued":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("queued")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Queued, _ = d.Bool(&fp)
 		case "retryAfterSec":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("retryAfterSec")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.RetryAfterSec = runtime.Ptr(d.Int32(&fp))
 		case "kind":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("kind")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if val, ok := runtime.Enum[QueueFullKind](d.String(&fp)); ok {
 				x.Kind = val
 				if val == "" {
@@ -180,8 +203,10 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "taskId":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("taskId")
+			if d.Member(&seen, 1<<4, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.TaskID = val
 				if val == "" {
@@ -190,8 +215,10 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "contextId":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("contextId")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.ContextID = val
 				if val == "" {
@@ -200,10 +227,12 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<1) != 0, "queued")
+	if seen&0b11 != 0b11 {
+		d.Missing(p, seen, 0b11, &unknown, "error", "queued")
+	}
 }
 
 // UnmarshalJSON decodes an OfflineErrorData. It fails on bytes that are not
@@ -293,6 +322,7 @@ func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -300,29 +330,36 @@ func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "maxMessages":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("maxMessages")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.MaxMessages, _ = d.Int32(&fp)
 		case "maxBytes":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("maxBytes")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.MaxBytes, _ = d.Int64(&fp)
 		case "maxPerPeer":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("maxPerPeer")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.MaxPerPeer, _ = d.Int32(&fp)
 		case "recordTtlSec":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("recordTtlSec")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.RecordTtlSec, _ = d.Int64(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<0) != 0, "maxMessages")
-	d.Require(p, seen&(1<<1) != 0, "maxBytes")
-	d.Require(p, seen&(1<<2) != 0, "maxPerPeer")
-	d.Require(p, seen&(1<<3) != 0, "recordTtlSec")
+	if seen&0b1111 != 0b1111 {
+		d.Missing(p, seen, 0b1111, &unknown, "maxMessages", "maxBytes", "maxPerPeer", "recordTtlSec")
+	}
 }
 
 // UnmarshalJSON decodes a PublishedBounds. It fails on bytes that are not
@@ -397,6 +434,7 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -404,20 +442,28 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "error":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("error")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Error, _ = d.String(&fp)
 		case "message":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("message")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			x.Message, _ = d.String(&fp)
 		case "queued":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("queued")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.Queued, _ = d.Bool(&fp)
 		case "kind":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("kind")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if val, ok := runtime.Enum[QueueFullKind](d.String(&fp)); ok {
 				x.Kind = val
 				if val == "" {
@@ -426,10 +472,12 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<2) != 0, "queued")
+	if seen&0b101 != 0b101 {
+		d.Missing(p, seen, 0b101, &unknown, "error", "message", "queued")
+	}
 }
 
 // UnmarshalJSON decodes a QueueFullResponse. It fails on bytes that are not
@@ -508,6 +556,7 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -515,36 +564,48 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "mode":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("mode")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Mode, _ = runtime.Enum[ReachabilityMode](d.String(&fp))
 		case "schedule":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("schedule")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Schedule = new(Schedule)
 				x.Schedule.DecodeJSONAt(d, &fp)
 			}
 		case "storeForward":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("storeForward")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.StoreForward, _ = d.Bool(&fp)
 		case "queue":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("queue")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Queue = new(PublishedBounds)
 				x.Queue.DecodeJSONAt(d, &fp)
 			}
 		case "asleepAnswer":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("asleepAnswer")
+			if d.Member(&seen, 1<<4, &fp, true) {
+				continue
+			}
 			x.AsleepAnswer, _ = runtime.Enum[AsleepAnswer](d.String(&fp))
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<2) != 0, "storeForward")
+	if seen&0b10101 != 0b10101 {
+		d.Missing(p, seen, 0b10101, &unknown, "mode", "schedule", "storeForward", "queue", "asleepAnswer")
+	}
 }
 
 // UnmarshalJSON decodes a ReachabilityParams. It fails on bytes that are not
@@ -642,6 +703,7 @@ func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -649,24 +711,30 @@ func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "periodSec":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("periodSec")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.PeriodSec, _ = d.Int32(&fp)
 		case "offsetSec":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("offsetSec")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.OffsetSec, _ = d.Int32(&fp)
 		case "lengthSec":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("lengthSec")
+			if d.Member(&seen, 1<<2, &fp, true) {
+				continue
+			}
 			x.LengthSec, _ = d.Int32(&fp)
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<0) != 0, "periodSec")
-	d.Require(p, seen&(1<<1) != 0, "offsetSec")
-	d.Require(p, seen&(1<<2) != 0, "lengthSec")
+	if seen&0b111 != 0b111 {
+		d.Missing(p, seen, 0b111, &unknown, "periodSec", "offsetSec", "lengthSec")
+	}
 }
 
 // UnmarshalJSON decodes a Schedule. It fails on bytes that are not JSON, on a

@@ -14,7 +14,7 @@ func (x *AsleepResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("error")
 		if x.Error == "" {
-			v.Add(&fp, "required", "missing property \"error\"")
+			v.Add(&fp, "const", "must be \"agent_asleep\"")
 		} else {
 			if x.Error != "agent_asleep" {
 				v.Add(&fp, "const", "must be \"agent_asleep\"")
@@ -69,7 +69,7 @@ func (x *OfflineErrorData) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("error")
 		if x.Error == "" {
-			v.Add(&fp, "required", "missing property \"error\"")
+			v.Add(&fp, "enum", "must be one of agent_asleep, asleep_queue_full")
 		} else {
 			switch x.Error {
 			case "agent_asleep", "asleep_queue_full":
@@ -176,7 +176,7 @@ func (x *QueueFullResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("error")
 		if x.Error == "" {
-			v.Add(&fp, "required", "missing property \"error\"")
+			v.Add(&fp, "const", "must be \"asleep_queue_full\"")
 		} else {
 			if x.Error != "asleep_queue_full" {
 				v.Add(&fp, "const", "must be \"asleep_queue_full\"")
@@ -215,7 +215,7 @@ func (x *ReachabilityParams) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("mode")
 		if x.Mode == "" {
-			v.Add(&fp, "required", "missing property \"mode\"")
+			v.Add(&fp, "enum", "unknown value \"\"")
 		} else {
 			if !x.Mode.Valid() {
 				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Mode)))
@@ -237,7 +237,7 @@ func (x *ReachabilityParams) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("asleepAnswer")
 		if x.AsleepAnswer == "" {
-			v.Add(&fp, "required", "missing property \"asleepAnswer\"")
+			v.Add(&fp, "enum", "unknown value \"\"")
 		} else {
 			if !x.AsleepAnswer.Valid() {
 				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.AsleepAnswer)))

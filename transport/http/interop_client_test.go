@@ -839,7 +839,7 @@ func TestInteropClientA2AGoCardDepartures(t *testing.T) {
 		t.Fatalf("card %s: want tags null", body)
 	}
 	_, err = a2ahttp.NewClient(ctx, a2ahttp.ClientConfig{URL: base})
-	if err == nil || !strings.Contains(err.Error(), "/skills/0/tags") || !strings.Contains(err.Error(), "got null, want array") {
+	if err == nil || !strings.Contains(err.Error(), "/skills/0/tags") || !strings.Contains(err.Error(), "must not be null") {
 		t.Fatalf("error %v, want the card refused at /skills/0/tags with the strict parse's error", err)
 	}
 	c = cliClient(t, a2ahttp.ClientConfig{Card: srvCard(base+"/a2a", true, false)})

@@ -128,7 +128,34 @@ type Config struct {
 	// fleet: the story creates a schema of its own there and drops it at
 	// the end. Empty, the story is skipped (a *NotGivenError).
 	PG string
+	// OnResult, when set, is called with each story's verdict as the story
+	// ends, after its verdict line on Out.
+	OnResult func(Result)
+	// OnSummary, when set, is called with the summary once every story
+	// ran, after the summary's last line on Out.
+	OnSummary func(Summary)
 }
+
+// Summary is what the summary of a run says.
+type Summary struct {
+	// Passed counts the stories that passed.
+	Passed int
+	// Failed are the ids of the stories that failed.
+	Failed []string
+	// Skipped are the stories skipped, each with what the summary line
+	// says of it.
+	Skipped []Skip
+	// NotRunAfterRefusal counts the stories not run because the broker
+	// refused what an earlier one needed (the run stopped there).
+	NotRunAfterRefusal int
+	// Duration is how long the run took.
+	Duration time.Duration
+	// Line is the summary's last line, as printed on Out.
+	Line string
+}
+
+// Skip is a story skipped and why, in a few words.
+type Skip struct{ ID, Reason string }
 
 // Result is the verdict of one story.
 type Result struct {
@@ -142,6 +169,18 @@ type Result struct {
 	// Config.PG), and Err is a *NotGivenError. A skipped story is not a
 	// failure.
 	Skipped bool
+}
+
+// Reason says why a story was skipped (what its SKIP line says) or why it
+// failed; "" for a story that passed.
+func (r Result) Reason() string {
+	if line, _, ok := skipReason(r.Err); ok {
+		return line
+	}
+	if r.Err != nil {
+		return r.Err.Error()
+	}
+	return ""
 }
 
 // ErrFailed is returned by Run when a story failed. A story that failed
@@ -329,11 +368,16 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		switch {
 		case r.Skipped:
 			fmt.Fprintf(stdout, "   SKIP: %s\n", why)
-			continue
 		case err != nil:
 			fmt.Fprintf(stdout, "   FAIL: %v\n", err)
 		default:
 			fmt.Fprintf(stdout, "   pass: %s\n", detail)
+		}
+		if cfg.OnResult != nil {
+			cfg.OnResult(r)
+		}
+		if r.Skipped {
+			continue
 		}
 		if a2amqtt.IsRefusal(err) {
 			// The broker refuses what the stories need (an ACL, a
@@ -349,7 +393,8 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		d.secured.sniff.mute()
 	}
 	var skipped, failed []string
-	fmt.Fprintf(stdout, "\n== summary (%.1fs)\n", time.Since(started).Seconds())
+	sum := Summary{Duration: time.Since(started)}
+	fmt.Fprintf(stdout, "\n== summary (%.1fs)\n", sum.Duration.Seconds())
 	for _, r := range results {
 		verdict := "pass"
 		switch {
@@ -357,6 +402,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			verdict = "SKIP"
 			_, why, _ := skipReason(r.Err)
 			skipped = append(skipped, r.ID+": "+why)
+			sum.Skipped = append(sum.Skipped, Skip{r.ID, why})
 		case r.Err != nil:
 			verdict = "FAIL"
 			failed = append(failed, r.ID)
@@ -374,11 +420,16 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	if n := len(Stories) - len(results); refused != nil && n > 0 {
 		last += fmt.Sprintf(", %d not run after the broker's refusal", n)
+		sum.NotRunAfterRefusal = n
 	}
 	if len(failed) == 0 && len(skipped) == 0 && refused == nil {
 		last = fmt.Sprintf("all %d stories passed", len(results))
 	}
 	fmt.Fprintln(stdout, last)
+	sum.Passed, sum.Failed, sum.Line = len(results)-len(skipped)-len(failed), failed, last
+	if cfg.OnSummary != nil {
+		cfg.OnSummary(sum)
+	}
 	if refused != nil {
 		return results, fmt.Errorf("%w: stopped at the broker's refusal: %w", ErrFailed, refused)
 	}

@@ -105,9 +105,26 @@ type Config struct {
 	// its state when the answer ended (or the error token) and how long it
 	// took (agent.WithCallObserver). Tokens are never logged.
 	Requests *slog.Logger
+	// OnRequest, when set, is called once per request the agent (id ID)
+	// and its spawned instance (ID-c1) answer, with what Requests logs
+	// (a2a agent --json prints it); it is called instead of logging on
+	// Requests. The record never holds the bearer token.
+	OnRequest func(ctx context.Context, id string, r agent.CallRecord)
 	// OnBroker, when set, is told when the agent's MQTT connection is lost
 	// and when it is back (a2amqtt.Connection.OnConnectionChange).
 	OnBroker func(up bool, err error)
+}
+
+// observer is the call observer of the server of agent id: OnRequest,
+// else the log on Requests, else none.
+func (c Config) observer(id string) func(context.Context, agent.CallRecord) {
+	switch {
+	case c.OnRequest != nil:
+		return func(ctx context.Context, r agent.CallRecord) { c.OnRequest(ctx, id, r) }
+	case c.Requests != nil:
+		return requestLog(c.Requests, id)
+	}
+	return nil
 }
 
 // requestLog is the observer that logs each request of agent id on l.
@@ -255,8 +272,8 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 		opts = append(opts, agent.WithVerifier(c.Verifier))
 	}
 	mainOpts := opts
-	if c.Requests != nil {
-		mainOpts = append(slices.Clone(opts), agent.WithCallObserver(requestLog(c.Requests, c.ID)))
+	if observe := c.observer(c.ID); observe != nil {
+		mainOpts = append(slices.Clone(opts), agent.WithCallObserver(observe))
 	}
 	if r := c.Reachability; r != nil {
 		o, err := ra.openOffline(r, c.Verifier != nil, c.Log)
@@ -304,8 +321,8 @@ func Start(ctx context.Context, c Config) (*Agent, error) {
 	}
 	if c.Broker != "" {
 		spawnedOpts := opts
-		if c.Requests != nil {
-			spawnedOpts = append(slices.Clone(opts), agent.WithCallObserver(requestLog(c.Requests, spawnedID)))
+		if observe := c.observer(spawnedID); observe != nil {
+			spawnedOpts = append(slices.Clone(opts), agent.WithCallObserver(observe))
 		}
 		ra.spawnedSrv = agent.NewServer(Handler(spawnedID, ""), spawnedOpts...)
 		conn := a2amqtt.Connection{Broker: c.Broker, KeepAlive: c.KeepAlive, ConnectTimeout: c.ConnectTimeout, TLS: c.TLS, Username: c.Username, Password: c.Password}

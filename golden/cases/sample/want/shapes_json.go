@@ -17,6 +17,7 @@ func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -24,20 +25,27 @@ func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "op":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("op")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Op, _ = d.String(&fp)
 		case "id":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("id")
+			d.Seen(&seen, 1<<1, &fp)
 			x.ID = d.RawKinds(&fp, "string", "number", "null")
 		case "args":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("args")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			x.Args = d.RawKinds(&fp, "object")
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "op")
 	}
 }
 
@@ -122,6 +130,7 @@ func (x *Circle) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -129,16 +138,20 @@ func (x *Circle) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "radius":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("radius")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			if val, ok := d.Number(&fp); ok {
 				x.Radius = val
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<0) != 0, "radius")
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "radius")
+	}
 }
 
 // UnmarshalJSON decodes a Circle. It fails on bytes that are not JSON, on a
@@ -210,6 +223,7 @@ func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -217,12 +231,16 @@ func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "name":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("name")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.Name, _ = d.String(&fp)
 		case "opaque":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("opaque")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			if val, ok := d.Bool(&fp); ok {
 				x.Opaque = val
 				if val == false {
@@ -231,8 +249,11 @@ func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "name")
 	}
 }
 
@@ -306,6 +327,7 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	var seen uint64
 	member := 0
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -313,16 +335,22 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "id":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("id")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			x.ID, _ = d.String(&fp)
 		case "color":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("color")
+			if d.Member(&seen, 1<<1, &fp, true) {
+				continue
+			}
 			x.Color, _ = runtime.Enum[Color](d.String(&fp))
 		case "mode":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("mode")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			if val, ok := runtime.Enum[Mode](d.String(&fp)); ok {
 				x.Mode = val
 				if val == "" {
@@ -331,12 +359,16 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "tags":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("tags")
+			if d.Member(&seen, 1<<3, &fp, true) {
+				continue
+			}
 			x.Tags = d.Strings(&fp)
 		case "sizes":
-			d.Seen(&seen, 1<<4)
 			fp := p.Key("sizes")
+			if d.Member(&seen, 1<<4, &fp, true) {
+				continue
+			}
 			if d.OpenObject(&fp) {
 				x.Sizes = map[string]int32{}
 				for first0 := true; ; {
@@ -344,18 +376,20 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 					if !ok {
 						break
 					}
-					if _, dup := x.Sizes[k0]; dup {
-						d.Duplicate()
-					}
 					kp0 := fp.Key(k0)
+					if _, dup := x.Sizes[k0]; dup {
+						d.Duplicate(&kp0)
+					}
 					var e0 int32
 					e0, _ = d.Int32(&kp0)
 					x.Sizes[k0] = e0
 				}
 			}
 		case "layers":
-			d.Seen(&seen, 1<<5)
 			fp := p.Key("layers")
+			if d.Member(&seen, 1<<5, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.Layers = []Layer{}
 				for it0.Next(d) {
@@ -365,8 +399,10 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "named":
-			d.Seen(&seen, 1<<6)
 			fp := p.Key("named")
+			if d.Member(&seen, 1<<6, &fp, false) {
+				continue
+			}
 			if d.OpenObject(&fp) {
 				x.Named = map[string]Layer{}
 				for first0 := true; ; {
@@ -374,40 +410,52 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 					if !ok {
 						break
 					}
-					if _, dup := x.Named[k0]; dup {
-						d.Duplicate()
-					}
 					kp0 := fp.Key(k0)
+					if _, dup := x.Named[k0]; dup {
+						d.Duplicate(&kp0)
+					}
 					var e0 Layer
 					e0.DecodeJSONAt(d, &kp0)
 					x.Named[k0] = e0
 				}
 			}
 		case "depth":
-			d.Seen(&seen, 1<<7)
 			fp := p.Key("depth")
+			if d.Member(&seen, 1<<7, &fp, false) {
+				continue
+			}
 			x.Depth = runtime.Ptr(d.Int32(&fp))
 		case "count":
-			d.Seen(&seen, 1<<8)
 			fp := p.Key("count")
+			if d.Member(&seen, 1<<8, &fp, true) {
+				continue
+			}
 			x.Count, _ = d.Int32(&fp)
 		case "ratio":
-			d.Seen(&seen, 1<<9)
 			fp := p.Key("ratio")
+			if d.Member(&seen, 1<<9, &fp, false) {
+				continue
+			}
 			if val, ok := d.Number(&fp); ok {
 				x.Ratio = val
 			}
 		case "solid":
-			d.Seen(&seen, 1<<10)
 			fp := p.Key("solid")
+			if d.Member(&seen, 1<<10, &fp, false) {
+				continue
+			}
 			x.Solid, _ = d.Bool(&fp)
 		case "blob":
-			d.Seen(&seen, 1<<11)
 			fp := p.Key("blob")
+			if d.Member(&seen, 1<<11, &fp, false) {
+				continue
+			}
 			x.Blob, _ = d.Bytes(&fp)
 		case "at":
-			d.Seen(&seen, 1<<12)
 			fp := p.Key("at")
+			if d.Member(&seen, 1<<12, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.At = val
 				if val == "" {
@@ -417,8 +465,10 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "side":
-			d.Seen(&seen, 1<<13)
 			fp := p.Key("side")
+			if d.Member(&seen, 1<<13, &fp, false) {
+				continue
+			}
 			if val, ok := d.String(&fp); ok {
 				x.Side = val
 				if val == "" {
@@ -427,36 +477,43 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "meta":
-			d.Seen(&seen, 1<<14)
 			fp := p.Key("meta")
+			if d.Member(&seen, 1<<14, &fp, false) {
+				continue
+			}
 			x.Meta, _ = d.Object(&fp)
 		case "circle":
-			d.Seen(&seen, 1<<15)
-			d.OneOf(p, &member, 1, "circle, label, note")
 			fp := p.Key("circle")
+			if d.Member(&seen, 1<<15, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 1, "circle, label, note")
 			obj := new(Circle)
 			if d.IsObject(&fp) {
 				obj.DecodeJSONAt(d, &fp)
 			}
 			x.Body = obj
 		case "label":
-			d.Seen(&seen, 1<<16)
-			d.OneOf(p, &member, 2, "circle, label, note")
 			fp := p.Key("label")
+			if d.Member(&seen, 1<<16, &fp, false) {
+				continue
+			}
+			d.OneOf(p, &member, 2, "circle, label, note")
 			var mv string
 			mv, _ = d.String(&fp)
 			x.Body = ShapeLabel(mv)
 		case "note":
-			d.Seen(&seen, 1<<17)
-			d.OneOf(p, &member, 3, "circle, label, note")
 			fp := p.Key("note")
+			d.Seen(&seen, 1<<17, &fp)
+			d.OneOf(p, &member, 3, "circle, label, note")
 			x.Body = ShapeNote{Value: d.Value(&fp)}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
 	}
-	d.Require(p, seen&(1<<4) != 0, "sizes")
-	d.Require(p, seen&(1<<8) != 0, "count")
+	if seen&0b100011011 != 0b100011011 {
+		d.Missing(p, seen, 0b100011011, &unknown, "id", "color", "mode", "tags", "sizes", "layers", "named", "depth", "count")
+	}
 }
 
 // UnmarshalJSON decodes a Shape. It fails on bytes that are not JSON, on a

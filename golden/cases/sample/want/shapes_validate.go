@@ -15,7 +15,7 @@ func (x *Call) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("op")
 		if x.Op == "" {
-			v.Add(&fp, "required", "missing property \"op\"")
+			v.Add(&fp, "enum", "must be one of draw, erase")
 		} else {
 			switch x.Op {
 			case "draw", "erase":
@@ -97,7 +97,7 @@ func (x *Layer) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("name")
 		if x.Name == "" {
-			v.Add(&fp, "required", "missing property \"name\"")
+			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -126,7 +126,8 @@ func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
-			v.Add(&fp, "required", "missing property \"id\"")
+			v.Add(&fp, "minLength", "must not be empty")
+			v.Add(&fp, "format", "not a UUID")
 		} else {
 			if !runtime.UUID(x.ID) {
 				v.Add(&fp, "format", "not a UUID")
@@ -136,7 +137,7 @@ func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("color")
 		if x.Color == "" {
-			v.Add(&fp, "required", "missing property \"color\"")
+			v.Add(&fp, "enum", "unknown value \"\"")
 		} else {
 			if !x.Color.Valid() {
 				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Color)))

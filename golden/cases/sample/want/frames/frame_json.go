@@ -17,6 +17,7 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		return
 	}
 	var seen uint64
+	var unknown runtime.Keys
 	for first := true; ; {
 		key, ok := d.NextKey(&first)
 		if !ok {
@@ -24,15 +25,19 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		}
 		switch string(key) {
 		case "shape":
-			d.Seen(&seen, 1<<0)
 			fp := p.Key("shape")
+			if d.Member(&seen, 1<<0, &fp, true) {
+				continue
+			}
 			if d.IsObject(&fp) {
 				x.Shape = new(sample.Shape)
 				x.Shape.DecodeJSONAt(d, &fp)
 			}
 		case "more":
-			d.Seen(&seen, 1<<1)
 			fp := p.Key("more")
+			if d.Member(&seen, 1<<1, &fp, false) {
+				continue
+			}
 			if it0 := d.Array(&fp); it0.Open() {
 				x.More = []sample.Shape{}
 				for it0.Next(d) {
@@ -42,8 +47,10 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "tint":
-			d.Seen(&seen, 1<<2)
 			fp := p.Key("tint")
+			if d.Member(&seen, 1<<2, &fp, false) {
+				continue
+			}
 			if val, ok := runtime.Enum[sample.Color](d.String(&fp)); ok {
 				x.Tint = val
 				if val == "" {
@@ -52,8 +59,10 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				}
 			}
 		case "byName":
-			d.Seen(&seen, 1<<3)
 			fp := p.Key("byName")
+			if d.Member(&seen, 1<<3, &fp, false) {
+				continue
+			}
 			if d.OpenObject(&fp) {
 				x.ByName = map[string]sample.Layer{}
 				for first0 := true; ; {
@@ -61,18 +70,21 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 					if !ok {
 						break
 					}
-					if _, dup := x.ByName[k0]; dup {
-						d.Duplicate()
-					}
 					kp0 := fp.Key(k0)
+					if _, dup := x.ByName[k0]; dup {
+						d.Duplicate(&kp0)
+					}
 					var e0 sample.Layer
 					e0.DecodeJSONAt(d, &kp0)
 					x.ByName[k0] = e0
 				}
 			}
 		default:
-			d.Skip()
+			d.Unknown(p, key, &unknown)
 		}
+	}
+	if seen&0b1 != 0b1 {
+		d.Missing(p, seen, 0b1, &unknown, "shape")
 	}
 }
 
