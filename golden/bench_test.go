@@ -15,7 +15,7 @@ import (
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
-// The benchmarks of issue #2 part 5, side by side in one run: a realistic
+// The generated code's benchmarks, side by side in one run: a realistic
 // 2 KiB Agent Card and a SendMessage request, checked by the generated code,
 // by a JSON Schema engine on the same schemas, and decoded by encoding/json
 // into plain structs and into the official Go SDK's types. Figures and the
