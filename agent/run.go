@@ -205,7 +205,7 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 }
 
 // replaceTask stores t as the task of its record. With a store that takes
-// the task's encoding (taskstore.EncodedWriter, the Memory store) the task
+// the task's encoding (taskstore.EncodedWriter: the Memory and PostgreSQL stores) the task
 // is encoded here, once, reusing prev's encoding of the history (prev may
 // be nil), and the encoding is returned for the next event and for the
 // replies that carry the task whole; otherwise it returns nil.

@@ -258,9 +258,17 @@ func phaseOf(st a2a.TaskState) int16 {
 
 // encodeRow makes the stored form of a record.
 func (s *Store) encodeRow(r *taskstore.Record) (row, error) {
-	task, err := r.Task.AppendJSON(nil)
-	if err != nil {
-		return row{}, fmt.Errorf("pgstore: %w", err)
+	return s.encodeRowWith(r, nil)
+}
+
+// encodeRowWith is encodeRow with the task's encoding given (nil: made
+// here).
+func (s *Store) encodeRowWith(r *taskstore.Record, task []byte) (row, error) {
+	if task == nil {
+		var err error
+		if task, err = r.Task.AppendJSON(nil); err != nil {
+			return row{}, fmt.Errorf("pgstore: %w", err)
+		}
 	}
 	push, err := encodePush(s.keys, r.Task.ID, r.PushConfigs, r.PushDeliveries)
 	if err != nil {
@@ -659,6 +667,12 @@ func (t *tx) makeRoom(more int, moreBytes int64, keep string, refuse bool) error
 // finished tasks, or is refused with ErrFull. A task or context id longer
 // than MaxIDBytes is refused with ErrIDTooLong.
 func (s *Store) Create(ctx context.Context, r taskstore.Record) (taskstore.Record, error) {
+	return s.CreateEncoded(ctx, r, nil)
+}
+
+// CreateEncoded implements taskstore.EncodedWriter: Create with enc, the
+// task's encoding, stored as it is (nil: Create encodes the task).
+func (s *Store) CreateEncoded(ctx context.Context, r taskstore.Record, enc []byte) (taskstore.Record, error) {
 	if len(r.Task.ID) > MaxIDBytes {
 		return taskstore.Record{}, fmt.Errorf("%w: a task id of %d bytes (at most %d)", ErrIDTooLong, len(r.Task.ID), MaxIDBytes)
 	}
@@ -666,7 +680,7 @@ func (s *Store) Create(ctx context.Context, r taskstore.Record) (taskstore.Recor
 		return taskstore.Record{}, fmt.Errorf("%w: a context id of %d bytes (at most %d)", ErrIDTooLong, len(r.Task.ContextID), MaxIDBytes)
 	}
 	for {
-		out, err := s.create(ctx, r)
+		out, err := s.create(ctx, r, enc)
 		// The task holding the id went between the insert and the read:
 		// the id is free again.
 		if !errors.Is(err, errRetry) {
@@ -766,12 +780,12 @@ func (s *Store) createFast(ctx context.Context, r *taskstore.Record, w *row) err
 	return nil
 }
 
-func (s *Store) create(ctx context.Context, r taskstore.Record) (taskstore.Record, error) {
+func (s *Store) create(ctx context.Context, r taskstore.Record, enc []byte) (taskstore.Record, error) {
 	// Most tasks are new, and fit or take a finished task's room: one
 	// statement.
 	// The times are set by the way taken; the rest of the row does not
 	// depend on them.
-	w, err := s.encodeRow(&r)
+	w, err := s.encodeRowWith(&r, enc)
 	if err != nil {
 		return taskstore.Record{}, wrap(err)
 	}
@@ -975,6 +989,12 @@ func (s *Store) ReplaceTask(ctx context.Context, task a2a.Task) error {
 	if err != nil {
 		return fmt.Errorf("pgstore: %w", err)
 	}
+	return s.ReplaceTaskEncoded(ctx, task, body)
+}
+
+// ReplaceTaskEncoded implements taskstore.EncodedWriter: ReplaceTask with
+// body, the task's encoding, stored as it is.
+func (s *Store) ReplaceTaskEncoded(ctx context.Context, task a2a.Task, body []byte) error {
 	// Most replacements are of a task held, live, in room: one statement.
 	if done, err := s.replaceFast(ctx, &task, body); done || err != nil {
 		return wrap(err)
@@ -1286,4 +1306,5 @@ var (
 	_ taskstore.Replacer       = (*Store)(nil)
 	_ taskstore.DeliverySetter = (*Store)(nil)
 	_ taskstore.DropWatcher    = (*Store)(nil)
+	_ taskstore.EncodedWriter  = (*Store)(nil)
 )

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -126,4 +127,38 @@ func TestConcurrentReplacementsKeepTheTotals(t *testing.T) {
 	}
 	wg.Wait()
 	checkTotals(t, a)
+}
+
+// The runtime hands the store the task's encoding (taskstore.EncodedWriter):
+// the store keeps those bytes, and its totals count them.
+func TestTheEncodingGivenIsStored(t *testing.T) {
+	s := open(t, pgtest.NewSchema(t), Options{Migrate: true})
+	task := a2a.Task{ID: "t1", ContextID: "c1", Status: &a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	enc, err := task.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateEncoded(ctx, taskstore.Record{Task: task}, enc); err != nil {
+		t.Fatal(err)
+	}
+	task.Status = &a2a.TaskStatus{State: a2a.TaskStateCompleted}
+	task.Artifacts = []a2a.Artifact{{ArtifactID: "a", Parts: []a2a.Part{{Content: a2a.PartText("done")}}}}
+	if enc, err = task.AppendJSON(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReplaceTaskEncoded(ctx, task, enc); err != nil {
+		t.Fatal(err)
+	}
+	var stored []byte
+	if err := s.pool.QueryRow(ctx, "SELECT task FROM a2a_tasks WHERE id = 't1'").Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stored, enc) {
+		t.Fatalf("stored %s, want %s", stored, enc)
+	}
+	got, err := s.Get(ctx, "t1")
+	if err != nil || got.Task.Status.State != a2a.TaskStateCompleted || len(got.Task.Artifacts) != 1 {
+		t.Fatalf("Get: %+v %v", got, err)
+	}
+	checkTotals(t, s)
 }
