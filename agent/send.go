@@ -287,28 +287,36 @@ func (s *Server) attach(ctx context.Context, task a2a.Task, streaming, immediate
 }
 
 // Polling of awaitTurnEnd: the first read after turnPollMin, each next
-// one twice as late, at most turnPollMax apart, for at most turnWaitMax.
+// one twice as late, at most turnPollMax apart, for at most turnWaitMax;
+// at most maxTurnWaiters calls wait at once (past it, a call is answered
+// with the task as it stands).
 const (
-	turnPollMin = 10 * time.Millisecond
-	turnPollMax = 250 * time.Millisecond
-	turnWaitMax = 5 * time.Minute
+	turnPollMin    = 10 * time.Millisecond
+	turnPollMax    = 250 * time.Millisecond
+	turnWaitMax    = 5 * time.Minute
+	maxTurnWaiters = 1024
 )
 
 // awaitTurnEnd reads the task of rec from the store until its turn ended
 // (a terminal state, or input or authentication required: tasklife's
 // Interrupted), ctx ends, or turnWaitMax passed, and returns the last
 // record read: a task whose turn no agent runs any more (its agent died)
-// is answered as the store holds it then.
+// is answered as the store holds it then. With maxTurnWaiters calls
+// waiting already, it returns rec at once.
 func (s *Server) awaitTurnEnd(ctx context.Context, rec taskstore.Record) (taskstore.Record, error) {
+	if turnEnded(rec) {
+		return rec, nil
+	}
+	select {
+	case s.waiters <- struct{}{}:
+		defer func() { <-s.waiters }()
+	default:
+		return rec, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, turnWaitMax)
 	defer cancel()
 	wait := turnPollMin
-	for {
-		if rec.Task.Status != nil {
-			if st, err := tasklife.StateOf(rec.Task.Status.State); err != nil || st.Terminal() || st.IsResumable() {
-				return rec, nil
-			}
-		}
+	for !turnEnded(rec) {
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -326,6 +334,17 @@ func (s *Server) awaitTurnEnd(ctx context.Context, rec taskstore.Record) (taskst
 		}
 		rec = next
 	}
+	return rec, nil
+}
+
+// turnEnded reports whether the task of rec is in no turn: finished, or
+// waiting for input or authentication (or in a state it cannot tell).
+func turnEnded(rec taskstore.Record) bool {
+	if rec.Task.Status == nil {
+		return false
+	}
+	st, err := tasklife.StateOf(rec.Task.Status.State)
+	return err != nil || st.Terminal() || st.IsResumable()
 }
 
 // priorTasks returns the ids of the context's other tasks, oldest first.

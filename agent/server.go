@@ -31,7 +31,10 @@ type Server struct {
 	verifier     Verifier
 	limits       jsonrpc.Limits
 	slots        chan struct{}
-	offline      *Offline
+	// waiters bounds the retries waiting at once for a turn another agent
+	// runs (awaitTurnEnd): maxTurnWaiters.
+	waiters chan struct{}
+	offline *Offline
 	// push is set by WithPush.
 	push *PushConfig
 	// stopDrops stops the store telling the server of the tasks it drops
@@ -161,7 +164,7 @@ func WithMaxTurns(n int) Option {
 // NewServer returns a server for h.
 func NewServer(h Handler, opts ...Option) *Server {
 	s := &Server{h: h, now: time.Now, newID: uuidv4.New, contextTTL: DefaultContextTTL, limits: jsonrpc.DefaultLimits(),
-		log: slog.New(slog.DiscardHandler), slots: make(chan struct{}, 64),
+		log: slog.New(slog.DiscardHandler), slots: make(chan struct{}, 64), waiters: make(chan struct{}, maxTurnWaiters),
 		runs: map[string]*run{}, locks: map[string]*taskLock{}, pool: gopool.New(0)}
 	for _, o := range opts {
 		o(s)

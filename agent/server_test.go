@@ -1077,3 +1077,33 @@ func (c *countingStore) Get(ctx context.Context, id string) (taskstore.Record, e
 	c.mu.Unlock()
 	return c.Store.Get(ctx, id)
 }
+
+// Past maxTurnWaiters retries waiting at once, a retry of a turn another
+// agent runs is answered at once with the task as it stands.
+func TestRetriesWaitingForAnotherAgentAreBounded(t *testing.T) {
+	store := taskstore.NewMemory(nil)
+	b := newBlocker()
+	asks := HandlerFunc(func(ctx context.Context, t *Turn) error {
+		if !t.Resumed {
+			return t.AskInput(ctx, "which one?")
+		}
+		return b.ServeTurn(ctx, t)
+	})
+	runner := newFixture(t, asks, WithStore(store))
+	other := newFixture(t, asks, WithStore(store))
+	other.srv.waiters = make(chan struct{}) // no room: as if maxTurnWaiters were waiting
+
+	id, ctxID := uuid.NewString(), uuid.NewString()
+	runner.send(msg(id, ctxID, "start"))
+	follow := msg(id, ctxID, "this one")
+	first := make(chan []Reply, 1)
+	go func() { first <- runner.send(follow) }()
+	<-b.started
+	if got := lastTask(t, other.send(follow)); got.Status.State != a2a.TaskStateWorking {
+		t.Errorf("the retry past the bound answered %s, want the task as it stands (WORKING)", got.Status.State)
+	}
+	b.release <- struct{}{}
+	if got := taskOf(t, (<-first)[0]); got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the turn itself: %s", got.Status.State)
+	}
+}
