@@ -202,6 +202,11 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 			}
 		}
 		stmts, err := decodeStmts(fd.Ref, field("x", fd.GoName), varPath("fp"), true, fd.Pointer, 0, onZero)
+		if fd.ErrorInfoCode != "" && fd.Ref.Kind == model.KindValue {
+			// Its check reads the value, which Value skips on the
+			// Validate<Type>JSON path.
+			stmts = []jen.Code{field("x", fd.GoName)().Op("=").Add(dec()).Dot("KeptValue").Call(jen.Op("&").Id("fp"))}
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %s.%s: %w", t.Source, t.Name, fd.GoName, err)
 		}

@@ -32,6 +32,9 @@ type Decoder struct {
 	// alias lets strings point into data instead of being copied: set when
 	// the decoded value never outlives the call (Validate<Type>JSON, which
 	// keeps nothing), so that checking bytes costs no string allocation.
+	// Then free JSON (Object, Value) is checked and skipped rather than
+	// built, since no rule of the schema reads inside it; KeptValue builds
+	// it for the members whose check does.
 	alias bool
 	// inScratch says the last rawString result lives in scratch, which the
 	// next string overwrites: it is always copied.
@@ -736,6 +739,10 @@ func (d *Decoder) Object(p *Path) (map[string]any, bool) {
 		d.Mismatch(p, "object")
 		return nil, false
 	}
+	if d.alias {
+		d.skipAt(p)
+		return nil, d.OK()
+	}
 	v := d.anyValue(p, len(d.below))
 	m, _ := v.(map[string]any)
 	return m, d.OK()
@@ -933,8 +940,19 @@ func DecodeAt(v *Validator, p *Path, raw []byte, fn func(d *Decoder, p *Path)) {
 	v.merge(&sub)
 }
 
-// Value reads any JSON value (protobuf Value).
+// Value reads any JSON value (protobuf Value). On the Validate<Type>JSON
+// path it checks the value and returns nil (see Decoder.alias).
 func (d *Decoder) Value(p *Path) any {
+	if d.alias {
+		d.skipAt(p)
+		return nil
+	}
+	return d.anyValue(p, len(d.below))
+}
+
+// KeptValue reads any JSON value (protobuf Value) on every path, for a
+// member whose validation reads the value (the data of a JSON-RPC error).
+func (d *Decoder) KeptValue(p *Path) any {
 	return d.anyValue(p, len(d.below))
 }
 

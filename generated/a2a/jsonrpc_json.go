@@ -39,7 +39,7 @@ func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		case "data":
 			fp := p.Key("data")
 			d.Seen(&seen, 1<<2, &fp)
-			x.Data = d.Value(&fp)
+			x.Data = d.KeptValue(&fp)
 		default:
 			d.Unknown(p, key, &unknown)
 		}
