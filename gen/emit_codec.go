@@ -16,7 +16,7 @@ const runtimePath = "github.com/a2abind/a2abind/gen/runtime"
 
 // runtimeVersion is the version of gen/runtime's API that the generated code
 // is written for; gen/runtime's MinVersion and MaxVersion must include it.
-const runtimeVersion = 2
+const runtimeVersion = 3
 
 // rt names an identifier of the runtime package.
 func rt(name string) *jen.Statement { return jen.Qual(runtimePath, name) }
@@ -67,6 +67,13 @@ func varPath(name string) pathRef { return pathRef{jen.Op("&").Id(name), jen.Id(
 // onZero, if set, gives statements run when a scalar was read and holds its
 // zero value.
 func decodeStmts(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int, onZero func() []jen.Code) ([]jen.Code, error) {
+	return decodeMember(r, dst, pr, top, pointer, depth, onZero, nil)
+}
+
+// decodeMember is decodeStmts for a struct member, with check, the
+// statements a checking decoder runs instead of keeping an open object,
+// array or map (checkingBody).
+func decodeMember(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int, onZero func() []jen.Code, check []jen.Code) ([]jen.Code, error) {
 	p := pr.ptr
 	if call := readCall(r, p); call != nil {
 		switch {
@@ -93,10 +100,10 @@ func decodeStmts(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int,
 		return []jen.Code{dst().Op("=").Add(dec()).Dot("RawKinds").Call(args...)}, nil
 	case model.KindObject:
 		if top {
-			return []jen.Code{jen.If(dec().Dot("IsObject").Call(p)).Block(
+			return []jen.Code{jen.If(dec().Dot("IsObject").Call(p)).Block(orChecking(check, []jen.Code{
 				dst().Op("=").New(named(r.Named)),
 				dst().Dot("DecodeJSONAt").Call(dec(), p),
-			)}, nil
+			})...)}, nil
 		}
 		return []jen.Code{dst().Dot("DecodeJSONAt").Call(dec(), p)}, nil
 	case model.KindArray:
@@ -110,10 +117,10 @@ func decodeStmts(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int,
 		}
 		body := append([]jen.Code{jen.Var().Id(e).Add(goType(r.Elem, false))}, inner...)
 		body = append(body, dst().Op("=").Append(dst(), jen.Id(e)))
-		return []jen.Code{jen.If(jen.Id(it).Op(":=").Add(dec()).Dot("Array").Call(p), jen.Id(it).Dot("Open").Call()).Block(
+		return []jen.Code{jen.If(jen.Id(it).Op(":=").Add(dec()).Dot("Array").Call(p), jen.Id(it).Dot("Open").Call()).Block(orChecking(check, []jen.Code{
 			dst().Op("=").Add(goType(r, false)).Values(),
 			jen.For(jen.Id(it).Dot("Next").Call(dec())).Block(body...),
-		)}, nil
+		})...)}, nil
 	case model.KindMap:
 		if r.Elem.Kind == model.KindString {
 			return []jen.Code{dst().Op("=").Add(dec()).Dot("StringMap").Call(p)}, nil
@@ -132,10 +139,10 @@ func decodeStmts(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int,
 		}
 		body = append(body, inner...)
 		body = append(body, dst().Index(jen.Id(k)).Op("=").Id(e))
-		return []jen.Code{jen.If(dec().Dot("OpenObject").Call(p)).Block(
+		return []jen.Code{jen.If(dec().Dot("OpenObject").Call(p)).Block(orChecking(check, []jen.Code{
 			dst().Op("=").Add(goType(r, false)).Values(),
 			jen.For(jen.Id(first).Op(":=").True(), jen.Empty(), jen.Empty()).Block(body...),
-		)}, nil
+		})...)}, nil
 	}
 	return nil, fmt.Errorf("type kind %d cannot be decoded", r.Kind)
 }
@@ -201,7 +208,11 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 				}
 			}
 		}
-		stmts, err := decodeStmts(fd.Ref, field("x", fd.GoName), varPath("fp"), true, fd.Pointer, 0, onZero)
+		var check []jen.Code
+		if streamed(fd) {
+			check = checkingBody(fd.Ref)
+		}
+		stmts, err := decodeMember(fd.Ref, field("x", fd.GoName), varPath("fp"), true, fd.Pointer, 0, onZero, check)
 		if fd.ErrorInfoCode != "" && fd.Ref.Kind == model.KindValue {
 			// Its check reads the value, which Value skips on the
 			// Validate<Type>JSON path.
@@ -226,12 +237,22 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 			body = append(body, dec().Dot("OneOf").Call(jen.Id("p"), jen.Op("&").Id("member"), jen.Lit(mi+1), jen.Lit(memberList(o))))
 			switch {
 			case m.Wrapper == "":
-				body = append(body,
+				// A checking decoder reads the member into a local value
+				// (which checks itself) and keeps a nil pointer of its type,
+				// which tells the group's member.
+				body = append(body, orChecking([]jen.Code{
+					jen.Var().Id("obj").Add(named(m.Ref.Named)),
+					jen.If(dec().Dot("IsObject").Call(jen.Op("&").Id("fp"))).Block(
+						jen.Id("obj").Dot("DecodeJSONAt").Call(dec(), jen.Op("&").Id("fp")),
+					),
+					jen.Id("x").Dot(o.GoName).Op("=").Parens(jen.Op("*").Add(named(m.Ref.Named))).Call(jen.Nil()),
+				}, []jen.Code{
 					jen.Id("obj").Op(":=").New(named(m.Ref.Named)),
 					jen.If(dec().Dot("IsObject").Call(jen.Op("&").Id("fp"))).Block(
 						jen.Id("obj").Dot("DecodeJSONAt").Call(dec(), jen.Op("&").Id("fp")),
 					),
-					jen.Id("x").Dot(o.GoName).Op("=").Id("obj"))
+					jen.Id("x").Dot(o.GoName).Op("=").Id("obj"),
+				})...)
 			case m.Ref.Kind == model.KindValue:
 				body = append(body, jen.Id("x").Dot(o.GoName).Op("=").Id(m.Wrapper).Values(jen.Dict{jen.Id("Value"): dec().Dot("Value").Call(jen.Op("&").Id("fp"))}))
 			default:
@@ -277,6 +298,7 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 		body = append(body, jen.If(jen.Id("seen").Op("&").Add(mask).Op("!=").Add(mask)).Block(
 			dec().Dot("Missing").Call(args...)))
 	}
+	body = append(body, checkCall(t))
 	cmt(f, fmt.Sprintf("DecodeJSONAt reads %s from d, recording type mismatches at p. It\nis for generated code; call UnmarshalJSON or Parse%sJSON.", article(t.Name), t.Name))
 	f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("DecodeJSONAt").Params(sigParams(
 		len("func (x *) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {")+len(t.Name),
@@ -295,8 +317,11 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 	)
 	cmt(f, fmt.Sprintf("Validate%sJSON checks that data is a valid %s: JSON syntax, every\nrule of the schema, and required members. It returns a *SyntaxError, a\n*ValidationError listing every violation, or nil.", t.Name, t.Name))
 	f.Func().Id("Validate"+t.Name+"JSON").Params(jen.Id("data").Index().Byte()).Error().Block(
+		jen.Var().Id("d").Add(rt("Decoder")),
+		jen.Id("d").Dot("Check").Call(jen.Id("data")),
 		jen.Var().Id("x").Id(t.Name),
-		jen.Return(rt("ValidateJSON").Call(jen.Id("data"), readValue(jen.Id("x"), t), jen.Id("x").Dot("ValidateAt"))),
+		jen.Id("x").Dot("DecodeJSONAt").Call(jen.Op("&").Id("d"), jen.Nil()),
+		jen.Return(jen.Id("d").Dot("Verdict").Call()),
 	)
 	return nil
 }

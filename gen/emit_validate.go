@@ -25,6 +25,9 @@ type checker struct {
 	// reasons says a member needs errorInfoReasons, reasonsDone that it
 	// has been emitted.
 	reasons, reasonsDone bool
+	// shallow is set while a checkAt is emitted: objects are not checked
+	// there (see validateBody).
+	shallow bool
 }
 
 func newChecker(errs []*model.ErrorToken) *checker {
@@ -220,6 +223,9 @@ func (ck *checker) valueChecks(r *model.Ref, x jen.Code, pv string, depth int) [
 			return []jen.Code{rt("CheckRaw").Call(args...)}
 		}
 	case model.KindObject:
+		if ck.shallow {
+			return nil // checked by the checking decoder as it read it
+		}
 		return []jen.Code{jen.Add(x).Dot("ValidateAt").Call(jen.Id("v"), p)}
 	case model.KindArray:
 		var out []jen.Code
@@ -232,7 +238,7 @@ func (ck *checker) valueChecks(r *model.Ref, x jen.Code, pv string, depth int) [
 		i := fmt.Sprintf("i%d", depth)
 		ip := fmt.Sprintf("ip%d", depth)
 		inner := ck.valueChecks(r.Elem, jen.Add(x).Index(jen.Id(i)), ip, depth+1)
-		if r.Elem.Kind == model.KindObject {
+		if r.Elem.Kind == model.KindObject && !ck.shallow {
 			inner = []jen.Code{jen.Add(x).Index(jen.Id(i)).Dot("ValidateAt").Call(jen.Id("v"), jen.Op("&").Id(ip))}
 		}
 		if len(inner) > 0 {
@@ -255,7 +261,9 @@ func (ck *checker) valueChecks(r *model.Ref, x jen.Code, pv string, depth int) [
 		e := fmt.Sprintf("e%d", depth)
 		var inner []jen.Code
 		if r.Elem.Kind == model.KindObject {
-			inner = []jen.Code{jen.Id(e).Dot("ValidateAt").Call(jen.Id("v"), jen.Op("&").Id(kp))}
+			if !ck.shallow {
+				inner = []jen.Code{jen.Id(e).Dot("ValidateAt").Call(jen.Id("v"), jen.Op("&").Id(kp))}
+			}
 		} else {
 			inner = ck.valueChecks(r.Elem, jen.Id(e), kp, depth+1)
 		}
@@ -345,94 +353,29 @@ func (ck *checker) genValidate(f *jen.File, types []*model.Type) error {
 			continue
 		}
 		var body []jen.Code
-		for _, fd := range t.Fields {
-			fp := jen.Op("&").Id("fp")
-			x := jen.Id("x").Dot(fd.GoName)
-			var checks []jen.Code
-			val := jen.Code(x)
-			if fd.Pointer {
-				val = jen.Op("*").Add(x)
+		if holdsObjects(t) {
+			// ValidateAt is checkAt, the rules a checking decoder runs as
+			// each object's reading ends, and the rules of the members
+			// holding objects, which the checking decoder runs elsewhere.
+			own, err := ck.validateBody(t, ownRules)
+			if err != nil {
+				return err
 			}
-			ref := fd.Ref
-			if fd.Required && !fd.Pointer && ref.Kind == model.KindString && ref.C.MinLength != nil && *ref.C.MinLength == 1 {
-				// Present means non-empty here: minLength 1 holds already.
-				cp := *ref
-				cp.C.MinLength = nil
-				ref = &cp
+			cmt(f, "checkAt records the rules of x's own members: ValidateAt without the\nobjects x holds, which a checking decoder (Decoder.Checking) has checked\nas it read them.")
+			f.Func().Params(jen.Id("x").Op("*").Id(t.Name)).Id("checkAt").Params(sigParams(
+				len("func (x *) checkAt(v *runtime.Validator, p *runtime.Path) {")+len(t.Name),
+				jen.Id("v").Op("*").Add(rt("Validator")), jen.Id("p").Op("*").Add(rt("Path")))...).Block(own...)
+			rest, err := ck.validateBody(t, objectRules)
+			if err != nil {
+				return err
 			}
-			inner := ck.valueChecks(ref, val, "fp", 0)
-			if fd.Ref.Kind == model.KindObject {
-				inner = []jen.Code{jen.Add(x).Dot("ValidateAt").Call(jen.Id("v"), fp)}
+			body = append([]jen.Code{jen.Id("x").Dot("checkAt").Call(jen.Id("v"), jen.Id("p"))}, rest...)
+		} else {
+			all, err := ck.validateBody(t, allRules)
+			if err != nil {
+				return err
 			}
-			if t.Discriminated != nil && t.Discriminated.Field == fd {
-				inner = append(inner, ck.discriminatedChecks(t.Discriminated)...)
-			}
-			switch {
-			case fd.Required && !invisibleWhenMissing(fd):
-				// An empty string breaks the rules its zero value breaks
-				// ("must not be empty"); the decoder reports a member that
-				// is not there as missing.
-				onAbsent := []jen.Code{add(fp, "required", "missing property \""+fd.JSON+"\"")}
-				if k := fd.Ref.Kind; !fd.Pointer && (k == model.KindString || k == model.KindEnum) {
-					if zv := zeroViolations(fd.Ref); len(zv) > 0 {
-						onAbsent = nil
-						for _, z := range zv {
-							onAbsent = append(onAbsent, add(fp, z[0], z[1]))
-						}
-					}
-				}
-				missing := jen.If(absent(fd, x)).Block(onAbsent...)
-				if len(inner) > 0 {
-					missing = missing.Else().Block(inner...)
-				}
-				checks = append(checks, missing)
-			case fd.Required:
-				checks = inner
-			default:
-				if len(inner) > 0 {
-					checks = append(checks, jen.If(present(fd, x)).Block(inner...))
-				}
-			}
-			if t.Discriminated != nil && t.Discriminated.Field == fd && !fd.Required {
-				checks = append(checks, jen.If(absent(fd, x)).Block(discriminatedMissing(t.Discriminated)...))
-			}
-			if fd.ErrorInfoCode != "" {
-				c, err := ck.errorInfoCheck(t, fd)
-				if err != nil {
-					return err
-				}
-				checks = append(checks, c)
-			}
-			if len(checks) == 0 {
-				continue
-			}
-			body = append(body, jen.Block(append([]jen.Code{fieldPath(fd.JSON)}, checks...)...))
-		}
-		if o := t.OneOf; o != nil {
-			var cases []jen.Code
-			for _, m := range o.Members {
-				fp := jen.Op("&").Id("fp")
-				var inner []jen.Code
-				switch {
-				case m.Wrapper == "":
-					inner = []jen.Code{jen.If(jen.Id("m").Op("==").Nil()).Block(add(jen.Id("p"), "oneOf", "member \""+m.JSON+"\" is a nil pointer")).Else().Block(
-						jen.Id("m").Dot("ValidateAt").Call(jen.Id("v"), fp))}
-				case m.Ref.Kind == model.KindValue:
-				default:
-					inner = ck.valueChecks(m.Ref, jen.Add(goType(m.Ref, true)).Call(jen.Id("m")), "fp", 0)
-				}
-				if len(inner) == 0 {
-					continue // a member with no rule of its own
-				}
-				cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(append([]jen.Code{fieldPath(m.JSON)}, inner...)...))
-			}
-			none := add(jen.Id("p"), "oneOf", "exactly one of "+memberList(o)+" is required")
-			if len(cases) == 0 {
-				body = append(body, jen.If(jen.Id("x").Dot(o.GoName).Op("==").Nil()).Block(none))
-			} else {
-				cases = append(cases, jen.Case(jen.Nil()).Block(none))
-				body = append(body, jen.Switch(jen.Id("m").Op(":=").Id("x").Dot(o.GoName).Assert(jen.Type())).Block(cases...))
-			}
+			body = all
 		}
 		if ck.reasons && !ck.reasonsDone {
 			ck.reasonsDone = true
@@ -450,6 +393,133 @@ func (ck *checker) genValidate(f *jen.File, types []*model.Type) error {
 		)
 	}
 	return nil
+}
+
+// rulePart says which of a type's rules validateBody emits.
+type rulePart int
+
+const (
+	// allRules: ValidateAt of a type that holds no object.
+	allRules rulePart = iota
+	// ownRules: checkAt, without the members a checking decoder checked
+	// (streamed ones, objects nested in the others, pointer members of the
+	// oneof group).
+	ownRules
+	// objectRules: the rest of ValidateAt after checkAt, the rules of the
+	// members holding objects.
+	objectRules
+)
+
+// validateBody gives the statements that check part of t's rules.
+func (ck *checker) validateBody(t *model.Type, part rulePart) ([]jen.Code, error) {
+	shallow := part == ownRules
+	ck.shallow = shallow
+	defer func() { ck.shallow = false }()
+	var body []jen.Code
+	for _, fd := range t.Fields {
+		holds := streamed(fd) || refHoldsObject(fd.Ref)
+		if (shallow && streamed(fd)) || (part == objectRules && !holds) {
+			continue
+		}
+		fp := jen.Op("&").Id("fp")
+		x := jen.Id("x").Dot(fd.GoName)
+		var checks []jen.Code
+		val := jen.Code(x)
+		if fd.Pointer {
+			val = jen.Op("*").Add(x)
+		}
+		ref := fd.Ref
+		if fd.Required && !fd.Pointer && ref.Kind == model.KindString && ref.C.MinLength != nil && *ref.C.MinLength == 1 {
+			// Present means non-empty here: minLength 1 holds already.
+			cp := *ref
+			cp.C.MinLength = nil
+			ref = &cp
+		}
+		inner := ck.valueChecks(ref, val, "fp", 0)
+		if fd.Ref.Kind == model.KindObject && !shallow {
+			inner = []jen.Code{jen.Add(x).Dot("ValidateAt").Call(jen.Id("v"), fp)}
+		}
+		if t.Discriminated != nil && t.Discriminated.Field == fd {
+			inner = append(inner, ck.discriminatedChecks(t.Discriminated)...)
+		}
+		switch {
+		case fd.Required && !invisibleWhenMissing(fd):
+			// An empty string breaks the rules its zero value breaks
+			// ("must not be empty"); the decoder reports a member that
+			// is not there as missing.
+			onAbsent := []jen.Code{add(fp, "required", "missing property \""+fd.JSON+"\"")}
+			if k := fd.Ref.Kind; !fd.Pointer && (k == model.KindString || k == model.KindEnum) {
+				if zv := zeroViolations(fd.Ref); len(zv) > 0 {
+					onAbsent = nil
+					for _, z := range zv {
+						onAbsent = append(onAbsent, add(fp, z[0], z[1]))
+					}
+				}
+			}
+			missing := jen.If(absent(fd, x)).Block(onAbsent...)
+			if len(inner) > 0 {
+				missing = missing.Else().Block(inner...)
+			}
+			checks = append(checks, missing)
+		case fd.Required:
+			checks = inner
+		default:
+			if len(inner) > 0 {
+				checks = append(checks, jen.If(present(fd, x)).Block(inner...))
+			}
+		}
+		if t.Discriminated != nil && t.Discriminated.Field == fd && !fd.Required {
+			checks = append(checks, jen.If(absent(fd, x)).Block(discriminatedMissing(t.Discriminated)...))
+		}
+		if fd.ErrorInfoCode != "" {
+			c, err := ck.errorInfoCheck(t, fd)
+			if err != nil {
+				return nil, err
+			}
+			checks = append(checks, c)
+		}
+		if len(checks) == 0 {
+			continue
+		}
+		body = append(body, jen.Block(append([]jen.Code{fieldPath(fd.JSON)}, checks...)...))
+	}
+	if o := t.OneOf; o != nil {
+		var cases []jen.Code
+		for _, m := range o.Members {
+			fp := jen.Op("&").Id("fp")
+			var inner []jen.Code
+			holds := m.Wrapper == "" || refHoldsObject(m.Ref)
+			switch {
+			case m.Wrapper == "" && shallow:
+				// The checking decoder checked it.
+			case part == objectRules && !holds:
+			case m.Wrapper == "":
+				inner = []jen.Code{jen.If(jen.Id("m").Op("==").Nil()).Block(add(jen.Id("p"), "oneOf", "member \""+m.JSON+"\" is a nil pointer")).Else().Block(
+					jen.Id("m").Dot("ValidateAt").Call(jen.Id("v"), fp))}
+			case m.Ref.Kind == model.KindValue:
+			default:
+				inner = ck.valueChecks(m.Ref, jen.Add(goType(m.Ref, true)).Call(jen.Id("m")), "fp", 0)
+			}
+			if len(inner) == 0 {
+				continue // a member with no rule of its own
+			}
+			cases = append(cases, jen.Case(jen.Id(memberGoType(m))).Block(append([]jen.Code{fieldPath(m.JSON)}, inner...)...))
+		}
+		none := add(jen.Id("p"), "oneOf", "exactly one of "+memberList(o)+" is required")
+		switch {
+		case part == objectRules:
+			// checkAt checked that one member is set.
+			if len(cases) > 0 {
+				body = append(body, jen.Switch(jen.Id("m").Op(":=").Id("x").Dot(o.GoName).Assert(jen.Type())).Block(cases...))
+			}
+		case len(cases) == 0:
+			body = append(body, jen.If(jen.Id("x").Dot(o.GoName).Op("==").Nil()).Block(none))
+		default:
+			cases = append(cases, jen.Case(jen.Nil()).Block(none))
+			body = append(body, jen.Switch(jen.Id("m").Op(":=").Id("x").Dot(o.GoName).Assert(jen.Type())).Block(cases...))
+		}
+	}
+	return body, nil
 }
 
 // errorInfoCheck checks the data member fd of a JSON-RPC error object (see
@@ -513,7 +583,6 @@ func (ck *checker) discriminatedChecks(d *model.Discriminated) []jen.Code {
 					jen.Id("params").Op("=").Add(named(c.Type)).Values(),
 					jen.Id("params").Dot("DecodeJSONAt").Call(jen.Id("d"), jen.Id("p")),
 				)),
-			jen.Id("params").Dot("ValidateAt").Call(jen.Id("v"), jen.Op("&").Id("fp")),
 		))
 	}
 	return []jen.Code{jen.Switch(jen.String().Call(jen.Id("x").Dot(d.Key.GoName))).Block(cases...)}

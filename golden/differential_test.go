@@ -1,8 +1,11 @@
 package golden
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -154,4 +157,111 @@ func TestConformanceDocListsEveryListedPayload(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Validate<Type>JSON checks as it reads and keeps no object; Parse<Type>JSON
+// keeps the value and checks it afterwards. On every corpus payload, and on
+// every payload with one member of it removed or changed to a wrong type,
+// both must report the same violations (or the same syntax error).
+func TestCheckingAgreesWithKeptValue(t *testing.T) {
+	n := 0
+	for _, p := range loadCorpus(t) {
+		gt, ok := goTypes[p.typeName]
+		if !ok {
+			continue
+		}
+		for _, data := range append([][]byte{p.data}, mutations(p.data)...) {
+			n++
+			checked, err := classify(gt.validate(data))
+			if err != nil {
+				t.Fatalf("%s: Validate%sJSON: %v", p.name, p.typeName, err)
+			}
+			kept, err := classify(gt.parse(data))
+			if err != nil {
+				t.Fatalf("%s: Parse%sJSON: %v", p.name, p.typeName, err)
+			}
+			if checked != kept && !keptSubset(checked, kept) {
+				t.Errorf("%s: on %s\n  Validate%sJSON: %s\n  Parse%sJSON:    %s", p.name, clip(data), p.typeName, checked, p.typeName, kept)
+			}
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("only %d payloads compared", n)
+	}
+}
+
+// keptSubset allows one difference: with two members of a oneof group set,
+// the kept value holds (and Parse checks) only the last one, where the
+// checking decoder checked both as it read them.
+func keptSubset(checked, kept verdict) bool {
+	if checked.valid || kept.valid || !strings.Contains(kept.detail, "more than one of") {
+		return false
+	}
+	for _, v := range strings.Split(kept.detail, "; ") {
+		if !strings.Contains(checked.detail, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// mutations returns variants of a JSON object: each top-level member
+// removed, and each member's value replaced by a number, by a string and by
+// an object missing everything, nested one level down as well.
+func mutations(data []byte) [][]byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return nil
+	}
+	var out [][]byte
+	emit := func(m map[string]json.RawMessage) {
+		b, err := json.Marshal(m)
+		if err == nil {
+			out = append(out, b)
+		}
+	}
+	for k, v := range top {
+		without := maps.Clone(top)
+		delete(without, k)
+		emit(without)
+		for _, repl := range []string{`7`, `"x"`, `{}`, `[{}]`, `null`} {
+			changed := maps.Clone(top)
+			changed[k] = json.RawMessage(repl)
+			emit(changed)
+		}
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(v, &inner) == nil {
+			for ik := range inner {
+				for _, repl := range []string{`7`, `{}`, `[]`} {
+					changedInner := maps.Clone(inner)
+					changedInner[ik] = json.RawMessage(repl)
+					b, err := json.Marshal(changedInner)
+					if err != nil {
+						continue
+					}
+					changed := maps.Clone(top)
+					changed[k] = b
+					emit(changed)
+				}
+			}
+		}
+		var list []json.RawMessage
+		if json.Unmarshal(v, &list) == nil && len(list) > 0 {
+			var elem map[string]json.RawMessage
+			if json.Unmarshal(list[0], &elem) == nil {
+				for ek := range elem {
+					e := maps.Clone(elem)
+					delete(e, ek)
+					b, _ := json.Marshal(e)
+					l := slices.Clone(list)
+					l[0] = b
+					lb, _ := json.Marshal(l)
+					changed := maps.Clone(top)
+					changed[k] = lb
+					emit(changed)
+				}
+			}
+		}
+	}
+	return out
 }

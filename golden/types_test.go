@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/a2abind/a2abind/gen/runtime"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,6 +21,9 @@ import (
 type goType struct {
 	// validate is the generated ValidateXxxJSON.
 	validate func([]byte) error
+	// parse decodes data into a kept value and checks it afterwards, as
+	// ParseXxxJSON does: the path that does not check as it reads.
+	parse func([]byte) error
 	// roundTrip decodes data with json.Unmarshal, encodes the value with
 	// json.Marshal and decodes the result again; it reports when the two
 	// decoded values differ and returns the re-encoded bytes.
@@ -87,7 +91,24 @@ var goTypes = map[string]goType{
 }
 
 func typeOf[T any](validate func([]byte) error) goType {
-	return goType{validate: validate, roundTrip: roundTripOf[T]}
+	return goType{validate: validate, parse: parseOf[T], roundTrip: roundTripOf[T]}
+}
+
+// generatedValue is what every generated object type has.
+type generatedValue interface {
+	DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
+	ValidateAt(v *runtime.Validator, p *runtime.Path)
+}
+
+// parseOf is ParseXxxJSON for type T, built from its generated methods.
+func parseOf[T any](data []byte) error {
+	x := new(T)
+	g := any(x).(generatedValue)
+	_, err := runtime.Parse(data, x, func(d *runtime.Decoder) {
+		*x = *new(T)
+		g.DecodeJSONAt(d, nil)
+	}, g.ValidateAt)
+	return err
 }
 
 func roundTripOf[T any](tb testing.TB, data []byte) []byte {

@@ -20,10 +20,13 @@ const maxDepth = 10000
 // so that every problem of a payload can be listed; only a syntax error stops
 // it.
 type Decoder struct {
-	data    []byte
-	pos     int
-	depth   int
-	v       *Validator
+	data  []byte
+	pos   int
+	depth int
+	v     *Validator
+	// own holds the violations of a checking decoder, whose v is nil (see
+	// Check).
+	own     Validator
 	syntax  *SyntaxError
 	scratch []byte
 	// required asks the decoder to report required members that the decoded
@@ -46,10 +49,31 @@ type Decoder struct {
 	// the value they read now. The steps are kept here rather than chained
 	// as Paths, so that the caller's Path, which these recursive functions
 	// only read, stays on the caller's stack.
-	below []step
-	// belowBuf holds below's first steps, so that shallow free JSON costs
-	// no allocation of its own.
-	belowBuf [8]step
+	// belowN steps: the first ones in belowBuf, so that shallow free JSON
+	// costs no allocation of its own, the rest in belowMore. (An index
+	// rather than a slice of belowBuf, which would point into the Decoder
+	// and make a caller's Decoder escape to the heap.)
+	belowN    int
+	belowBuf  [8]step
+	belowMore []step
+}
+
+// push adds s to the steps below the current path.
+func (d *Decoder) push(s step) {
+	if d.belowN < len(d.belowBuf) {
+		d.belowBuf[d.belowN] = s
+	} else {
+		d.belowMore = append(d.belowMore[:d.belowN-len(d.belowBuf)], s)
+	}
+	d.belowN++
+}
+
+// stepAt returns step i below the current path.
+func (d *Decoder) stepAt(i int) step {
+	if i < len(d.belowBuf) {
+		return d.belowBuf[i]
+	}
+	return d.belowMore[i-len(d.belowBuf)]
 }
 
 // step is one step below a path: a member key, or an array index when key
@@ -62,14 +86,15 @@ type step struct {
 // duplicateBelow records that the member at the steps from base on, below
 // p, appeared more than once in its object.
 func (d *Decoder) duplicateBelow(p *Path, base int) {
-	if d.v.full() {
-		d.v.omitted++
+	if d.Validator().full() {
+		d.Validator().omitted++
 		return
 	}
 	var b strings.Builder
 	p.write(&b)
 	last := ""
-	for _, s := range d.below[base:] {
+	for i := base; i < d.belowN; i++ {
+		s := d.stepAt(i)
 		b.WriteByte('/')
 		if s.key == "" && s.index >= 0 {
 			b.WriteString(strconv.Itoa(s.index))
@@ -78,7 +103,7 @@ func (d *Decoder) duplicateBelow(p *Path, base int) {
 		writeKey(&b, s.key)
 		last = s.key
 	}
-	d.v.violations = append(d.v.violations, Violation{Pointer: b.String(), Rule: "duplicate", Message: "member " + strconv.Quote(last) + " appears more than once"})
+	d.Validator().violations = append(d.Validator().violations, Violation{Pointer: b.String(), Rule: "duplicate", Message: "member " + strconv.Quote(last) + " appears more than once"})
 }
 
 func (d *Decoder) fail(msg string) {
@@ -146,11 +171,11 @@ func (d *Decoder) Mismatch(p *Path, want string) {
 		d.fail("unexpected end of input")
 		return
 	}
-	if d.v.full() {
+	if d.Validator().full() {
 		// Counted, with no message built for it.
-		d.v.omitted++
+		d.Validator().omitted++
 	} else {
-		d.v.Add(p, "type", "got "+kindOf(c)+", want "+want)
+		d.Validator().Add(p, "type", "got "+kindOf(c)+", want "+want)
 	}
 	d.skipAt(p)
 }
@@ -521,7 +546,7 @@ func (d *Decoder) Bytes(p *Path) ([]byte, bool) {
 	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		d.v.Add(p, "contentEncoding", "not standard base64")
+		d.Validator().Add(p, "contentEncoding", "not standard base64")
 		return nil, false
 	}
 	return b, true
@@ -624,7 +649,7 @@ func (d *Decoder) integer(p *Path, lo, hi int64) (int64, bool) {
 		return 0, false
 	}
 	if frac {
-		d.v.Add(p, "type", notInteger(tok))
+		d.Validator().Add(p, "type", notInteger(tok))
 		return 0, false
 	}
 	n, err := strconv.ParseInt(string(tok), 10, 64)
@@ -632,10 +657,10 @@ func (d *Decoder) integer(p *Path, lo, hi int64) (int64, bool) {
 		return d.bound(p, n, lo, hi), true
 	}
 	if tok[0] == '-' {
-		d.v.Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
+		d.Validator().Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
 		return lo, true
 	}
-	d.v.Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
+	d.Validator().Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
 	return hi, true
 }
 
@@ -647,11 +672,11 @@ func notInteger(tok []byte) string {
 
 func (d *Decoder) bound(p *Path, n, lo, hi int64) int64 {
 	if n < lo {
-		d.v.Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
+		d.Validator().Add(p, "minimum", "below "+strconv.FormatInt(lo, 10))
 		return lo
 	}
 	if n > hi {
-		d.v.Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
+		d.Validator().Add(p, "maximum", "above "+strconv.FormatInt(hi, 10))
 		return hi
 	}
 	return n
@@ -670,7 +695,7 @@ func (d *Decoder) Number(p *Path) (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(string(tok), 64)
 	if err != nil {
-		d.v.Add(p, "maximum", "out of float64 range")
+		d.Validator().Add(p, "maximum", "out of float64 range")
 		return math.Copysign(math.MaxFloat64, f), false
 	}
 	return f, true
@@ -708,7 +733,7 @@ func (d *Decoder) RawKinds(p *Path, kinds ...string) []byte {
 	}
 	out := d.raw(p)
 	if k == "number" && !hasKind(kinds, "number") && bytes.ContainsAny(out, ".eE") {
-		d.v.Add(p, "type", notInteger(out))
+		d.Validator().Add(p, "type", notInteger(out))
 	}
 	return out
 }
@@ -743,7 +768,7 @@ func (d *Decoder) Object(p *Path) (map[string]any, bool) {
 		d.skipAt(p)
 		return nil, d.OK()
 	}
-	v := d.anyValue(p, len(d.below))
+	v := d.anyValue(p, d.belowN)
 	m, _ := v.(map[string]any)
 	return m, d.OK()
 }
@@ -752,7 +777,7 @@ func (d *Decoder) Object(p *Path) (map[string]any, bool) {
 // except that a number too large for float64 is kept as a json.Number
 // instead of failing, and a member that appears twice in one object is a
 // violation instead of the last occurrence winning.
-// base is the length of d.below when the value at p began.
+// base is the number of steps below (d.belowN) when the value at p began.
 func (d *Decoder) anyValue(p *Path, base int) any {
 	switch c := d.Peek(); c {
 	case '{':
@@ -770,12 +795,12 @@ func (d *Decoder) anyValue(p *Path, base int) any {
 				break
 			}
 			key := d.KeyString(k)
-			d.below = append(d.below, step{key: key, index: -1})
+			d.push(step{key: key, index: -1})
 			if _, dup := m[key]; dup {
 				d.duplicateBelow(p, base)
 			}
 			m[key] = d.anyValue(p, base)
-			d.below = d.below[:len(d.below)-1]
+			d.belowN--
 		}
 		if !d.OK() {
 			return nil
@@ -791,9 +816,9 @@ func (d *Decoder) anyValue(p *Path, base int) any {
 		a := []any{}
 		first := true
 		for d.NextItem(&first) {
-			d.below = append(d.below, step{index: len(a)})
+			d.push(step{index: len(a)})
 			a = append(a, d.anyValue(p, base))
-			d.below = d.below[:len(d.below)-1]
+			d.belowN--
 		}
 		if !d.OK() {
 			return nil
@@ -837,9 +862,9 @@ func (d *Decoder) Skip() { d.skipAt(nil) }
 // skipAt consumes the JSON value at p, checking its syntax; a member that
 // appears twice in one object is recorded as a violation.
 func (d *Decoder) skipAt(p *Path) {
-	base := len(d.below)
+	base := d.belowN
 	d.skipBelow(p, base)
-	d.below = d.below[:base]
+	d.belowN = base
 }
 
 // skipBelow consumes the value at the steps from base on below p.
@@ -859,12 +884,12 @@ func (d *Decoder) skipBelow(p *Path, base int) {
 				return
 			}
 			key := d.tempKey(k)
-			d.below = append(d.below, step{key: key, index: -1})
-			if keys.add(key) {
+			d.push(step{key: key, index: -1})
+			if keys.Add(key) {
 				d.duplicateBelow(p, base)
 			}
 			d.skipBelow(p, base)
-			d.below = d.below[:len(d.below)-1]
+			d.belowN--
 		}
 	case '[':
 		d.pos++
@@ -874,9 +899,9 @@ func (d *Decoder) skipBelow(p *Path, base int) {
 			return
 		}
 		for i, first := 0, true; d.NextItem(&first); i++ {
-			d.below = append(d.below, step{index: i})
+			d.push(step{index: i})
 			d.skipBelow(p, base)
-			d.below = d.below[:len(d.below)-1]
+			d.belowN--
 		}
 	case '"':
 		d.skipString()
@@ -919,7 +944,6 @@ func decodeDoc(data []byte, v *Validator, required bool, fn func(d *Decoder)) er
 // copies strings.
 func decodeMode(data []byte, v *Validator, required, alias bool, fn func(d *Decoder)) error {
 	d := Decoder{data: data, v: v, required: required, alias: alias}
-	d.below = d.belowBuf[:0]
 	fn(&d)
 	d.end()
 	if d.syntax != nil {
@@ -947,13 +971,13 @@ func (d *Decoder) Value(p *Path) any {
 		d.skipAt(p)
 		return nil
 	}
-	return d.anyValue(p, len(d.below))
+	return d.anyValue(p, d.belowN)
 }
 
 // KeptValue reads any JSON value (protobuf Value) on every path, for a
 // member whose validation reads the value (the data of a JSON-RPC error).
 func (d *Decoder) KeptValue(p *Path) any {
-	return d.anyValue(p, len(d.below))
+	return d.anyValue(p, d.belowN)
 }
 
 // CheckRaw checks that a raw value built in Go is JSON of one of the kinds.

@@ -16,10 +16,11 @@ package runtime
 
 // The versions of generated code this package supports. GenVersion is the
 // version a2agen emits today; generated code of any version from MinVersion
-// to MaxVersion builds against this package.
+// to MaxVersion builds against this package. Version 3 checks as it reads
+// (Decoder.Check, Checking, Verdict); version 2 code must be regenerated.
 const (
-	GenVersion = 2
-	MinVersion = 2
+	GenVersion = 3
+	MinVersion = 3
 	MaxVersion = GenVersion
 )
 

@@ -43,7 +43,7 @@ func (d *Decoder) Member(seen *uint64, bit uint64, p *Path, required bool) bool 
 		return true
 	}
 	if required {
-		d.v.Add(p, "type", "must not be null")
+		d.Validator().Add(p, "type", "must not be null")
 	}
 	return true
 }
@@ -67,7 +67,7 @@ func (d *Decoder) Missing(p *Path, seen, mask uint64, unknown *Keys, names ...st
 			msg += ": found " + snake + "; the ProtoJSON name is " + name
 		}
 		kp := p.Key(name)
-		d.v.Add(&kp, "required", msg)
+		d.Validator().Add(&kp, "required", msg)
 	}
 }
 
@@ -91,13 +91,18 @@ func snakeCase(name string) string {
 // is a violation. names lists the group's members for the message.
 func (d *Decoder) OneOf(p *Path, member *int, m int, names string) {
 	if *member != 0 && *member != m {
-		d.v.Add(p, "oneOf", "more than one of "+names+" is set")
+		d.Validator().Add(p, "oneOf", "more than one of "+names+" is set")
 	}
 	*member = m
 }
 
 // Validator returns the collector the decoder records violations in.
-func (d *Decoder) Validator() *Validator { return d.v }
+func (d *Decoder) Validator() *Validator {
+	if d.v == nil {
+		return &d.own // a checking decoder's (see Check)
+	}
+	return d.v
+}
 
 // IsObject reports whether an object comes next; otherwise it records a type
 // violation at p and skips the value.
@@ -215,43 +220,46 @@ func (it *Items) At() *Path { return &it.path }
 // first occurrence and readers that keep the last would see different values
 // (RFC 8259 §4 leaves the behaviour open; ProtoJSON parsers refuse it).
 func (d *Decoder) Duplicate(p *Path) {
-	d.v.Add(p, "duplicate", "member "+strconv.Quote(p.key)+" appears more than once")
+	d.Validator().Add(p, "duplicate", "member "+strconv.Quote(p.key)+" appears more than once")
 }
 
-// Keys is the set of the members read in one object that its type does not
-// define, for [Decoder.Unknown]. The zero value is empty and costs nothing
-// until a second such member is read.
+// Keys is the set of the member names read in one object, for finding a
+// member that appears twice ([Decoder.Unknown], maps of objects). The zero
+// value is empty; the first keysInline names cost no allocation.
 type Keys struct {
-	n     int
-	first string
-	more  map[string]struct{}
+	n    int
+	few  [keysInline]string
+	more map[string]struct{}
 }
+
+// keysInline is the number of names a Keys holds before it needs a map:
+// most objects have fewer members.
+const keysInline = 8
 
 // has reports whether k was recorded.
 func (s *Keys) has(k string) bool {
-	if s.n == 0 {
-		return false
+	for i := range min(s.n, keysInline) {
+		if s.few[i] == k {
+			return true
+		}
 	}
-	if k == s.first {
-		return true
+	if s.more == nil {
+		return false
 	}
 	_, ok := s.more[k]
 	return ok
 }
 
-// add records k and reports whether it was recorded before.
-func (s *Keys) add(k string) bool {
-	switch {
-	case s.n == 0:
-		s.first = k
-	case k == s.first:
+// Add records k and reports whether it was recorded before.
+func (s *Keys) Add(k string) bool {
+	if s.has(k) {
 		return true
-	default:
+	}
+	if s.n < keysInline {
+		s.few[s.n] = k
+	} else {
 		if s.more == nil {
 			s.more = map[string]struct{}{}
-		}
-		if _, dup := s.more[k]; dup {
-			return true
 		}
 		s.more[k] = struct{}{}
 	}
@@ -264,13 +272,13 @@ func (s *Keys) add(k string) bool {
 // appearing twice is recorded as a duplicate.
 func (d *Decoder) Unknown(p *Path, key []byte, keys *Keys) {
 	k := d.tempKey(key)
-	base := len(d.below)
-	d.below = append(d.below, step{key: k, index: -1})
-	if keys.add(k) {
+	base := d.belowN
+	d.push(step{key: k, index: -1})
+	if keys.Add(k) {
 		d.duplicateBelow(p, base)
 	}
 	d.skipBelow(p, base)
-	d.below = d.below[:base]
+	d.belowN = base
 }
 
 // tempKey turns an object key from NextKey into a string that stays valid
@@ -309,16 +317,31 @@ func Parse[T any](data []byte, x *T, decode func(d *Decoder), validate func(v *V
 	return x, nil
 }
 
-// ValidateJSON decodes data with decode, strings aliasing data, then runs
-// validate: Validate<Type>JSON. The decoded value must not outlive the
-// call.
-func ValidateJSON(data []byte, decode func(d *Decoder), validate func(v *Validator, p *Path)) error {
-	var v Validator
-	if err := decodeMode(data, &v, true, true, decode); err != nil {
-		return err
+// Check prepares d to check data against a schema as it reads it, recording
+// violations in v: Validate<Type>JSON. Strings alias data, free JSON is
+// checked and skipped, and each object runs its own checks as its
+// DecodeJSONAt ends (see Checking), so nothing read needs to outlive the
+// call and a value holding objects is not built. The violations are kept
+// in d itself, so that a Decoder declared in the caller costs no
+// allocation. Call Verdict when the value has been read.
+func (d *Decoder) Check(data []byte) {
+	*d = Decoder{data: data, required: true, alias: true}
+}
+
+// Checking reports whether d checks as it reads (Check, and raw values
+// checked by DecodeAt): each DecodeJSONAt then checks its object's own
+// members when it ends, and members that hold objects are read, checked
+// and dropped rather than kept.
+func (d *Decoder) Checking() bool { return d.alias }
+
+// Verdict ends a document read after Check: it returns a *SyntaxError, a
+// *ValidationError listing every violation, or nil.
+func (d *Decoder) Verdict() error {
+	d.end()
+	if d.syntax != nil {
+		return d.syntax
 	}
-	validate(&v, nil)
-	return v.Err()
+	return d.Validator().Err()
 }
 
 // AppendKey appends key, a quoted member name with its colon, after a comma

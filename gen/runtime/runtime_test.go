@@ -291,13 +291,16 @@ func TestViolationsReportPointersAndDropNoise(t *testing.T) {
 	v.Add(&item, "type", "y")
 	v.Add(&root, "minItems", "z")
 	CheckRaw(&v, &root, []byte(`"s"`), "object")
+	other := Path{key: "z", index: -1}
+	v.Add(&other, "minLength", "w")
 	err := v.Err().(*ValidationError)
 	var got []string
 	for _, x := range err.Violations {
 		got = append(got, x.Pointer+" "+x.Rule)
 	}
-	// At one pointer a type violation hides the others.
-	want := []string{"/a~1b~0c type", "/a~1b~0c/2 type"}
+	// At one pointer a type violation hides the others, and below it every
+	// violation: a value that is not an array has no items.
+	want := []string{"/a~1b~0c type", "/z minLength"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("got %v, want %v", got, want)
 	}

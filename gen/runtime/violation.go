@@ -63,6 +63,8 @@ type Validator struct {
 	omitted    int
 }
 
+// Add records that the value at p breaks rule, explained by msg; past
+// MaxViolations it only counts.
 func (v *Validator) Add(p *Path, rule, msg string) {
 	if v.full() {
 		v.omitted++
@@ -87,6 +89,8 @@ func (v *Validator) reset() {
 	v.omitted = 0
 }
 
+// Err returns a *ValidationError listing the violations recorded, sorted
+// by pointer and without the ones another hides, or nil.
 func (v *Validator) Err() error {
 	if len(v.violations) == 0 && v.omitted == 0 {
 		return nil
@@ -96,7 +100,9 @@ func (v *Validator) Err() error {
 	sort.SliceStable(v.violations, func(i, j int) bool { return v.violations[i].Pointer < v.violations[j].Pointer })
 	// A value of the wrong JSON type is not decoded, and a missing member is
 	// not there to break another rule: at one pointer, a type violation
-	// hides the others, and a missing member the other rules.
+	// hides the others, and a missing member the other rules; a type
+	// violation hides every rule below its pointer too (a member that is
+	// not an object has no members to miss).
 	out := make([]Violation, 0, len(v.violations))
 	for i, x := range v.violations {
 		if n := len(out); n > 0 && x == out[n-1] {
@@ -125,9 +131,14 @@ func RuneCount(s string) int {
 
 // hidden reports whether violation i of list is hidden by another at the
 // same pointer (list is sorted by pointer): type hides every other rule,
-// required every rule but type.
+// required every rule but type; or by a type violation above it.
 func hidden(list []Violation, i int) bool {
 	x := list[i]
+	for _, y := range list[:i] {
+		if y.Rule == "type" && strings.HasPrefix(x.Pointer, y.Pointer+"/") {
+			return true
+		}
+	}
 	if x.Rule == "type" {
 		return false
 	}

@@ -42,11 +42,20 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.Extensions = []AgentExtension{}
-				for it0.Next(d) {
-					var e0 AgentExtension
-					e0.DecodeJSONAt(d, it0.At())
-					x.Extensions = append(x.Extensions, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 AgentExtension
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+				} else {
+					x.Extensions = []AgentExtension{}
+					for it0.Next(d) {
+						var e0 AgentExtension
+						e0.DecodeJSONAt(d, it0.At())
+						x.Extensions = append(x.Extensions, e0)
+					}
 				}
 			}
 		case "extendedAgentCard":
@@ -58,6 +67,9 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -86,11 +98,11 @@ func ParseAgentCapabilitiesJSON(data []byte) (*AgentCapabilities, error) {
 // JSON syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateAgentCapabilitiesJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x AgentCapabilities
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = AgentCapabilities{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -195,11 +207,23 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.SupportedInterfaces = []AgentInterface{}
-				for it0.Next(d) {
-					var e0 AgentInterface
-					e0.DecodeJSONAt(d, it0.At())
-					x.SupportedInterfaces = append(x.SupportedInterfaces, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 AgentInterface
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+					if n < 1 {
+						d.Validator().Add(&fp, "minItems", "fewer than 1 items")
+					}
+				} else {
+					x.SupportedInterfaces = []AgentInterface{}
+					for it0.Next(d) {
+						var e0 AgentInterface
+						e0.DecodeJSONAt(d, it0.At())
+						x.SupportedInterfaces = append(x.SupportedInterfaces, e0)
+					}
 				}
 			}
 		case "provider":
@@ -208,8 +232,13 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Provider = new(AgentProvider)
-				x.Provider.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m AgentProvider
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Provider = new(AgentProvider)
+					x.Provider.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "version":
 			fp := p.Key("version")
@@ -229,8 +258,13 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Capabilities = new(AgentCapabilities)
-				x.Capabilities.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m AgentCapabilities
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Capabilities = new(AgentCapabilities)
+					x.Capabilities.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "securitySchemes":
 			fp := p.Key("securitySchemes")
@@ -238,19 +272,37 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.OpenObject(&fp) {
-				x.SecuritySchemes = map[string]SecurityScheme{}
-				for first0 := true; ; {
-					k0, ok := d.NextMember(&first0)
-					if !ok {
-						break
+				if d.Checking() {
+					var keys0 runtime.Keys
+					n := 0
+					for first0 := true; ; {
+						k0, ok := d.NextMember(&first0)
+						if !ok {
+							break
+						}
+						kp0 := fp.Key(k0)
+						if keys0.Add(k0) {
+							d.Duplicate(&kp0)
+						}
+						var e0 SecurityScheme
+						e0.DecodeJSONAt(d, &kp0)
+						n++
 					}
-					kp0 := fp.Key(k0)
-					if _, dup := x.SecuritySchemes[k0]; dup {
-						d.Duplicate(&kp0)
+				} else {
+					x.SecuritySchemes = map[string]SecurityScheme{}
+					for first0 := true; ; {
+						k0, ok := d.NextMember(&first0)
+						if !ok {
+							break
+						}
+						kp0 := fp.Key(k0)
+						if _, dup := x.SecuritySchemes[k0]; dup {
+							d.Duplicate(&kp0)
+						}
+						var e0 SecurityScheme
+						e0.DecodeJSONAt(d, &kp0)
+						x.SecuritySchemes[k0] = e0
 					}
-					var e0 SecurityScheme
-					e0.DecodeJSONAt(d, &kp0)
-					x.SecuritySchemes[k0] = e0
 				}
 			}
 		case "securityRequirements":
@@ -259,11 +311,20 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.SecurityRequirements = []SecurityRequirement{}
-				for it0.Next(d) {
-					var e0 SecurityRequirement
-					e0.DecodeJSONAt(d, it0.At())
-					x.SecurityRequirements = append(x.SecurityRequirements, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 SecurityRequirement
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+				} else {
+					x.SecurityRequirements = []SecurityRequirement{}
+					for it0.Next(d) {
+						var e0 SecurityRequirement
+						e0.DecodeJSONAt(d, it0.At())
+						x.SecurityRequirements = append(x.SecurityRequirements, e0)
+					}
 				}
 			}
 		case "defaultInputModes":
@@ -284,11 +345,23 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.Skills = []AgentSkill{}
-				for it0.Next(d) {
-					var e0 AgentSkill
-					e0.DecodeJSONAt(d, it0.At())
-					x.Skills = append(x.Skills, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 AgentSkill
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+					if n < 1 {
+						d.Validator().Add(&fp, "minItems", "fewer than 1 items")
+					}
+				} else {
+					x.Skills = []AgentSkill{}
+					for it0.Next(d) {
+						var e0 AgentSkill
+						e0.DecodeJSONAt(d, it0.At())
+						x.Skills = append(x.Skills, e0)
+					}
 				}
 			}
 		case "signatures":
@@ -297,11 +370,20 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.Signatures = []AgentCardSignature{}
-				for it0.Next(d) {
-					var e0 AgentCardSignature
-					e0.DecodeJSONAt(d, it0.At())
-					x.Signatures = append(x.Signatures, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 AgentCardSignature
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+				} else {
+					x.Signatures = []AgentCardSignature{}
+					for it0.Next(d) {
+						var e0 AgentCardSignature
+						e0.DecodeJSONAt(d, it0.At())
+						x.Signatures = append(x.Signatures, e0)
+					}
 				}
 			}
 		case "iconUrl":
@@ -316,6 +398,9 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b111001010111 != 0b111001010111 {
 		d.Missing(p, seen, 0b111001010111, &unknown, "name", "description", "supportedInterfaces", "provider", "version", "documentationUrl", "capabilities", "securitySchemes", "securityRequirements", "defaultInputModes", "defaultOutputModes", "skills")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -344,11 +429,11 @@ func ParseAgentCardJSON(data []byte) (*AgentCard, error) {
 // every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentCardJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x AgentCard
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = AgentCard{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -566,6 +651,9 @@ func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b11 != 0b11 {
 		d.Missing(p, seen, 0b11, &unknown, "protected", "signature")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an AgentCardSignature. It fails on bytes that are not
@@ -594,11 +682,11 @@ func ParseAgentCardSignatureJSON(data []byte) (*AgentCardSignature, error) {
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateAgentCardSignatureJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x AgentCardSignature
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = AgentCardSignature{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -680,6 +768,9 @@ func (x *AgentExtension) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an AgentExtension. It fails on bytes that are not
@@ -707,11 +798,11 @@ func ParseAgentExtensionJSON(data []byte) (*AgentExtension, error) {
 // syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateAgentExtensionJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x AgentExtension
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = AgentExtension{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -805,6 +896,9 @@ func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1011 != 0b1011 {
 		d.Missing(p, seen, 0b1011, &unknown, "url", "protocolBinding", "tenant", "protocolVersion")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an AgentInterface. It fails on bytes that are not
@@ -832,11 +926,11 @@ func ParseAgentInterfaceJSON(data []byte) (*AgentInterface, error) {
 // syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateAgentInterfaceJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x AgentInterface
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = AgentInterface{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -906,6 +1000,9 @@ func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b11 != 0b11 {
 		d.Missing(p, seen, 0b11, &unknown, "url", "organization")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an AgentProvider. It fails on bytes that are not JSON,
@@ -933,11 +1030,11 @@ func ParseAgentProviderJSON(data []byte) (*AgentProvider, error) {
 // syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateAgentProviderJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x AgentProvider
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = AgentProvider{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -1030,11 +1127,20 @@ func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.SecurityRequirements = []SecurityRequirement{}
-				for it0.Next(d) {
-					var e0 SecurityRequirement
-					e0.DecodeJSONAt(d, it0.At())
-					x.SecurityRequirements = append(x.SecurityRequirements, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 SecurityRequirement
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+				} else {
+					x.SecurityRequirements = []SecurityRequirement{}
+					for it0.Next(d) {
+						var e0 SecurityRequirement
+						e0.DecodeJSONAt(d, it0.At())
+						x.SecurityRequirements = append(x.SecurityRequirements, e0)
+					}
 				}
 			}
 		default:
@@ -1043,6 +1149,9 @@ func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b1111 != 0b1111 {
 		d.Missing(p, seen, 0b1111, &unknown, "id", "name", "description", "tags")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -1071,11 +1180,11 @@ func ParseAgentSkillJSON(data []byte) (*AgentSkill, error) {
 // every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateAgentSkillJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x AgentSkill
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = AgentSkill{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

@@ -5,9 +5,15 @@ package a2a
 
 import "github.com/a2abind/a2abind/gen/runtime"
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *AgentCapabilities) checkAt(v *runtime.Validator, p *runtime.Path) {}
+
 // ValidateAt records at p every rule of the AgentCapabilities schema that x
 // breaks. It is for generated code; call Validate.
 func (x *AgentCapabilities) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("extensions")
 		if x.Extensions != nil {
@@ -29,9 +35,10 @@ func (x *AgentCapabilities) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the AgentCard schema that x breaks. It
-// is for generated code; call Validate.
-func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *AgentCard) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("name")
 		if x.Name == "" {
@@ -44,6 +51,38 @@ func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
+	{
+		fp := p.Key("version")
+		if x.Version == "" {
+			v.Add(&fp, "minLength", "must not be empty")
+		}
+	}
+	{
+		fp := p.Key("defaultInputModes")
+		if x.DefaultInputModes == nil {
+			v.Add(&fp, "required", "missing property \"defaultInputModes\"")
+		} else {
+			if len(x.DefaultInputModes) < 1 {
+				v.Add(&fp, "minItems", "fewer than 1 items")
+			}
+		}
+	}
+	{
+		fp := p.Key("defaultOutputModes")
+		if x.DefaultOutputModes == nil {
+			v.Add(&fp, "required", "missing property \"defaultOutputModes\"")
+		} else {
+			if len(x.DefaultOutputModes) < 1 {
+				v.Add(&fp, "minItems", "fewer than 1 items")
+			}
+		}
+	}
+}
+
+// ValidateAt records at p every rule of the AgentCard schema that x breaks. It
+// is for generated code; call Validate.
+func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("supportedInterfaces")
 		if x.SupportedInterfaces == nil {
@@ -62,12 +101,6 @@ func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		fp := p.Key("provider")
 		if x.Provider != nil {
 			x.Provider.ValidateAt(v, &fp)
-		}
-	}
-	{
-		fp := p.Key("version")
-		if x.Version == "" {
-			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
 	{
@@ -93,26 +126,6 @@ func (x *AgentCard) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 			for i0 := range x.SecurityRequirements {
 				ip0 := fp.Index(i0)
 				x.SecurityRequirements[i0].ValidateAt(v, &ip0)
-			}
-		}
-	}
-	{
-		fp := p.Key("defaultInputModes")
-		if x.DefaultInputModes == nil {
-			v.Add(&fp, "required", "missing property \"defaultInputModes\"")
-		} else {
-			if len(x.DefaultInputModes) < 1 {
-				v.Add(&fp, "minItems", "fewer than 1 items")
-			}
-		}
-	}
-	{
-		fp := p.Key("defaultOutputModes")
-		if x.DefaultOutputModes == nil {
-			v.Add(&fp, "required", "missing property \"defaultOutputModes\"")
-		} else {
-			if len(x.DefaultOutputModes) < 1 {
-				v.Add(&fp, "minItems", "fewer than 1 items")
 			}
 		}
 	}
@@ -252,9 +265,10 @@ func (x *AgentProvider) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the AgentSkill schema that x breaks.
-// It is for generated code; call Validate.
-func (x *AgentSkill) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *AgentSkill) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
@@ -283,6 +297,12 @@ func (x *AgentSkill) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 			}
 		}
 	}
+}
+
+// ValidateAt records at p every rule of the AgentSkill schema that x breaks.
+// It is for generated code; call Validate.
+func (x *AgentSkill) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("securityRequirements")
 		if x.SecurityRequirements != nil {

@@ -47,6 +47,9 @@ func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b11 != 0b11 {
 		d.Missing(p, seen, 0b11, &unknown, "code", "message")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a JSONRPCError. It fails on bytes that are not JSON,
@@ -74,11 +77,11 @@ func ParseJSONRPCErrorJSON(data []byte) (*JSONRPCError, error) {
 // syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateJSONRPCErrorJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x JSONRPCError
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = JSONRPCError{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -161,6 +164,9 @@ func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b101 != 0b101 {
 		d.Missing(p, seen, 0b101, &unknown, "jsonrpc", "id", "method")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a JSONRPCRequest. It fails on bytes that are not JSON,
@@ -188,11 +194,11 @@ func ParseJSONRPCRequestJSON(data []byte) (*JSONRPCRequest, error) {
 // syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateJSONRPCRequestJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x JSONRPCRequest
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = JSONRPCRequest{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -278,17 +284,28 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			d.OneOf(p, &member, 2, "result, error")
-			obj := new(JSONRPCError)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj JSONRPCError
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Outcome = (*JSONRPCError)(nil)
+			} else {
+				obj := new(JSONRPCError)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Outcome = obj
 			}
-			x.Outcome = obj
 		default:
 			d.Unknown(p, key, &unknown)
 		}
 	}
 	if seen&0b11 != 0b11 {
 		d.Missing(p, seen, 0b11, &unknown, "jsonrpc", "id")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -317,11 +334,11 @@ func ParseJSONRPCResponseJSON(data []byte) (*JSONRPCResponse, error) {
 // JSON syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateJSONRPCResponseJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x JSONRPCResponse
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = JSONRPCResponse{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

@@ -95,77 +95,66 @@ func (x *JSONRPCRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 					params = SendMessageRequest{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "SendStreamingMessage":
 				var params SendMessageRequest
 				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = SendMessageRequest{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "GetTask":
 				var params GetTaskRequest
 				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = GetTaskRequest{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "ListTasks":
 				var params ListTasksRequest
 				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = ListTasksRequest{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "CancelTask":
 				var params CancelTaskRequest
 				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = CancelTaskRequest{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "SubscribeToTask":
 				var params SubscribeToTaskRequest
 				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = SubscribeToTaskRequest{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "CreateTaskPushNotificationConfig":
 				var params TaskPushNotificationConfig
 				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = TaskPushNotificationConfig{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "GetTaskPushNotificationConfig":
 				var params GetTaskPushNotificationConfigRequest
 				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = GetTaskPushNotificationConfigRequest{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "ListTaskPushNotificationConfigs":
 				var params ListTaskPushNotificationConfigsRequest
 				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = ListTaskPushNotificationConfigsRequest{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "DeleteTaskPushNotificationConfig":
 				var params DeleteTaskPushNotificationConfigRequest
 				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = DeleteTaskPushNotificationConfigRequest{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "GetExtendedAgentCard":
 				var params GetExtendedAgentCardRequest
 				runtime.DecodeAt(v, &fp, x.Params, func(d *runtime.Decoder, p *runtime.Path) {
 					params = GetExtendedAgentCardRequest{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			}
 		}
 		if len(x.Params) == 0 {
@@ -187,9 +176,10 @@ func (x *JSONRPCRequest) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the JSONRPCResponse schema that x
-// breaks. It is for generated code; call Validate.
-func (x *JSONRPCResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *JSONRPCResponse) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("jsonrpc")
 		if x.JSONRPC == "" {
@@ -204,6 +194,15 @@ func (x *JSONRPCResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		fp := p.Key("id")
 		runtime.CheckRaw(v, &fp, x.ID, "string", "number", "null")
 	}
+	if x.Outcome == nil {
+		v.Add(p, "oneOf", "exactly one of result, error is required")
+	}
+}
+
+// ValidateAt records at p every rule of the JSONRPCResponse schema that x
+// breaks. It is for generated code; call Validate.
+func (x *JSONRPCResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	switch m := x.Outcome.(type) {
 	case *JSONRPCError:
 		fp := p.Key("error")
@@ -212,8 +211,6 @@ func (x *JSONRPCResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		} else {
 			m.ValidateAt(v, &fp)
 		}
-	case nil:
-		v.Add(p, "oneOf", "exactly one of result, error is required")
 	}
 }
 

@@ -52,11 +52,23 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.Parts = []Part{}
-				for it0.Next(d) {
-					var e0 Part
-					e0.DecodeJSONAt(d, it0.At())
-					x.Parts = append(x.Parts, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 Part
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+					if n < 1 {
+						d.Validator().Add(&fp, "minItems", "fewer than 1 items")
+					}
+				} else {
+					x.Parts = []Part{}
+					for it0.Next(d) {
+						var e0 Part
+						e0.DecodeJSONAt(d, it0.At())
+						x.Parts = append(x.Parts, e0)
+					}
 				}
 			}
 		case "metadata":
@@ -83,6 +95,9 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b11001 != 0b11001 {
 		d.Missing(p, seen, 0b11001, &unknown, "messageId", "contextId", "taskId", "role", "parts")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -111,11 +126,11 @@ func ParseMessageJSON(data []byte) (*Message, error) {
 // rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateMessageJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Message
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Message{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -260,6 +275,9 @@ func (x *Part) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a Part. It fails on bytes that are not JSON, on a
@@ -286,11 +304,11 @@ func ParsePartJSON(data []byte) (*Part, error) {
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidatePartJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Part
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Part{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

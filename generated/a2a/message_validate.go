@@ -8,9 +8,10 @@ import (
 	"strconv"
 )
 
-// ValidateAt records at p every rule of the Message schema that x breaks. It
-// is for generated code; call Validate.
-func (x *Message) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *Message) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("messageId")
 		if x.MessageID == "" {
@@ -30,6 +31,12 @@ func (x *Message) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 			}
 		}
 	}
+}
+
+// ValidateAt records at p every rule of the Message schema that x breaks. It
+// is for generated code; call Validate.
+func (x *Message) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("parts")
 		if x.Parts == nil {

@@ -49,6 +49,9 @@ func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a CancelTaskRequest. It fails on bytes that are not
@@ -76,11 +79,11 @@ func ParseCancelTaskRequestJSON(data []byte) (*CancelTaskRequest, error) {
 // JSON syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateCancelTaskRequestJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x CancelTaskRequest
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = CancelTaskRequest{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -166,6 +169,9 @@ func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(
 	if seen&0b110 != 0b110 {
 		d.Missing(p, seen, 0b110, &unknown, "tenant", "taskId", "id")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a DeleteTaskPushNotificationConfigRequest. It fails on
@@ -198,11 +204,11 @@ func ParseDeleteTaskPushNotificationConfigRequestJSON(
 // the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateDeleteTaskPushNotificationConfigRequestJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x DeleteTaskPushNotificationConfigRequest
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = DeleteTaskPushNotificationConfigRequest{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -255,6 +261,9 @@ func (x *Empty) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an Empty. It fails on bytes that are not JSON, on a
@@ -282,11 +291,11 @@ func ParseEmptyJSON(data []byte) (*Empty, error) {
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateEmptyJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Empty
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Empty{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -338,6 +347,9 @@ func (x *GetExtendedAgentCardRequest) DecodeJSONAt(d *runtime.Decoder, p *runtim
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a GetExtendedAgentCardRequest. It fails on bytes that
@@ -368,11 +380,11 @@ func ParseGetExtendedAgentCardRequestJSON(data []byte) (*GetExtendedAgentCardReq
 // required members. It returns a *SyntaxError, a *ValidationError listing
 // every violation, or nil.
 func ValidateGetExtendedAgentCardRequestJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x GetExtendedAgentCardRequest
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = GetExtendedAgentCardRequest{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -443,6 +455,9 @@ func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, 
 	if seen&0b110 != 0b110 {
 		d.Missing(p, seen, 0b110, &unknown, "tenant", "taskId", "id")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a GetTaskPushNotificationConfigRequest. It fails on
@@ -475,11 +490,11 @@ func ParseGetTaskPushNotificationConfigRequestJSON(
 // and required members. It returns a *SyntaxError, a *ValidationError listing
 // every violation, or nil.
 func ValidateGetTaskPushNotificationConfigRequestJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x GetTaskPushNotificationConfigRequest
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = GetTaskPushNotificationConfigRequest{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -554,6 +569,9 @@ func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a GetTaskRequest. It fails on bytes that are not JSON,
@@ -581,11 +599,11 @@ func ParseGetTaskRequestJSON(data []byte) (*GetTaskRequest, error) {
 // syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateGetTaskRequestJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x GetTaskRequest
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = GetTaskRequest{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -673,6 +691,9 @@ func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "tenant", "taskId")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a ListTaskPushNotificationConfigsRequest. It fails on
@@ -705,11 +726,11 @@ func ParseListTaskPushNotificationConfigsRequestJSON(
 // schema, and required members. It returns a *SyntaxError, a *ValidationError
 // listing every violation, or nil.
 func ValidateListTaskPushNotificationConfigsRequestJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x ListTaskPushNotificationConfigsRequest
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = ListTaskPushNotificationConfigsRequest{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -775,11 +796,20 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.Configs = []TaskPushNotificationConfig{}
-				for it0.Next(d) {
-					var e0 TaskPushNotificationConfig
-					e0.DecodeJSONAt(d, it0.At())
-					x.Configs = append(x.Configs, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 TaskPushNotificationConfig
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+				} else {
+					x.Configs = []TaskPushNotificationConfig{}
+					for it0.Next(d) {
+						var e0 TaskPushNotificationConfig
+						e0.DecodeJSONAt(d, it0.At())
+						x.Configs = append(x.Configs, e0)
+					}
 				}
 			}
 		case "nextPageToken":
@@ -791,6 +821,9 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -824,11 +857,11 @@ func ParseListTaskPushNotificationConfigsResponseJSON(
 // the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateListTaskPushNotificationConfigsResponseJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x ListTaskPushNotificationConfigsResponse
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = ListTaskPushNotificationConfigsResponse{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -961,6 +994,9 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a ListTasksRequest. It fails on bytes that are not
@@ -988,11 +1024,11 @@ func ParseListTasksRequestJSON(data []byte) (*ListTasksRequest, error) {
 // JSON syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateListTasksRequestJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x ListTasksRequest
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = ListTasksRequest{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -1085,11 +1121,20 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.Tasks = []Task{}
-				for it0.Next(d) {
-					var e0 Task
-					e0.DecodeJSONAt(d, it0.At())
-					x.Tasks = append(x.Tasks, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 Task
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+				} else {
+					x.Tasks = []Task{}
+					for it0.Next(d) {
+						var e0 Task
+						e0.DecodeJSONAt(d, it0.At())
+						x.Tasks = append(x.Tasks, e0)
+					}
 				}
 			}
 		case "nextPageToken":
@@ -1116,6 +1161,9 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b1111 != 0b1111 {
 		d.Missing(p, seen, 0b1111, &unknown, "tasks", "nextPageToken", "pageSize", "totalSize")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -1144,11 +1192,11 @@ func ParseListTasksResponseJSON(data []byte) (*ListTasksResponse, error) {
 // JSON syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateListTasksResponseJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x ListTasksResponse
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = ListTasksResponse{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -1227,8 +1275,13 @@ func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.P
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.TaskPushNotificationConfig = new(TaskPushNotificationConfig)
-				x.TaskPushNotificationConfig.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m TaskPushNotificationConfig
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.TaskPushNotificationConfig = new(TaskPushNotificationConfig)
+					x.TaskPushNotificationConfig.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "historyLength":
 			fp := p.Key("historyLength")
@@ -1245,6 +1298,9 @@ func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.P
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -1276,11 +1332,11 @@ func ParseSendMessageConfigurationJSON(data []byte) (*SendMessageConfiguration, 
 // required members. It returns a *SyntaxError, a *ValidationError listing
 // every violation, or nil.
 func ValidateSendMessageConfigurationJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x SendMessageConfiguration
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = SendMessageConfiguration{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -1365,8 +1421,13 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Message = new(Message)
-				x.Message.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m Message
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Message = new(Message)
+					x.Message.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "configuration":
 			fp := p.Key("configuration")
@@ -1374,8 +1435,13 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Configuration = new(SendMessageConfiguration)
-				x.Configuration.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m SendMessageConfiguration
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Configuration = new(SendMessageConfiguration)
+					x.Configuration.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "metadata":
 			fp := p.Key("metadata")
@@ -1389,6 +1455,9 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "tenant", "message")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -1418,11 +1487,11 @@ func ParseSendMessageRequestJSON(data []byte) (*SendMessageRequest, error) {
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateSendMessageRequestJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x SendMessageRequest
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = SendMessageRequest{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -1519,6 +1588,9 @@ func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a SubscribeToTaskRequest. It fails on bytes that are
@@ -1548,11 +1620,11 @@ func ParseSubscribeToTaskRequestJSON(data []byte) (*SubscribeToTaskRequest, erro
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateSubscribeToTaskRequestJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x SubscribeToTaskRequest
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = SubscribeToTaskRequest{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

@@ -168,6 +168,11 @@ func (x *ListTaskPushNotificationConfigsRequest) Validate() error {
 	return v.Err()
 }
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *ListTaskPushNotificationConfigsResponse) checkAt(v *runtime.Validator, p *runtime.Path) {}
+
 // ValidateAt records at p every rule of the
 // ListTaskPushNotificationConfigsResponse schema that x breaks. It is for
 // generated code; call Validate.
@@ -175,6 +180,7 @@ func (x *ListTaskPushNotificationConfigsResponse) ValidateAt(
 	v *runtime.Validator,
 	p *runtime.Path,
 ) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("configs")
 		if x.Configs != nil {
@@ -250,9 +256,15 @@ func (x *ListTasksRequest) Validate() error {
 	return v.Err()
 }
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *ListTasksResponse) checkAt(v *runtime.Validator, p *runtime.Path) {}
+
 // ValidateAt records at p every rule of the ListTasksResponse schema that x
 // breaks. It is for generated code; call Validate.
 func (x *ListTasksResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("tasks")
 		if x.Tasks == nil {
@@ -276,21 +288,28 @@ func (x *ListTasksResponse) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the SendMessageConfiguration schema
-// that x breaks. It is for generated code; call Validate.
-func (x *SendMessageConfiguration) ValidateAt(v *runtime.Validator, p *runtime.Path) {
-	{
-		fp := p.Key("taskPushNotificationConfig")
-		if x.TaskPushNotificationConfig != nil {
-			x.TaskPushNotificationConfig.ValidateAt(v, &fp)
-		}
-	}
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *SendMessageConfiguration) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("historyLength")
 		if x.HistoryLength != nil {
 			if *x.HistoryLength < 0 {
 				v.Add(&fp, "minimum", "below 0")
 			}
+		}
+	}
+}
+
+// ValidateAt records at p every rule of the SendMessageConfiguration schema
+// that x breaks. It is for generated code; call Validate.
+func (x *SendMessageConfiguration) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
+	{
+		fp := p.Key("taskPushNotificationConfig")
+		if x.TaskPushNotificationConfig != nil {
+			x.TaskPushNotificationConfig.ValidateAt(v, &fp)
 		}
 	}
 }
@@ -305,9 +324,15 @@ func (x *SendMessageConfiguration) Validate() error {
 	return v.Err()
 }
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *SendMessageRequest) checkAt(v *runtime.Validator, p *runtime.Path) {}
+
 // ValidateAt records at p every rule of the SendMessageRequest schema that x
 // breaks. It is for generated code; call Validate.
 func (x *SendMessageRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("message")
 		if x.Message == nil {

@@ -39,6 +39,9 @@ func (x *AuthenticationInfo) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "scheme")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an AuthenticationInfo. It fails on bytes that are not
@@ -67,11 +70,11 @@ func ParseAuthenticationInfoJSON(data []byte) (*AuthenticationInfo, error) {
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateAuthenticationInfoJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x AuthenticationInfo
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = AuthenticationInfo{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -155,8 +158,13 @@ func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Authentication = new(AuthenticationInfo)
-				x.Authentication.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m AuthenticationInfo
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Authentication = new(AuthenticationInfo)
+					x.Authentication.DecodeJSONAt(d, &fp)
+				}
 			}
 		default:
 			d.Unknown(p, key, &unknown)
@@ -164,6 +172,9 @@ func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime
 	}
 	if seen&0b1000 != 0b1000 {
 		d.Missing(p, seen, 0b1000, &unknown, "tenant", "id", "taskId", "url")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -195,11 +206,11 @@ func ParseTaskPushNotificationConfigJSON(data []byte) (*TaskPushNotificationConf
 // required members. It returns a *SyntaxError, a *ValidationError listing
 // every violation, or nil.
 func ValidateTaskPushNotificationConfigJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x TaskPushNotificationConfig
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = TaskPushNotificationConfig{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

@@ -26,15 +26,22 @@ func (x *AuthenticationInfo) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the TaskPushNotificationConfig schema
-// that x breaks. It is for generated code; call Validate.
-func (x *TaskPushNotificationConfig) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *TaskPushNotificationConfig) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("url")
 		if x.URL == "" {
 			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
+}
+
+// ValidateAt records at p every rule of the TaskPushNotificationConfig schema
+// that x breaks. It is for generated code; call Validate.
+func (x *TaskPushNotificationConfig) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("authentication")
 		if x.Authentication != nil {

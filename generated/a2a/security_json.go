@@ -49,6 +49,9 @@ func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 	if seen&0b110 != 0b110 {
 		d.Missing(p, seen, 0b110, &unknown, "description", "location", "name")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an APIKeySecurityScheme. It fails on bytes that are
@@ -78,11 +81,11 @@ func ParseAPIKeySecuritySchemeJSON(data []byte) (*APIKeySecurityScheme, error) {
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateAPIKeySecuritySchemeJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x APIKeySecurityScheme
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = APIKeySecurityScheme{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -170,6 +173,9 @@ func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 	if seen&0b1011 != 0b1011 {
 		d.Missing(p, seen, 0b1011, &unknown, "authorizationUrl", "tokenUrl", "refreshUrl", "scopes")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an AuthorizationCodeOAuthFlow. It fails on bytes that
@@ -200,11 +206,11 @@ func ParseAuthorizationCodeOAuthFlowJSON(data []byte) (*AuthorizationCodeOAuthFl
 // required members. It returns a *SyntaxError, a *ValidationError listing
 // every violation, or nil.
 func ValidateAuthorizationCodeOAuthFlowJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x AuthorizationCodeOAuthFlow
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = AuthorizationCodeOAuthFlow{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -286,6 +292,9 @@ func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 	if seen&0b101 != 0b101 {
 		d.Missing(p, seen, 0b101, &unknown, "tokenUrl", "refreshUrl", "scopes")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a ClientCredentialsOAuthFlow. It fails on bytes that
@@ -316,11 +325,11 @@ func ParseClientCredentialsOAuthFlowJSON(data []byte) (*ClientCredentialsOAuthFl
 // required members. It returns a *SyntaxError, a *ValidationError listing
 // every violation, or nil.
 func ValidateClientCredentialsOAuthFlowJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x ClientCredentialsOAuthFlow
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = ClientCredentialsOAuthFlow{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -402,6 +411,9 @@ func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 	if seen&0b1011 != 0b1011 {
 		d.Missing(p, seen, 0b1011, &unknown, "deviceAuthorizationUrl", "tokenUrl", "refreshUrl", "scopes")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a DeviceCodeOAuthFlow. It fails on bytes that are not
@@ -430,11 +442,11 @@ func ParseDeviceCodeOAuthFlowJSON(data []byte) (*DeviceCodeOAuthFlow, error) {
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateDeviceCodeOAuthFlowJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x DeviceCodeOAuthFlow
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = DeviceCodeOAuthFlow{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -512,6 +524,9 @@ func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "description", "scheme")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a HTTPAuthSecurityScheme. It fails on bytes that are
@@ -541,11 +556,11 @@ func ParseHTTPAuthSecuritySchemeJSON(data []byte) (*HTTPAuthSecurityScheme, erro
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateHTTPAuthSecuritySchemeJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x HTTPAuthSecurityScheme
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = HTTPAuthSecurityScheme{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -620,6 +635,9 @@ func (x *ImplicitOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an ImplicitOAuthFlow. It fails on bytes that are not
@@ -647,11 +665,11 @@ func ParseImplicitOAuthFlowJSON(data []byte) (*ImplicitOAuthFlow, error) {
 // JSON syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateImplicitOAuthFlowJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x ImplicitOAuthFlow
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = ImplicitOAuthFlow{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -717,6 +735,9 @@ func (x *MutualTlsSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a MutualTlsSecurityScheme. It fails on bytes that are
@@ -746,11 +767,11 @@ func ParseMutualTlsSecuritySchemeJSON(data []byte) (*MutualTlsSecurityScheme, er
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateMutualTlsSecuritySchemeJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x MutualTlsSecurityScheme
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = MutualTlsSecurityScheme{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -808,8 +829,13 @@ func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Flows = new(OAuthFlows)
-				x.Flows.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m OAuthFlows
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Flows = new(OAuthFlows)
+					x.Flows.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "oauth2MetadataUrl":
 			fp := p.Key("oauth2MetadataUrl")
@@ -823,6 +849,9 @@ func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 	}
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "description", "flows")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -853,11 +882,11 @@ func ParseOAuth2SecuritySchemeJSON(data []byte) (*OAuth2SecurityScheme, error) {
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateOAuth2SecuritySchemeJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x OAuth2SecurityScheme
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = OAuth2SecurityScheme{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -925,58 +954,101 @@ func (x *OAuthFlows) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			d.OneOf(p, &member, 1, "authorizationCode, clientCredentials, implicit, password, deviceCode")
-			obj := new(AuthorizationCodeOAuthFlow)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj AuthorizationCodeOAuthFlow
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Flow = (*AuthorizationCodeOAuthFlow)(nil)
+			} else {
+				obj := new(AuthorizationCodeOAuthFlow)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Flow = obj
 			}
-			x.Flow = obj
 		case "clientCredentials":
 			fp := p.Key("clientCredentials")
 			if d.Member(&seen, 1<<1, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 2, "authorizationCode, clientCredentials, implicit, password, deviceCode")
-			obj := new(ClientCredentialsOAuthFlow)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj ClientCredentialsOAuthFlow
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Flow = (*ClientCredentialsOAuthFlow)(nil)
+			} else {
+				obj := new(ClientCredentialsOAuthFlow)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Flow = obj
 			}
-			x.Flow = obj
 		case "implicit":
 			fp := p.Key("implicit")
 			if d.Member(&seen, 1<<2, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 3, "authorizationCode, clientCredentials, implicit, password, deviceCode")
-			obj := new(ImplicitOAuthFlow)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj ImplicitOAuthFlow
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Flow = (*ImplicitOAuthFlow)(nil)
+			} else {
+				obj := new(ImplicitOAuthFlow)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Flow = obj
 			}
-			x.Flow = obj
 		case "password":
 			fp := p.Key("password")
 			if d.Member(&seen, 1<<3, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 4, "authorizationCode, clientCredentials, implicit, password, deviceCode")
-			obj := new(PasswordOAuthFlow)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj PasswordOAuthFlow
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Flow = (*PasswordOAuthFlow)(nil)
+			} else {
+				obj := new(PasswordOAuthFlow)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Flow = obj
 			}
-			x.Flow = obj
 		case "deviceCode":
 			fp := p.Key("deviceCode")
 			if d.Member(&seen, 1<<4, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 5, "authorizationCode, clientCredentials, implicit, password, deviceCode")
-			obj := new(DeviceCodeOAuthFlow)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj DeviceCodeOAuthFlow
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Flow = (*DeviceCodeOAuthFlow)(nil)
+			} else {
+				obj := new(DeviceCodeOAuthFlow)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Flow = obj
 			}
-			x.Flow = obj
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -1005,11 +1077,11 @@ func ParseOAuthFlowsJSON(data []byte) (*OAuthFlows, error) {
 // every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateOAuthFlowsJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x OAuthFlows
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = OAuthFlows{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -1135,6 +1207,9 @@ func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtim
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "description", "openIdConnectUrl")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an OpenIdConnectSecurityScheme. It fails on bytes that
@@ -1165,11 +1240,11 @@ func ParseOpenIdConnectSecuritySchemeJSON(data []byte) (*OpenIdConnectSecuritySc
 // required members. It returns a *SyntaxError, a *ValidationError listing
 // every violation, or nil.
 func ValidateOpenIdConnectSecuritySchemeJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x OpenIdConnectSecurityScheme
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = OpenIdConnectSecurityScheme{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -1240,6 +1315,9 @@ func (x *PasswordOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a PasswordOAuthFlow. It fails on bytes that are not
@@ -1267,11 +1345,11 @@ func ParsePasswordOAuthFlowJSON(data []byte) (*PasswordOAuthFlow, error) {
 // JSON syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidatePasswordOAuthFlowJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x PasswordOAuthFlow
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = PasswordOAuthFlow{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -1333,24 +1411,45 @@ func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 				continue
 			}
 			if d.OpenObject(&fp) {
-				x.Schemes = map[string]StringList{}
-				for first0 := true; ; {
-					k0, ok := d.NextMember(&first0)
-					if !ok {
-						break
+				if d.Checking() {
+					var keys0 runtime.Keys
+					n := 0
+					for first0 := true; ; {
+						k0, ok := d.NextMember(&first0)
+						if !ok {
+							break
+						}
+						kp0 := fp.Key(k0)
+						if keys0.Add(k0) {
+							d.Duplicate(&kp0)
+						}
+						var e0 StringList
+						e0.DecodeJSONAt(d, &kp0)
+						n++
 					}
-					kp0 := fp.Key(k0)
-					if _, dup := x.Schemes[k0]; dup {
-						d.Duplicate(&kp0)
+				} else {
+					x.Schemes = map[string]StringList{}
+					for first0 := true; ; {
+						k0, ok := d.NextMember(&first0)
+						if !ok {
+							break
+						}
+						kp0 := fp.Key(k0)
+						if _, dup := x.Schemes[k0]; dup {
+							d.Duplicate(&kp0)
+						}
+						var e0 StringList
+						e0.DecodeJSONAt(d, &kp0)
+						x.Schemes[k0] = e0
 					}
-					var e0 StringList
-					e0.DecodeJSONAt(d, &kp0)
-					x.Schemes[k0] = e0
 				}
 			}
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -1380,11 +1479,11 @@ func ParseSecurityRequirementJSON(data []byte) (*SecurityRequirement, error) {
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateSecurityRequirementJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x SecurityRequirement
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = SecurityRequirement{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -1457,58 +1556,101 @@ func (x *SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			d.OneOf(p, &member, 1, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
-			obj := new(APIKeySecurityScheme)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj APIKeySecurityScheme
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Scheme = (*APIKeySecurityScheme)(nil)
+			} else {
+				obj := new(APIKeySecurityScheme)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Scheme = obj
 			}
-			x.Scheme = obj
 		case "httpAuthSecurityScheme":
 			fp := p.Key("httpAuthSecurityScheme")
 			if d.Member(&seen, 1<<1, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 2, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
-			obj := new(HTTPAuthSecurityScheme)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj HTTPAuthSecurityScheme
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Scheme = (*HTTPAuthSecurityScheme)(nil)
+			} else {
+				obj := new(HTTPAuthSecurityScheme)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Scheme = obj
 			}
-			x.Scheme = obj
 		case "oauth2SecurityScheme":
 			fp := p.Key("oauth2SecurityScheme")
 			if d.Member(&seen, 1<<2, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 3, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
-			obj := new(OAuth2SecurityScheme)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj OAuth2SecurityScheme
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Scheme = (*OAuth2SecurityScheme)(nil)
+			} else {
+				obj := new(OAuth2SecurityScheme)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Scheme = obj
 			}
-			x.Scheme = obj
 		case "openIdConnectSecurityScheme":
 			fp := p.Key("openIdConnectSecurityScheme")
 			if d.Member(&seen, 1<<3, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 4, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
-			obj := new(OpenIdConnectSecurityScheme)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj OpenIdConnectSecurityScheme
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Scheme = (*OpenIdConnectSecurityScheme)(nil)
+			} else {
+				obj := new(OpenIdConnectSecurityScheme)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Scheme = obj
 			}
-			x.Scheme = obj
 		case "mtlsSecurityScheme":
 			fp := p.Key("mtlsSecurityScheme")
 			if d.Member(&seen, 1<<4, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 5, "apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme")
-			obj := new(MutualTlsSecurityScheme)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj MutualTlsSecurityScheme
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Scheme = (*MutualTlsSecurityScheme)(nil)
+			} else {
+				obj := new(MutualTlsSecurityScheme)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Scheme = obj
 			}
-			x.Scheme = obj
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -1537,11 +1679,11 @@ func ParseSecuritySchemeJSON(data []byte) (*SecurityScheme, error) {
 // syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateSecuritySchemeJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x SecurityScheme
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = SecurityScheme{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -1657,6 +1799,9 @@ func (x *StringList) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a StringList. It fails on bytes that are not JSON, on
@@ -1684,11 +1829,11 @@ func ParseStringListJSON(data []byte) (*StringList, error) {
 // every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateStringListJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x StringList
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = StringList{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

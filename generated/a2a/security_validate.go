@@ -163,9 +163,15 @@ func (x *MutualTlsSecurityScheme) Validate() error {
 	return v.Err()
 }
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *OAuth2SecurityScheme) checkAt(v *runtime.Validator, p *runtime.Path) {}
+
 // ValidateAt records at p every rule of the OAuth2SecurityScheme schema that x
 // breaks. It is for generated code; call Validate.
 func (x *OAuth2SecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("flows")
 		if x.Flows == nil {
@@ -186,9 +192,19 @@ func (x *OAuth2SecurityScheme) Validate() error {
 	return v.Err()
 }
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *OAuthFlows) checkAt(v *runtime.Validator, p *runtime.Path) {
+	if x.Flow == nil {
+		v.Add(p, "oneOf", "exactly one of authorizationCode, clientCredentials, implicit, password, deviceCode is required")
+	}
+}
+
 // ValidateAt records at p every rule of the OAuthFlows schema that x breaks.
 // It is for generated code; call Validate.
 func (x *OAuthFlows) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	switch m := x.Flow.(type) {
 	case *AuthorizationCodeOAuthFlow:
 		fp := p.Key("authorizationCode")
@@ -225,8 +241,6 @@ func (x *OAuthFlows) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		} else {
 			m.ValidateAt(v, &fp)
 		}
-	case nil:
-		v.Add(p, "oneOf", "exactly one of authorizationCode, clientCredentials, implicit, password, deviceCode is required")
 	}
 }
 
@@ -275,9 +289,15 @@ func (x *PasswordOAuthFlow) Validate() error {
 	return v.Err()
 }
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *SecurityRequirement) checkAt(v *runtime.Validator, p *runtime.Path) {}
+
 // ValidateAt records at p every rule of the SecurityRequirement schema that x
 // breaks. It is for generated code; call Validate.
 func (x *SecurityRequirement) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("schemes")
 		if x.Schemes != nil {
@@ -299,9 +319,19 @@ func (x *SecurityRequirement) Validate() error {
 	return v.Err()
 }
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *SecurityScheme) checkAt(v *runtime.Validator, p *runtime.Path) {
+	if x.Scheme == nil {
+		v.Add(p, "oneOf", "exactly one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme is required")
+	}
+}
+
 // ValidateAt records at p every rule of the SecurityScheme schema that x
 // breaks. It is for generated code; call Validate.
 func (x *SecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	switch m := x.Scheme.(type) {
 	case *APIKeySecurityScheme:
 		fp := p.Key("apiKeySecurityScheme")
@@ -338,8 +368,6 @@ func (x *SecurityScheme) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		} else {
 			m.ValidateAt(v, &fp)
 		}
-	case nil:
-		v.Add(p, "oneOf", "exactly one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme is required")
 	}
 }
 

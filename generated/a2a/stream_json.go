@@ -27,25 +27,44 @@ func (x *SendMessageResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 				continue
 			}
 			d.OneOf(p, &member, 1, "task, message")
-			obj := new(Task)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj Task
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = (*Task)(nil)
+			} else {
+				obj := new(Task)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = obj
 			}
-			x.Payload = obj
 		case "message":
 			fp := p.Key("message")
 			if d.Member(&seen, 1<<1, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 2, "task, message")
-			obj := new(Message)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj Message
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = (*Message)(nil)
+			} else {
+				obj := new(Message)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = obj
 			}
-			x.Payload = obj
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -75,11 +94,11 @@ func ParseSendMessageResponseJSON(data []byte) (*SendMessageResponse, error) {
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateSendMessageResponseJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x SendMessageResponse
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = SendMessageResponse{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -156,47 +175,82 @@ func (x *StreamResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			d.OneOf(p, &member, 1, "task, message, statusUpdate, artifactUpdate")
-			obj := new(Task)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj Task
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = (*Task)(nil)
+			} else {
+				obj := new(Task)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = obj
 			}
-			x.Payload = obj
 		case "message":
 			fp := p.Key("message")
 			if d.Member(&seen, 1<<1, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 2, "task, message, statusUpdate, artifactUpdate")
-			obj := new(Message)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj Message
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = (*Message)(nil)
+			} else {
+				obj := new(Message)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = obj
 			}
-			x.Payload = obj
 		case "statusUpdate":
 			fp := p.Key("statusUpdate")
 			if d.Member(&seen, 1<<2, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 3, "task, message, statusUpdate, artifactUpdate")
-			obj := new(TaskStatusUpdateEvent)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj TaskStatusUpdateEvent
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = (*TaskStatusUpdateEvent)(nil)
+			} else {
+				obj := new(TaskStatusUpdateEvent)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = obj
 			}
-			x.Payload = obj
 		case "artifactUpdate":
 			fp := p.Key("artifactUpdate")
 			if d.Member(&seen, 1<<3, &fp, false) {
 				continue
 			}
 			d.OneOf(p, &member, 4, "task, message, statusUpdate, artifactUpdate")
-			obj := new(TaskArtifactUpdateEvent)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj TaskArtifactUpdateEvent
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = (*TaskArtifactUpdateEvent)(nil)
+			} else {
+				obj := new(TaskArtifactUpdateEvent)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Payload = obj
 			}
-			x.Payload = obj
 		default:
 			d.Unknown(p, key, &unknown)
 		}
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -225,11 +279,11 @@ func ParseStreamResponseJSON(data []byte) (*StreamResponse, error) {
 // syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateStreamResponseJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x StreamResponse
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = StreamResponse{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

@@ -5,9 +5,19 @@ package a2a
 
 import "github.com/a2abind/a2abind/gen/runtime"
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *SendMessageResponse) checkAt(v *runtime.Validator, p *runtime.Path) {
+	if x.Payload == nil {
+		v.Add(p, "oneOf", "exactly one of task, message is required")
+	}
+}
+
 // ValidateAt records at p every rule of the SendMessageResponse schema that x
 // breaks. It is for generated code; call Validate.
 func (x *SendMessageResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	switch m := x.Payload.(type) {
 	case *Task:
 		fp := p.Key("task")
@@ -23,8 +33,6 @@ func (x *SendMessageResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) 
 		} else {
 			m.ValidateAt(v, &fp)
 		}
-	case nil:
-		v.Add(p, "oneOf", "exactly one of task, message is required")
 	}
 }
 
@@ -38,9 +46,19 @@ func (x *SendMessageResponse) Validate() error {
 	return v.Err()
 }
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *StreamResponse) checkAt(v *runtime.Validator, p *runtime.Path) {
+	if x.Payload == nil {
+		v.Add(p, "oneOf", "exactly one of task, message, statusUpdate, artifactUpdate is required")
+	}
+}
+
 // ValidateAt records at p every rule of the StreamResponse schema that x
 // breaks. It is for generated code; call Validate.
 func (x *StreamResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	switch m := x.Payload.(type) {
 	case *Task:
 		fp := p.Key("task")
@@ -70,8 +88,6 @@ func (x *StreamResponse) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		} else {
 			m.ValidateAt(v, &fp)
 		}
-	case nil:
-		v.Add(p, "oneOf", "exactly one of task, message, statusUpdate, artifactUpdate is required")
 	}
 }
 

@@ -46,11 +46,23 @@ func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.Parts = []Part{}
-				for it0.Next(d) {
-					var e0 Part
-					e0.DecodeJSONAt(d, it0.At())
-					x.Parts = append(x.Parts, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 Part
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+					if n < 1 {
+						d.Validator().Add(&fp, "minItems", "fewer than 1 items")
+					}
+				} else {
+					x.Parts = []Part{}
+					for it0.Next(d) {
+						var e0 Part
+						e0.DecodeJSONAt(d, it0.At())
+						x.Parts = append(x.Parts, e0)
+					}
 				}
 			}
 		case "metadata":
@@ -71,6 +83,9 @@ func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b1001 != 0b1001 {
 		d.Missing(p, seen, 0b1001, &unknown, "artifactId", "name", "description", "parts")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -99,11 +114,11 @@ func ParseArtifactJSON(data []byte) (*Artifact, error) {
 // every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateArtifactJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Artifact
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Artifact{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -204,8 +219,13 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Status = new(TaskStatus)
-				x.Status.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m TaskStatus
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Status = new(TaskStatus)
+					x.Status.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "artifacts":
 			fp := p.Key("artifacts")
@@ -213,11 +233,20 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.Artifacts = []Artifact{}
-				for it0.Next(d) {
-					var e0 Artifact
-					e0.DecodeJSONAt(d, it0.At())
-					x.Artifacts = append(x.Artifacts, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 Artifact
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+				} else {
+					x.Artifacts = []Artifact{}
+					for it0.Next(d) {
+						var e0 Artifact
+						e0.DecodeJSONAt(d, it0.At())
+						x.Artifacts = append(x.Artifacts, e0)
+					}
 				}
 			}
 		case "history":
@@ -226,11 +255,20 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.History = []Message{}
-				for it0.Next(d) {
-					var e0 Message
-					e0.DecodeJSONAt(d, it0.At())
-					x.History = append(x.History, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 Message
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+				} else {
+					x.History = []Message{}
+					for it0.Next(d) {
+						var e0 Message
+						e0.DecodeJSONAt(d, it0.At())
+						x.History = append(x.History, e0)
+					}
 				}
 			}
 		case "metadata":
@@ -245,6 +283,9 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b101 != 0b101 {
 		d.Missing(p, seen, 0b101, &unknown, "id", "contextId", "status")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -272,11 +313,11 @@ func ParseTaskJSON(data []byte) (*Task, error) {
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateTaskJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Task
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Task{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -401,8 +442,13 @@ func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Artifact = new(Artifact)
-				x.Artifact.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m Artifact
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Artifact = new(Artifact)
+					x.Artifact.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "append":
 			fp := p.Key("append")
@@ -428,6 +474,9 @@ func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 	}
 	if seen&0b111 != 0b111 {
 		d.Missing(p, seen, 0b111, &unknown, "taskId", "contextId", "artifact")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -458,11 +507,11 @@ func ParseTaskArtifactUpdateEventJSON(data []byte) (*TaskArtifactUpdateEvent, er
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateTaskArtifactUpdateEventJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x TaskArtifactUpdateEvent
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = TaskArtifactUpdateEvent{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -546,8 +595,13 @@ func (x *TaskStatus) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Message = new(Message)
-				x.Message.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m Message
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Message = new(Message)
+					x.Message.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "timestamp":
 			fp := p.Key("timestamp")
@@ -568,6 +622,9 @@ func (x *TaskStatus) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "state")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -596,11 +653,11 @@ func ParseTaskStatusJSON(data []byte) (*TaskStatus, error) {
 // every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateTaskStatusJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x TaskStatus
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = TaskStatus{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -679,8 +736,13 @@ func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Status = new(TaskStatus)
-				x.Status.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m TaskStatus
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Status = new(TaskStatus)
+					x.Status.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "metadata":
 			fp := p.Key("metadata")
@@ -694,6 +756,9 @@ func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path
 	}
 	if seen&0b111 != 0b111 {
 		d.Missing(p, seen, 0b111, &unknown, "taskId", "contextId", "status")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -724,11 +789,11 @@ func ParseTaskStatusUpdateEventJSON(data []byte) (*TaskStatusUpdateEvent, error)
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateTaskStatusUpdateEventJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x TaskStatusUpdateEvent
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = TaskStatusUpdateEvent{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

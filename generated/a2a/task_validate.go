@@ -8,15 +8,22 @@ import (
 	"strconv"
 )
 
-// ValidateAt records at p every rule of the Artifact schema that x breaks. It
-// is for generated code; call Validate.
-func (x *Artifact) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *Artifact) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("artifactId")
 		if x.ArtifactID == "" {
 			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
+}
+
+// ValidateAt records at p every rule of the Artifact schema that x breaks. It
+// is for generated code; call Validate.
+func (x *Artifact) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("parts")
 		if x.Parts == nil {
@@ -43,15 +50,22 @@ func (x *Artifact) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the Task schema that x breaks. It is
-// for generated code; call Validate.
-func (x *Task) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *Task) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
 			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
+}
+
+// ValidateAt records at p every rule of the Task schema that x breaks. It is
+// for generated code; call Validate.
+func (x *Task) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("status")
 		if x.Status == nil {
@@ -90,9 +104,10 @@ func (x *Task) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the TaskArtifactUpdateEvent schema
-// that x breaks. It is for generated code; call Validate.
-func (x *TaskArtifactUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *TaskArtifactUpdateEvent) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
@@ -105,6 +120,12 @@ func (x *TaskArtifactUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Pa
 			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
+}
+
+// ValidateAt records at p every rule of the TaskArtifactUpdateEvent schema
+// that x breaks. It is for generated code; call Validate.
+func (x *TaskArtifactUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("artifact")
 		if x.Artifact == nil {
@@ -125,9 +146,10 @@ func (x *TaskArtifactUpdateEvent) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the TaskStatus schema that x breaks.
-// It is for generated code; call Validate.
-func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *TaskStatus) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("state")
 		if x.State == "" {
@@ -139,12 +161,6 @@ func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 			if string(x.State) == "TASK_STATE_UNSPECIFIED" {
 				v.Add(&fp, "not", "must not be \"TASK_STATE_UNSPECIFIED\"")
 			}
-		}
-	}
-	{
-		fp := p.Key("message")
-		if x.Message != nil {
-			x.Message.ValidateAt(v, &fp)
 		}
 	}
 	{
@@ -160,6 +176,18 @@ func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	}
 }
 
+// ValidateAt records at p every rule of the TaskStatus schema that x breaks.
+// It is for generated code; call Validate.
+func (x *TaskStatus) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
+	{
+		fp := p.Key("message")
+		if x.Message != nil {
+			x.Message.ValidateAt(v, &fp)
+		}
+	}
+}
+
 // Validate checks x against every rule of the TaskStatus schema and returns a
 // *ValidationError listing each violation, or nil. Required members that x
 // always marshals (numbers, booleans, maps, strings that may be empty) count
@@ -170,9 +198,10 @@ func (x *TaskStatus) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the TaskStatusUpdateEvent schema that
-// x breaks. It is for generated code; call Validate.
-func (x *TaskStatusUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *TaskStatusUpdateEvent) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("taskId")
 		if x.TaskID == "" {
@@ -185,6 +214,12 @@ func (x *TaskStatusUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path
 			v.Add(&fp, "minLength", "must not be empty")
 		}
 	}
+}
+
+// ValidateAt records at p every rule of the TaskStatusUpdateEvent schema that
+// x breaks. It is for generated code; call Validate.
+func (x *TaskStatusUpdateEvent) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("status")
 		if x.Status == nil {

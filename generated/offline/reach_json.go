@@ -77,6 +77,9 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b111 != 0b111 {
 		d.Missing(p, seen, 0b111, &unknown, "error", "message", "queued")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an AsleepResponse. It fails on bytes that are not
@@ -104,11 +107,11 @@ func ParseAsleepResponseJSON(data []byte) (*AsleepResponse, error) {
 // syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateAsleepResponseJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x AsleepResponse
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = AsleepResponse{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -233,6 +236,9 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b11 != 0b11 {
 		d.Missing(p, seen, 0b11, &unknown, "error", "queued")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes an OfflineErrorData. It fails on bytes that are not
@@ -260,11 +266,11 @@ func ParseOfflineErrorDataJSON(data []byte) (*OfflineErrorData, error) {
 // JSON syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateOfflineErrorDataJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x OfflineErrorData
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = OfflineErrorData{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -360,6 +366,9 @@ func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1111 != 0b1111 {
 		d.Missing(p, seen, 0b1111, &unknown, "maxMessages", "maxBytes", "maxPerPeer", "recordTtlSec")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a PublishedBounds. It fails on bytes that are not
@@ -387,11 +396,11 @@ func ParsePublishedBoundsJSON(data []byte) (*PublishedBounds, error) {
 // JSON syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidatePublishedBoundsJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x PublishedBounds
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = PublishedBounds{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -478,6 +487,9 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b101 != 0b101 {
 		d.Missing(p, seen, 0b101, &unknown, "error", "message", "queued")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a QueueFullResponse. It fails on bytes that are not
@@ -505,11 +517,11 @@ func ParseQueueFullResponseJSON(data []byte) (*QueueFullResponse, error) {
 // JSON syntax, every rule of the schema, and required members. It returns a
 // *SyntaxError, a *ValidationError listing every violation, or nil.
 func ValidateQueueFullResponseJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x QueueFullResponse
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = QueueFullResponse{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -575,8 +587,13 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Schedule = new(Schedule)
-				x.Schedule.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m Schedule
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Schedule = new(Schedule)
+					x.Schedule.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "storeForward":
 			fp := p.Key("storeForward")
@@ -590,8 +607,13 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Queue = new(PublishedBounds)
-				x.Queue.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m PublishedBounds
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Queue = new(PublishedBounds)
+					x.Queue.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "asleepAnswer":
 			fp := p.Key("asleepAnswer")
@@ -605,6 +627,9 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b10101 != 0b10101 {
 		d.Missing(p, seen, 0b10101, &unknown, "mode", "schedule", "storeForward", "queue", "asleepAnswer")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -634,11 +659,11 @@ func ParseReachabilityParamsJSON(data []byte) (*ReachabilityParams, error) {
 // members. It returns a *SyntaxError, a *ValidationError listing every
 // violation, or nil.
 func ValidateReachabilityParamsJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x ReachabilityParams
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = ReachabilityParams{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -735,6 +760,9 @@ func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b111 != 0b111 {
 		d.Missing(p, seen, 0b111, &unknown, "periodSec", "offsetSec", "lengthSec")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a Schedule. It fails on bytes that are not JSON, on a
@@ -762,11 +790,11 @@ func ParseScheduleJSON(data []byte) (*Schedule, error) {
 // every rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateScheduleJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Schedule
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Schedule{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

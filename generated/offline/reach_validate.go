@@ -209,9 +209,10 @@ func (x *QueueFullResponse) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the ReachabilityParams schema that x
-// breaks. It is for generated code; call Validate.
-func (x *ReachabilityParams) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *ReachabilityParams) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("mode")
 		if x.Mode == "" {
@@ -223,6 +224,22 @@ func (x *ReachabilityParams) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		}
 	}
 	{
+		fp := p.Key("asleepAnswer")
+		if x.AsleepAnswer == "" {
+			v.Add(&fp, "enum", "unknown value \"\"")
+		} else {
+			if !x.AsleepAnswer.Valid() {
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.AsleepAnswer)))
+			}
+		}
+	}
+}
+
+// ValidateAt records at p every rule of the ReachabilityParams schema that x
+// breaks. It is for generated code; call Validate.
+func (x *ReachabilityParams) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
+	{
 		fp := p.Key("schedule")
 		if x.Schedule != nil {
 			x.Schedule.ValidateAt(v, &fp)
@@ -232,16 +249,6 @@ func (x *ReachabilityParams) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		fp := p.Key("queue")
 		if x.Queue != nil {
 			x.Queue.ValidateAt(v, &fp)
-		}
-	}
-	{
-		fp := p.Key("asleepAnswer")
-		if x.AsleepAnswer == "" {
-			v.Add(&fp, "enum", "unknown value \"\"")
-		} else {
-			if !x.AsleepAnswer.Valid() {
-				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.AsleepAnswer)))
-			}
 		}
 	}
 }

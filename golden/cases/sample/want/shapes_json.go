@@ -47,6 +47,9 @@ func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "op")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a Call. It fails on bytes that are not JSON, on a
@@ -73,11 +76,11 @@ func ParseCallJSON(data []byte) (*Call, error) {
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateCallJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Call
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Call{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -152,6 +155,9 @@ func (x *Circle) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "radius")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a Circle. It fails on bytes that are not JSON, on a
@@ -179,11 +185,11 @@ func ParseCircleJSON(data []byte) (*Circle, error) {
 // rule of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateCircleJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Circle
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Circle{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -255,6 +261,9 @@ func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "name")
 	}
+	if d.Checking() {
+		x.ValidateAt(d.Validator(), p)
+	}
 }
 
 // UnmarshalJSON decodes a Layer. It fails on bytes that are not JSON, on a
@@ -282,11 +291,11 @@ func ParseLayerJSON(data []byte) (*Layer, error) {
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateLayerJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Layer
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Layer{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so
@@ -391,11 +400,20 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.Layers = []Layer{}
-				for it0.Next(d) {
-					var e0 Layer
-					e0.DecodeJSONAt(d, it0.At())
-					x.Layers = append(x.Layers, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 Layer
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+				} else {
+					x.Layers = []Layer{}
+					for it0.Next(d) {
+						var e0 Layer
+						e0.DecodeJSONAt(d, it0.At())
+						x.Layers = append(x.Layers, e0)
+					}
 				}
 			}
 		case "named":
@@ -404,19 +422,37 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.OpenObject(&fp) {
-				x.Named = map[string]Layer{}
-				for first0 := true; ; {
-					k0, ok := d.NextMember(&first0)
-					if !ok {
-						break
+				if d.Checking() {
+					var keys0 runtime.Keys
+					n := 0
+					for first0 := true; ; {
+						k0, ok := d.NextMember(&first0)
+						if !ok {
+							break
+						}
+						kp0 := fp.Key(k0)
+						if keys0.Add(k0) {
+							d.Duplicate(&kp0)
+						}
+						var e0 Layer
+						e0.DecodeJSONAt(d, &kp0)
+						n++
 					}
-					kp0 := fp.Key(k0)
-					if _, dup := x.Named[k0]; dup {
-						d.Duplicate(&kp0)
+				} else {
+					x.Named = map[string]Layer{}
+					for first0 := true; ; {
+						k0, ok := d.NextMember(&first0)
+						if !ok {
+							break
+						}
+						kp0 := fp.Key(k0)
+						if _, dup := x.Named[k0]; dup {
+							d.Duplicate(&kp0)
+						}
+						var e0 Layer
+						e0.DecodeJSONAt(d, &kp0)
+						x.Named[k0] = e0
 					}
-					var e0 Layer
-					e0.DecodeJSONAt(d, &kp0)
-					x.Named[k0] = e0
 				}
 			}
 		case "depth":
@@ -488,11 +524,19 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			d.OneOf(p, &member, 1, "circle, label, note")
-			obj := new(Circle)
-			if d.IsObject(&fp) {
-				obj.DecodeJSONAt(d, &fp)
+			if d.Checking() {
+				var obj Circle
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Body = (*Circle)(nil)
+			} else {
+				obj := new(Circle)
+				if d.IsObject(&fp) {
+					obj.DecodeJSONAt(d, &fp)
+				}
+				x.Body = obj
 			}
-			x.Body = obj
 		case "label":
 			fp := p.Key("label")
 			if d.Member(&seen, 1<<16, &fp, false) {
@@ -513,6 +557,9 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b100011011 != 0b100011011 {
 		d.Missing(p, seen, 0b100011011, &unknown, "id", "color", "mode", "tags", "sizes", "layers", "named", "depth", "count")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -541,11 +588,11 @@ func ParseShapeJSON(data []byte) (*Shape, error) {
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateShapeJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Shape
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Shape{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

@@ -41,14 +41,12 @@ func (x *Call) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 					params = Shape{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			case "erase":
 				var params Layer
 				runtime.DecodeAt(v, &fp, x.Args, func(d *runtime.Decoder, p *runtime.Path) {
 					params = Layer{}
 					params.DecodeJSONAt(d, p)
 				})
-				params.ValidateAt(v, &fp)
 			}
 		}
 		if len(x.Args) == 0 {
@@ -120,9 +118,10 @@ func (x *Layer) Validate() error {
 	return v.Err()
 }
 
-// ValidateAt records at p every rule of the Shape schema that x breaks. It is
-// for generated code; call Validate.
-func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *Shape) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("id")
 		if x.ID == "" {
@@ -184,24 +183,6 @@ func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		}
 	}
 	{
-		fp := p.Key("layers")
-		if x.Layers != nil {
-			for i0 := range x.Layers {
-				ip0 := fp.Index(i0)
-				x.Layers[i0].ValidateAt(v, &ip0)
-			}
-		}
-	}
-	{
-		fp := p.Key("named")
-		if x.Named != nil {
-			for k0, e0 := range x.Named {
-				kp0 := fp.Key(k0)
-				e0.ValidateAt(v, &kp0)
-			}
-		}
-	}
-	{
 		fp := p.Key("depth")
 		if x.Depth != nil {
 			if *x.Depth < 1 {
@@ -240,13 +221,6 @@ func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		}
 	}
 	switch m := x.Body.(type) {
-	case *Circle:
-		fp := p.Key("circle")
-		if m == nil {
-			v.Add(p, "oneOf", "member \"circle\" is a nil pointer")
-		} else {
-			m.ValidateAt(v, &fp)
-		}
 	case ShapeLabel:
 		fp := p.Key("label")
 		if runtime.RuneCount(string(m)) > 8 {
@@ -254,6 +228,39 @@ func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 		}
 	case nil:
 		v.Add(p, "oneOf", "exactly one of circle, label, note is required")
+	}
+}
+
+// ValidateAt records at p every rule of the Shape schema that x breaks. It is
+// for generated code; call Validate.
+func (x *Shape) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
+	{
+		fp := p.Key("layers")
+		if x.Layers != nil {
+			for i0 := range x.Layers {
+				ip0 := fp.Index(i0)
+				x.Layers[i0].ValidateAt(v, &ip0)
+			}
+		}
+	}
+	{
+		fp := p.Key("named")
+		if x.Named != nil {
+			for k0, e0 := range x.Named {
+				kp0 := fp.Key(k0)
+				e0.ValidateAt(v, &kp0)
+			}
+		}
+	}
+	switch m := x.Body.(type) {
+	case *Circle:
+		fp := p.Key("circle")
+		if m == nil {
+			v.Add(p, "oneOf", "member \"circle\" is a nil pointer")
+		} else {
+			m.ValidateAt(v, &fp)
+		}
 	}
 }
 

@@ -30,8 +30,13 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.IsObject(&fp) {
-				x.Shape = new(sample.Shape)
-				x.Shape.DecodeJSONAt(d, &fp)
+				if d.Checking() {
+					var m sample.Shape
+					m.DecodeJSONAt(d, &fp)
+				} else {
+					x.Shape = new(sample.Shape)
+					x.Shape.DecodeJSONAt(d, &fp)
+				}
 			}
 		case "more":
 			fp := p.Key("more")
@@ -39,11 +44,20 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if it0 := d.Array(&fp); it0.Open() {
-				x.More = []sample.Shape{}
-				for it0.Next(d) {
-					var e0 sample.Shape
-					e0.DecodeJSONAt(d, it0.At())
-					x.More = append(x.More, e0)
+				if d.Checking() {
+					n := 0
+					for it0.Next(d) {
+						var e0 sample.Shape
+						e0.DecodeJSONAt(d, it0.At())
+						n++
+					}
+				} else {
+					x.More = []sample.Shape{}
+					for it0.Next(d) {
+						var e0 sample.Shape
+						e0.DecodeJSONAt(d, it0.At())
+						x.More = append(x.More, e0)
+					}
 				}
 			}
 		case "tint":
@@ -64,19 +78,37 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 				continue
 			}
 			if d.OpenObject(&fp) {
-				x.ByName = map[string]sample.Layer{}
-				for first0 := true; ; {
-					k0, ok := d.NextMember(&first0)
-					if !ok {
-						break
+				if d.Checking() {
+					var keys0 runtime.Keys
+					n := 0
+					for first0 := true; ; {
+						k0, ok := d.NextMember(&first0)
+						if !ok {
+							break
+						}
+						kp0 := fp.Key(k0)
+						if keys0.Add(k0) {
+							d.Duplicate(&kp0)
+						}
+						var e0 sample.Layer
+						e0.DecodeJSONAt(d, &kp0)
+						n++
 					}
-					kp0 := fp.Key(k0)
-					if _, dup := x.ByName[k0]; dup {
-						d.Duplicate(&kp0)
+				} else {
+					x.ByName = map[string]sample.Layer{}
+					for first0 := true; ; {
+						k0, ok := d.NextMember(&first0)
+						if !ok {
+							break
+						}
+						kp0 := fp.Key(k0)
+						if _, dup := x.ByName[k0]; dup {
+							d.Duplicate(&kp0)
+						}
+						var e0 sample.Layer
+						e0.DecodeJSONAt(d, &kp0)
+						x.ByName[k0] = e0
 					}
-					var e0 sample.Layer
-					e0.DecodeJSONAt(d, &kp0)
-					x.ByName[k0] = e0
 				}
 			}
 		default:
@@ -85,6 +117,9 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	}
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "shape")
+	}
+	if d.Checking() {
+		x.checkAt(d.Validator(), p)
 	}
 }
 
@@ -113,11 +148,11 @@ func ParseFrameJSON(data []byte) (*Frame, error) {
 // of the schema, and required members. It returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.
 func ValidateFrameJSON(data []byte) error {
+	var d runtime.Decoder
+	d.Check(data)
 	var x Frame
-	return runtime.ValidateJSON(data, func(d *runtime.Decoder) {
-		x = Frame{}
-		x.DecodeJSONAt(d, nil)
-	}, x.ValidateAt)
+	x.DecodeJSONAt(&d, nil)
+	return d.Verdict()
 }
 
 // AppendJSON appends the wire form of x to b, as MarshalJSON encodes it, so

@@ -8,9 +8,24 @@ import (
 	"strconv"
 )
 
+// checkAt records the rules of x's own members: ValidateAt without the objects
+// x holds, which a checking decoder (Decoder.Checking) has checked as it read
+// them.
+func (x *Frame) checkAt(v *runtime.Validator, p *runtime.Path) {
+	{
+		fp := p.Key("tint")
+		if x.Tint != "" {
+			if !x.Tint.Valid() {
+				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Tint)))
+			}
+		}
+	}
+}
+
 // ValidateAt records at p every rule of the Frame schema that x breaks. It is
 // for generated code; call Validate.
 func (x *Frame) ValidateAt(v *runtime.Validator, p *runtime.Path) {
+	x.checkAt(v, p)
 	{
 		fp := p.Key("shape")
 		if x.Shape == nil {
@@ -25,14 +40,6 @@ func (x *Frame) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 			for i0 := range x.More {
 				ip0 := fp.Index(i0)
 				x.More[i0].ValidateAt(v, &ip0)
-			}
-		}
-	}
-	{
-		fp := p.Key("tint")
-		if x.Tint != "" {
-			if !x.Tint.Valid() {
-				v.Add(&fp, "enum", "unknown value "+strconv.Quote(string(x.Tint)))
 			}
 		}
 	}

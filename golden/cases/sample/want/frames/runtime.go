@@ -7,11 +7,11 @@ import (
 	"github.com/a2abind/a2abind/schemaerr"
 )
 
-// The generated code is written for version 2 of the runtime: these constants
+// The generated code is written for version 3 of the runtime: these constants
 // do not compile against a runtime that no longer supports it.
 const (
-	_ = runtime.EnforceVersion(2 - runtime.MinVersion)
-	_ = runtime.EnforceVersion(runtime.MaxVersion - 2)
+	_ = runtime.EnforceVersion(3 - runtime.MinVersion)
+	_ = runtime.EnforceVersion(runtime.MaxVersion - 3)
 )
 
 // SyntaxError reports bytes that are not JSON. It is schemaerr.SyntaxError,
