@@ -43,6 +43,7 @@ func goType(r *model.Ref, top bool) jen.Code {
 		}
 		return named(r.Named)
 	}
+	// Generate refuses such a model before emitting (checkModel).
 	panic(fmt.Sprintf("type kind %d has no Go type", r.Kind))
 }
 

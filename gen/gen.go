@@ -29,6 +29,9 @@ type File struct {
 
 // Generate emits every file of m.
 func Generate(m *model.Model) ([]File, error) {
+	if err := checkModel(m); err != nil {
+		return nil, err
+	}
 	var files []File
 	for _, p := range m.Packages {
 		fs, err := generatePackage(m, p)

@@ -80,3 +80,31 @@ func TestGenerateRefusesWhatItCannotEmit(t *testing.T) {
 		t.Fatalf("error %v, want one naming the type and the limit", err)
 	}
 }
+
+// A model the loader would never build (an unknown kind, a named reference
+// without its type, an array without its element) is an error naming the
+// member, not a panic in an emitter.
+func TestGenerateRefusesAnInconsistentModel(t *testing.T) {
+	cases := []struct {
+		name string
+		ref  *model.Ref
+		want string
+	}{
+		{"unknown kind", &model.Ref{Kind: model.Kind(99)}, "type kind 99 has no Go type"},
+		{"object without its type", &model.Ref{Kind: model.KindObject}, "a named type reference without its type"},
+		{"array without its element", &model.Ref{Kind: model.KindArray}, "an array or map without its element type"},
+		{"map of an unknown kind", &model.Ref{Kind: model.KindMap, Elem: &model.Ref{Kind: model.Kind(42)}}, "type kind 42 has no Go type"},
+		{"no type at all", nil, "no type"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			typ := &model.Type{Name: "T", Source: "t.json", Kind: model.KindObject,
+				Fields: []*model.Field{{JSON: "f", GoName: "F", Ref: c.ref}}}
+			m := &model.Model{Packages: []*model.Package{{Name: "p", Sources: []string{"t.json"}, Types: []*model.Type{typ}}}}
+			_, err := Generate(m)
+			if err == nil || !strings.Contains(err.Error(), "t.json: T.f: "+c.want) {
+				t.Fatalf("error %v, want one naming t.json: T.f and %q", err, c.want)
+			}
+		})
+	}
+}
