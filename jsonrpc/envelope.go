@@ -42,7 +42,21 @@ func DecodeRequest(data []byte) (*Request, json.RawMessage, *a2a.Error) {
 	return decodeRequest(data, Limits{})
 }
 
+// decodeRequest decodes a request within the limits' bound on parts: in
+// one pass when it has the plain shape and nothing wrong (decodeFast),
+// else, and for every error, as decodeRequestSlow does.
 func decodeRequest(data []byte, l Limits) (*Request, json.RawMessage, *a2a.Error) {
+	if req, id, e, ok := decodeFast(data, l); ok {
+		return req, id, e
+	}
+	return decodeRequestSlow(data, l)
+}
+
+// decodeRequestSlow decodes any request, in three passes over its params:
+// the envelope with the params skipped and copied, the parts of a message
+// counted over the copy, the copy decoded and checked. Every error a
+// request is answered with is its error.
+func decodeRequestSlow(data []byte, l Limits) (*Request, json.RawMessage, *a2a.Error) {
 	var env a2a.JSONRPCRequest
 	if err := env.UnmarshalJSON(data); err != nil {
 		var syn *a2a.SyntaxError

@@ -42,8 +42,10 @@ type Limits struct {
 	MaxRequestBytes int
 	// MaxParts is the most parts a message may have (0: no bound). A
 	// SendMessage or SendStreamingMessage whose message has more is
-	// answered invalid_params (-32602), naming the limit; the parts are
-	// counted before the params are decoded.
+	// answered invalid_params (-32602), naming the limit and the number
+	// of parts, before its params are checked against their schema; no
+	// part past the limit is decoded (the parts are counted as they are
+	// read, and past the limit counted without decoding them).
 	MaxParts int
 }
 
@@ -55,7 +57,7 @@ func DefaultLimits() Limits {
 
 // DecodeRequest is the package's DecodeRequest within the limits: an
 // oversized payload is refused before it is parsed, and a message with too
-// many parts before its params are decoded.
+// many parts before more than MaxParts of them are decoded.
 func (l Limits) DecodeRequest(data []byte) (*Request, json.RawMessage, *a2a.Error) {
 	if l.MaxRequestBytes > 0 && len(data) > l.MaxRequestBytes {
 		return nil, nil, TooLarge(len(data), l.MaxRequestBytes)

@@ -3,13 +3,25 @@ package jsonrpc
 import (
 	"encoding/json"
 
+	"github.com/a2abind/a2abind/gen/runtime"
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
-// methodSpec binds a method to its params and result types.
+// methodSpec binds a method to its params type.
 type methodSpec struct {
-	parse     func([]byte) (any, error)
+	// parse decodes and checks raw params (Parse<Type>JSON).
+	parse func([]byte) (any, error)
+	// fresh returns a new value of the params type, for decoding the params
+	// where they stand in the envelope (decodeFast).
+	fresh     func() paramsValue
 	streaming bool
+}
+
+// paramsValue is what every generated params type implements: its decoder,
+// which reads it from a runtime.Decoder, and its checks.
+type paramsValue interface {
+	DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
+	ValidateAt(v *runtime.Validator, p *runtime.Path)
 }
 
 // parser adapts a generated Parse<Type>JSON (decode and check in one pass).
@@ -23,18 +35,26 @@ func parser[T any](parse func([]byte) (*T, error)) func([]byte) (any, error) {
 	}
 }
 
+// fresh returns a new *T as a paramsValue.
+func fresh[T any, P interface {
+	*T
+	paramsValue
+}]() paramsValue {
+	return P(new(T))
+}
+
 var methods = map[a2a.Method]methodSpec{
-	a2a.MethodSendMessage:                      {parser(a2a.ParseSendMessageRequestJSON), false},
-	a2a.MethodSendStreamingMessage:             {parser(a2a.ParseSendMessageRequestJSON), true},
-	a2a.MethodGetTask:                          {parser(a2a.ParseGetTaskRequestJSON), false},
-	a2a.MethodListTasks:                        {parser(a2a.ParseListTasksRequestJSON), false},
-	a2a.MethodCancelTask:                       {parser(a2a.ParseCancelTaskRequestJSON), false},
-	a2a.MethodSubscribeToTask:                  {parser(a2a.ParseSubscribeToTaskRequestJSON), true},
-	a2a.MethodCreateTaskPushNotificationConfig: {parser(a2a.ParseTaskPushNotificationConfigJSON), false},
-	a2a.MethodGetTaskPushNotificationConfig:    {parser(a2a.ParseGetTaskPushNotificationConfigRequestJSON), false},
-	a2a.MethodListTaskPushNotificationConfigs:  {parser(a2a.ParseListTaskPushNotificationConfigsRequestJSON), false},
-	a2a.MethodDeleteTaskPushNotificationConfig: {parser(a2a.ParseDeleteTaskPushNotificationConfigRequestJSON), false},
-	a2a.MethodGetExtendedAgentCard:             {parser(a2a.ParseGetExtendedAgentCardRequestJSON), false},
+	a2a.MethodSendMessage:                      {parser(a2a.ParseSendMessageRequestJSON), fresh[a2a.SendMessageRequest], false},
+	a2a.MethodSendStreamingMessage:             {parser(a2a.ParseSendMessageRequestJSON), fresh[a2a.SendMessageRequest], true},
+	a2a.MethodGetTask:                          {parser(a2a.ParseGetTaskRequestJSON), fresh[a2a.GetTaskRequest], false},
+	a2a.MethodListTasks:                        {parser(a2a.ParseListTasksRequestJSON), fresh[a2a.ListTasksRequest], false},
+	a2a.MethodCancelTask:                       {parser(a2a.ParseCancelTaskRequestJSON), fresh[a2a.CancelTaskRequest], false},
+	a2a.MethodSubscribeToTask:                  {parser(a2a.ParseSubscribeToTaskRequestJSON), fresh[a2a.SubscribeToTaskRequest], true},
+	a2a.MethodCreateTaskPushNotificationConfig: {parser(a2a.ParseTaskPushNotificationConfigJSON), fresh[a2a.TaskPushNotificationConfig], false},
+	a2a.MethodGetTaskPushNotificationConfig:    {parser(a2a.ParseGetTaskPushNotificationConfigRequestJSON), fresh[a2a.GetTaskPushNotificationConfigRequest], false},
+	a2a.MethodListTaskPushNotificationConfigs:  {parser(a2a.ParseListTaskPushNotificationConfigsRequestJSON), fresh[a2a.ListTaskPushNotificationConfigsRequest], false},
+	a2a.MethodDeleteTaskPushNotificationConfig: {parser(a2a.ParseDeleteTaskPushNotificationConfigRequestJSON), fresh[a2a.DeleteTaskPushNotificationConfigRequest], false},
+	a2a.MethodGetExtendedAgentCard:             {parser(a2a.ParseGetExtendedAgentCardRequestJSON), fresh[a2a.GetExtendedAgentCardRequest], false},
 }
 
 // Streaming reports whether a method answers with a stream of

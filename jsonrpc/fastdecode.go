@@ -1,0 +1,365 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+
+	"github.com/a2abind/a2abind/gen/runtime"
+	"github.com/a2abind/a2abind/generated/a2a"
+)
+
+// The responder's decoding comes in two paths that answer alike.
+//
+// decodeRequestSlow (envelope.go) reads the envelope with the generated
+// JSONRPCRequest decoder, which skips the params and copies them, counts
+// the parts of a message over the copy (partsIn), then decodes and checks
+// the copy with the method's Parse<Type>JSON: three passes over the params
+// and a copy of them, a megabyte of each for a message of a megabyte.
+//
+// decodeFast reads the request in one pass, with no copy: the envelope
+// member by member, the params where they stand, with the decoder of the
+// method's params type (strings copied once, out of the request's bytes,
+// as Parse<Type>JSON copies them), then checks them as Parse<Type>JSON
+// does. It takes the plain shape only: an object of "jsonrpc" ("2.0"),
+// "id" (optional), "method" (one A2A v1.0 defines) and "params"
+// (optional, an object, after "method"), each at most once, nothing else,
+// and nothing wrong anywhere. Whatever strays from that (an unknown or
+// repeated envelope member, params before the method or of another kind,
+// a syntax error, a schema violation, a message of more parts than
+// Limits.MaxParts) makes it stop where it sees it and hand over to
+// decodeRequestSlow, from the start: the answer to a faulty request is
+// the slow path's, word for word. (The one error decodeFast answers
+// itself is the slow path's last step: a request without params whose
+// method requires some.) A valid request the fast path takes is the request
+// the slow path returns (decode_test.go compares the two on the payload
+// corpus and its mutations).
+//
+// What a faulty request costs. decodeFast stops at the first violation
+// the decoder records between two members of the envelope, of the params
+// or of the message, at the first part that breaks its schema, and past
+// Limits.MaxParts parts; only a violation found by the checks that run
+// after the decoding (the schema's rules beyond the JSON types, outside
+// the parts) lets it read everything first. So a request refused costs at
+// most one decoding of its params more than it did before, most cost
+// little more, and a stranger's message of a million tiny parts costs at
+// most Limits.MaxParts parts decoded (about 140 KiB with the default
+// limit) before the slow path counts them without decoding and refuses
+// them as it always did. Checking len(message.parts) only after decoding
+// them all would not do: a valid part can be 11 bytes of JSON
+// ({"url":""},) and is 56 bytes in Go, so a request of 4 MiB
+// (DefaultMaxRequestBytes) of them would allocate about 120 MiB as the
+// slice of parts grows, where counting them costs nothing but the pass.
+
+// Bits of the envelope members decodeFast has read.
+const (
+	seenJSONRPC = 1 << iota
+	seenID
+	seenMethod
+	seenParams
+)
+
+// fastRequest is what decodeFast has read of a request.
+type fastRequest struct {
+	// maxParts is Limits.MaxParts: the most parts a message may have
+	// (0 or less: no bound).
+	maxParts int
+	// plain says the request had the plain shape, with nothing wrong that
+	// the decoding saw.
+	plain  bool
+	id     json.RawMessage
+	method a2a.Method
+	// params are the params decoded, nil when the request had none.
+	params paramsValue
+}
+
+// decodeFast decodes a request of the plain shape in one pass (see above).
+// ok false means the request is not one it answers: the caller decodes it
+// with decodeRequestSlow, from the start. When ok, the other results are
+// those of decodeRequestSlow.
+func decodeFast(data []byte, l Limits) (req *Request, id json.RawMessage, e *a2a.Error, ok bool) {
+	f := &fastRequest{maxParts: l.MaxParts}
+	// runtime.Parse reads as Parse<Type>JSON does: required members
+	// checked, strings copied out of data; then f.validate runs the
+	// checks of the params type, and any violation or syntax error is
+	// its error.
+	if _, err := runtime.Parse(data, f, f.read, f.validate); err != nil || !f.plain {
+		return nil, nil, nil, false
+	}
+	if f.params == nil {
+		// No params: the slow path decodes "{}" as the method's params,
+		// its last step, which this is.
+		params, err := decodeParams(f.method, nil)
+		if err != nil {
+			return nil, f.id, AsError(err), true
+		}
+		return &Request{ID: f.id, Method: f.method, Params: params}, f.id, nil, true
+	}
+	return &Request{ID: f.id, Method: f.method, Params: f.params}, f.id, nil, true
+}
+
+// read reads the envelope from d, the whole document.
+func (f *fastRequest) read(d *runtime.Decoder) {
+	f.plain = f.envelope(d)
+}
+
+// validate checks the params decoded against the rest of their schema, as
+// Parse<Type>JSON does after decoding, at pointers relative to the params.
+func (f *fastRequest) validate(v *runtime.Validator, _ *runtime.Path) {
+	if f.plain && f.params != nil {
+		f.params.ValidateAt(v, nil)
+	}
+}
+
+// envelope reads the members of the envelope, and the params in place;
+// it reports false, and stops, at the first thing off the plain shape.
+// What it leaves unread makes the document end early for the decoder (a
+// syntax error), which is no matter: the slow path answers.
+func (f *fastRequest) envelope(d *runtime.Decoder) bool {
+	if d.Peek() != '{' || !d.OpenObject(nil) {
+		return false
+	}
+	var seen int
+	for first := true; ; {
+		key, more := d.NextKey(&first)
+		if !more {
+			break
+		}
+		var bit int
+		switch string(key) {
+		case "jsonrpc":
+			bit = seenJSONRPC
+		case "id":
+			bit = seenID
+		case "method":
+			bit = seenMethod
+		case "params":
+			bit = seenParams
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		switch bit {
+		case seenJSONRPC:
+			if d.Peek() != '"' {
+				return false
+			}
+			if v, _ := d.String(nil); v != Version {
+				return false
+			}
+		case seenID:
+			// The generated envelope decoder reads the id so: a copy of
+			// its bytes, a string, a number or null.
+			f.id = d.RawKinds(nil, "string", "number", "null")
+			if len(f.id) == 0 || !validID(f.id) {
+				return false
+			}
+		case seenMethod:
+			if d.Peek() != '"' {
+				return false
+			}
+			v, _ := d.String(nil)
+			f.method = a2a.Method(v)
+			if !f.method.Valid() {
+				return false
+			}
+		case seenParams:
+			if seen&seenMethod == 0 || d.Peek() != '{' {
+				return false
+			}
+			if !f.readParams(d) {
+				return false
+			}
+		}
+		if violated(d) {
+			return false
+		}
+	}
+	return d.OK() && seen&(seenJSONRPC|seenMethod) == seenJSONRPC|seenMethod
+}
+
+// readParams decodes the params object that comes next in d into a new
+// value of the method's params type, at pointers relative to the params
+// (as Parse<Type>JSON over a copy of them would record them).
+func (f *fastRequest) readParams(d *runtime.Decoder) bool {
+	if f.method == a2a.MethodSendMessage || f.method == a2a.MethodSendStreamingMessage {
+		x := new(a2a.SendMessageRequest)
+		f.params = x
+		return readSend(d, x, f.maxParts)
+	}
+	f.params = methods[f.method].fresh()
+	f.params.DecodeJSONAt(d, nil)
+	return true
+}
+
+// violated reports whether d has recorded a violation (Err is nil, and
+// costs two comparisons, while there is none).
+func violated(d *runtime.Decoder) bool {
+	return d.Validator().Err() != nil
+}
+
+// readSend reads SendMessage params from d as
+// (*a2a.SendMessageRequest).DecodeJSONAt does, statement for statement
+// (with the decoder not Checking), reading the message with readMessage,
+// which counts its parts as it reads them. It reports false, and stops,
+// at the first violation recorded between two members and past maxParts
+// parts. TestFastDecodersMirrorTheGeneratedOnes keeps the members in step
+// with the generated type.
+func readSend(d *runtime.Decoder, x *a2a.SendMessageRequest, maxParts int) bool {
+	var p *runtime.Path // the params are the root of their pointers
+	if !d.OpenObject(p) {
+		return false
+	}
+	var seen uint64
+	var unknown runtime.Keys
+	for first := true; ; {
+		key, more := d.NextKey(&first)
+		if !more {
+			break
+		}
+		switch string(key) {
+		case "tenant":
+			fp := p.Key("tenant")
+			if !d.Member(&seen, 1<<0, &fp, false) {
+				x.Tenant, _ = d.String(&fp)
+			}
+		case "message":
+			fp := p.Key("message")
+			if !d.Member(&seen, 1<<1, &fp, true) && d.IsObject(&fp) {
+				x.Message = new(a2a.Message)
+				if !readMessage(d, x.Message, &fp, maxParts) {
+					return false
+				}
+			}
+		case "configuration":
+			fp := p.Key("configuration")
+			if !d.Member(&seen, 1<<2, &fp, false) && d.IsObject(&fp) {
+				x.Configuration = new(a2a.SendMessageConfiguration)
+				x.Configuration.DecodeJSONAt(d, &fp)
+			}
+		case "metadata":
+			fp := p.Key("metadata")
+			if !d.Member(&seen, 1<<3, &fp, false) {
+				x.Metadata, _ = d.Object(&fp)
+			}
+		default:
+			d.Unknown(p, key, &unknown)
+		}
+		if violated(d) {
+			return false
+		}
+	}
+	// The message is required: the generated decoder records it missing.
+	return d.OK() && seen&(1<<1) != 0
+}
+
+// readMessage reads a message from d as (*a2a.Message).DecodeJSONAt does,
+// statement for statement (with the decoder not Checking), with two ways
+// to stop early, reporting false: a violation recorded between two
+// members or two parts, and a part past maxParts (when above 0). Past the
+// bound the slow path counts the parts without decoding them and answers
+// TooManyParts with their number.
+func readMessage(d *runtime.Decoder, x *a2a.Message, p *runtime.Path, maxParts int) bool {
+	if !d.OpenObject(p) {
+		return false
+	}
+	var seen uint64
+	var unknown runtime.Keys
+	for first := true; ; {
+		key, more := d.NextKey(&first)
+		if !more {
+			break
+		}
+		switch string(key) {
+		case "messageId":
+			fp := p.Key("messageId")
+			if !d.Member(&seen, 1<<0, &fp, true) {
+				x.MessageID, _ = d.String(&fp)
+			}
+		case "contextId":
+			fp := p.Key("contextId")
+			if !d.Member(&seen, 1<<1, &fp, false) {
+				x.ContextID, _ = d.String(&fp)
+			}
+		case "taskId":
+			fp := p.Key("taskId")
+			if !d.Member(&seen, 1<<2, &fp, false) {
+				x.TaskID, _ = d.String(&fp)
+			}
+		case "role":
+			fp := p.Key("role")
+			if !d.Member(&seen, 1<<3, &fp, true) {
+				x.Role, _ = runtime.Enum[a2a.Role](d.String(&fp))
+			}
+		case "parts":
+			fp := p.Key("parts")
+			if d.Member(&seen, 1<<4, &fp, true) {
+				break
+			}
+			it := d.Array(&fp)
+			if !it.Open() {
+				return false
+			}
+			x.Parts = []a2a.Part{}
+			for it.Next(d) {
+				if maxParts > 0 && len(x.Parts) == maxParts {
+					return false
+				}
+				var e a2a.Part
+				e.DecodeJSONAt(d, it.At())
+				// The part's own rules, checked now (they are few and
+				// cheap) so that a run of invalid parts stops here at the
+				// first; the message's ValidateAt checks them again.
+				e.ValidateAt(d.Validator(), it.At())
+				x.Parts = append(x.Parts, e)
+				if violated(d) {
+					return false
+				}
+			}
+		case "metadata":
+			fp := p.Key("metadata")
+			if !d.Member(&seen, 1<<5, &fp, false) {
+				x.Metadata, _ = d.Object(&fp)
+			}
+		case "extensions":
+			fp := p.Key("extensions")
+			if !d.Member(&seen, 1<<6, &fp, false) && !readStrings(d, &fp, &x.Extensions) {
+				return false
+			}
+		case "referenceTaskIds":
+			fp := p.Key("referenceTaskIds")
+			if !d.Member(&seen, 1<<7, &fp, false) && !readStrings(d, &fp, &x.ReferenceTaskIDs) {
+				return false
+			}
+		default:
+			d.Unknown(p, key, &unknown)
+		}
+		if violated(d) {
+			return false
+		}
+	}
+	// messageId, role and parts are required: the generated decoder
+	// records them missing.
+	return d.OK() && seen&0b11001 == 0b11001
+}
+
+// readStrings reads an array of strings into *out as Decoder.Strings does,
+// reporting false, and stopping, at anything but an array or a string in
+// it (which Strings records as a violation and goes on).
+func readStrings(d *runtime.Decoder, p *runtime.Path, out *[]string) bool {
+	if d.Peek() != '[' {
+		return false
+	}
+	it := d.Array(p)
+	list := []string{}
+	for it.Next(d) {
+		if d.Peek() != '"' {
+			return false
+		}
+		s, _ := d.String(it.At())
+		list = append(list, s)
+	}
+	*out = list
+	return d.OK()
+}
