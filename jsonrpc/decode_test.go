@@ -520,3 +520,35 @@ func TestFastDecodersMirrorTheGeneratedOnes(t *testing.T) {
 		}
 	}
 }
+
+// TestFastPathKeepsNothingOfTheBytes shows that a request the fast path
+// decodes holds copies, not views of the payload: a transport may reuse
+// the payload's buffer as soon as DecodeRequest returns.
+func TestFastPathKeepsNothingOfTheBytes(t *testing.T) {
+	long := strings.Repeat("a line of text\\n", 200) // escaped, and past the decoder's own-buffer length
+	cases := []struct {
+		name string
+		in   string
+	}{
+		{"every member of a message", string(envelope("jsonrpc", `"2.0"`, "id", `"r-1"`, "method", `"SendMessage"`, "params", fullParams))},
+		{"a long text with escapes", string(envelope("jsonrpc", `"2.0"`, "id", `12`, "method", `"SendMessage"`, "params",
+			`{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"`+long+`"},{"text":"`+strings.Repeat("plain", 400)+`"}]}}`))},
+		{"another method", string(envelope("jsonrpc", `"2.0"`, "id", `"g"`, "method", `"GetTask"`, "params", `{"id":"t-1","historyLength":3}`))},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := []byte(tc.in)
+			req, id, e, ok := decodeFast(in, DefaultLimits())
+			if !ok || e != nil {
+				t.Fatalf("the fast path did not take it: %v %v", ok, e)
+			}
+			for i := range in {
+				in[i] = 'x'
+			}
+			want, wantID, _ := decodeRequestSlow([]byte(tc.in), DefaultLimits())
+			if !reflect.DeepEqual(req, want) || !bytes.Equal(id, wantID) {
+				t.Fatalf("after the payload was overwritten:\n  %v\nwant\n  %v", outcome{req, id, nil}, outcome{want, wantID, nil})
+			}
+		})
+	}
+}
