@@ -185,28 +185,3 @@ func nullID(id json.RawMessage) json.RawMessage {
 	}
 	return id
 }
-
-// Response is a decoded response: exactly one of Result and Err is set.
-type Response struct {
-	ID     json.RawMessage
-	Result json.RawMessage
-	Err    *a2a.Error
-}
-
-// DecodeResponse parses a response envelope, identifying an error's token
-// with FromWire. A payload that is not a JSON-RPC 2.0 response is an
-// invalid_agent_response error (returned, not set in Err).
-func DecodeResponse(data []byte, b Binding) (*Response, error) {
-	env, err := a2a.ParseJSONRPCResponseJSON(data)
-	if err != nil {
-		return nil, a2a.NewError(a2a.TokenInvalidAgentResponse, "not a JSON-RPC 2.0 response: "+err.Error())
-	}
-	r := &Response{ID: env.ID}
-	switch o := env.Outcome.(type) {
-	case a2a.JSONRPCResponseResult:
-		r.Result = json.RawMessage(o)
-	case *a2a.JSONRPCError:
-		r.Err = FromWire(WireError{Code: int(o.Code), Message: o.Message, Data: o.Data}, b)
-	}
-	return r, nil
-}

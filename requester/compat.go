@@ -40,9 +40,11 @@ import (
 // (a2a-go's error reason UNAUTHORIZED is read by jsonrpc.FromWire.)
 //
 // Nothing here costs a payload that follows the specification anything:
-// the strict generated parse runs first, and only when it fails are the
-// places its violations point at rewritten, each only if it has the shape
-// of a departure above; the rewritten bytes are parsed again, and if they
+// a plain success reply whose result is valid is read in one pass
+// (jsonrpc.DecodeResult) and never comes here; otherwise the strict
+// generated parse runs first, and only when it fails are the places its
+// violations point at rewritten, each only if it has the shape of a
+// departure above; the rewritten bytes are parsed again, and if they
 // fail too the original error is reported. Remove a rewrite once a2a-go
 // stops writing its form.
 
@@ -99,7 +101,7 @@ func (ex *exchange) relaxedEnvelope(payload []byte) (*jsonrpc.Response, any, []D
 	if err != nil || resp.Err != nil {
 		return nil, nil, nil
 	}
-	v, more, err := ex.decode(resp.Result)
+	v, more, err := ex.decode.result(resp.Result)
 	if err != nil {
 		return nil, nil, nil
 	}

@@ -71,20 +71,39 @@ func (ex *exchange) firstSight(digest [32]byte) bool {
 	return true
 }
 
-// resultDecoder decodes a JSON-RPC result into its generated type and
-// checks it against the schema, reading a peer's departures from A2A v1.0
-// in form (compat.go); it reports the departures it read.
-type resultDecoder func(json.RawMessage) (any, []Departure, error)
+// resultDecoder decodes the replies of one method: the envelope and the
+// result into its generated type, checked against the schema, reading a
+// peer's departures from A2A v1.0 in form (compat.go). Its functions run
+// on the transport's goroutines and must be safe for concurrent use.
+type resultDecoder struct {
+	// inPlace reads a plain success reply, envelope and result, in one
+	// pass (jsonrpc.DecodeResult); ok false sends the reply the two-pass
+	// way, which gives the verdict.
+	inPlace func(payload []byte) (resp *jsonrpc.Response, value any, ok bool)
+	// result decodes a result taken out of its envelope and checks it; it
+	// reports the departures it read.
+	result func(json.RawMessage) (any, []Departure, error)
+}
 
-// decodeWith adapts a generated Parse<Type>JSON function: strict first,
-// then DecodeLenient's rewrites (compat.go).
-func decodeWith[T any](parse func([]byte) (*T, error)) resultDecoder {
-	return func(raw json.RawMessage) (any, []Departure, error) {
-		v, departed, err := DecodeLenient(raw, parse)
-		if err != nil {
-			return nil, nil, err
-		}
-		return v, departed, nil
+// decodeWith adapts a generated Parse<Type>JSON function and its type:
+// the plain reply in one pass (jsonrpc.DecodeResult), anything else
+// strict first, then DecodeLenient's rewrites (compat.go).
+func decodeWith[T any, PT jsonrpc.ResultType[T]](parse func([]byte) (*T, error)) resultDecoder {
+	return resultDecoder{
+		inPlace: func(payload []byte) (*jsonrpc.Response, any, bool) {
+			resp, v, ok := jsonrpc.DecodeResult[T, PT](payload)
+			if !ok {
+				return nil, nil, false
+			}
+			return resp, v, true
+		},
+		result: func(raw json.RawMessage) (any, []Departure, error) {
+			v, departed, err := DecodeLenient(raw, parse)
+			if err != nil {
+				return nil, nil, err
+			}
+			return v, departed, nil
+		},
 	}
 }
 
@@ -118,25 +137,13 @@ func (ex *exchange) decodeReply(r *Reply) *inbound {
 	if r.Refused != nil || r.Failed != nil || (r.End && len(r.Payload) == 0) {
 		return in
 	}
-	in.resp, in.envErr = jsonrpc.DecodeResponse(r.Payload, ex.errors)
-	switch {
-	case in.envErr != nil:
-		// Not a JSON-RPC response, unless a peer's departure (compat.go)
-		// made it one whose result decodes; else the original error.
-		resp, value, departed := ex.relaxedEnvelope(r.Payload)
-		if resp == nil {
-			in.resp = nil
-			return in
-		}
-		in.resp, in.envErr, in.value = resp, nil, value
-		ex.noteDeparted(departed)
-	case in.resp.Err != nil:
+	// A plain success reply with a valid result is read in one pass;
+	// anything else, from scratch, the two-pass way, which gives the same
+	// verdict and errors as before that pass existed.
+	if resp, v, ok := ex.readInPlace(r.Payload); ok {
+		in.resp, in.value = resp, v
+	} else if !ex.decodeTwoPass(in, r.Payload) {
 		return in
-	default:
-		var departed []Departure
-		in.value, departed, in.valueErr = ex.decode(in.resp.Result)
-		in.resp.Result = nil // the payload may be reused once deliver returns
-		ex.noteDeparted(departed)
 	}
 	in.taskID, _, _ = taskStateOf(in.value)
 	if ex.streaming {
@@ -146,6 +153,43 @@ func (ex *exchange) decodeReply(r *Reply) *inbound {
 		}
 	}
 	return in
+}
+
+// readInPlace runs the decoder's one-pass read, if it has one.
+func (ex *exchange) readInPlace(payload []byte) (*jsonrpc.Response, any, bool) {
+	if ex.decode.inPlace == nil {
+		return nil, nil, false
+	}
+	return ex.decode.inPlace(payload)
+}
+
+// decodeTwoPass decodes a reply that is not a plain success response
+// (decodeReply reads those in one pass): the envelope with
+// jsonrpc.DecodeResponse, then its result out of it, with the departures
+// of compat.go. It reports whether the reply holds a result (valid or
+// not) to look into further.
+func (ex *exchange) decodeTwoPass(in *inbound, payload []byte) bool {
+	in.resp, in.envErr = jsonrpc.DecodeResponse(payload, ex.errors)
+	switch {
+	case in.envErr != nil:
+		// Not a JSON-RPC response, unless a peer's departure (compat.go)
+		// made it one whose result decodes; else the original error.
+		resp, value, departed := ex.relaxedEnvelope(payload)
+		if resp == nil {
+			in.resp = nil
+			return false
+		}
+		in.resp, in.envErr, in.value = resp, nil, value
+		ex.noteDeparted(departed)
+	case in.resp.Err != nil:
+		return false
+	default:
+		var departed []Departure
+		in.value, departed, in.valueErr = ex.decode.result(in.resp.Result)
+		in.resp.Result = nil // the payload may be reused once deliver returns
+		ex.noteDeparted(departed)
+	}
+	return true
 }
 
 // taskStateOf returns the task id and state a decoded result shows, if it

@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/internal/uuidv4"
+	"github.com/a2abind/a2abind/jsonrpc"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
 
@@ -174,8 +175,8 @@ var (
 
 // single runs a one-reply operation whose result parse decodes and checks;
 // a result that breaks its schema is invalid_agent_response.
-func single[T any](ctx context.Context, c *Client, r *call, parse func([]byte) (*T, error)) (*T, error) {
-	r.decode = decodeWith(parse)
+func single[T any, PT jsonrpc.ResultType[T]](ctx context.Context, c *Client, r *call, parse func([]byte) (*T, error)) (*T, error) {
+	r.decode = decodeWith[T, PT](parse)
 	var out *T
 	err := c.run(ctx, r, func(it item, _ bool) (bool, error) {
 		if it.err != nil {
