@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -124,18 +125,50 @@ func readFile(t *testing.T, f string) []byte {
 	return bytes.TrimSpace(b)
 }
 
-// replyCorpus returns reply payloads by name: every file under
+// replyCase is a reply payload of the corpus.
+type replyCase struct {
+	payload []byte
+	// plain: the reply is in a plain form, which reads in one pass when its
+	// result is valid for the type.
+	plain bool
+	// only names the one result type to decode the reply for ("" for
+	// every type of replyDecoders).
+	only string
+}
+
+// resultTypeOf returns the result type whose decoder reads the result of
+// resultCorpus named name, as far as its name tells (SendMessageResponse
+// when it does not).
+func resultTypeOf(name string) string {
+	for _, d := range replyDecoders {
+		if strings.HasPrefix(name, d.name+"/") {
+			return d.name
+		}
+	}
+	base := name[strings.LastIndex(name, "/")+1:]
+	for prefix, typ := range map[string]string{"task-": "Task", "stream-response-": "StreamResponse", "agent-card": "AgentCard",
+		"push-config": "TaskPushNotificationConfig", "list-tasks-response": "ListTasksResponse", "kind/empty": "Empty"} {
+		if strings.HasPrefix(base, prefix) || strings.HasPrefix(name, prefix) {
+			return typ
+		}
+	}
+	return "SendMessageResponse"
+}
+
+// replyCorpus returns the reply payloads by name: every file under
 // golden/payloads as it is, and every result of resultCorpus in each
 // envelope form, with its own mutations: a member twice at the head of the
-// result, and bytes deleted, replaced or inserted at random places.
-func replyCorpus(t *testing.T) (map[string][]byte, map[string]bool) {
+// result, and bytes deleted, replaced or inserted at random places. The
+// files, the plain form and the random mutations are decoded for every
+// result type; the other forms, which only the envelope sets apart, for
+// the result's own type.
+func replyCorpus(t *testing.T) map[string]replyCase {
 	t.Helper()
-	replies := map[string][]byte{}
-	plain := map[string]bool{} // the names of replies in a plain form
+	replies := map[string]replyCase{}
 	root := filepath.Join("..", "golden", "payloads")
 	err := filepath.WalkDir(root, func(path string, e os.DirEntry, err error) error {
 		if err == nil && !e.IsDir() && strings.HasSuffix(path, ".json") {
-			replies["file/"+filepath.ToSlash(path[len(root)+1:])] = readFile(t, path)
+			replies["file/"+filepath.ToSlash(path[len(root)+1:])] = replyCase{payload: readFile(t, path)}
 		}
 		return err
 	})
@@ -145,41 +178,38 @@ func replyCorpus(t *testing.T) (map[string][]byte, map[string]bool) {
 	rng := rand.New(rand.NewPCG(15, 2))
 	junk := []byte(`"{}[],:0n\ a-.e`)
 	for rname, r := range resultCorpus(t) {
+		typ := resultTypeOf(rname)
 		results := map[string][]byte{"": r}
 		if len(r) > 2 && r[0] == '{' {
 			var members map[string]json.RawMessage
 			if json.Unmarshal(r, &members) == nil && len(members) > 0 {
-				keys := slices.Sorted(func(yield func(string) bool) {
-					for k := range members {
-						if !yield(k) {
-							return
-						}
-					}
-				})
-				k := keys[0]
+				k := slices.Sorted(maps.Keys(members))[0]
 				results[" member "+k+" twice"] = []byte(`{"` + k + `":` + string(members[k]) + "," + string(r[1:]))
 				results[" unknown member twice"] = []byte(`{"zz":1,"zz":2,` + string(r[1:]))
 			}
 		}
 		// Every form for a result that may be valid; a result known to be
 		// invalid, or made so, falls back in any form: the plain one and
-		// the two orders are enough for it.
-		maybeValid := !strings.Contains(rname, "/invalid/")
+		// the two orders are enough for it, and for the payloads nested to
+		// the depth limit (whose every reading is slow).
+		maybeValid := !strings.Contains(rname, "/invalid/") && len(r) < 10_000
 		for mname, res := range results {
 			for i, f := range envelopeForms {
 				if (!maybeValid || mname != "") && i > 0 && f.name != "id first" && f.name != "result before id" {
 					continue
 				}
-				name := "wrapped/" + rname + mname + "/" + f.name
-				replies[name] = []byte(strings.Replace(f.form, "R", string(res), -1))
-				plain[name] = f.plain && mname == ""
+				c := replyCase{payload: []byte(strings.Replace(f.form, "R", string(res), -1)), plain: f.plain && mname == "", only: typ}
+				if i == 0 && mname == "" {
+					c.only = ""
+				}
+				replies["wrapped/"+rname+mname+"/"+f.name] = c
 			}
 		}
 		env := []byte(strings.Replace(envelopeForms[0].form, "R", string(r), 1))
-		for i := range 4 {
+		for i := range 3 {
 			m := slices.Clone(env)
 			at := rng.IntN(len(m))
-			switch i % 3 {
+			switch i {
 			case 0:
 				m = slices.Delete(m, at, at+1)
 			case 1:
@@ -187,30 +217,24 @@ func replyCorpus(t *testing.T) (map[string][]byte, map[string]bool) {
 			case 2:
 				m = slices.Insert(m, at, junk[rng.IntN(len(junk))])
 			}
-			replies[fmt.Sprintf("mutated/%s/%d@%d", rname, i, at)] = m
+			replies[fmt.Sprintf("mutated/%s/%d@%d", rname, i, at)] = replyCase{payload: m}
 		}
 	}
-	return replies, plain
+	return replies
 }
 
 // TestOnePassAgreesWithTwoPass decodes every reply of replyCorpus for
-// every operation's result type twice: as the Client does, reading plain
+// the operations' result types twice: as the Client does, reading plain
 // success replies in one pass, and with the one-pass read turned off,
 // which is the decode of the envelope then of the result taken out of it,
 // with the departures of compat.go. The decoded replies (envelope, value,
 // errors and their messages, task id, stream digest and end) and the
-// departures counted must be the same; and every reply in a plain form
-// whose result the two-pass decode reads strictly must have been read in
-// one pass.
+// departures counted must be the same; every reply in a plain form whose
+// result the two-pass decode reads strictly must have been read in one
+// pass, and no other.
 func TestOnePassAgreesWithTwoPass(t *testing.T) {
-	replies, plain := replyCorpus(t)
-	names := slices.Sorted(func(yield func(string) bool) {
-		for k := range replies {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	replies := replyCorpus(t)
+	names := slices.Sorted(maps.Keys(replies))
 	discard := slog.New(slog.DiscardHandler)
 	onePass, fellBack := 0, 0
 	for _, d := range replyDecoders {
@@ -229,26 +253,29 @@ func TestOnePassAgreesWithTwoPass(t *testing.T) {
 			one := &exchange{c: &Client{log: discard}, decode: oneDec, streaming: d.streaming, errors: binding}
 			two := &exchange{c: &Client{log: discard}, decode: twoDec, streaming: d.streaming, errors: binding}
 			for _, name := range names {
-				payload := replies[name]
-				if binding == jsonrpc.BindingHTTP && !bytes.Contains(payload, []byte(`"error"`)) {
+				c := replies[name]
+				if c.only != "" && c.only != d.name {
+					continue
+				}
+				if binding == jsonrpc.BindingHTTP && !bytes.Contains(c.payload, []byte(`"error"`)) {
 					continue
 				}
 				used = false
-				got := one.decodeReply(&Reply{Payload: slices.Clone(payload), Responders: []string{"a"}})
-				want := two.decodeReply(&Reply{Payload: slices.Clone(payload), Responders: []string{"a"}})
+				got := one.decodeReply(&Reply{Payload: slices.Clone(c.payload), Responders: []string{"a"}})
+				want := two.decodeReply(&Reply{Payload: slices.Clone(c.payload), Responders: []string{"a"}})
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("%s, %s result, binding %v: one pass (used %v) and two passes differ on\n%s\none pass:   %s\ntwo passes: %s",
-						name, d.name, binding, used, payload, describe(got), describe(want))
+						name, d.name, binding, used, c.payload, describe(got), describe(want))
 				}
 				if one.c.lenient.Load() != two.c.lenient.Load() {
 					t.Fatalf("%s, %s result: departures counted %d in one pass, %d in two", name, d.name, one.c.lenient.Load(), two.c.lenient.Load())
 				}
 				strict := want.resp != nil && want.resp.Err == nil && want.valueErr == nil && want.value != nil && two.c.lenient.Load() == 0
-				if plain[name] && strict && !used {
-					t.Errorf("%s, %s result: a plain reply with a valid result was not read in one pass:\n%s", name, d.name, payload)
+				if c.plain && strict && !used {
+					t.Errorf("%s, %s result: a plain reply with a valid result was not read in one pass:\n%s", name, d.name, c.payload)
 				}
 				if used && !strict {
-					t.Errorf("%s, %s result: read in one pass, but the two-pass decode did not read it strictly:\n%s", name, d.name, payload)
+					t.Errorf("%s, %s result: read in one pass, but the two-pass decode did not read it strictly:\n%s", name, d.name, c.payload)
 				}
 				if used {
 					onePass++
@@ -262,7 +289,7 @@ func TestOnePassAgreesWithTwoPass(t *testing.T) {
 		}
 	}
 	t.Logf("%d replies read in one pass, %d by the two-pass decode", onePass, fellBack)
-	if onePass < 500 || fellBack < 5000 {
+	if onePass < 300 || fellBack < 5000 {
 		t.Errorf("the corpus exercises too little: %d replies read in one pass, %d by the two-pass decode", onePass, fellBack)
 	}
 }
