@@ -29,30 +29,36 @@ func benchReply(b *testing.B, n int) []byte {
 	return out
 }
 
-// BenchmarkDecodeReply decodes the reply to a SendMessage with a 1 MB
-// text part as the Client does (decodeReply, on the transport's
-// goroutine): "one-pass" reads the envelope and the result together
-// (jsonrpc.DecodeResult), "two-pass" is the decode of the envelope, which
-// copies the result out of it, then of the result. Run with -benchmem:
-// the bytes and allocations per reply are the figures to compare.
+// BenchmarkDecodeReply decodes the reply to a SendMessage with a text
+// part of 300 B, 10 KB and 1 MB as the Client does (decodeReply, on the
+// transport's goroutine): "one-pass" reads the envelope and the result
+// together (jsonrpc.DecodeResult), "two-pass" is the decode of the
+// envelope, which copies the result out of it, then of the result. Run
+// with -benchmem: the bytes and allocations per reply are the figures to
+// compare.
 func BenchmarkDecodeReply(b *testing.B) {
-	payload := benchReply(b, 1_000_000)
 	twoPass := decodeSendMessageResponse
 	twoPass.inPlace = func([]byte) (*jsonrpc.Response, any, bool) { return nil, nil, false }
-	for _, c := range []struct {
+	for _, sz := range []struct {
 		name string
-		dec  resultDecoder
-	}{{"one-pass", decodeSendMessageResponse}, {"two-pass", twoPass}} {
-		b.Run("1MB/"+c.name, func(b *testing.B) {
-			ex := &exchange{c: &Client{log: slog.New(slog.DiscardHandler)}, decode: c.dec, errors: jsonrpc.BindingMQTT}
-			b.SetBytes(int64(len(payload)))
-			b.ReportAllocs()
-			for b.Loop() {
-				in := ex.decodeReply(&Reply{Payload: payload})
-				if in.value == nil || in.valueErr != nil || in.taskID == "" {
-					b.Fatalf("reply not read: %v %v", in.envErr, in.valueErr)
+		n    int
+	}{{"300B", 300}, {"10KB", 10_000}, {"1MB", 1_000_000}} {
+		payload := benchReply(b, sz.n)
+		for _, c := range []struct {
+			name string
+			dec  resultDecoder
+		}{{"one-pass", decodeSendMessageResponse}, {"two-pass", twoPass}} {
+			b.Run(sz.name+"/"+c.name, func(b *testing.B) {
+				ex := &exchange{c: &Client{log: slog.New(slog.DiscardHandler)}, decode: c.dec, errors: jsonrpc.BindingMQTT}
+				b.SetBytes(int64(len(payload)))
+				b.ReportAllocs()
+				for b.Loop() {
+					in := ex.decodeReply(&Reply{Payload: payload})
+					if in.value == nil || in.valueErr != nil || in.taskID == "" {
+						b.Fatalf("reply not read: %v %v", in.envErr, in.valueErr)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
