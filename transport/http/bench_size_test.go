@@ -232,3 +232,25 @@ func BenchmarkHTTPSizeThroughput64(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHTTPSizeSendMessageSDK runs only this package's side of
+// BenchmarkHTTPSizeSendMessage, one round trip after another, so that
+// -benchmem, -cpuprofile and -memprofile show the client and the server
+// alone: allocations per round trip (client and server together, both in
+// this process) and where the CPU goes.
+func BenchmarkHTTPSizeSendMessageSDK(b *testing.B) {
+	for _, sz := range httpBenchSizes {
+		b.Run(sz.name, func(b *testing.B) {
+			s := startSizeStacks(b, sizeText(sz.n))
+			ctx := benchContext(b)
+			warm(b, ctx, 20, s.bindCall)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := s.bindCall(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
