@@ -114,6 +114,11 @@ func (c *Client) Card() *a2a.AgentCard { return c.card }
 // Endpoint returns the JSON-RPC endpoint the client posts to.
 func (c *Client) Endpoint() string { return c.tr.endpoint }
 
+// defaultWriteBuffer is the size of each connection's write buffer in the
+// default client: 32 KiB, the copy buffer net/http allocates for every
+// request body larger than the standard 4 KiB buffer.
+const defaultWriteBuffer = 32 << 10
+
 // defaultHTTPClient is the client used when ClientConfig.HTTPClient is nil.
 func defaultHTTPClient() *http.Client {
 	t := &http.Transport{
@@ -125,6 +130,10 @@ func defaultHTTPClient() *http.Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// A request body up to the buffer's size is written with its
+		// headers in one write, without the copy buffer net/http's
+		// client allocates for each larger body.
+		WriteBufferSize: defaultWriteBuffer,
 	}
 	return &http.Client{Transport: t}
 }

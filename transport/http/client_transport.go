@@ -64,8 +64,10 @@ func (t *clientTransport) Close(context.Context) error {
 // Send posts one attempt. A plain call is answered before Send returns; a
 // stream is read on a goroutine of its own until it ends or stop is called.
 func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deliver func(*requester.Reply)) (func(), error) {
-	id := make([]byte, 0, len(req.ID)+2)
-	id = append(append(append(id, '"'), req.ID...), '"')
+	// The id is quoted in a buffer on the stack (EncodeRequest copies it
+	// into the body); a longer one than it holds goes to the heap.
+	var idBuf [64]byte
+	id := append(append(append(idBuf[:0], '"'), req.ID...), '"')
 	body, err := jsonrpc.EncodeRequest(id, req.Method, req.Params)
 	if err != nil {
 		return nil, err
@@ -111,15 +113,19 @@ func (t *clientTransport) post(ctx context.Context, req *requester.Request, body
 	if err != nil {
 		return nil, err
 	}
-	hr.Header.Set("Content-Type", "application/json")
+	// The headers are set in their canonical form, the values shared
+	// (net/http copies them, never writes to them): what Header.Set
+	// would store, without its allocations.
+	hd := hr.Header
+	hd["Content-Type"] = contentJSON
 	if req.Streaming {
-		hr.Header.Set("Accept", "text/event-stream")
+		hd["Accept"] = contentEventStream
 	} else {
-		hr.Header.Set("Accept", "application/json")
+		hd["Accept"] = contentJSON
 	}
-	hr.Header.Set(VersionHeader, ProtocolVersion)
+	hd[versionKey] = versionValue
 	if req.Bearer != "" {
-		hr.Header.Set("Authorization", "Bearer "+req.Bearer)
+		hd["Authorization"] = []string{"Bearer " + req.Bearer}
 	}
 	resp, err := t.rc.Do(hr)
 	if err != nil {
@@ -142,7 +148,7 @@ func unwrapURLError(err error) error {
 // response, each event of a stream, or why there is none.
 func (t *clientTransport) answer(resp *http.Response, deliver func(*requester.Reply)) {
 	defer resp.Body.Close()
-	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	media := mediaType(resp.Header)
 	switch {
 	case resp.StatusCode == http.StatusOK && media == "text/event-stream":
 		t.readEvents(resp.Body, deliver)
@@ -153,7 +159,7 @@ func (t *clientTransport) answer(resp *http.Response, deliver func(*requester.Re
 		b := buf.b[:0]
 		if n := resp.ContentLength; n > int64(cap(b)) && n <= t.maxReply {
 			// +1: room to see the end of the body without growing.
-			b = make([]byte, 0, n+1)
+			b = bodyBuffer(int(n) + 1)
 		}
 		b, err := readBounded(resp.Body, b, t.maxReply)
 		buf.b = b
@@ -189,6 +195,25 @@ func (t *clientTransport) answer(resp *http.Response, deliver func(*requester.Re
 		return
 	}
 	t.deliverStatus(resp, snippet, deliver)
+}
+
+// versionValue is the A2A-Version header of every request.
+var versionValue = []string{ProtocolVersion}
+
+// mediaType returns the media type of a response's Content-Type, as
+// mime.ParseMediaType reads it ("" when there is none or it is malformed).
+// The two a Handler sends are recognised without parsing.
+func mediaType(h http.Header) string {
+	v := ""
+	if vals := h["Content-Type"]; len(vals) > 0 {
+		v = vals[0]
+	}
+	switch v {
+	case "application/json", "text/event-stream":
+		return v
+	}
+	media, _, _ := mime.ParseMediaType(v)
+	return media
 }
 
 // offlineStatus reports the statuses of the offline profile's bodies.
@@ -328,12 +353,15 @@ var replyPool = sync.Pool{New: func() any { return &replyBuf{b: make([]byte, 0, 
 
 func getReplyBuf() *replyBuf { return replyPool.Get().(*replyBuf) }
 
-// putReplyBuf returns a buffer to the pool unless it grew large.
+// putReplyBuf returns a buffer to its pool: the small one, or the large
+// buffers' classes once it grew past maxPooledBody.
 func putReplyBuf(b *replyBuf) {
-	if cap(b.b) <= 64<<10 {
+	if cap(b.b) <= maxPooledBody {
 		b.b = b.b[:0]
 		replyPool.Put(b)
+		return
 	}
+	putBig(b.b)
 }
 
 // resolve fetches the agent card for a client URL: at the URL itself when

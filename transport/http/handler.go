@@ -422,7 +422,9 @@ func (b *bodyBuf) release() {
 	if cap(b.b) <= maxPooledBody {
 		b.b = b.b[:0]
 		bodyPool.Put(b)
+		return
 	}
+	putBig(b.b)
 }
 
 // readBody reads the request body into a pooled buffer, at most maxBody
@@ -436,15 +438,17 @@ func (h *Handler) readBody(r *http.Request) (*bodyBuf, *a2a.Error) {
 	b := buf.b[:0]
 	if n := r.ContentLength; n > 0 && int64(cap(b)) < n+1 {
 		// +1: room to see the end of the body without growing.
-		b = make([]byte, 0, n+1)
+		b = bodyBuffer(int(n) + 1)
 	}
 	for {
 		if len(b) == cap(b) {
 			// Grow, but never past the limit plus the byte that shows
 			// the limit is passed.
 			c := min(max(2*cap(b), 4096), int(h.maxBody)+1)
-			nb := make([]byte, len(b), c)
-			copy(nb, b)
+			nb := append(bodyBuffer(c), b...)
+			if cap(b) > maxPooledBody {
+				putBig(b)
+			}
 			b = nb
 		}
 		n, err := r.Body.Read(b[len(b):cap(b)])
@@ -466,6 +470,15 @@ func (h *Handler) readBody(r *http.Request) (*bodyBuf, *a2a.Error) {
 	}
 	buf.b = b
 	return buf, nil
+}
+
+// bodyBuffer returns an empty buffer with room for n bytes: from the large
+// buffers' classes past maxPooledBody.
+func bodyBuffer(n int) []byte {
+	if n > maxPooledBody {
+		return getBig(n)
+	}
+	return make([]byte, 0, n)
 }
 
 func (h *Handler) tooLarge() *a2a.Error {
