@@ -9,6 +9,7 @@ package http_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -252,5 +253,74 @@ func BenchmarkHTTPSizeSendMessageSDK(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkHTTPClientReply measures what the client allocates to read a
+// SendMessage reply holding a text of each size, sent with a
+// Content-Length or chunked (as servers that stream their JSON send it),
+// by a net/http handler that writes prepared bytes: -benchmem's B/op is
+// the client's and the server's together, the server's the same in every
+// case but the reply's size.
+func BenchmarkHTTPClientReply(b *testing.B) {
+	for _, sz := range httpBenchSizes {
+		for _, chunked := range []bool{false, true} {
+			name := sz.name + "/content-length"
+			if chunked {
+				name = sz.name + "/chunked"
+			}
+			b.Run(name, func(b *testing.B) {
+				ctx := benchContext(b)
+				task := &a2a.Task{ID: "t1", ContextID: "c1", Status: &a2a.TaskStatus{State: a2a.TaskStateCompleted,
+					Message: &a2a.Message{MessageID: "m1", Role: a2a.RoleAgent, Parts: []a2a.Part{{Content: a2a.PartText(sizeText(sz.n))}}}}}
+				result, err := (&a2a.SendMessageResponse{Payload: task}).MarshalJSON()
+				if err != nil {
+					b.Fatal(err)
+				}
+				ln, base := benchListen(b)
+				serveBench(b, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					var req struct {
+						ID json.RawMessage `json:"id"`
+					}
+					body, _ := io.ReadAll(r.Body)
+					_ = json.Unmarshal(body, &req)
+					head := `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":`
+					w.Header().Set("Content-Type", "application/json")
+					if !chunked {
+						w.Header().Set("Content-Length", fmt.Sprint(len(head)+len(result)+1))
+					}
+					_, _ = io.WriteString(w, head)
+					if chunked {
+						w.(http.Flusher).Flush()
+					}
+					_, _ = w.Write(result)
+					_, _ = io.WriteString(w, "}")
+				}))
+				card := &a2a.AgentCard{SupportedInterfaces: []a2a.AgentInterface{a2ahttp.JSONRPCInterface(base + "/a2a")}}
+				c, err := a2ahttp.NewClient(ctx, a2ahttp.ClientConfig{Card: card})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = c.Close(context.Background()) })
+				msg := requester.TextMessage("hi", "", "")
+				call := func() {
+					res, err := c.SendMessage(ctx, msg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.Task == nil || res.Task.Status.Message == nil {
+						b.Fatalf("SendMessage: %+v", res)
+					}
+				}
+				for range 20 {
+					call()
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					call()
+				}
+			})
+		}
 	}
 }

@@ -227,3 +227,66 @@ func TestServerReadsBodiesOfEverySize(t *testing.T) {
 		})
 	}
 }
+
+// chunkedTask answers a SendMessage with a completed task whose status
+// message holds n bytes of text, written in pieces and flushed, so that
+// the reply goes out chunked, without a Content-Length.
+func chunkedTask(n int) func(http.ResponseWriter, []byte) {
+	return func(w http.ResponseWriter, body []byte) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(body, &req)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","message":{"messageId":"m1","role":"ROLE_AGENT","parts":[{"text":"`)
+		w.(http.Flusher).Flush()
+		text := sizedText("r", n)
+		for len(text) > 0 {
+			k := min(len(text), 50_000)
+			io.WriteString(w, text[:k])
+			w.(http.Flusher).Flush()
+			text = text[k:]
+		}
+		io.WriteString(w, `"}]}}}}}`)
+	}
+}
+
+// A reply without a Content-Length (chunked, as many servers send large
+// JSON) is read whole at every size up to MaxReplyBytes, and refused past
+// it naming the limit.
+func TestClientReadsChunkedRepliesOfEverySize(t *testing.T) {
+	cases := []struct {
+		name     string
+		n        int
+		maxReply int64
+		tooLarge string
+	}{
+		{"300 B", 300, 0, ""},
+		{"100 KB", 100_000, 0, ""},
+		{"1.5 MB", 1_500_000, 0, ""},
+		{"5 MB", 5_000_000, 0, ""},
+		{"1.5 MB past a 1 MiB limit", 1_500_000, 1 << 20, "more than 1048576 bytes"},
+		{"100 KB past a 64 KiB limit", 100_000, 64 << 10, "more than 65536 bytes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &scripted{answers: []func(http.ResponseWriter, []byte){chunkedTask(tc.n)}}
+			c := scriptedClient(t, s, func(cfg *a2ahttp.ClientConfig) { cfg.MaxReplyBytes = tc.maxReply })
+			for range 3 {
+				res, err := c.SendMessage(srvCtx(t), text("hi"))
+				if tc.tooLarge != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.tooLarge) {
+						t.Fatalf("error %v, want one saying %q", err, tc.tooLarge)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m := res.Task.Status.Message; m == nil || agentText(m.Parts) != sizedText("r", tc.n) {
+					t.Fatalf("the status message does not hold the %d-byte text", tc.n)
+				}
+			}
+		})
+	}
+}
