@@ -30,9 +30,9 @@ type ClientConfig struct {
 	// interface is the endpoint.
 	Card *a2a.AgentCard
 	// HTTPClient sends the requests (default: a client of its own with
-	// keep-alive connections, at most 64 idle per host, and no overall
-	// timeout: the call's context bounds each call, and a stream lasts as
-	// long as its task).
+	// keep-alive connections, at most 64 idle per host, a 32 KiB write
+	// buffer each, and no overall timeout: the call's context bounds each
+	// call, and a stream lasts as long as its task).
 	HTTPClient *http.Client
 	// MaxRetries bounds how often one request is sent again after a
 	// connection failure or an HTTP 429, 502, 503 or 504 (default 4; -1 for

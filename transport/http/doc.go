@@ -97,7 +97,11 @@
 //
 // A request body is read once, into a pooled buffer, up to
 // HandlerConfig.MaxBodyBytes (default 4 MiB); a larger body is answered
-// invalid_request naming the limit. The turns running at once are bounded
+// invalid_request naming the limit. The client reads each reply body the
+// same way, up to ClientConfig.MaxReplyBytes (default 16 MiB). Buffers
+// past 64 KiB are pooled by size (eight classes per doubling, up to
+// 16 MiB) in sync.Pools, which the garbage collector empties within two
+// cycles: they hold no more than recent traffic had in use at once. The turns running at once are bounded
 // by the runtime (agent.WithMaxTurns): a message past the bound is
 // answered at once, never queued. Writing one event to a stream is
 // bounded by HandlerConfig.EventWriteTimeout (default 10 s), so a client
