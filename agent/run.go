@@ -40,8 +40,9 @@ type run struct {
 	order sync.Mutex
 
 	// enc is the encoding of task as stored (nil when unknown): the next
-	// event's encoding copies its history's messages from it. Only the
-	// event holder reads or changes it.
+	// event's encoding copies its history's messages from it, and a call
+	// answered with task reuses it. Only the holder of order reads or
+	// changes it.
 	enc *taskEnc
 
 	mu        sync.Mutex
@@ -89,6 +90,9 @@ type subscriber struct {
 	history *int32
 	end     chan struct{} // closed when the turn ends, after the last send
 	failed  chan struct{} // closed when the sink fails
+	// enc is the encoding of the snapshot attach took (nil when unknown),
+	// for a call answered with it (snapshotReply).
+	enc *taskEnc
 
 	mu   sync.Mutex // serialises sends with detach
 	gone bool       // detached: its call returned, nothing more is sent
@@ -135,6 +139,9 @@ func (r *run) attach(ctx context.Context, sink Sink, mode waitMode, history *int
 	sub := &subscriber{ctx: ctx, sink: sink, mode: mode, history: history, end: make(chan struct{}), failed: make(chan struct{})}
 	snap, responder, over := r.task, r.responder, r.over
 	if over || mode == modeNow {
+		// The holder of order is the only writer of enc, which is task
+		// encoded.
+		sub.enc = r.enc
 		close(sub.end)
 	} else {
 		r.subs = append(r.subs, sub)
@@ -184,10 +191,6 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 		return err
 	}
 	r.enc = enc
-	var encoded []byte
-	if enc != nil {
-		encoded = enc.b
-	}
 	r.mu.Lock()
 	r.task, r.life = next, life
 	r.over = final
@@ -200,7 +203,7 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	// The Notifier queues without blocking: the push goes out in event
 	// order, before a slow stream can hold it back.
 	r.s.notify(push, item)
-	deliver(subs, item, final, next, encoded, responder)
+	deliver(subs, item, final, next, enc, responder)
 	return nil
 }
 
@@ -247,24 +250,31 @@ func (s *Server) createTask(ctx context.Context, r taskstore.Record) (taskstore.
 // end; then it wakes them. enc, when not nil, is snap encoded: the reply of
 // a call whose historyLength leaves the task whole reuses it. The caller
 // holds the event order.
-func deliver(subs []*subscriber, item *a2a.StreamResponse, final bool, snap a2a.Task, enc []byte, responder string) {
+func deliver(subs []*subscriber, item *a2a.StreamResponse, final bool, snap a2a.Task, enc *taskEnc, responder string) {
 	for _, sub := range subs {
 		switch {
 		case sub.mode == modeStream:
 			sub.send(Reply{Result: item, Final: final, Responder: responder})
 		case final:
-			t := snap
-			trimHistory(&t, sub.history)
-			rep := Reply{Result: &a2a.SendMessageResponse{Payload: &t}, Final: true, Responder: responder}
-			if len(t.History) == len(snap.History) {
-				rep.task = enc
-			}
-			sub.send(rep)
+			sub.send(taskReply(snap, enc, sub.history, responder))
 		}
 	}
 	if final {
 		wake(subs)
 	}
+}
+
+// taskReply is the final reply of a SendMessage call with snap, trimmed to
+// the call's historyLength; it carries enc, snap's encoding (may be nil),
+// when the trim leaves the task whole.
+func taskReply(snap a2a.Task, enc *taskEnc, history *int32, responder string) Reply {
+	t := snap
+	trimHistory(&t, history)
+	rep := Reply{Result: &a2a.SendMessageResponse{Payload: &t}, Final: true, Responder: responder}
+	if len(t.History) == len(snap.History) {
+		rep.task = enc
+	}
+	return rep
 }
 
 // wake tells every attached call that the turn ended.
@@ -400,6 +410,8 @@ func (r *run) cancelTurn(mark func() (taskstore.Record, error)) (taskstore.Recor
 	r.life = life
 	r.over = true
 	r.task = rec.Task
+	// The store encoded the canceled task itself.
+	r.enc = nil
 	subs := slices.Clone(r.subs)
 	responder, push := r.responder, r.push
 	r.mu.Unlock()

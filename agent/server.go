@@ -520,8 +520,7 @@ func (s *Server) respond(ctx context.Context, r *run, mode waitMode, history *in
 // the call is detached and returns the sink's error.
 func (s *Server) await(ctx context.Context, r *run, sub *subscriber, snap a2a.Task, responder string, over bool) error {
 	if sub.mode != modeStream && (over || sub.mode == modeNow) {
-		trimHistory(&snap, sub.history)
-		return sub.sink.Send(ctx, Reply{Result: &a2a.SendMessageResponse{Payload: &snap}, Final: true, Responder: responder})
+		return sub.sink.Send(ctx, taskReply(snap, sub.enc, sub.history, responder))
 	}
 	// A stream was sent its first item by attach, final if the turn was
 	// over.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/jsonsize"
 	"github.com/a2abind/a2abind/jsonrpc"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
 )
@@ -64,9 +65,9 @@ type Reply struct {
 	Responder string
 
 	// task, when set, is the encoding of the task a *a2a.SendMessageResponse
-	// Result holds, made once for the store and the reply: Encode copies
-	// it instead of encoding the task again.
-	task []byte
+	// Result holds, made once for the store and the reply: Encode lays the
+	// envelope around it, or copies it, instead of encoding the task again.
+	task *taskEnc
 }
 
 // Sink receives the replies of one call, in order. Send must not keep r
@@ -82,17 +83,74 @@ type SinkFunc func(ctx context.Context, r Reply) error
 // Send calls f.
 func (f SinkFunc) Send(ctx context.Context, r Reply) error { return f(ctx, r) }
 
-// Encode renders a reply as a JSON-RPC response for the binding.
+// Encode renders a reply as a JSON-RPC response for the binding. The
+// bytes it returns are never written again: a transport may keep them
+// after Send returns.
 func (r Reply) Encode(id json.RawMessage, b jsonrpc.Binding) ([]byte, error) {
 	if r.Err != nil {
 		return jsonrpc.EncodeError(id, r.Err, b)
 	}
 	if r.task != nil {
 		if _, ok := r.Result.(*a2a.SendMessageResponse); ok {
-			return jsonrpc.EncodeResult(id, encodedTask(r.task))
+			if out := r.task.envelope(id); out != nil {
+				return out, nil
+			}
+			e := encodedTask(r.task.b)
+			return jsonrpc.EncodeResultSized(id, e, len(taskOpen)+len(e)+len(taskClose))
 		}
 	}
-	return jsonrpc.EncodeResult(id, r.Result)
+	return jsonrpc.EncodeResultSized(id, r.Result, resultSize(r.Result))
+}
+
+// resultSize is about the length of a result's encoding (jsonsize), for
+// the response's buffer to be allocated once; 1 KiB for a result of a
+// type it does not estimate.
+func resultSize(v any) int {
+	// member is the room of a payload's member name and braces, at most
+	// {"artifactUpdate":…}.
+	const member = len(`{"artifactUpdate":}`)
+	switch x := v.(type) {
+	case *a2a.SendMessageResponse:
+		return member + payloadSize(x.Payload)
+	case *a2a.StreamResponse:
+		return member + payloadSize(x.Payload)
+	case *a2a.Task:
+		return jsonsize.Task(x)
+	case *a2a.ListTasksResponse:
+		n := 128 + jsonsize.String(x.NextPageToken)
+		for i := range x.Tasks {
+			n += jsonsize.Task(&x.Tasks[i]) + 1
+		}
+		return n
+	}
+	return 1024
+}
+
+// payloadSize is about the length of a SendMessageResponse's or a
+// StreamResponse's payload encoded.
+func payloadSize(p any) int {
+	// event is the room of an event's ids, flags and metadata beside its
+	// status or artifact.
+	const event = 256
+	switch x := p.(type) {
+	case *a2a.Task:
+		if x != nil {
+			return jsonsize.Task(x)
+		}
+	case *a2a.Message:
+		if x != nil {
+			return jsonsize.Message(x)
+		}
+	case *a2a.TaskStatusUpdateEvent:
+		if x != nil {
+			return event + jsonsize.Status(x.Status) + jsonsize.Any(x.Metadata)
+		}
+	case *a2a.TaskArtifactUpdateEvent:
+		if x != nil && x.Artifact != nil {
+			return event + jsonsize.Artifact(x.Artifact) + jsonsize.Any(x.Metadata)
+		}
+	}
+	return 1024
 }
 
 // encodedTask is a SendMessageResponse holding a task already encoded.
@@ -100,8 +158,8 @@ type encodedTask []byte
 
 // AppendJSON appends {"task":…} with the encoding as it is.
 func (e encodedTask) AppendJSON(b []byte) ([]byte, error) {
-	b = slices.Grow(b, len(e)+len(`{"task":}`)+2)
-	b = append(b, `{"task":`...)
+	b = slices.Grow(b, len(taskOpen)+len(e)+len(taskClose))
+	b = append(b, taskOpen...)
 	b = append(b, e...)
-	return append(b, '}'), nil
+	return append(b, taskClose...), nil
 }
