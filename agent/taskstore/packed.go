@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/jsonsize"
 )
 
 // packed is a record as the Memory store keeps it: the task in its wire
@@ -33,35 +34,41 @@ type packed struct {
 	deliveries []PushDelivery
 }
 
-// scratch holds encoding buffers between packs: a task is encoded into one,
-// then copied out at its exact size.
+// scratch holds encoding buffers between packs: a small task is encoded
+// into one, then copied out at its exact size.
 var scratch = sync.Pool{New: func() any { return new([]byte) }}
 
-// scratchKeep bounds the encoding buffers scratch keeps: a larger
-// encoding is kept as the packed task itself, not copied out, and the pool
-// does not hold on to its buffer.
+// scratchKeep bounds the encoding buffers scratch keeps: a task whose
+// encoding is estimated larger is encoded into a buffer of its own,
+// allocated at the estimate, which becomes the packed task.
 const scratchKeep = 64 << 10
 
 // pack encodes r. The task must encode (a handler's metadata must be JSON).
 func pack(r Record) (packed, error) {
+	if size := jsonsize.Task(&r.Task); size > scratchKeep {
+		b, err := r.Task.AppendJSON(make([]byte, 0, size))
+		if err != nil {
+			return packed{}, fmt.Errorf("taskstore: %w", err)
+		}
+		if cap(b)-len(b) > len(b)/8+256 {
+			// The estimate fell short and the buffer grew past the
+			// task's size: the store keeps it at about its size.
+			b = bytes.Clone(b)
+		}
+		return packEncoded(r, b), nil
+	}
 	buf := scratch.Get().(*[]byte)
 	defer scratch.Put(buf)
 	b, err := r.Task.AppendJSON((*buf)[:0])
 	if err != nil {
 		return packed{}, fmt.Errorf("taskstore: %w", err)
 	}
-	if cap(b) > scratchKeep && cap(b)-len(b) <= len(b)/8 {
-		// A large task whose buffer is about its size (the string
-		// encoder grows it once for a long text): the buffer becomes
-		// the store's copy.
-		*buf = nil
-		return packEncoded(r, b), nil
-	}
 	if cap(b) > scratchKeep {
+		// Larger than estimated: the pool does not hold on to it.
 		*buf = nil
-		return packEncoded(r, bytes.Clone(b)), nil
+	} else {
+		*buf = b
 	}
-	*buf = b
 	return packEncoded(r, bytes.Clone(b)), nil
 }
 
