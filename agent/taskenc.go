@@ -2,7 +2,9 @@ package agent
 
 import (
 	"encoding/json"
+	"reflect"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/a2abind/a2abind/gen/runtime"
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -27,8 +29,9 @@ const (
 const envelopeTail = len(taskClose) + len(jsonrpc.ResultTail)
 
 // taskEnc is a task's wire encoding (what a2a.Task.AppendJSON makes, byte
-// for byte) with what the next encoding of the same turn can reuse: the
-// bytes of the history's messages and their ids.
+// for byte) with what the next encoding of the same turn can reuse: where
+// the history's messages and the artifacts lie in it, and what identifies
+// each.
 //
 // The encoding lies in a buffer allocated at about its size before it was
 // made (package jsonsize), with room before and after it for the envelope
@@ -36,28 +39,81 @@ const envelopeTail = len(taskClose) + len(jsonrpc.ResultTail)
 // b; nothing within b is ever written again, and the rooms around it are
 // written once, by the reply that claims them.
 type taskEnc struct {
-	// b is the encoding, buf[off:len(buf)], its capacity clipped to its
-	// length.
+	// b is the encoding, buf[envelopeRoom:len(buf)], its capacity clipped
+	// to its length.
 	b []byte
 	// buf is the buffer the encoding lies in: envelopeRoom bytes, then b;
 	// its capacity goes on past b, at least envelopeTail bytes when the
 	// reply can use it.
 	buf []byte
-	// hist is the span of b holding the history's messages, comma
-	// separated, without the brackets.
-	hist [2]int
-	// ids are the ids of the messages encoded in hist, in order.
-	ids []string
+	// hist are the history's messages, identified by their ids; arts the
+	// artifacts.
+	hist elems[string]
+	arts elems[artifactKey]
 	// claimed is set by the reply that wrote its envelope around b.
 	claimed atomic.Bool
 }
 
-// encodeTask encodes t. The messages of a turn's history are never changed
-// in place (the run's snapshots are copy on write) and only appended to,
-// so when t's history begins with the messages prev encoded, as their ids
-// say, their bytes are copied from prev instead of encoded again: a long
-// text sent once is encoded once for the store at creation, and copied
-// for each later event. prev may be nil.
+// elems says where the elements of an array member lie in an encoding:
+// from start to the end of each, comma separated, and what identifies
+// each.
+type elems[K comparable] struct {
+	start int
+	ends  []int
+	keys  []K
+}
+
+// common returns how many of the first elements of a list whose keys are
+// keys l encoded: those, and the commas between them, are l.prefix.
+func (l *elems[K]) common(keys []K) int {
+	k := 0
+	for k < len(keys) && k < len(l.keys) && keys[k] == l.keys[k] {
+		k++
+	}
+	return k
+}
+
+// prefix returns the bytes of the first k elements in enc, l's encoding.
+func (l *elems[K]) prefix(enc []byte, k int) []byte {
+	if k == 0 {
+		return nil
+	}
+	return enc[l.start:l.ends[k-1]]
+}
+
+// artifactKey identifies an artifact of a turn's snapshots: an artifact is
+// never changed in place, and one whose parts grow gets a new parts array
+// (run.artifact), so an artifact with the key of one encoded before
+// encodes to the same bytes.
+type artifactKey struct {
+	id, name, description string
+	parts                 *a2a.Part
+	nparts                int
+	metadata              unsafe.Pointer
+	extensions            *string
+	nextensions           int
+}
+
+func keyOfArtifact(a *a2a.Artifact) artifactKey {
+	k := artifactKey{id: a.ArtifactID, name: a.Name, description: a.Description, nparts: len(a.Parts),
+		metadata: reflect.ValueOf(a.Metadata).UnsafePointer(), nextensions: len(a.Extensions)}
+	if len(a.Parts) > 0 {
+		k.parts = &a.Parts[0]
+	}
+	if len(a.Extensions) > 0 {
+		k.extensions = &a.Extensions[0]
+	}
+	return k
+}
+
+// encodeTask encodes t. The messages of a turn's history and its artifacts
+// are never changed in place (the run's snapshots are copy on write), the
+// history is only appended to, and an artifact whose parts grow gets new
+// parts, so the first messages and artifacts of t that prev encoded, as
+// their ids and identities say, are copied from prev instead of encoded
+// again: a long text sent once is encoded once for the store at creation,
+// and copied for each later event; so is an artifact once sent. prev may
+// be nil.
 //
 // The buffer is allocated once, at the estimate of the encoding's size
 // (jsonsize) with the envelope's rooms around it. When the estimate fell
@@ -66,26 +122,38 @@ type taskEnc struct {
 // unused (and 256 bytes) is then copied to a buffer of its size, so the
 // store does not keep the slack.
 func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
+	if prev == nil {
+		prev = &taskEnc{}
+	}
 	head := *t
-	head.History, head.Metadata = nil, nil
-	// reused is how many of the history's first messages are copied from
-	// prev.
-	reused := 0
-	if t.History != nil && prev != nil && prev.ids != nil && len(prev.ids) <= len(t.History) {
-		reused = len(prev.ids)
-		for i, id := range prev.ids {
-			if t.History[i].MessageID != id {
-				reused = 0
-				break
-			}
+	head.Artifacts, head.History, head.Metadata = nil, nil, nil
+	var ids []string
+	if t.History != nil {
+		ids = make([]string, len(t.History))
+		for i := range t.History {
+			ids[i] = t.History[i].MessageID
 		}
 	}
-	size := jsonsize.TaskHead(t)
-	if t.History != nil {
-		size += len(`,"history":[]`) + jsonsize.Messages(t.History[reused:])
-		if reused > 0 {
-			size += prev.hist[1] - prev.hist[0]
+	var keys []artifactKey
+	if t.Artifacts != nil {
+		keys = make([]artifactKey, len(t.Artifacts))
+		for i := range t.Artifacts {
+			keys[i] = keyOfArtifact(&t.Artifacts[i])
 		}
+	}
+	// The first artifacts and messages prev encoded are copied.
+	nArts, nHist := prev.arts.common(keys), prev.hist.common(ids)
+	oldArts, oldHist := prev.arts.prefix(prev.b, nArts), prev.hist.prefix(prev.b, nHist)
+
+	size := jsonsize.TaskHead(&head)
+	if t.Artifacts != nil {
+		size += len(`,"artifacts":[]`) + len(oldArts) + 1
+		for i := nArts; i < len(t.Artifacts); i++ {
+			size += jsonsize.Artifact(&t.Artifacts[i]) + 1
+		}
+	}
+	if t.History != nil {
+		size += len(`,"history":[]`) + len(oldHist) + 1 + jsonsize.Messages(t.History[nHist:])
 	}
 	if t.Metadata != nil {
 		size += len(`,"metadata":`) + jsonsize.Any(t.Metadata)
@@ -94,26 +162,20 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 	if err != nil {
 		return nil, err
 	}
-	b = b[:len(b)-1] // the closing brace: history and metadata come last
+	b = b[:len(b)-1] // the closing brace: artifacts, history and metadata come last
 	e := &taskEnc{}
+	if t.Artifacts != nil {
+		b = append(b, `,"artifacts":[`...)
+		if b, e.arts, err = appendElems(b, t.Artifacts, keys, nArts, oldArts, prev.arts.ends); err != nil {
+			return nil, err
+		}
+		b = append(b, ']')
+	}
 	if t.History != nil {
 		b = append(b, `,"history":[`...)
-		e.hist[0] = len(b) - envelopeRoom
-		e.ids = make([]string, 0, len(t.History))
-		if reused > 0 {
-			b = append(b, prev.b[prev.hist[0]:prev.hist[1]]...)
-			e.ids = append(e.ids, prev.ids...)
+		if b, e.hist, err = appendElems(b, t.History, ids, nHist, oldHist, prev.hist.ends); err != nil {
+			return nil, err
 		}
-		for i := reused; i < len(t.History); i++ {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = t.History[i].AppendJSON(b); err != nil {
-				return nil, err
-			}
-			e.ids = append(e.ids, t.History[i].MessageID)
-		}
-		e.hist[1] = len(b) - envelopeRoom
 		b = append(b, ']')
 	}
 	if t.Metadata != nil {
@@ -131,6 +193,36 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 	e.buf = b
 	e.b = b[envelopeRoom:len(b):len(b)]
 	return e, nil
+}
+
+// appendElems appends the elements of an array member to b, an encoding
+// after its envelope's room: the first n as old (their bytes in the
+// previous encoding, whose element ends are oldEnds), the others encoded.
+// It returns where they lie in the encoding.
+func appendElems[T any, PT interface {
+	*T
+	AppendJSON([]byte) ([]byte, error)
+}, K comparable](b []byte, list []T, keys []K, n int, old []byte, oldEnds []int) ([]byte, elems[K], error) {
+	l := elems[K]{start: len(b) - envelopeRoom, ends: make([]int, len(list)), keys: keys}
+	if n > 0 {
+		b = append(b, old...)
+		// Each copied element ends where it did, shifted.
+		shift := l.start - (oldEnds[n-1] - len(old))
+		for i := range n {
+			l.ends[i] = oldEnds[i] + shift
+		}
+	}
+	var err error
+	for i := n; i < len(list); i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = PT(&list[i]).AppendJSON(b); err != nil {
+			return nil, l, err
+		}
+		l.ends[i] = len(b) - envelopeRoom
+	}
+	return b, l, nil
 }
 
 // envelope returns the reply to the call with request id that carries the

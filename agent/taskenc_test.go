@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestEncodeTaskIsAppendJSON(t *testing.T) {
 		{"completed after created: history copied", &base, done, false},
 		{"same history: all copied", &done, done, false},
 		{"a different history: encoded again", &base, other, false},
-		{"a shorter history: encoded again", &done, base, false},
+		{"a shorter history: its first message copied", &done, base, false},
 		{"1 MB of plain text", nil, plain, false},
 		{"1 MB of text, a quarter escaped", nil, quoted, false},
 		{"1 MB of text with a burst of escapes the estimate misses", nil, burst, true},
@@ -207,4 +208,128 @@ func allocatedBy(t *testing.T, f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestEncodeTaskThroughATurn encodes the snapshots of a turn as the run
+// makes them (copy on write: messages appended, artifacts added and grown,
+// statuses replaced), each from the previous encoding, and checks each is
+// what a2a.Task.AppendJSON makes; the bytes of the messages and artifacts
+// an event left alone are copied from the previous encoding (a marked
+// previous encoding shows through), those of an artifact whose parts grew
+// are encoded again.
+func TestEncodeTaskThroughATurn(t *testing.T) {
+	msg := func(id, s string) a2a.Message {
+		return a2a.Message{MessageID: id, Role: a2a.RoleAgent, Parts: []a2a.Part{{Content: a2a.PartText(s)}}}
+	}
+	text := func(s string) []a2a.Part { return []a2a.Part{{Content: a2a.PartText(s)}} }
+	snap := a2a.Task{ID: "t", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.TaskStateSubmitted},
+		History: []a2a.Message{{MessageID: "m1", Role: a2a.RoleUser, Parts: text(benchLikeText(300_000)), Metadata: map[string]any{"k": "v"}}}}
+	// The events, as run.status and run.artifact apply them.
+	status := func(state a2a.TaskState, m *a2a.Message) func(*a2a.Task) {
+		return func(t *a2a.Task) {
+			t.Status = &a2a.TaskStatus{State: state, Message: m}
+			if m != nil {
+				t.History = append(slices.Clip(t.History), *m)
+			}
+		}
+	}
+	addArtifact := func(a a2a.Artifact) func(*a2a.Task) {
+		return func(t *a2a.Task) { t.Artifacts = append(slices.Clip(t.Artifacts), a) }
+	}
+	growArtifact := func(id string, parts []a2a.Part) func(*a2a.Task) {
+		return func(t *a2a.Task) {
+			t.Artifacts = slices.Clone(t.Artifacts)
+			for i := range t.Artifacts {
+				if t.Artifacts[i].ArtifactID == id {
+					t.Artifacts[i].Parts = append(slices.Clip(t.Artifacts[i].Parts), parts...)
+				}
+			}
+		}
+	}
+	working := msg("m2", "working \"on\" it")
+	done := msg("m3", "done")
+	steps := []struct {
+		name  string
+		apply func(*a2a.Task)
+		// copied and encoded are texts the step's encoding must copy
+		// from the previous one, and encode again.
+		copied, encoded []string
+	}{
+		{"working with a message", status(a2a.TaskStateWorking, &working), []string{"m1"}, nil},
+		{"an artifact", addArtifact(a2a.Artifact{ArtifactID: "a1", Name: "echo", Parts: text(benchLikeText(200_000)), Metadata: map[string]any{"n": 1.0}}), []string{"m1", "m2"}, nil},
+		{"a second artifact", addArtifact(a2a.Artifact{ArtifactID: "a2", Parts: text("second")}), []string{"m1", "m2", "a1"}, nil},
+		{"the first artifact grows", growArtifact("a1", text("more")), []string{"m1", "m2"}, []string{"a1", "a2"}},
+		{"the second artifact grows by nothing", growArtifact("a2", nil), []string{"m1", "m2", "a1", "a2"}, nil},
+		{"completed with a message", status(a2a.TaskStateCompleted, &done), []string{"m1", "m2", "a1", "a2"}, nil},
+	}
+	prev, err := encodeTask(&snap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			next := snap
+			st.apply(&next)
+			// Mark the previous encoding: an element copied from it shows
+			// the mark, one encoded again does not.
+			marked := markElements(t, prev)
+			got, err := encodeTask(&next, marked)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range st.copied {
+				if !bytes.Contains(got.b, []byte(markOf(name))) {
+					t.Errorf("%s was encoded again, not copied", name)
+				}
+			}
+			for _, name := range st.encoded {
+				if bytes.Contains(got.b, []byte(markOf(name))) {
+					t.Errorf("%s was copied, though it changed", name)
+				}
+			}
+			// Unmarked, the same step encodes to AppendJSON's bytes.
+			if got, err = encodeTask(&next, prev); err != nil {
+				t.Fatal(err)
+			}
+			want, err := next.AppendJSON(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.b, want) {
+				t.Fatalf("got  %.300s\nwant %.300s", got.b, want)
+			}
+			checkEncodingBuffer(t, got)
+			snap, prev = next, got
+		})
+	}
+}
+
+// markOf is the mark markElements puts in the element of id.
+func markOf(id string) string { return "<" + id + ">" }
+
+// markElements returns a copy of e whose messages and artifacts begin
+// with the mark of their id (in place of as many bytes of the element),
+// so the elements an encoding copies from it can be told.
+func markElements(t *testing.T, e *taskEnc) *taskEnc {
+	t.Helper()
+	m := &taskEnc{b: bytes.Clone(e.b), hist: e.hist, arts: e.arts}
+	mark := func(start int, ends []int, ids []string) {
+		for i, id := range ids {
+			at := start
+			if i > 0 {
+				at = ends[i-1] + 1
+			}
+			if ends[i]-at < len(markOf(id)) {
+				t.Fatalf("element %s of %d bytes", id, ends[i]-at)
+			}
+			copy(m.b[at:], markOf(id))
+		}
+	}
+	mark(e.hist.start, e.hist.ends, e.hist.keys)
+	ids := make([]string, len(e.arts.keys))
+	for i, k := range e.arts.keys {
+		ids[i] = k.id
+	}
+	mark(e.arts.start, e.arts.ends, ids)
+	return m
 }
