@@ -64,8 +64,9 @@ func within(inner, outer []byte) bool {
 // TestReplyReusesTheStoredEncoding checks that the reply of a SendMessage
 // whose task the runtime encodes once for the store and the reply is byte
 // for byte what encoding the reply's task gives (jsonrpc.EncodeResult),
-// that the first reply is laid around the stored encoding without copying
-// it when the request id fits the room kept for it, that encoding the
+// that the first reply is laid around the stored encoding of a large task
+// without copying it when the request id fits the room kept for it (a
+// small task's is copied), that encoding the
 // reply again gives the same bytes, that the store holds what encoding its
 // task gives, and that historyLength still trims the reply.
 func TestReplyReusesTheStoredEncoding(t *testing.T) {
@@ -95,8 +96,9 @@ func TestReplyReusesTheStoredEncoding(t *testing.T) {
 	}{
 		{"completes at once, 1 MB text", json.RawMessage(`"1"`), []a2a.Part{{Content: a2a.PartText(long)}}, nil, nil, false, completes, true, true, 1, a2a.TaskStateCompleted},
 		{"a UUID id", uuidID, []a2a.Part{{Content: a2a.PartText(long)}}, nil, nil, false, completes, true, true, 1, a2a.TaskStateCompleted},
-		{"a number id", json.RawMessage(`12345`), []a2a.Part{{Content: a2a.PartText("hi")}}, nil, nil, false, completes, true, true, 1, a2a.TaskStateCompleted},
-		{"no id: null", nil, []a2a.Part{{Content: a2a.PartText("hi")}}, nil, nil, false, completes, true, true, 1, a2a.TaskStateCompleted},
+		{"a number id", json.RawMessage(`12345`), []a2a.Part{{Content: a2a.PartText(long)}}, nil, nil, false, completes, true, true, 1, a2a.TaskStateCompleted},
+		{"no id: null", nil, []a2a.Part{{Content: a2a.PartText(long)}}, nil, nil, false, completes, true, true, 1, a2a.TaskStateCompleted},
+		{"a small task: copied", json.RawMessage(`"1"`), []a2a.Part{{Content: a2a.PartText("hi")}}, nil, nil, false, completes, true, false, 1, a2a.TaskStateCompleted},
 		{"an id longer than the room: copied", longID, []a2a.Part{{Content: a2a.PartText(long)}}, nil, nil, false, completes, true, false, 1, a2a.TaskStateCompleted},
 		{"escaped text, raw and data parts, metadata", json.RawMessage(`"1"`), []a2a.Part{
 			{Content: a2a.PartText(escaped)},

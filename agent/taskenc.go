@@ -18,6 +18,12 @@ import (
 // takes 38) fits.
 const envelopeRoom = 128
 
+// envelopeMin is the estimated size from which an encoding keeps the rooms
+// for the reply's envelope: a smaller task is copied into its reply (a
+// copy that costs less than the rooms would cost the store, kept beside
+// every small task).
+const envelopeMin = 16 << 10
+
 // taskOpen and taskClose wrap a task into a SendMessageResponse.
 const (
 	taskOpen  = `{"task":`
@@ -39,13 +45,16 @@ const envelopeTail = len(taskClose) + len(jsonrpc.ResultTail)
 // b; nothing within b is ever written again, and the rooms around it are
 // written once, by the reply that claims them.
 type taskEnc struct {
-	// b is the encoding, buf[envelopeRoom:len(buf)], its capacity clipped
-	// to its length.
+	// b is the encoding, buf[room:len(buf)], its capacity clipped to its
+	// length.
 	b []byte
-	// buf is the buffer the encoding lies in: envelopeRoom bytes, then b;
-	// its capacity goes on past b, at least envelopeTail bytes when the
-	// reply can use it.
+	// buf is the buffer the encoding lies in: room bytes, then b; its
+	// capacity goes on past b, at least envelopeTail bytes when the reply
+	// can use it.
 	buf []byte
+	// room is the room before b: envelopeRoom, or none for a task
+	// estimated smaller than envelopeMin.
+	room int
 	// hist are the history's messages, identified by their ids; arts the
 	// artifacts.
 	hist elems[string]
@@ -116,7 +125,7 @@ func keyOfArtifact(a *a2a.Artifact) artifactKey {
 // be nil.
 //
 // The buffer is allocated once, at the estimate of the encoding's size
-// (jsonsize) with the envelope's rooms around it. When the estimate fell
+// (jsonsize) with the envelope's rooms around it from envelopeMin on. When the estimate fell
 // short (a text whose escapes the estimate did not see) the encoder grew
 // the buffer; an encoding left with more than an eighth of its size
 // unused (and 256 bytes) is then copied to a buffer of its size, so the
@@ -158,22 +167,26 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 	if t.Metadata != nil {
 		size += len(`,"metadata":`) + jsonsize.Any(t.Metadata)
 	}
-	b, err := head.AppendJSON(make([]byte, envelopeRoom, envelopeRoom+size+envelopeTail))
+	e := &taskEnc{}
+	tail := 0
+	if size >= envelopeMin {
+		e.room, tail = envelopeRoom, envelopeTail
+	}
+	b, err := head.AppendJSON(make([]byte, e.room, e.room+size+tail))
 	if err != nil {
 		return nil, err
 	}
 	b = b[:len(b)-1] // the closing brace: artifacts, history and metadata come last
-	e := &taskEnc{}
 	if t.Artifacts != nil {
 		b = append(b, `,"artifacts":[`...)
-		if b, e.arts, err = appendElems(b, t.Artifacts, keys, nArts, oldArts, prev.arts.ends); err != nil {
+		if b, e.arts, err = appendElems(b, e.room, t.Artifacts, keys, nArts, oldArts, prev.arts.ends); err != nil {
 			return nil, err
 		}
 		b = append(b, ']')
 	}
 	if t.History != nil {
 		b = append(b, `,"history":[`...)
-		if b, e.hist, err = appendElems(b, t.History, ids, nHist, oldHist, prev.hist.ends); err != nil {
+		if b, e.hist, err = appendElems(b, e.room, t.History, ids, nHist, oldHist, prev.hist.ends); err != nil {
 			return nil, err
 		}
 		b = append(b, ']')
@@ -185,25 +198,25 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 		}
 	}
 	b = append(b, '}')
-	if n := len(b) - envelopeRoom; cap(b)-len(b) > n/8+envelopeTail+256 {
+	if n := len(b) - e.room; cap(b)-len(b) > n/8+tail+256 {
 		// The estimate fell short and the buffer grew past the task's
 		// size: the store keeps it at about its size.
-		b = append(make([]byte, 0, len(b)+envelopeTail), b...)
+		b = append(make([]byte, 0, len(b)+tail), b...)
 	}
 	e.buf = b
-	e.b = b[envelopeRoom:len(b):len(b)]
+	e.b = b[e.room:len(b):len(b)]
 	return e, nil
 }
 
 // appendElems appends the elements of an array member to b, an encoding
-// after its envelope's room: the first n as old (their bytes in the
+// after room bytes: the first n as old (their bytes in the
 // previous encoding, whose element ends are oldEnds), the others encoded.
 // It returns where they lie in the encoding.
 func appendElems[T any, PT interface {
 	*T
 	AppendJSON([]byte) ([]byte, error)
-}, K comparable](b []byte, list []T, keys []K, n int, old []byte, oldEnds []int) ([]byte, elems[K], error) {
-	l := elems[K]{start: len(b) - envelopeRoom, ends: make([]int, len(list)), keys: keys}
+}, K comparable](b []byte, room int, list []T, keys []K, n int, old []byte, oldEnds []int) ([]byte, elems[K], error) {
+	l := elems[K]{start: len(b) - room, ends: make([]int, len(list)), keys: keys}
 	if n > 0 {
 		b = append(b, old...)
 		// Each copied element ends where it did, shifted.
@@ -220,7 +233,7 @@ func appendElems[T any, PT interface {
 		if b, err = PT(&list[i]).AppendJSON(b); err != nil {
 			return nil, l, err
 		}
-		l.ends[i] = len(b) - envelopeRoom
+		l.ends[i] = len(b) - room
 	}
 	return b, l, nil
 }
@@ -229,15 +242,16 @@ func appendElems[T any, PT interface {
 // task whole as a SendMessageResponse, laid around the encoding in its own
 // buffer: the envelope's head is written in the room before the task, its
 // tail in the room after it, and the task's bytes are not copied. The
-// rooms serve one reply: a second one, or an id too long for the room,
-// gets nil, and the caller copies the encoding (encodedTask).
+// rooms serve one reply: a second one, an id too long for the room, or a
+// small task's encoding, which has no rooms, gets nil, and the caller
+// copies the encoding (encodedTask).
 func (e *taskEnc) envelope(id json.RawMessage) []byte {
 	head := jsonrpc.ResultHeadLen(id) + len(taskOpen)
 	end := len(e.buf) + envelopeTail
-	if head > envelopeRoom || cap(e.buf) < end || !e.claimed.CompareAndSwap(false, true) {
+	if head > e.room || cap(e.buf) < end || !e.claimed.CompareAndSwap(false, true) {
 		return nil
 	}
-	start := envelopeRoom - head
+	start := e.room - head
 	// Both appends fill the room up to the task, exactly (head bytes).
 	w := jsonrpc.AppendResultHead(e.buf[start:start], id)
 	_ = append(w, taskOpen...)

@@ -119,23 +119,36 @@ func TestEncodeTaskIsAppendJSON(t *testing.T) {
 	}
 }
 
-// checkEncodingBuffer checks the layout of an encoding's buffer: the task
-// after the envelope's room, its capacity clipped, room for the envelope's
-// tail, and at most an eighth of the task's size (and 256 bytes) unused.
+// checkEncodingBuffer checks the layout of an encoding's buffer: a large
+// task after the envelope's room, with room for the envelope's tail after
+// it, a small one alone; its capacity clipped; and at most an eighth of the
+// task's size (and 256 bytes) unused.
 func checkEncodingBuffer(t *testing.T, e *taskEnc) {
 	t.Helper()
 	n := len(e.b)
-	if len(e.buf) != envelopeRoom+n || &e.buf[envelopeRoom] != &e.b[0] {
-		t.Fatalf("the encoding is not the buffer past its %d bytes of room", envelopeRoom)
+	// The rooms depend on the estimate of the size, within an eighth of
+	// it.
+	room, tail := e.room, 0
+	switch {
+	case n >= envelopeMin:
+		room = envelopeRoom
+	case n < envelopeMin-envelopeMin/8:
+		room = 0
+	}
+	if room > 0 {
+		tail = envelopeTail
+	}
+	if e.room != room || len(e.buf) != room+n || &e.buf[room] != &e.b[0] {
+		t.Fatalf("the encoding of %d bytes is not the buffer past %d bytes of room, want %d", n, e.room, room)
 	}
 	if cap(e.b) != n {
 		t.Errorf("the encoding's capacity is %d, not its length %d: the store could append into the reply's room", cap(e.b), n)
 	}
 	unused := cap(e.buf) - len(e.buf)
-	if unused < envelopeTail {
-		t.Errorf("%d bytes left after the task, %d needed for the envelope's tail", unused, envelopeTail)
+	if unused < tail {
+		t.Errorf("%d bytes left after the task, %d needed for the envelope's tail", unused, tail)
 	}
-	if unused > n/8+envelopeTail+256 {
+	if unused > n/8+tail+256 {
 		t.Errorf("%d bytes unused after a task of %d: the store would keep them", unused, n)
 	}
 }
