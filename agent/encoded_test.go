@@ -406,3 +406,83 @@ func TestReplyEncodeSizesItsBuffer(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamBeginsWithTheStoredEncoding checks that the first item of a
+// SendStreamingMessage stream, the task as created, carries the stored
+// encoding (laid around it for a large task) unless historyLength trims
+// it, and that every item is byte for byte what encoding it gives.
+func TestStreamBeginsWithTheStoredEncoding(t *testing.T) {
+	long := strings.Repeat("a line \"streamed\"\n", 60_000)
+	n := func(v int32) *int32 { return &v }
+	cases := []struct {
+		name            string
+		text            string
+		history         *int32
+		reused, inPlace bool
+	}{
+		{"1 MB text", long, nil, true, true},
+		{"a small text: copied", "hi", nil, true, false},
+		{"historyLength 0: encoded apart", long, n(0), false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			store := newRecordingStore()
+			s := NewServer(HandlerFunc(func(ctx context.Context, tn *Turn) error { return tn.Complete(ctx, "done") }), WithStore(store))
+			ctx := context.Background()
+			id := json.RawMessage(`"s1"`)
+			msg := &a2a.Message{MessageID: uuidv4.New(), TaskID: uuidv4.New(), Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText(tc.text)}}}
+			p := &a2a.SendMessageRequest{Message: msg}
+			if tc.history != nil {
+				p.Configuration = &a2a.SendMessageConfiguration{HistoryLength: tc.history}
+			}
+			data, err := jsonrpc.EncodeRequest(id, a2a.MethodSendStreamingMessage, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _, perr := jsonrpc.DecodeRequest(data)
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			type item struct {
+				got, want, stored []byte
+				reused            bool
+			}
+			var items []item
+			sink := SinkFunc(func(_ context.Context, r Reply) error {
+				it := item{reused: r.task != nil, stored: store.stored(msg.TaskID)}
+				var err error
+				if it.got, err = r.Encode(id, jsonrpc.BindingMQTT); err != nil {
+					return err
+				}
+				if it.want, err = jsonrpc.EncodeResult(id, r.Result); err != nil {
+					return err
+				}
+				items = append(items, it)
+				return nil
+			})
+			if err := s.Serve(ctx, Call{Request: req}, sink); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if len(items) < 2 {
+				t.Fatalf("%d items, want the task and its events", len(items))
+			}
+			for i, it := range items {
+				if !bytes.Equal(it.got, it.want) {
+					t.Fatalf("item %d differs from its result encoded:\n got %.200s\nwant %.200s", i, it.got, it.want)
+				}
+				if i > 0 && it.reused {
+					t.Errorf("item %d, an event, carries a task's encoding", i)
+				}
+			}
+			if items[0].reused != tc.reused {
+				t.Errorf("the first item carries the stored encoding: %v, want %v", items[0].reused, tc.reused)
+			}
+			if inPlace := within(items[0].stored, items[0].got); inPlace != tc.inPlace {
+				t.Errorf("the first item laid around the stored encoding: %v, want %v", inPlace, tc.inPlace)
+			}
+		})
+	}
+}

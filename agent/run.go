@@ -150,7 +150,12 @@ func (r *run) attach(ctx context.Context, sink Sink, mode waitMode, history *int
 	if mode == modeStream {
 		first := snap
 		trimHistory(&first, history)
-		sub.send(Reply{Result: &a2a.StreamResponse{Payload: &first}, Final: over, Responder: responder})
+		rep := Reply{Result: &a2a.StreamResponse{Payload: &first}, Final: over, Responder: responder}
+		if len(first.History) == len(snap.History) {
+			// Under the event order enc is snap encoded.
+			rep.task = r.enc
+		}
+		sub.send(rep)
 	}
 	return sub, snap, responder, over
 }

@@ -65,8 +65,9 @@ type Reply struct {
 	Responder string
 
 	// task, when set, is the encoding of the task a *a2a.SendMessageResponse
-	// Result holds, made once for the store and the reply: Encode lays the
-	// envelope around it, or copies it, instead of encoding the task again.
+	// or *a2a.StreamResponse Result holds, made once for the store and the
+	// reply: Encode lays the envelope around it, or copies it, instead of
+	// encoding the task again.
 	task *taskEnc
 }
 
@@ -90,16 +91,29 @@ func (r Reply) Encode(id json.RawMessage, b jsonrpc.Binding) ([]byte, error) {
 	if r.Err != nil {
 		return jsonrpc.EncodeError(id, r.Err, b)
 	}
-	if r.task != nil {
-		if _, ok := r.Result.(*a2a.SendMessageResponse); ok {
-			if out := r.task.envelope(id); out != nil {
-				return out, nil
-			}
-			e := encodedTask(r.task.b)
-			return jsonrpc.EncodeResultSized(id, e, len(taskOpen)+len(e)+len(taskClose))
+	if r.task != nil && holdsTask(r.Result) {
+		// Both responses put the task in a "task" member.
+		if out := r.task.envelope(id); out != nil {
+			return out, nil
 		}
+		e := encodedTask(r.task.b)
+		return jsonrpc.EncodeResultSized(id, e, len(taskOpen)+len(e)+len(taskClose))
 	}
 	return jsonrpc.EncodeResultSized(id, r.Result, resultSize(r.Result))
+}
+
+// holdsTask reports whether a result is a SendMessageResponse or a
+// StreamResponse holding a task.
+func holdsTask(v any) bool {
+	switch x := v.(type) {
+	case *a2a.SendMessageResponse:
+		_, ok := x.Payload.(*a2a.Task)
+		return ok
+	case *a2a.StreamResponse:
+		_, ok := x.Payload.(*a2a.Task)
+		return ok
+	}
+	return false
 }
 
 // resultSize is about the length of a result's encoding (jsonsize), for
