@@ -2,6 +2,7 @@ package taskstore
 
 import (
 	"bytes"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -42,13 +43,19 @@ func TestPackKeepsTheEncodingAtItsSize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The least of three runs: another goroutine may allocate
+			// during one.
 			var p packed
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			p, err = pack(Record{Task: tc.task, MessageIDs: []string{"m"}})
-			runtime.ReadMemStats(&after)
-			if err != nil {
-				t.Fatal(err)
+			alloc := uint64(math.MaxUint64)
+			for range 3 {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				p, err = pack(Record{Task: tc.task, MessageIDs: []string{"m"}})
+				runtime.ReadMemStats(&after)
+				if err != nil {
+					t.Fatal(err)
+				}
+				alloc = min(alloc, after.TotalAlloc-before.TotalAlloc)
 			}
 			if !bytes.Equal(p.task, want) {
 				t.Fatalf("packed %.200s\nwant   %.200s", p.task, want)
@@ -57,7 +64,7 @@ func TestPackKeepsTheEncodingAtItsSize(t *testing.T) {
 			if unused := cap(p.task) - n; unused > n/8+256 {
 				t.Errorf("%d bytes unused beside an encoding of %d", unused, n)
 			}
-			if alloc := after.TotalAlloc - before.TotalAlloc; n > scratchKeep && alloc > uint64(n+n/32+12<<10) {
+			if n > scratchKeep && alloc > uint64(n+n/32+12<<10) {
 				t.Errorf("%d bytes allocated for an encoding of %d", alloc, n)
 			}
 		})
