@@ -24,7 +24,8 @@ const envelopeRoom = 128
 // every small task).
 const envelopeMin = 16 << 10
 
-// taskOpen and taskClose wrap a task into a SendMessageResponse.
+// taskOpen and taskClose wrap a task into a SendMessageResponse or a
+// StreamResponse: both hold it in a "task" member.
 const (
 	taskOpen  = `{"task":`
 	taskClose = `}`
@@ -239,10 +240,10 @@ func appendElems[T any, PT interface {
 }
 
 // envelope returns the reply to the call with request id that carries the
-// task whole as a SendMessageResponse, laid around the encoding in its own
-// buffer: the envelope's head is written in the room before the task, its
-// tail in the room after it, and the task's bytes are not copied. The
-// rooms serve one reply: a second one, an id too long for the room, or a
+// task whole (a SendMessageResponse or StreamResponse), laid around the
+// encoding in its own buffer: the envelope's head is written in the room
+// before the task, its tail in the room after it, and the task's bytes are
+// not copied. The rooms serve one reply: a second one, an id too long for the room, or a
 // small task's encoding, which has no rooms, gets nil, and the caller
 // copies the encoding (encodedTask).
 func (e *taskEnc) envelope(id json.RawMessage) []byte {
