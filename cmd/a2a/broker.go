@@ -39,6 +39,8 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	maxCard := fs.Int("max-card-size", broker.DefaultMaxCardSize, "largest card in bytes")
 	cardRate := fs.Int("card-rate", broker.DefaultCardUpdatesPerMinute, "card updates per minute per agent (-1: no limit)")
 	maxPacket := fs.Uint("max-packet-size", broker.DefaultMaxPacketSize, "largest packet a client may send, in bytes")
+	maxPending := fs.Int("max-pending-bytes", 0, "bytes the broker holds for a client that has not read them; past it the client is disconnected (0x97) "+
+		"(0: 134217728, or twice --max-packet-size when more)")
 	connRate := fs.Float64("conn-rate", broker.DefaultConnectionRate, "new connections per second per source address, on average (-1: no limit)")
 	connBurst := fs.Int("conn-burst", broker.DefaultConnectionBurst, "new connections a source address may open at once")
 	connMax := fs.Int("conn-max", broker.DefaultMaxConnectionsPerAddress, "open connections per source address (-1: no limit)")
@@ -70,7 +72,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	cfg := broker.Config{Addr: *listen, Status: *status, DataDir: *data, Root: root,
 		PasswordFile: *passwordFile, ACLFile: *aclFile, TrustedJKU: trustedJKU, ValidateCards: *validate,
-		MaxCardSize: *maxCard, CardUpdatesPerMinute: *cardRate, MaxPacketSize: uint32(*maxPacket),
+		MaxCardSize: *maxCard, CardUpdatesPerMinute: *cardRate, MaxPacketSize: uint32(*maxPacket), MaxPendingBytes: *maxPending,
 		ConnectionRate: *connRate, ConnectionBurst: *connBurst, MaxConnectionsPerAddress: *connMax,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if *tlsCert != "" {

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/a2abind/a2abind/transport/mqtt/mqtttest"
 )
 
 // benchSizes are the text parts of the size benchmarks: the name of the
@@ -119,12 +117,6 @@ func BenchmarkSizePipelined64(b *testing.B) {
 			url := bk.start(b).URL()
 			for _, sz := range benchSizes {
 				b.Run(sz.name, func(b *testing.B) {
-					if bk.name == mqtttest.NameEmbedded && sz.n >= 500_000 {
-						// Replies go missing there, for the raw floor
-						// and the SDK alike (docs/benchmarks.md, "Large
-						// messages"): no figure to pair.
-						b.Skip("embedded broker: 64 messages of 1 MB in flight lose replies")
-					}
 					p := startPairText(b, url, benchText(sz.n))
 					ctx := benchCtx(b)
 					// Each call is bounded by benchDeadline: a message the

@@ -60,12 +60,17 @@ type Denials struct {
 	// PacketSize counts connections closed for a packet over the maximum
 	// packet size (DISCONNECT 0x95 once the session is established).
 	PacketSize int64
+	// PendingBytes counts connections closed for leaving more than
+	// Config.MaxPendingBytes of what the broker sent them unread
+	// (DISCONNECT 0x97).
+	PendingBytes int64
 }
 
 // denials is Denials, counted atomically.
 type denials struct {
 	authentication, clientID, will, publish, subscribe   atomic.Int64
 	card, cardSize, cardRate, connectionRate, packetSize atomic.Int64
+	pendingBytes                                         atomic.Int64
 }
 
 func (d *denials) snapshot() Denials {
@@ -80,6 +85,7 @@ func (d *denials) snapshot() Denials {
 		CardRate:       d.cardRate.Load(),
 		ConnectionRate: d.connectionRate.Load(),
 		PacketSize:     d.packetSize.Load(),
+		PendingBytes:   d.pendingBytes.Load(),
 	}
 }
 

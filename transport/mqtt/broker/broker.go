@@ -174,6 +174,22 @@ type Config struct {
 	ConnectionRate  float64
 	ConnectionBurst int
 
+	// MaxPendingBytes bounds what the broker holds for one client that the
+	// client has not read yet: the packets written to it past what its
+	// TCP connection holds. The broker never waits for a client to read
+	// (a client that is slow to read slows no one else, and the broker
+	// keeps reading what it sends); a client that leaves more than this
+	// unread is disconnected with DISCONNECT 0x97 (Quota exceeded), after
+	// what it has not read yet, and its Will fires. Its QoS 1 and 2
+	// deliveries stay in its session, if it has one, and are sent again
+	// when it reconnects. 0 means DefaultMaxPendingBytes, or twice
+	// MaxPacketSize when that is more; a value below MaxPacketSize is
+	// refused. A client sending 64 requests of MaxPacketSize at once
+	// needs a little over 64 of them (see DefaultMaxPendingBytes). It is
+	// memory the broker may hold for each connected client: lower it
+	// where many clients and no large messages are expected.
+	MaxPendingBytes int
+
 	// MaxConnectionsPerAddress bounds the open connections of one source
 	// IP address; one more is closed before anything is read. (mochi
 	// allocates a connection's write queue, MaxPendingWrites slots, as
@@ -190,6 +206,9 @@ type Config struct {
 	// mochiProblemInfo leaves out the publishProperties hook, for the test
 	// that pins mochi's behaviour.
 	mochiProblemInfo bool
+
+	// closeFlush replaces closeFlushTimeout (tests).
+	closeFlush time.Duration
 
 	// now is the registry's and the connection limiter's clock (tests).
 	now func() time.Time
@@ -223,6 +242,9 @@ func Start(ctx context.Context, cfg Config) (*Broker, error) {
 // what mochi does without this package's settings.
 func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkPendingBytes(); err != nil {
 		return nil, err
 	}
 	opts := serverOptions(cfg)
@@ -367,6 +389,25 @@ func serverOptions(cfg Config) *mqtt.Options {
 		Logger:                 newRedactedLogger(cfg.Logger),
 		SysTopicResendInterval: sysTopicInterval,
 	}
+}
+
+// maxPendingBytes is MaxPendingBytes with its default, for a broker whose
+// maximum packet size is maxPacket.
+func (cfg *Config) maxPendingBytes(maxPacket uint32) int {
+	if cfg.MaxPendingBytes != 0 {
+		return cfg.MaxPendingBytes
+	}
+	return max(DefaultMaxPendingBytes, 2*int(maxPacket))
+}
+
+// checkPendingBytes refuses a MaxPendingBytes below MaxPacketSize: every
+// delivery of a message that large would disconnect its subscriber.
+func (cfg *Config) checkPendingBytes() error {
+	maxPacket := orDefault(cfg.MaxPacketSize, DefaultMaxPacketSize)
+	if cfg.MaxPendingBytes != 0 && cfg.MaxPendingBytes < int(maxPacket) {
+		return fmt.Errorf("broker: MaxPendingBytes %d is below MaxPacketSize %d", cfg.MaxPendingBytes, maxPacket)
+	}
+	return nil
 }
 
 func orDefault[T comparable](v, def T) T {

@@ -40,6 +40,7 @@ const (
 	denyCard           = "card"
 	denyConnections    = "connections"
 	denyPacketSize     = "packet_size"
+	denyPendingBytes   = "pending_bytes"
 )
 
 // denialLog writes the refusal lines, rate-limited. Its methods are safe

@@ -76,7 +76,9 @@ hostile client cannot flood the log.
 The limits apply with or without security: [Config.MaxPacketSize] (1 MiB)
 for every packet, [Config.ConnectionRate] new connections and
 [Config.MaxConnectionsPerAddress] open ones per source address,
-[Config.MaxSessionExpiry] for disconnected sessions, and
+[Config.MaxSessionExpiry] for disconnected sessions,
+[Config.MaxPendingBytes] (128 MiB) for what a client has not read yet
+(past it: DISCONNECT 0x97, counted as [Denials].PendingBytes), and
 [Config.MaxInflight] and [Config.MaxPendingWrites] per client (below).
 
 # Settings, and why
@@ -194,6 +196,36 @@ results without telling anyone, so [Start] sets:
     ([Config.MaxPendingWrites] slots of 8 bytes, 256 KiB by default) as
     soon as it is accepted, before CONNECT: these limits are what bound
     that memory (1,000 connections of one address: 256 MiB).
+
+The broker never waits for a client to read. mochi writes to a client
+under the client's lock, which the goroutine reading that client's
+packets takes too (to acknowledge them), and so does every publisher's
+goroutine delivering to the client (to number the delivery); a write to a
+client that does not read blocks on its full socket. So mochi stops
+reading from a client as soon as a write to it blocks, and a client that
+stops reading while it writes (paho.golang acknowledges a PUBLISH from the
+path that reads, and that write waits behind its own large PUBLISH) never
+reads again: with 64 requests of 1 MB in flight between two paho.golang
+clients, both waited for each other until the keep-alive deadline (1.5
+keep-alives, 45 s at 30 s; none with keep-alive 0) dropped the requester
+with the replies in flight. And every publisher to a client that stopped
+reading stopped with it. The connection mochi writes to is the package's
+own: what the socket takes at once is written, the rest queued (no copy
+and no hand-over while nothing is queued), and a goroutine of the
+connection writes the queue out. The queue is bounded by
+[Config.MaxPendingBytes]: a client that leaves more than that unread is
+disconnected with DISCONNECT 0x97 (Quota exceeded) and a Reason String
+naming the limit, written after everything it had not read yet; its Will
+fires, and its session, if it has one, keeps its QoS 1 and 2 messages.
+The one exception is the resend of a session's messages in flight when
+its client reconnects: mochi writes them all at once, before it reads
+anything from the client, and they can be more than the bound; those
+writes wait for the client to read instead (past 10 s without the client
+reading a byte, it is disconnected with 0x97). A closed connection writes
+what was queued (a DISCONNECT, a CONNACK refusing the client) within 1 s,
+then sends FIN and reads what the client still sends until it closes its
+side (within the same second), so that a client still acknowledging gets
+no RST that would cost it the DISCONNECT saying why.
 
 The listener is the package's own: it arms a 30 s deadline for the CONNECT
 packet (mochi's has none, and a connection that never sends CONNECT keeps a

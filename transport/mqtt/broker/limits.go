@@ -207,6 +207,9 @@ type limitConn struct {
 	body     uint64 // body bytes still to come
 	opaque   bool   // a malformed header: stop following (mochi refuses it)
 	tooLarge bool   // the bytes before the oversized packet were handed over
+
+	// send is the write side (sendbuf.go).
+	send sendQueue
 }
 
 const (
@@ -220,7 +223,14 @@ func (c *limitConn) Read(p []byte) (int, error) {
 	if c.tooLarge {
 		return 0, c.fail()
 	}
+	if c.send.stopRead.Load() {
+		return 0, net.ErrClosed
+	}
 	n, err := c.Conn.Read(p)
+	if c.send.stopRead.Load() {
+		// Closed while reading: what was read is dropped (sendbuf.go).
+		return 0, net.ErrClosed
+	}
 	if c.opaque || n == 0 {
 		return n, err
 	}
@@ -330,6 +340,16 @@ func connGate(cfg *Config, opts *mqtt.Options, srv *mqtt.Server, counts *denials
 		admit, release = l.admit, l.release
 	}
 	maxSize := opts.Capabilities.MaximumPacketSize
+	maxPending := cfg.maxPendingBytes(maxSize)
+	overflowed := func(c *limitConn) {
+		counts.pendingBytes.Add(1)
+		host, args := remoteHost(c), []any{"max", maxPending}
+		if cl := c.client.Load(); cl != nil {
+			args = append(args, "client", cl.ID, "user", string(cl.Properties.Username))
+		}
+		deny.warn(opts.Logger, denyPendingBytes, host, "broker: client leaves more than MaxPendingBytes unread; disconnecting (0x97)",
+			append(args, "remote", host)...)
+	}
 	disconnect := func(cl *mqtt.Client) {
 		deny.warn(opts.Logger, denyPacketSize, hostOf(cl.Net.Remote), "broker: packet larger than the maximum packet size; disconnecting (0x95)",
 			"client", cl.ID, "user", string(cl.Properties.Username), "max", maxSize)
@@ -341,7 +361,9 @@ func connGate(cfg *Config, opts *mqtt.Options, srv *mqtt.Server, counts *denials
 		if tlsConfig != nil {
 			c = tls.Server(c, tlsConfig)
 		}
-		return &limitConn{Conn: c, max: maxSize, disconnect: disconnect, counts: counts}
+		lc := &limitConn{Conn: c, max: maxSize, disconnect: disconnect, counts: counts}
+		lc.startWriter(maxPending, orDefault(cfg.closeFlush, closeFlushTimeout), overflowed)
+		return lc
 	}
 	return admit, release, wrap
 }

@@ -73,6 +73,9 @@ func (l *listener) Serve(establish listeners.EstablishFn) {
 		}
 		if !l.track(conn) {
 			_ = conn.Close()
+			if w, ok := conn.(interface{ closed() <-chan struct{} }); ok {
+				<-w.closed()
+			}
 			if l.release != nil {
 				l.release(conn)
 			}
@@ -107,6 +110,12 @@ func (l *listener) untrack(conn net.Conn) {
 	delete(l.conns, conn)
 	l.mu.Unlock()
 	_ = conn.Close()
+	// The connection's writer writes what is queued (a DISCONNECT, a
+	// refusing CONNACK) before it closes the socket, within
+	// closeFlushTimeout.
+	if w, ok := conn.(interface{ closed() <-chan struct{} }); ok {
+		<-w.closed()
+	}
 	if l.release != nil {
 		l.release(conn)
 	}
