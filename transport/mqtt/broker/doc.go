@@ -238,7 +238,7 @@ started.
 mochi refuses a Will with an empty payload (CONNACK 0x82), where MQTT v5
 allows one; no a2abind client sends one.
 
-Three mochi behaviours remain, and clients must live with them:
+Four mochi behaviours remain, and clients must live with them:
 
   - Packet identifiers are one table per client for both directions (MQTT
     gives each direction its own), so a SUBSCRIBE or UNSUBSCRIBE whose
@@ -250,6 +250,12 @@ Three mochi behaviours remain, and clients must live with them:
   - mochi sends SUBACK before the retained messages: a message published
     while a SUBSCRIBE is being handled can arrive twice, live and then as a
     retained message. Presence tables keyed by agent are unaffected.
+  - A message handed to a session at the moment a new connection takes
+    it over (the client reconnecting with its session) can be lost: mochi
+    copies the session's messages in flight to the new connection, then
+    clears the old connection's, and a message added in between is in
+    neither. (Seen as the last of a flood missing when the client
+    reconnected while it was being delivered.)
   - The retained messages of topics beginning with $ (other than $SYS)
     go to a new subscription whose filter begins with # or +, which MQTT
     v5 §4.7.2 forbids; live messages do not. On an open broker a #

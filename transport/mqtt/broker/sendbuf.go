@@ -108,6 +108,7 @@ type sendQueue struct {
 	// raw writes to the socket without waiting (sendbuf_unix.go); nil
 	// over TLS and where there is no such write.
 	raw syscall.RawConn
+	rw  rawWrite // writeNow's scratch, under mu
 
 	// flush bounds the writes of a closed connection (closeFlushTimeout).
 	flush time.Duration
@@ -193,7 +194,7 @@ func (c *limitConn) Write(p []byte) (int, error) {
 		// Nothing is queued: what the socket takes now needs no copy
 		// and no hand-over to the writer.
 		var err error
-		if n, err = writeNow(s.raw, p); err != nil {
+		if n, err = writeNow(s.raw, &s.rw, p); err != nil {
 			s.err = err
 			s.cond.Signal() // the writer closes the socket
 			s.mu.Unlock()

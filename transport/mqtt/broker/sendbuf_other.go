@@ -8,4 +8,6 @@ import "syscall"
 // through the writer.
 const canWriteNow = false
 
-func writeNow(syscall.RawConn, []byte) (int, error) { return 0, nil }
+type rawWrite struct{}
+
+func writeNow(syscall.RawConn, *rawWrite, []byte) (int, error) { return 0, nil }
