@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/jsonsize"
 )
 
 // Version is the jsonrpc member of every envelope.
@@ -112,7 +113,7 @@ func validID(id json.RawMessage) bool {
 // EncodeRequest builds a request envelope. Params of a generated type are
 // appended to the envelope by their own encoder.
 func EncodeRequest(id json.RawMessage, method a2a.Method, params any) ([]byte, error) {
-	b := make([]byte, 0, 512)
+	b := make([]byte, 0, 256+len(id)+paramsSize(params))
 	b = append(b, `{"jsonrpc":"2.0",`...)
 	if len(id) > 0 {
 		b = append(b, `"id":`...)
@@ -144,6 +145,18 @@ type appender interface {
 
 // appendValue appends v as JSON: by its AppendJSON or MarshalJSON when it
 // has one, else by encoding/json.
+// paramsSize estimates the encoded size of a request's params (see package
+// internal/jsonsize) where they can be large: a message to send, with its
+// parts. A 1 MB text is encoded into a buffer allocated once, not one
+// that doubles from a few hundred bytes.
+func paramsSize(params any) int {
+	p, ok := params.(*a2a.SendMessageRequest)
+	if !ok || p == nil || p.Message == nil {
+		return 256
+	}
+	return 256 + jsonsize.Message(p.Message) + jsonsize.Any(p.Metadata)
+}
+
 func appendValue(b []byte, v any) ([]byte, error) {
 	switch m := v.(type) {
 	case appender:
