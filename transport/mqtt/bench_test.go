@@ -195,19 +195,22 @@ func newRawRequester(tb testing.TB, brokerURL string, tuned bool) *rawRequester 
 		tb.Fatal(err)
 	}
 	r := &rawRequester{reply: reply, waiting: map[string]chan []byte{}}
-	r.cm = benchDial(tb, brokerURL, benchOrg+"/"+benchUnit+"/"+id, tuned, func(p *paho.Publish) {
-		if p.Properties == nil {
-			return
-		}
-		r.mu.Lock()
-		ch := r.waiting[string(p.Properties.CorrelationData)]
-		delete(r.waiting, string(p.Properties.CorrelationData))
-		r.mu.Unlock()
-		if ch != nil {
-			ch <- p.Payload
-		}
-	}, reply)
+	r.cm = benchDial(tb, brokerURL, benchOrg+"/"+benchUnit+"/"+id, tuned, r.onReply, reply)
 	return r
+}
+
+// onReply hands a reply to the call waiting for its Correlation Data.
+func (r *rawRequester) onReply(p *paho.Publish) {
+	if p.Properties == nil {
+		return
+	}
+	r.mu.Lock()
+	ch := r.waiting[string(p.Properties.CorrelationData)]
+	delete(r.waiting, string(p.Properties.CorrelationData))
+	r.mu.Unlock()
+	if ch != nil {
+		ch <- p.Payload
+	}
 }
 
 // call publishes one request and waits for its reply.

@@ -152,17 +152,6 @@ func largeRequester(t *testing.T, brokerURL string, wait time.Duration) *rawRequ
 		t.Fatal(err)
 	}
 	r := &rawRequester{reply: reply, waiting: map[string]chan []byte{}}
-	r.cm = dialLarge(t, brokerURL, benchOrg+"/"+benchUnit+"/large-req", wait, func(p *paho.Publish) {
-		if p.Properties == nil {
-			return
-		}
-		r.mu.Lock()
-		ch := r.waiting[string(p.Properties.CorrelationData)]
-		delete(r.waiting, string(p.Properties.CorrelationData))
-		r.mu.Unlock()
-		if ch != nil {
-			ch <- p.Payload
-		}
-	}, reply)
+	r.cm = dialLarge(t, brokerURL, benchOrg+"/"+benchUnit+"/large-req", wait, r.onReply, reply)
 	return r
 }
