@@ -105,10 +105,8 @@ func decodePlain(d *runtime.Decoder, id *json.RawMessage, result func(d *runtime
 			if haveID {
 				return false
 			}
-			switch d.Peek() {
-			case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			default:
-				return false
+			if c := d.Peek(); c == 0 || !validID([]byte{c}) {
+				return false // not a string, number or null
 			}
 			fp := root.Key("id")
 			*id = d.RawKinds(&fp, "string", "number", "null")
