@@ -57,14 +57,15 @@ func refHoldsObject(r *model.Ref) bool {
 	return false
 }
 
-// checkCall is the statement that ends DecodeJSONAt: a checking decoder runs
-// the object's own checks.
+// checkCall is the statement that ends DecodeJSONAt: a checking decoder,
+// and one that stops at the first violation, run the object's own checks
+// (Decoder.ChecksEach).
 func checkCall(t *model.Type) jen.Code {
 	method := "ValidateAt"
 	if holdsObjects(t) {
 		method = "checkAt"
 	}
-	return jen.If(dec().Dot("Checking").Call()).Block(
+	return jen.If(dec().Dot("ChecksEach").Call()).Block(
 		jen.Id("x").Dot(method).Call(dec().Dot("Validator").Call(), jen.Id("p")))
 }
 

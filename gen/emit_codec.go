@@ -67,13 +67,14 @@ func varPath(name string) pathRef { return pathRef{jen.Op("&").Id(name), jen.Id(
 // onZero, if set, gives statements run when a scalar was read and holds its
 // zero value.
 func decodeStmts(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int, onZero func() []jen.Code) ([]jen.Code, error) {
-	return decodeMember(r, dst, pr, top, pointer, depth, onZero, nil)
+	return decodeMember(r, dst, pr, top, pointer, depth, onZero, nil, false)
 }
 
 // decodeMember is decodeStmts for a struct member, with check, the
 // statements a checking decoder runs instead of keeping an open object,
-// array or map (checkingBody).
-func decodeMember(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int, onZero func() []jen.Code, check []jen.Code) ([]jen.Code, error) {
+// array or map (checkingBody), and bounded set for an array whose items a
+// reader may bound (model.Field.ItemBound).
+func decodeMember(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int, onZero func() []jen.Code, check []jen.Code, bounded bool) ([]jen.Code, error) {
 	p := pr.ptr
 	if call := readCall(r, p); call != nil {
 		switch {
@@ -117,7 +118,11 @@ func decodeMember(r *model.Ref, dst lv, pr pathRef, top, pointer bool, depth int
 		}
 		body := append([]jen.Code{jen.Var().Id(e).Add(goType(r.Elem, false))}, inner...)
 		body = append(body, dst().Op("=").Append(dst(), jen.Id(e)))
-		return []jen.Code{jen.If(jen.Id(it).Op(":=").Add(dec()).Dot("Array").Call(p), jen.Id(it).Dot("Open").Call()).Block(orChecking(check, []jen.Code{
+		open := "Array"
+		if bounded {
+			open = "BoundedArray"
+		}
+		return []jen.Code{jen.If(jen.Id(it).Op(":=").Add(dec()).Dot(open).Call(p), jen.Id(it).Dot("Open").Call()).Block(orChecking(check, []jen.Code{
 			dst().Op("=").Add(goType(r, false)).Values(),
 			jen.For(jen.Id(it).Dot("Next").Call(dec())).Block(body...),
 		})...)}, nil
@@ -212,7 +217,7 @@ func (ck *checker) genDecode(f *jen.File, t *model.Type) error {
 		if streamed(fd) {
 			check = checkingBody(fd.Ref)
 		}
-		stmts, err := decodeMember(fd.Ref, field("x", fd.GoName), varPath("fp"), true, fd.Pointer, 0, onZero, check)
+		stmts, err := decodeMember(fd.Ref, field("x", fd.GoName), varPath("fp"), true, fd.Pointer, 0, onZero, check, fd.ItemBound)
 		if fd.ErrorInfoCode != "" && fd.Ref.Kind == model.KindValue {
 			// Its check reads the value, which Value skips on the
 			// Validate<Type>JSON path.

@@ -33,17 +33,18 @@ import (
 // the slow path returns (decode_test.go compares the two on the payload
 // corpus and its mutations).
 //
-// What a faulty request costs. decodeFast stops at the first violation
-// the decoder records between two members of the envelope, of the params
-// or of the message, at the first part that breaks its schema, and past
-// Limits.MaxParts parts; only a violation found by the checks that run
-// after the decoding (the schema's rules beyond the JSON types, outside
-// the parts) lets it read everything first. So a request refused costs at
-// most one decoding of its params more than it did before, most cost
-// little more, and a stranger's message of a million tiny parts costs at
-// most Limits.MaxParts parts decoded (about 140 KiB with the default
-// limit) before the slow path counts them without decoding and refuses
-// them as it always did. Checking len(message.parts) only after decoding
+// What a faulty request costs. The decoder stops at the first violation
+// it records (runtime.Decoder.StopAtViolation: before the next member or
+// item) and past Limits.MaxParts parts of a message
+// (runtime.Decoder.BoundItems; the schema marks Message.parts with
+// x-item-bound); only a violation found by the checks that run after the
+// decoding (the schema's rules beyond the JSON types) lets it read
+// everything first. So a request refused costs at most one decoding of
+// its params more than it did before, most cost little more, and a
+// stranger's message of a million tiny parts costs at most
+// Limits.MaxParts parts decoded (about 140 KiB with the default limit)
+// before the slow path counts them without decoding and refuses them as
+// it always did. Checking len(message.parts) only after decoding
 // them all would not do: a valid part can be 11 bytes of JSON
 // ({"url":""},) and is 56 bytes in Go, so a request of 4 MiB
 // (DefaultMaxRequestBytes) of them would allocate about 120 MiB as the
@@ -114,6 +115,10 @@ func (f *fastRequest) validate(v *runtime.Validator, _ *runtime.Path) {
 // What it leaves unread makes the document end early for the decoder (a
 // syntax error), which is no matter: the slow path answers.
 func (f *fastRequest) envelope(d *runtime.Decoder) bool {
+	// The decoder stops at the first violation it records and past
+	// maxParts parts of a message (x-item-bound on Message.parts).
+	d.StopAtViolation()
+	d.BoundItems(f.maxParts)
 	if d.Peek() != '{' || !d.OpenObject(nil) {
 		return false
 	}
@@ -172,9 +177,6 @@ func (f *fastRequest) envelope(d *runtime.Decoder) bool {
 				return false
 			}
 		}
-		if violated(d) {
-			return false
-		}
 	}
 	return d.OK() && seen&(seenJSONRPC|seenMethod) == seenJSONRPC|seenMethod
 }
@@ -183,183 +185,7 @@ func (f *fastRequest) envelope(d *runtime.Decoder) bool {
 // value of the method's params type, at pointers relative to the params
 // (as Parse<Type>JSON over a copy of them would record them).
 func (f *fastRequest) readParams(d *runtime.Decoder) bool {
-	if f.method == a2a.MethodSendMessage || f.method == a2a.MethodSendStreamingMessage {
-		x := new(a2a.SendMessageRequest)
-		f.params = x
-		return readSend(d, x, f.maxParts)
-	}
 	f.params = methods[f.method].fresh()
 	f.params.DecodeJSONAt(d, nil)
-	return true
-}
-
-// violated reports whether d has recorded a violation (Err is nil, and
-// costs two comparisons, while there is none).
-func violated(d *runtime.Decoder) bool {
-	return d.Validator().Err() != nil
-}
-
-// readSend reads SendMessage params from d as
-// (*a2a.SendMessageRequest).DecodeJSONAt does, statement for statement
-// (with the decoder not Checking), reading the message with readMessage,
-// which counts its parts as it reads them. It reports false, and stops,
-// at the first violation recorded between two members and past maxParts
-// parts. TestFastDecodersMirrorTheGeneratedOnes keeps the members in step
-// with the generated type.
-func readSend(d *runtime.Decoder, x *a2a.SendMessageRequest, maxParts int) bool {
-	var p *runtime.Path // the params are the root of their pointers
-	if !d.OpenObject(p) {
-		return false
-	}
-	var seen uint64
-	var unknown runtime.Keys
-	for first := true; ; {
-		key, more := d.NextKey(&first)
-		if !more {
-			break
-		}
-		switch string(key) {
-		case "tenant":
-			fp := p.Key("tenant")
-			if !d.Member(&seen, 1<<0, &fp, false) {
-				x.Tenant, _ = d.String(&fp)
-			}
-		case "message":
-			fp := p.Key("message")
-			if !d.Member(&seen, 1<<1, &fp, true) && d.IsObject(&fp) {
-				x.Message = new(a2a.Message)
-				if !readMessage(d, x.Message, &fp, maxParts) {
-					return false
-				}
-			}
-		case "configuration":
-			fp := p.Key("configuration")
-			if !d.Member(&seen, 1<<2, &fp, false) && d.IsObject(&fp) {
-				x.Configuration = new(a2a.SendMessageConfiguration)
-				x.Configuration.DecodeJSONAt(d, &fp)
-			}
-		case "metadata":
-			fp := p.Key("metadata")
-			if !d.Member(&seen, 1<<3, &fp, false) {
-				x.Metadata, _ = d.Object(&fp)
-			}
-		default:
-			d.Unknown(p, key, &unknown)
-		}
-		if violated(d) {
-			return false
-		}
-	}
-	// The message is required: the generated decoder records it missing.
-	return d.OK() && seen&(1<<1) != 0
-}
-
-// readMessage reads a message from d as (*a2a.Message).DecodeJSONAt does,
-// statement for statement (with the decoder not Checking), with two ways
-// to stop early, reporting false: a violation recorded between two
-// members or two parts, and a part past maxParts (when above 0). Past the
-// bound the slow path counts the parts without decoding them and answers
-// TooManyParts with their number.
-func readMessage(d *runtime.Decoder, x *a2a.Message, p *runtime.Path, maxParts int) bool {
-	if !d.OpenObject(p) {
-		return false
-	}
-	var seen uint64
-	var unknown runtime.Keys
-	for first := true; ; {
-		key, more := d.NextKey(&first)
-		if !more {
-			break
-		}
-		switch string(key) {
-		case "messageId":
-			fp := p.Key("messageId")
-			if !d.Member(&seen, 1<<0, &fp, true) {
-				x.MessageID, _ = d.String(&fp)
-			}
-		case "contextId":
-			fp := p.Key("contextId")
-			if !d.Member(&seen, 1<<1, &fp, false) {
-				x.ContextID, _ = d.String(&fp)
-			}
-		case "taskId":
-			fp := p.Key("taskId")
-			if !d.Member(&seen, 1<<2, &fp, false) {
-				x.TaskID, _ = d.String(&fp)
-			}
-		case "role":
-			fp := p.Key("role")
-			if !d.Member(&seen, 1<<3, &fp, true) {
-				x.Role, _ = runtime.Enum[a2a.Role](d.String(&fp))
-			}
-		case "parts":
-			fp := p.Key("parts")
-			if d.Member(&seen, 1<<4, &fp, true) {
-				break
-			}
-			it := d.Array(&fp)
-			if !it.Open() {
-				return false
-			}
-			x.Parts = []a2a.Part{}
-			for it.Next(d) {
-				if maxParts > 0 && len(x.Parts) == maxParts {
-					return false
-				}
-				var e a2a.Part
-				e.DecodeJSONAt(d, it.At())
-				// The part's own rules, checked now (they are few and
-				// cheap) so that a run of invalid parts stops here at the
-				// first; the message's ValidateAt checks them again.
-				e.ValidateAt(d.Validator(), it.At())
-				x.Parts = append(x.Parts, e)
-				if violated(d) {
-					return false
-				}
-			}
-		case "metadata":
-			fp := p.Key("metadata")
-			if !d.Member(&seen, 1<<5, &fp, false) {
-				x.Metadata, _ = d.Object(&fp)
-			}
-		case "extensions":
-			fp := p.Key("extensions")
-			if !d.Member(&seen, 1<<6, &fp, false) && !readStrings(d, &fp, &x.Extensions) {
-				return false
-			}
-		case "referenceTaskIds":
-			fp := p.Key("referenceTaskIds")
-			if !d.Member(&seen, 1<<7, &fp, false) && !readStrings(d, &fp, &x.ReferenceTaskIDs) {
-				return false
-			}
-		default:
-			d.Unknown(p, key, &unknown)
-		}
-		if violated(d) {
-			return false
-		}
-	}
-	// messageId, role and parts are required: the generated decoder
-	// records them missing.
-	return d.OK() && seen&0b11001 == 0b11001
-}
-
-// readStrings reads an array of strings into *out as Decoder.Strings does,
-// reporting false, and stopping, at anything but an array or a string in
-// it (which Strings records as a violation and goes on).
-func readStrings(d *runtime.Decoder, p *runtime.Path, out *[]string) bool {
-	if d.Peek() != '[' {
-		return false
-	}
-	it := d.Array(p)
-	list := []string{}
-	for it.Next(d) {
-		if d.Peek() != '"' {
-			return false
-		}
-		s, _ := d.String(it.At())
-		list = append(list, s)
-	}
-	*out = list
 	return d.OK()
 }

@@ -19,7 +19,7 @@ var (
 		"enum", "const", "description", "title", "$comment", "examples", "minLength", "maxLength",
 		"minItems", "maxItems", "minimum", "maximum", "pattern", "format", "contentEncoding",
 		"not", "oneOf", "allOf", "minProperties",
-		"x-go-name", "x-go-pointer", "x-go-raw", "x-enum-names", "x-enum-docs", "x-oneof", "x-error-info")
+		"x-go-name", "x-go-pointer", "x-go-raw", "x-enum-names", "x-enum-docs", "x-oneof", "x-error-info", "x-item-bound")
 	formats = set("date-time", "uuid")
 )
 
@@ -121,7 +121,7 @@ func (l *loader) readObject(p pendingType) error {
 	if ty, ok := def.get("type"); ok && ty != "object" {
 		return errAt(f.display, t.Ptr+"/type", "an object definition must have type object")
 	}
-	for _, k := range []string{"$ref", "items", "enum", "const", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum", "pattern", "format", "contentEncoding", "not", "x-go-name", "x-go-pointer", "x-go-raw", "x-enum-names", "x-enum-docs", "x-error-info"} {
+	for _, k := range []string{"$ref", "items", "enum", "const", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum", "pattern", "format", "contentEncoding", "not", "x-go-name", "x-go-pointer", "x-go-raw", "x-enum-names", "x-enum-docs", "x-error-info", "x-item-bound"} {
 		if _, ok := def.get(k); ok {
 			return errAt(f.display, t.Ptr+"/"+k, "keyword %q is not supported on an object definition", k)
 		}
@@ -186,6 +186,12 @@ func (l *loader) readObject(p pendingType) error {
 			return err
 		}
 		fd.Ref = r
+		if b, ok := node.get("x-item-bound"); ok {
+			if b != true || r.Kind != model.KindArray || r.Elem.Kind != model.KindObject {
+				return errAt(f.display, ptr+"/x-item-bound", "x-item-bound is true on a member that is an array of objects, or absent")
+			}
+			fd.ItemBound = true
+		}
 		if fd.Pointer {
 			switch r.Kind {
 			case model.KindString, model.KindInt32, model.KindInt64, model.KindFloat, model.KindBool:

@@ -132,6 +132,11 @@ type Field struct {
 	// claims an A2A error, data in its array form must hold a well-formed
 	// google.rpc.ErrorInfo.
 	ErrorInfoCode string
+	// ItemBound, set by x-item-bound on an array member, lets a reader
+	// bound the member's items at run time (runtime.Decoder.BoundItems):
+	// past the bound the reading stops, for a reader with another way to
+	// answer (a message's parts, under a responder's part limit).
+	ItemBound bool
 }
 
 // Ref is the type of a field, an array element or a map value, with the

@@ -26,9 +26,12 @@ type Decoder struct {
 	v     *Validator
 	// own holds the violations of a checking decoder, whose v is nil (see
 	// Check).
-	own     Validator
-	syntax  *SyntaxError
-	scratch []byte
+	own Validator
+	// itemBound and stopAtViolation: see BoundItems.
+	itemBound       int
+	stopAtViolation bool
+	syntax          *SyntaxError
+	scratch         []byte
 	// required asks the decoder to report required members that the decoded
 	// Go value cannot show as missing (numbers, booleans, maps).
 	required bool
@@ -199,7 +202,7 @@ func (d *Decoder) OpenObject(p *Path) bool {
 // nextKey moves to the next member of the object opened last and returns its
 // key (valid until the next call), or reports false at the closing brace.
 func (d *Decoder) NextKey(first *bool) ([]byte, bool) {
-	if !d.OK() {
+	if !d.OK() || d.stopped() {
 		return nil, false
 	}
 	c := d.Peek()
@@ -257,7 +260,7 @@ func (d *Decoder) OpenArray(p *Path) bool {
 
 // nextItem reports whether the array opened last has another element.
 func (d *Decoder) NextItem(first *bool) bool {
-	if !d.OK() {
+	if !d.OK() || d.stopped() {
 		return false
 	}
 	c := d.Peek()

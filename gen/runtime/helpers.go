@@ -188,7 +188,9 @@ func (d *Decoder) NextMember(first *bool) (string, bool) {
 type Items struct {
 	open  bool
 	first bool
-	path  Path
+	// bounded says the decoder's item bound applies (BoundedArray).
+	bounded bool
+	path    Path
 }
 
 // Array opens the array at p and returns an Items whose Next reports each
@@ -197,6 +199,37 @@ type Items struct {
 func (d *Decoder) Array(p *Path) Items {
 	open := d.OpenArray(p)
 	return Items{open: open, first: open, path: Path{parent: p, index: -1}}
+}
+
+// BoundedArray is Array for an array whose items a reader may bound
+// (x-item-bound in the schema): past the bound set with BoundItems, Next
+// stops the reading.
+func (d *Decoder) BoundedArray(p *Path) Items {
+	it := d.Array(p)
+	it.bounded = true
+	return it
+}
+
+// BoundItems bounds the arrays read with BoundedArray to max items (0 or
+// less: no bound), and StopAtViolation stops the reading at the first
+// violation recorded: the next member or item is not read, as if the
+// document ended there (a syntax error). Both are for a reader with
+// another way to answer a document that strays: one that decodes a
+// message in one pass and, past a responder's part limit or on any fault,
+// answers with a slower reading that counts and reports.
+func (d *Decoder) BoundItems(max int) { d.itemBound = max }
+
+// StopAtViolation: see BoundItems.
+func (d *Decoder) StopAtViolation() { d.stopAtViolation = true }
+
+// stopped reports whether the reading must stop at a violation, and then
+// stops it.
+func (d *Decoder) stopped() bool {
+	if !d.stopAtViolation || d.Validator().empty() {
+		return false
+	}
+	d.fail("stopped at a violation")
+	return true
 }
 
 // Open reports whether an array was opened (the caller then sets an empty,
@@ -209,6 +242,10 @@ func (it *Items) Next(d *Decoder) bool {
 		return false
 	}
 	it.path.index++
+	if it.bounded && d.itemBound > 0 && it.path.index >= d.itemBound {
+		d.fail("more items than the reader's bound")
+		return false
+	}
 	return true
 }
 
@@ -333,6 +370,12 @@ func (d *Decoder) Check(data []byte) {
 // members when it ends, and members that hold objects are read, checked
 // and dropped rather than kept.
 func (d *Decoder) Checking() bool { return d.alias }
+
+// ChecksEach reports whether each object's own rules are checked as its
+// DecodeJSONAt ends: on a checking decoder (Checking), and on one that
+// stops at the first violation (StopAtViolation), so that a run of
+// invalid objects stops at the first.
+func (d *Decoder) ChecksEach() bool { return d.alias || d.stopAtViolation }
 
 // Verdict ends a document read after Check: it returns a *SyntaxError, a
 // *ValidationError listing every violation, or nil.

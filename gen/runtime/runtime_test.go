@@ -567,3 +567,67 @@ func TestCheckErrorInfo(t *testing.T) {
 		})
 	}
 }
+
+// A reader with another way to answer can have the decoder stop early:
+// past the item bound on a bounded array (only there), and at the first
+// violation recorded (before the next member or item).
+func TestDecoderStopsWhereTheReaderSays(t *testing.T) {
+	readItems := func(bounded bool) func(d *Decoder) {
+		return func(d *Decoder) {
+			open := d.Array
+			if bounded {
+				open = d.BoundedArray
+			}
+			it := open(nil)
+			for it.Next(d) {
+				d.Skip()
+			}
+		}
+	}
+	readObject := func(d *Decoder) {
+		d.OpenObject(nil)
+		for first := true; ; {
+			k, ok := d.NextKey(&first)
+			if !ok {
+				return
+			}
+			p := Path{key: string(k), index: -1}
+			d.String(&p)
+		}
+	}
+	cases := []struct {
+		name     string
+		doc      string
+		bound    int
+		stop     bool
+		read     func(d *Decoder)
+		stopped  bool
+		violated bool
+	}{
+		{"bounded array within the bound", `[1,2,3]`, 3, false, readItems(true), false, false},
+		{"bounded array past the bound", `[1,2,3,4]`, 3, false, readItems(true), true, false},
+		{"no bound set", `[1,2,3,4]`, 0, false, readItems(true), false, false},
+		{"an array the schema does not bound", `[1,2,3,4]`, 3, false, readItems(false), false, false},
+		{"a violation read on without stopping", `{"a":1,"b":"x"}`, 0, false, readObject, false, true},
+		{"a violation stops the reading", `{"a":1,"b":"x"}`, 0, true, readObject, true, true},
+		{"no violation, nothing stops", `{"a":"x","b":"y"}`, 0, true, readObject, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var v Validator
+			err := decodeMode([]byte(c.doc), &v, true, false, func(d *Decoder) {
+				d.BoundItems(c.bound)
+				if c.stop {
+					d.StopAtViolation()
+				}
+				c.read(d)
+			})
+			if (err != nil) != c.stopped {
+				t.Errorf("reading stopped: %v (%v), want %v", err != nil, err, c.stopped)
+			}
+			if !v.empty() != c.violated {
+				t.Errorf("violations recorded: %v, want %v", !v.empty(), c.violated)
+			}
+		})
+	}
+}

@@ -73,6 +73,9 @@ func (v *Validator) Add(p *Path, rule, msg string) {
 	v.violations = append(v.violations, Violation{Pointer: p.pointer(), Rule: rule, Message: msg})
 }
 
+// empty reports whether nothing was recorded or counted.
+func (v *Validator) empty() bool { return len(v.violations) == 0 && v.omitted == 0 }
+
 // full reports whether a violation added now would only be counted.
 func (v *Validator) full() bool { return len(v.violations) >= MaxViolations }
 

@@ -68,7 +68,7 @@ func (x *AgentCapabilities) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -399,7 +399,7 @@ func (x *AgentCard) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b111001010111 != 0b111001010111 {
 		d.Missing(p, seen, 0b111001010111, &unknown, "name", "description", "supportedInterfaces", "provider", "version", "documentationUrl", "capabilities", "securitySchemes", "securityRequirements", "defaultInputModes", "defaultOutputModes", "skills")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -651,7 +651,7 @@ func (x *AgentCardSignature) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b11 != 0b11 {
 		d.Missing(p, seen, 0b11, &unknown, "protected", "signature")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -768,7 +768,7 @@ func (x *AgentExtension) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -896,7 +896,7 @@ func (x *AgentInterface) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1011 != 0b1011 {
 		d.Missing(p, seen, 0b1011, &unknown, "url", "protocolBinding", "tenant", "protocolVersion")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -1000,7 +1000,7 @@ func (x *AgentProvider) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b11 != 0b11 {
 		d.Missing(p, seen, 0b11, &unknown, "url", "organization")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -1150,7 +1150,7 @@ func (x *AgentSkill) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1111 != 0b1111 {
 		d.Missing(p, seen, 0b1111, &unknown, "id", "name", "description", "tags")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }

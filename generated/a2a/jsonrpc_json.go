@@ -47,7 +47,7 @@ func (x *JSONRPCError) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b11 != 0b11 {
 		d.Missing(p, seen, 0b11, &unknown, "code", "message")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -164,7 +164,7 @@ func (x *JSONRPCRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b101 != 0b101 {
 		d.Missing(p, seen, 0b101, &unknown, "jsonrpc", "id", "method")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -304,7 +304,7 @@ func (x *JSONRPCResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b11 != 0b11 {
 		d.Missing(p, seen, 0b11, &unknown, "jsonrpc", "id")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }

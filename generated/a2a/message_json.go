@@ -51,7 +51,7 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			if d.Member(&seen, 1<<4, &fp, true) {
 				continue
 			}
-			if it0 := d.Array(&fp); it0.Open() {
+			if it0 := d.BoundedArray(&fp); it0.Open() {
 				if d.Checking() {
 					n := 0
 					for it0.Next(d) {
@@ -96,7 +96,7 @@ func (x *Message) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b11001 != 0b11001 {
 		d.Missing(p, seen, 0b11001, &unknown, "messageId", "contextId", "taskId", "role", "parts")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -275,7 +275,7 @@ func (x *Part) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }

@@ -49,7 +49,7 @@ func (x *CancelTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -169,7 +169,7 @@ func (x *DeleteTaskPushNotificationConfigRequest) DecodeJSONAt(
 	if seen&0b110 != 0b110 {
 		d.Missing(p, seen, 0b110, &unknown, "tenant", "taskId", "id")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -261,7 +261,7 @@ func (x *Empty) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -347,7 +347,7 @@ func (x *GetExtendedAgentCardRequest) DecodeJSONAt(d *runtime.Decoder, p *runtim
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -455,7 +455,7 @@ func (x *GetTaskPushNotificationConfigRequest) DecodeJSONAt(d *runtime.Decoder, 
 	if seen&0b110 != 0b110 {
 		d.Missing(p, seen, 0b110, &unknown, "tenant", "taskId", "id")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -569,7 +569,7 @@ func (x *GetTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -691,7 +691,7 @@ func (x *ListTaskPushNotificationConfigsRequest) DecodeJSONAt(d *runtime.Decoder
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "tenant", "taskId")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -822,7 +822,7 @@ func (x *ListTaskPushNotificationConfigsResponse) DecodeJSONAt(
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -994,7 +994,7 @@ func (x *ListTasksRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -1162,7 +1162,7 @@ func (x *ListTasksResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1111 != 0b1111 {
 		d.Missing(p, seen, 0b1111, &unknown, "tasks", "nextPageToken", "pageSize", "totalSize")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -1299,7 +1299,7 @@ func (x *SendMessageConfiguration) DecodeJSONAt(d *runtime.Decoder, p *runtime.P
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -1456,7 +1456,7 @@ func (x *SendMessageRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "tenant", "message")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -1588,7 +1588,7 @@ func (x *SubscribeToTaskRequest) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "tenant", "id")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }

@@ -39,7 +39,7 @@ func (x *AuthenticationInfo) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "scheme")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -173,7 +173,7 @@ func (x *TaskPushNotificationConfig) DecodeJSONAt(d *runtime.Decoder, p *runtime
 	if seen&0b1000 != 0b1000 {
 		d.Missing(p, seen, 0b1000, &unknown, "tenant", "id", "taskId", "url")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }

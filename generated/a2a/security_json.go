@@ -49,7 +49,7 @@ func (x *APIKeySecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 	if seen&0b110 != 0b110 {
 		d.Missing(p, seen, 0b110, &unknown, "description", "location", "name")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -173,7 +173,7 @@ func (x *AuthorizationCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 	if seen&0b1011 != 0b1011 {
 		d.Missing(p, seen, 0b1011, &unknown, "authorizationUrl", "tokenUrl", "refreshUrl", "scopes")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -292,7 +292,7 @@ func (x *ClientCredentialsOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime
 	if seen&0b101 != 0b101 {
 		d.Missing(p, seen, 0b101, &unknown, "tokenUrl", "refreshUrl", "scopes")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -411,7 +411,7 @@ func (x *DeviceCodeOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 	if seen&0b1011 != 0b1011 {
 		d.Missing(p, seen, 0b1011, &unknown, "deviceAuthorizationUrl", "tokenUrl", "refreshUrl", "scopes")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -524,7 +524,7 @@ func (x *HTTPAuthSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pat
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "description", "scheme")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -635,7 +635,7 @@ func (x *ImplicitOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -735,7 +735,7 @@ func (x *MutualTlsSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -850,7 +850,7 @@ func (x *OAuth2SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path)
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "description", "flows")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -1047,7 +1047,7 @@ func (x *OAuthFlows) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -1207,7 +1207,7 @@ func (x *OpenIdConnectSecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtim
 	if seen&0b10 != 0b10 {
 		d.Missing(p, seen, 0b10, &unknown, "description", "openIdConnectUrl")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -1315,7 +1315,7 @@ func (x *PasswordOAuthFlow) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -1448,7 +1448,7 @@ func (x *SecurityRequirement) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -1649,7 +1649,7 @@ func (x *SecurityScheme) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -1799,7 +1799,7 @@ func (x *StringList) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }

@@ -63,7 +63,7 @@ func (x *SendMessageResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) 
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -249,7 +249,7 @@ func (x *StreamResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 			d.Unknown(p, key, &unknown)
 		}
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }

@@ -84,7 +84,7 @@ func (x *Artifact) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1001 != 0b1001 {
 		d.Missing(p, seen, 0b1001, &unknown, "artifactId", "name", "description", "parts")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -284,7 +284,7 @@ func (x *Task) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b101 != 0b101 {
 		d.Missing(p, seen, 0b101, &unknown, "id", "contextId", "status")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -475,7 +475,7 @@ func (x *TaskArtifactUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Pa
 	if seen&0b111 != 0b111 {
 		d.Missing(p, seen, 0b111, &unknown, "taskId", "contextId", "artifact")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -623,7 +623,7 @@ func (x *TaskStatus) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "state")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -757,7 +757,7 @@ func (x *TaskStatusUpdateEvent) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path
 	if seen&0b111 != 0b111 {
 		d.Missing(p, seen, 0b111, &unknown, "taskId", "contextId", "status")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }

@@ -77,7 +77,7 @@ func (x *AsleepResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b111 != 0b111 {
 		d.Missing(p, seen, 0b111, &unknown, "error", "message", "queued")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -236,7 +236,7 @@ func (x *OfflineErrorData) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b11 != 0b11 {
 		d.Missing(p, seen, 0b11, &unknown, "error", "queued")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -366,7 +366,7 @@ func (x *PublishedBounds) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1111 != 0b1111 {
 		d.Missing(p, seen, 0b1111, &unknown, "maxMessages", "maxBytes", "maxPerPeer", "recordTtlSec")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -487,7 +487,7 @@ func (x *QueueFullResponse) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b101 != 0b101 {
 		d.Missing(p, seen, 0b101, &unknown, "error", "message", "queued")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -628,7 +628,7 @@ func (x *ReachabilityParams) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b10101 != 0b10101 {
 		d.Missing(p, seen, 0b10101, &unknown, "mode", "schedule", "storeForward", "queue", "asleepAnswer")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
@@ -760,7 +760,7 @@ func (x *Schedule) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b111 != 0b111 {
 		d.Missing(p, seen, 0b111, &unknown, "periodSec", "offsetSec", "lengthSec")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }

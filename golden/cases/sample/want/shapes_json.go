@@ -47,7 +47,7 @@ func (x *Call) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "op")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -155,7 +155,7 @@ func (x *Circle) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "radius")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -261,7 +261,7 @@ func (x *Layer) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "name")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.ValidateAt(d.Validator(), p)
 	}
 }
@@ -558,7 +558,7 @@ func (x *Shape) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b100011011 != 0b100011011 {
 		d.Missing(p, seen, 0b100011011, &unknown, "id", "color", "mode", "tags", "sizes", "layers", "named", "depth", "count")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }

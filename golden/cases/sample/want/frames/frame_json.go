@@ -118,7 +118,7 @@ func (x *Frame) DecodeJSONAt(d *runtime.Decoder, p *runtime.Path) {
 	if seen&0b1 != 0b1 {
 		d.Missing(p, seen, 0b1, &unknown, "shape")
 	}
-	if d.Checking() {
+	if d.ChecksEach() {
 		x.checkAt(d.Validator(), p)
 	}
 }
