@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -312,6 +313,15 @@ func (r *e2e) received() []hookPost {
 	return slices.Clone(r.posts)
 }
 
+// receivedAtLeast returns the pushes recorded once there are n of them: the
+// webhook records a push after answering it, so the agent can see the
+// answer (and report the config) before the record is there.
+func (r *e2e) receivedAtLeast(n int) []hookPost {
+	r.t.Helper()
+	r.eventually(fmt.Sprintf("the webhook records %d pushes", n), func() bool { return len(r.received()) >= n })
+	return r.received()
+}
+
 // startPolling runs the Monitor in real time (Run) until stopPolling.
 func (r *e2e) startPolling() {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -536,7 +546,7 @@ func TestE2EHappyPath(t *testing.T) {
 			r.eventually("the agent reports the config delivered", func() bool {
 				return r.report(w.TaskID(), cfgs[0].ID).State == pushmon.ReportDelivered
 			})
-			got := r.received()
+			got := r.receivedAtLeast(2)
 			if !slices.Equal(statuses(got), []int{204, 204}) {
 				t.Errorf("the webhook answered %v, want two 204 (WORKING, COMPLETED)", statuses(got))
 			}
@@ -636,7 +646,7 @@ func TestE2EWebhookGone(t *testing.T) {
 	if n := r.calls(a2a.MethodCreateTaskPushNotificationConfig); n != 1 {
 		t.Errorf("%d registrations, want 1", n)
 	}
-	got := r.received()
+	got := r.receivedAtLeast(2)
 	if !slices.Equal(statuses(got), []int{410, 410}) || len(got) == 2 && got[0].token == got[1].token {
 		t.Errorf("the webhook got %+v: want one 410 for each config's token", got)
 	}
@@ -664,7 +674,7 @@ func TestE2EPollerStoppedWebhookSilent(t *testing.T) {
 	r.startPolling()
 	_, err := r.wait(w)
 	orphaned(t, w, err, fsm.PushBindingStateRegistered)
-	got := r.received()
+	got := r.receivedAtLeast(1)
 	if len(got) == 0 {
 		t.Error("the webhook got no push")
 	}
