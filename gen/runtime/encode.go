@@ -34,16 +34,32 @@ func specialBytes(w uint64) uint64 {
 }
 
 // plainUntil returns the index of the first byte of b at or after i that
-// needs escaping or a UTF-8 check, reading eight bytes at a time; from
-// len(b)-7 on it returns the index reached, for the caller to check byte by
-// byte.
+// needs escaping or a UTF-8 check, reading 32 bytes at a time while none
+// is found and then eight; from len(b)-7 on it returns the index reached,
+// for the caller to check byte by byte. (A word whose specialBytes is zero
+// holds no such byte, so the four words' results may be tested together.)
 func plainUntil(b []byte, i int) int {
-	for ; i+8 <= len(b); i += 8 {
-		if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
+	if i >= len(b) {
+		return i
 	}
-	return i
+	s := b[i:]
+	for len(s) >= 32 {
+		w0 := binary.LittleEndian.Uint64(s)
+		w1 := binary.LittleEndian.Uint64(s[8:])
+		w2 := binary.LittleEndian.Uint64(s[16:])
+		w3 := binary.LittleEndian.Uint64(s[24:])
+		if specialBytes(w0)|specialBytes(w1)|specialBytes(w2)|specialBytes(w3) != 0 {
+			break
+		}
+		s = s[32:]
+	}
+	for len(s) >= 8 {
+		if m := specialBytes(binary.LittleEndian.Uint64(s)); m != 0 {
+			return len(b) - len(s) + bits.TrailingZeros64(m)>>3
+		}
+		s = s[8:]
+	}
+	return len(b) - len(s)
 }
 
 // plainUntilString is plainUntil over the bytes of s, read in place.
