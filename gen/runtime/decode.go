@@ -18,7 +18,8 @@ const maxDepth = 10000
 // Decoder reads JSON directly into generated types. It records type
 // mismatches as violations (and skips the offending value) instead of stopping,
 // so that every problem of a payload can be listed; only a syntax error stops
-// it.
+// it. A Decoder must not be copied once it has read a value: the strings it
+// decoded may share its chunk (see keep).
 type Decoder struct {
 	data  []byte
 	pos   int
@@ -32,6 +33,11 @@ type Decoder struct {
 	stopAtViolation bool
 	syntax          *SyntaxError
 	scratch         []byte
+	// chunk holds the bytes of the short strings decoded so far, one after
+	// another; the strings point into it. Bytes once written are never
+	// written again: a full chunk is left to its strings and a new one
+	// made (see keep).
+	chunk []byte
 	// required asks the decoder to report required members that the decoded
 	// Go value cannot show as missing (numbers, booleans, maps).
 	required bool
@@ -328,11 +334,19 @@ const freshStringMin = 1 << 10
 func (d *Decoder) slowString(start int) []byte {
 	var b []byte
 	d.fresh = false
+	inChunk := false
 	if end := d.stringEnd(d.pos); end-start >= freshStringMin {
 		// Decoding only shrinks an escape; U+FFFD for an invalid byte
 		// grows it, which append absorbs.
 		b = make([]byte, 0, end-start)
 		d.fresh = true
+	} else if end-start <= chunkedMax {
+		// Decoded into the chunk's free room, where keep finds it and
+		// claims it without a copy; until then it is scratch (the next
+		// string may overwrite it).
+		d.chunkRoom(end - start)
+		b = d.chunk[len(d.chunk):len(d.chunk)]
+		inChunk = true
 	} else {
 		b = d.scratch[:0]
 	}
@@ -342,9 +356,12 @@ func (d *Decoder) slowString(start int) []byte {
 		switch {
 		case c == '"':
 			d.pos++
-			if d.fresh {
+			switch {
+			case d.fresh:
 				d.inScratch = false
-			} else {
+			case inChunk:
+				d.inScratch = true
+			default:
 				d.scratch = b
 				d.inScratch = true
 			}
@@ -529,7 +546,58 @@ func (d *Decoder) String(p *Path) (string, bool) {
 		d.fresh = false
 		return unsafe.String(&b[0], len(b)), true
 	}
-	return string(b), true
+	return d.keep(b), true
+}
+
+// Short strings (chunkedMax bytes or fewer) are copied into a chunk shared
+// with the other short strings the decoder reads, instead of one allocation
+// each: a message's ids, role, media types and short texts cost one
+// allocation together. The first chunk holds chunkFirst bytes, each next
+// one twice the one before up to chunkMax, and none more than the input has
+// left (the strings still to come cannot be longer), so a chunk outlives
+// no more than the strings of its own document and wastes little of it.
+const (
+	chunkedMax = 512
+	chunkFirst = 512
+	chunkMax   = 8 << 10
+)
+
+// chunkRoom makes sure the chunk has room for n more bytes, starting a new
+// chunk if not.
+func (d *Decoder) chunkRoom(n int) {
+	if cap(d.chunk)-len(d.chunk) >= n {
+		return
+	}
+	// The input left after this string bounds what the next ones need;
+	// the decoded form of a string is at most its raw length but for
+	// U+FFFD replacing invalid bytes, which a new chunk absorbs.
+	size := chunkFirst
+	if d.chunk != nil {
+		size = min(2*cap(d.chunk), chunkMax)
+	}
+	size = min(size, n+len(d.data)-d.pos)
+	d.chunk = make([]byte, 0, max(size, n))
+}
+
+// keep returns b, decoded bytes that alias the input or the scratch buffer,
+// as a string of its own: a short one in the decoder's chunk.
+func (d *Decoder) keep(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > chunkedMax {
+		return string(b)
+	}
+	if d.inScratch && len(b) <= cap(d.chunk)-len(d.chunk) && unsafe.SliceData(b) == unsafe.SliceData(d.chunk[len(d.chunk):cap(d.chunk)]) {
+		// slowString decoded it into the chunk's free room.
+		at := len(d.chunk)
+		d.chunk = d.chunk[:at+len(b)]
+		return unsafe.String(&d.chunk[at], len(b))
+	}
+	d.chunkRoom(len(b))
+	at := len(d.chunk)
+	d.chunk = append(d.chunk, b...)
+	return unsafe.String(&d.chunk[at], len(b))
 }
 
 // keyString turns an object key from nextKey into a string, aliasing data
@@ -538,7 +606,7 @@ func (d *Decoder) KeyString(b []byte) string {
 	if d.alias && !d.inScratch && len(b) > 0 {
 		return unsafe.String(&b[0], len(b))
 	}
-	return string(b)
+	return d.keep(b)
 }
 
 // bytes reads a base64 (standard, padded) string value.

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -667,6 +668,49 @@ func TestPlainUntilFindsTheFirstByteThatNeedsAttention(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestShortStringsShareChunksIntact decodes many short strings of every
+// kind (plain, escaped, non-ASCII, invalid UTF-8 that grows when replaced,
+// keys of a free object) into the decoder's shared chunks, across chunk
+// boundaries, and checks every one after the whole document is read, as
+// encoding/json reads them: a later string never overwrites an earlier one.
+func TestShortStringsShareChunksIntact(t *testing.T) {
+	kinds := []string{`plain`, `x\ny\"z`, `caf\u00e9 \u2028`, "\xff\xfe\xfd", `\ud83d\ude00 ok`, ``,
+		strings.Repeat(`a`, chunkedMax), strings.Repeat(`\n`, chunkedMax/2) + "\xff", strings.Repeat(`b`, chunkedMax+1)}
+	var items []string
+	for i := range 400 {
+		items = append(items, `"`+kinds[i%len(kinds)]+fmt.Sprint(i)+`"`)
+	}
+	in := []byte(`[` + strings.Join(items, ",") + `,{"k\u00e9y":"v","k2\n":"w"}]`)
+	var want []any
+	if err := json.Unmarshal(in, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, alias := range []bool{false, true} {
+		var v Validator
+		var got []any
+		err := decodeMode(in, &v, false, alias, func(d *Decoder) {
+			first := true
+			d.OpenArray(nil)
+			for d.NextItem(&first) {
+				if d.Peek() == '{' {
+					got = append(got, d.KeptValue(nil))
+					continue
+				}
+				s, _ := d.String(nil)
+				got = append(got, s)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) {
+			t.Fatalf("alias %v: decoded strings differ from encoding/json's:\n got %.200s\nwant %.200s", alias, gb, wb)
 		}
 	}
 }
