@@ -124,6 +124,9 @@ func (ck *checker) stringChecks(r *model.Ref, s jen.Code, p jen.Code) []jen.Code
 				cond = jen.Op("!").Qual("strings", "Contains").Call(s, jen.Lit(lit))
 			}
 			out = append(out, jen.If(cond).Block(add(p, "pattern", msg)))
+		} else if _, ok := parseSeqPattern(c.Pattern); ok {
+			// A function of patterns.go reads it (seqPattern).
+			out = append(out, jen.If(jen.Op("!").Id(ck.patternVar(c.Pattern)).Call(s)).Block(add(p, "pattern", msg)))
 		} else {
 			out = append(out, jen.If(jen.Op("!").Id(ck.patternVar(c.Pattern)).Dot("MatchString").Call(s)).Block(add(p, "pattern", msg)))
 		}
@@ -609,8 +612,27 @@ func genPatterns(f *jen.File, pats map[string]string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	var compiled []string
+	for _, n := range names {
+		sp, ok := parseSeqPattern(pats[n])
+		if !ok {
+			compiled = append(compiled, n)
+			continue
+		}
+		f.Comment(n + " reports whether s matches the pattern below, reading it once,")
+		f.Comment("left to right:")
+		for p := pats[n]; p != ""; {
+			line := p[:min(len(p), 90)]
+			f.Comment("  " + line)
+			p = p[len(line):]
+		}
+		f.Func().Id(n).Params(jen.Id("s").String()).Bool().Block(sp.matchFunc()...)
+	}
+	if len(compiled) == 0 {
+		return
+	}
 	f.Var().DefsFunc(func(g *jen.Group) {
-		for _, n := range names {
+		for _, n := range compiled {
 			g.Id(n).Op("=").Qual("regexp", "MustCompile").Call(jen.Lit(pats[n]))
 		}
 	})

@@ -236,7 +236,7 @@ func (x *ListTasksRequest) ValidateAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("statusTimestampAfter")
 		if x.StatusTimestampAfter != "" {
-			if !pattern99f2e078.MatchString(x.StatusTimestampAfter) {
+			if !pattern99f2e078(x.StatusTimestampAfter) {
 				v.Add(&fp, "pattern", "does not match ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,9})?Z$")
 			}
 			if !runtime.DateTime(x.StatusTimestampAfter) {

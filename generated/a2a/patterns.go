@@ -2,8 +2,86 @@
 
 package a2a
 
-import "regexp"
-
-var (
-	pattern99f2e078 = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,9})?Z$")
-)
+// pattern99f2e078 reports whether s matches the pattern below, reading it once,
+// left to right:
+//
+//	^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\.[0-9]{1,9})?Z$
+func pattern99f2e078(s string) bool {
+	i := 0
+	var n int
+	for n = 0; n < 4 && i < len(s) && ('0' <= s[i] && s[i] <= '9'); n++ {
+		i++
+	}
+	if n < 4 {
+		return false
+	}
+	if i >= len(s) || !(s[i] == '-') {
+		return false
+	}
+	i++
+	for n = 0; n < 2 && i < len(s) && ('0' <= s[i] && s[i] <= '9'); n++ {
+		i++
+	}
+	if n < 2 {
+		return false
+	}
+	if i >= len(s) || !(s[i] == '-') {
+		return false
+	}
+	i++
+	for n = 0; n < 2 && i < len(s) && ('0' <= s[i] && s[i] <= '9'); n++ {
+		i++
+	}
+	if n < 2 {
+		return false
+	}
+	if i >= len(s) || !(s[i] == 'T') {
+		return false
+	}
+	i++
+	for n = 0; n < 2 && i < len(s) && ('0' <= s[i] && s[i] <= '9'); n++ {
+		i++
+	}
+	if n < 2 {
+		return false
+	}
+	if i >= len(s) || !(s[i] == ':') {
+		return false
+	}
+	i++
+	for n = 0; n < 2 && i < len(s) && ('0' <= s[i] && s[i] <= '9'); n++ {
+		i++
+	}
+	if n < 2 {
+		return false
+	}
+	if i >= len(s) || !(s[i] == ':') {
+		return false
+	}
+	i++
+	if i >= len(s) || !('0' <= s[i] && s[i] <= '5') {
+		return false
+	}
+	i++
+	if i >= len(s) || !('0' <= s[i] && s[i] <= '9') {
+		return false
+	}
+	i++
+	if i < len(s) && (s[i] == '.') {
+		if i >= len(s) || !(s[i] == '.') {
+			return false
+		}
+		i++
+		for n = 0; n < 9 && i < len(s) && ('0' <= s[i] && s[i] <= '9'); n++ {
+			i++
+		}
+		if n < 1 {
+			return false
+		}
+	}
+	if i >= len(s) || !(s[i] == 'Z') {
+		return false
+	}
+	i++
+	return i == len(s)
+}

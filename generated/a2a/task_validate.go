@@ -166,7 +166,7 @@ func (x *TaskStatus) checkAt(v *runtime.Validator, p *runtime.Path) {
 	{
 		fp := p.Key("timestamp")
 		if x.Timestamp != "" {
-			if !pattern99f2e078.MatchString(x.Timestamp) {
+			if !pattern99f2e078(x.Timestamp) {
 				v.Add(&fp, "pattern", "does not match ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9](\\.[0-9]{1,9})?Z$")
 			}
 			if !runtime.DateTime(x.Timestamp) {

@@ -2,8 +2,18 @@
 
 package sample
 
-import "regexp"
-
-var (
-	pattern39c46b36 = regexp.MustCompile("^[a-z]+$")
-)
+// pattern39c46b36 reports whether s matches the pattern below, reading it once,
+// left to right:
+//
+//	^[a-z]+$
+func pattern39c46b36(s string) bool {
+	i := 0
+	var n int
+	for n = 0; i < len(s) && ('a' <= s[i] && s[i] <= 'z'); n++ {
+		i++
+	}
+	if n < 1 {
+		return false
+	}
+	return i == len(s)
+}

@@ -164,7 +164,7 @@ func (x *Shape) checkAt(v *runtime.Validator, p *runtime.Path) {
 			}
 			for i0 := range x.Tags {
 				ip0 := fp.Index(i0)
-				if !pattern39c46b36.MatchString(x.Tags[i0]) {
+				if !pattern39c46b36(x.Tags[i0]) {
 					v.Add(&ip0, "pattern", "does not match ^[a-z]+$")
 				}
 			}
