@@ -63,19 +63,19 @@ func TestSeqPatternsAgreeWithRegexp(t *testing.T) {
 
 func TestSeqPatternsLeftToRegexp(t *testing.T) {
 	for _, p := range []string{
-		`^[0-9]{1,3}[0-9]$`,  // a variable count followed by its own class
-		`^a*a$`,              // the same
-		`^(ab)?a$`,           // an optional group followed by what it begins with
-		`^(a?b)?c$`,          // a group that may begin with what follows it
-		`^a|b$`,              // alternation
-		`^[a-z]+`,            // unanchored end
-		`[a-z]+$`,            // unanchored start
-		`^é+$`,               // not ASCII
-		`^[^a]+$`,            // negated: reaches past ASCII
-		`^(?i)ab$`,           // case folding
-		`^a+?$`,              // non-greedy
-		`^((ab)?c)?$`,        // nested groups
-		`^.+$`,               // any character
+		`^[0-9]{1,3}[0-9]$`, // a variable count followed by its own class
+		`^a*a$`,             // the same
+		`^(ab)?a$`,          // an optional group followed by what it begins with
+		`^(a?b)?c$`,         // a group that may begin with what follows it
+		`^a|b$`,             // alternation
+		`^[a-z]+`,           // unanchored end
+		`[a-z]+$`,           // unanchored start
+		`^é+$`,              // not ASCII
+		`^[^a]+$`,           // negated: reaches past ASCII
+		`^(?i)ab$`,          // case folding
+		`^a+?$`,             // non-greedy
+		`^((ab)?c)?$`,       // nested groups
+		`^.+$`,              // any character
 	} {
 		if _, ok := parseSeqPattern(p); ok {
 			t.Errorf("%s recognised; it must go to regexp", p)
