@@ -33,6 +33,8 @@ type Decoder struct {
 	stopAtViolation bool
 	syntax          *SyntaxError
 	scratch         []byte
+	// expect are long strings the document may hold again (see Expect).
+	expect []string
 	// chunk holds the bytes of the short strings decoded so far, one after
 	// another; the strings point into it. Bytes once written are never
 	// written again: a full chunk is left to its strings and a new one
@@ -370,49 +372,13 @@ func (d *Decoder) slowString(start int) []byte {
 			d.fail("control character in string")
 			return nil
 		case c == '\\':
-			if d.pos+1 >= len(d.data) {
-				d.fail("unexpected end of input in string")
+			enc, n, next, msg := unescapeAt(d.data, d.pos)
+			d.pos = next
+			if msg != "" {
+				d.fail(msg)
 				return nil
 			}
-			e := d.data[d.pos+1]
-			d.pos += 2
-			switch e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r := d.hex4(d.pos)
-				if r < 0 {
-					d.fail("invalid \\u escape")
-					return nil
-				}
-				d.pos += 4
-				if utf16.IsSurrogate(r) {
-					if d.pos+1 < len(d.data) && d.data[d.pos] == '\\' && d.data[d.pos+1] == 'u' {
-						if r2 := d.hex4(d.pos + 2); r2 >= 0 {
-							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-								d.pos += 6
-								b = utf8.AppendRune(b, dec)
-								continue
-							}
-						}
-					}
-					r = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, r)
-			default:
-				d.fail("invalid escape in string")
-				return nil
-			}
+			b = append(b, enc[:n]...)
 		case c < utf8.RuneSelf:
 			i := d.pos + 1
 			i = plainUntil(d.data, i)
@@ -433,6 +399,54 @@ func (d *Decoder) slowString(start int) []byte {
 	}
 	d.fail("unexpected end of input in string")
 	return nil
+}
+
+// unescapeAt decodes the escape at data[i] (a backslash) the way
+// encoding/json does (a lone surrogate becomes U+FFFD): the UTF-8 bytes it
+// stands for are enc[:n], and next is the index past it; msg says what is
+// wrong with an invalid one.
+func unescapeAt(data []byte, i int) (enc [4]byte, n, next int, msg string) {
+	if i+1 >= len(data) {
+		return enc, 0, i, "unexpected end of input in string"
+	}
+	e := data[i+1]
+	i += 2
+	switch e {
+	case '"', '\\', '/':
+		enc[0] = e
+	case 'b':
+		enc[0] = '\b'
+	case 'f':
+		enc[0] = '\f'
+	case 'n':
+		enc[0] = '\n'
+	case 'r':
+		enc[0] = '\r'
+	case 't':
+		enc[0] = '\t'
+	case 'u':
+		r := hex4(data, i)
+		if r < 0 {
+			return enc, 0, i, "invalid \\u escape"
+		}
+		i += 4
+		if utf16.IsSurrogate(r) {
+			r2 := rune(-1)
+			if i+1 < len(data) && data[i] == '\\' && data[i+1] == 'u' {
+				r2 = hex4(data, i+2)
+			}
+			if dec := utf16.DecodeRune(r, r2); r2 >= 0 && dec != utf8.RuneError {
+				r = dec
+				i += 6
+			} else {
+				r = utf8.RuneError
+			}
+		}
+		return enc, utf8.EncodeRune(enc[:], r), i, ""
+	default:
+		return enc, 0, i, "invalid escape in string"
+	}
+	return enc, 1, i, ""
 }
 
 // plainByte reports whether c stands for itself inside a JSON string: ASCII,
@@ -468,7 +482,7 @@ func (d *Decoder) skipString() {
 				d.pos += 2
 			case 'u':
 				d.pos += 2
-				if d.hex4(d.pos) < 0 {
+				if hex4(d.data, d.pos) < 0 {
 					d.fail("invalid \\u escape")
 					return
 				}
@@ -509,12 +523,13 @@ func (d *Decoder) stringEnd(i int) int {
 	return len(d.data)
 }
 
-func (d *Decoder) hex4(at int) rune {
-	if at+4 > len(d.data) {
+// hex4 reads the four hex digits of a \u escape at data[at], or returns -1.
+func hex4(data []byte, at int) rune {
+	if at+4 > len(data) {
 		return -1
 	}
 	var r rune
-	for _, c := range d.data[at : at+4] {
+	for _, c := range data[at : at+4] {
 		switch {
 		case '0' <= c && c <= '9':
 			c -= '0'
@@ -536,6 +551,11 @@ func (d *Decoder) String(p *Path) (string, bool) {
 		d.Mismatch(p, "string")
 		return "", false
 	}
+	if len(d.expect) > 0 {
+		if s, ok := d.expected(); ok {
+			return s, true
+		}
+	}
 	b := d.rawString()
 	if !d.OK() {
 		return "", false
@@ -547,6 +567,87 @@ func (d *Decoder) String(p *Path) (string, bool) {
 		return unsafe.String(&b[0], len(b)), true
 	}
 	return d.keep(b), true
+}
+
+// ExpectMin is the length of a string token from which a decoder given
+// expected strings (Expect) compares the token with them before decoding
+// it.
+const ExpectMin = 4 << 10
+
+// Expect tells d that the document may hold some of the long strings ss
+// again: a requester reading the reply that echoes the message it sent
+// (the task's history). A string token of ExpectMin bytes or more whose
+// decoded form equals one of them is read as that very string: compared in
+// place, with no copy and no allocation, instead of decoded into a new one.
+// Any other token is decoded as usual. ss must not be changed while d
+// reads.
+func (d *Decoder) Expect(ss []string) { d.expect = ss }
+
+// expected reads the string token at d.pos as one of d.expect, when it is
+// long enough to be worth the comparison and decodes to one of them.
+func (d *Decoder) expected() (string, bool) {
+	start := d.pos + 1
+	if len(d.data)-start < ExpectMin {
+		return "", false
+	}
+	end := d.stringEnd(start)
+	if end >= len(d.data) || end-start < ExpectMin {
+		return "", false
+	}
+	raw := d.data[start:end]
+	for _, s := range d.expect {
+		if equalDecoded(raw, s) {
+			d.fresh, d.inScratch = false, false
+			d.pos = end + 1
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// equalDecoded reports whether raw, the body of a JSON string token
+// (between its quotes), decodes without error to s, as slowString would
+// decode it, without decoding it into memory: runs of plain bytes are
+// compared in place, escapes and non-ASCII characters one at a time.
+func equalDecoded(raw []byte, s string) bool {
+	i, j := 0, 0
+	for i < len(raw) {
+		c := raw[i]
+		switch {
+		case c == '\\':
+			enc, n, next, msg := unescapeAt(raw, i)
+			if msg != "" || len(s)-j < n || s[j:j+n] != string(enc[:n]) {
+				return false
+			}
+			i, j = next, j+n
+		case c < 0x20:
+			return false
+		case c < utf8.RuneSelf:
+			k := plainUntil(raw, i+1)
+			for k < len(raw) && plainByte(raw[k]) {
+				k++
+			}
+			if len(s)-j < k-i || s[j:j+k-i] != string(raw[i:k]) {
+				return false
+			}
+			i, j = k, j+k-i
+		default:
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size == 1 {
+				// An invalid byte decodes to U+FFFD.
+				if !strings.HasPrefix(s[j:], string(utf8.RuneError)) {
+					return false
+				}
+				i, j = i+1, j+len(string(utf8.RuneError))
+				continue
+			}
+			if len(s)-j < size || s[j:j+size] != string(raw[i:i+size]) {
+				return false
+			}
+			i, j = i+size, j+size
+		}
+	}
+	return j == len(s)
 }
 
 // Short strings (chunkedMax bytes or fewer) are copied into a chunk shared

@@ -1,11 +1,14 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestDecodeStringsLikeEncodingJSON(t *testing.T) {
@@ -711,6 +714,51 @@ func TestShortStringsShareChunksIntact(t *testing.T) {
 		wb, _ := json.Marshal(want)
 		if string(gb) != string(wb) {
 			t.Fatalf("alias %v: decoded strings differ from encoding/json's:\n got %.200s\nwant %.200s", alias, gb, wb)
+		}
+	}
+}
+
+// TestExpectedStringsReadAsDecoded decodes long string tokens with and
+// without expected strings (Expect): canonical encodings, encoding/json's
+// (HTML escapes), other escapes of the same text, invalid bytes, surrogate
+// pairs, and one-byte mutations of each. The result and the error are the
+// same either way, and a token that decodes to an expected string yields
+// that very string (no copy).
+func TestExpectedStringsReadAsDecoded(t *testing.T) {
+	line := "The depot at Turin <ok> & \"quoted\" \\ tab\t café \u2028 😀 ctrl\x01.\n"
+	texts := []string{
+		strings.Repeat("plain ascii words ", ExpectMin/18+1),
+		strings.Repeat(line, ExpectMin/len(line)+1),
+		strings.Repeat("\xff bad bytes ", ExpectMin/12+1),
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for ti, s := range texts {
+		canonical := AppendString(nil, s)
+		html, _ := json.Marshal(s)
+		other := bytes.ReplaceAll(canonical, []byte("a"), []byte(`\u0061`))
+		other = bytes.ReplaceAll(other, []byte("😀"), []byte(`\ud83d\ude00`))
+		tokens := [][]byte{canonical, html, other}
+		for range 60 {
+			m := bytes.Clone(canonical)
+			const subs = "a\\\"\x01\xffu0"
+			m[1+rng.IntN(len(m)-2)] = subs[rng.IntN(len(subs))]
+			tokens = append(tokens, m)
+		}
+		for k, tok := range tokens {
+			var vPlain, vExp Validator
+			var plain, exp string
+			var okPlain, okExp bool
+			errPlain := decodeMode(tok, &vPlain, false, false, func(d *Decoder) { plain, okPlain = d.String(nil) })
+			errExp := decodeMode(tok, &vExp, false, false, func(d *Decoder) {
+				d.Expect([]string{"unrelated", s})
+				exp, okExp = d.String(nil)
+			})
+			if exp != plain || okExp != okPlain || fmt.Sprint(errExp) != fmt.Sprint(errPlain) {
+				t.Fatalf("text %d token %d: with Expect %.40q %v %v; without %.40q %v %v", ti, k, exp, okExp, errExp, plain, okPlain, errPlain)
+			}
+			if exp == s && unsafe.StringData(exp) != unsafe.StringData(s) {
+				t.Fatalf("text %d token %d: decoded to the expected string but not read as it", ti, k)
+			}
 		}
 	}
 }
