@@ -34,11 +34,26 @@ func specialBytes(w uint64) uint64 {
 }
 
 // plainUntil returns the index of the first byte of b at or after i that
+// needs escaping or a UTF-8 check (below 0x20, '"', '\\', from 0x80); from
+// len(b)-7 on it returns the index reached, for the caller to check byte by
+// byte. Where the processor offers it (scan_amd64.s) sixteen bytes are read
+// at a time, then plainUntilWords reads the rest.
+func plainUntil(b []byte, i int) int {
+	if len(b)-i >= 16 && haveVectorScan {
+		i = plainUntilVector(b, i)
+		if i < len(b) && !plainByte(b[i]) {
+			return i
+		}
+	}
+	return plainUntilWords(b, i)
+}
+
+// plainUntilWords returns the index of the first byte of b at or after i that
 // needs escaping or a UTF-8 check, reading 32 bytes at a time while none
 // is found and then eight; from len(b)-7 on it returns the index reached,
 // for the caller to check byte by byte. (A word whose specialBytes is zero
 // holds no such byte, so the four words' results may be tested together.)
-func plainUntil(b []byte, i int) int {
+func plainUntilWords(b []byte, i int) int {
 	if i >= len(b) {
 		return i
 	}

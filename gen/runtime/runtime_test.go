@@ -637,37 +637,44 @@ func TestDecoderStopsWhereTheReaderSays(t *testing.T) {
 }
 
 // TestPlainUntilFindsTheFirstByteThatNeedsAttention puts each byte value at
-// each offset of texts long enough to cross the 32-byte and the 8-byte
-// steps, starting the scan at several offsets, and checks plainUntil against
-// a byte-by-byte reading: the first byte that needs escaping or a UTF-8
-// check is found exactly, or the scan stops within the last seven bytes
-// before it.
+// each offset of texts long enough to cross the sixteen-byte (vector),
+// 32-byte and 8-byte steps, starting the scan at several offsets, and
+// checks plainUntil, and the word scan alone (the whole scan where there is
+// no vector one), against a byte-by-byte reading: the first byte that needs
+// escaping or a UTF-8 check is found exactly, or the scan stops within the
+// last seven bytes before it.
 func TestPlainUntilFindsTheFirstByteThatNeedsAttention(t *testing.T) {
 	needs := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80 }
-	for _, n := range []int{0, 7, 8, 31, 32, 33, 64, 71, 100} {
-		for at := 0; at <= n; at++ {
-			for c := 0; c < 256; c++ {
-				b := make([]byte, n)
-				for i := range b {
-					b[i] = 'a' + byte(i%26)
-				}
-				if at < n {
-					b[at] = byte(c)
-				}
-				for _, from := range []int{0, 1, 9, 40} {
-					if from > n {
-						continue
+	scans := []struct {
+		name string
+		scan func([]byte, int) int
+	}{{"plainUntil", plainUntil}, {"plainUntilWords", plainUntilWords}}
+	for _, sc := range scans {
+		for _, n := range []int{0, 7, 8, 15, 16, 17, 31, 32, 33, 48, 64, 71, 100} {
+			for at := 0; at <= n; at++ {
+				for c := 0; c < 256; c++ {
+					b := make([]byte, n)
+					for i := range b {
+						b[i] = 'a' + byte(i%26)
 					}
-					want := n
-					for i := from; i < n; i++ {
-						if needs(b[i]) {
-							want = i
-							break
+					if at < n {
+						b[at] = byte(c)
+					}
+					for _, from := range []int{0, 1, 9, 17, 40} {
+						if from > n {
+							continue
 						}
-					}
-					got := plainUntil(b, from)
-					if got > want || (got < want && (want-got > 7 || got+8 <= n)) {
-						t.Fatalf("plainUntil(%q, %d) = %d, first byte needing attention at %d", b, from, got, want)
+						want := n
+						for i := from; i < n; i++ {
+							if needs(b[i]) {
+								want = i
+								break
+							}
+						}
+						got := sc.scan(b, from)
+						if got > want || (got < want && (want-got > 7 || got+8 <= n)) {
+							t.Fatalf("%s(%q, %d) = %d, first byte needing attention at %d", sc.name, b, from, got, want)
+						}
 					}
 				}
 			}
