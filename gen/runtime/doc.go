@@ -12,6 +12,12 @@
 // of this package that the package supports (see [EnforceVersion]), so a
 // generated package and a runtime that do not fit fail to build instead of
 // misbehaving.
+//
+// Strings are read and written in runs: the scan for the next byte that
+// needs an escape or a UTF-8 check reads sixteen bytes at a time with SSE2
+// on amd64 (scan_amd64.s) and eight at a time in Go elsewhere; the build
+// tag purego keeps the Go scan on amd64 too. Both give the same answers
+// (TestPlainUntilFindsTheFirstByteThatNeedsAttention).
 package runtime
 
 // The versions of generated code this package supports. GenVersion is the
