@@ -343,7 +343,11 @@ func (a *Agent) onPublish(pr paho.PublishReceived) {
 	}
 	a.inflight.Add(1)
 	a.mu.Unlock()
-	received := time.Now()
+	// Only a request with a Message Expiry needs the time it came.
+	var received time.Time
+	if p.Properties.MessageExpiry != nil {
+		received = time.Now()
+	}
 	a.workers.Go(func() {
 		defer a.inflight.Done()
 		a.handle(a.reqCtx, p, pooled, received)
@@ -374,10 +378,13 @@ func (s *replySink) Send(ctx context.Context, r agent.Reply) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	pub := &paho.Publish{Topic: s.topic, QoS: 1, Payload: payload, Properties: &paho.PublishProperties{
-		CorrelationData: s.corr, ContentType: "application/json",
-		User: userProps(mqttbind.PropResponderAgentID, responder)}}
-	if err := s.a.conn.publish(ctx, pub); err != nil {
+	out := &outbound{}
+	out.pub = paho.Publish{Topic: s.topic, QoS: 1, Payload: payload, Properties: &out.props}
+	out.props = paho.PublishProperties{CorrelationData: s.corr, ContentType: contentJSON}
+	if responder != "" {
+		out.props.User = append(out.user[:0], paho.UserProperty{Key: mqttbind.PropResponderAgentID, Value: responder})
+	}
+	if err := s.a.conn.publish(ctx, &out.pub); err != nil {
 		s.a.log.Error("mqtt: publishing a reply", "agent", s.a.clientID, "topic", s.topic, "err", err)
 		return err
 	}

@@ -121,6 +121,8 @@ type clientTransport struct {
 	inflight map[string]func(*requester.Reply) // by Correlation Data
 
 	ignored atomic.Int64
+	// lastTopic is the request topic of the latest target (see topic).
+	lastTopic atomic.Pointer[requestTopic]
 }
 
 // Binding: MQTT error data, requester-made task ids, the profile's retry
@@ -139,35 +141,35 @@ var errNoTopic = errors.New("mqtt: no agent or pool to publish to")
 // Send publishes one attempt. Its Correlation Data (req.ID) stays live, so
 // late replies to it still count, until stop.
 func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deliver func(*requester.Reply)) (func(), error) {
-	var topic string
-	var err error
-	switch {
-	case req.Target.Pool != "":
-		topic, err = t.root.PoolRequestTopic(t.org, t.unit, req.Target.Pool)
-	case req.Target.Agent != "":
-		topic, err = t.root.RequestTopic(t.org, t.unit, req.Target.Agent)
-	default:
-		err = errNoTopic
-	}
+	topic, err := t.topic(req.Target)
 	if err != nil {
 		return nil, err
 	}
 	corr := req.ID
-	// The JSON-RPC id is the Correlation Data as a JSON string: one
-	// buffer holds both.
-	quoted := make([]byte, 0, len(corr)+2)
+	// The JSON-RPC id is the Correlation Data as a JSON string, and the
+	// Correlation Data is read back from the payload, where EncodeRequest
+	// put it: the quoted id needs no buffer of its own past the call.
+	var buf [64]byte
+	quoted := buf[:0]
+	if len(corr)+2 > len(buf) {
+		quoted = make([]byte, 0, len(corr)+2)
+	}
 	quoted = append(append(append(quoted, '"'), corr...), '"')
 	payload, err := jsonrpc.EncodeRequest(quoted, req.Method, req.Params)
 	if err != nil {
 		return nil, err
 	}
-	props := &paho.PublishProperties{ResponseTopic: t.replyTopic, CorrelationData: quoted[1 : len(quoted)-1], ContentType: "application/json",
-		User: userProps(mqttbind.PropContextID, req.ContextID)}
-	if req.Bearer != "" {
-		props.User = append(props.User, paho.UserProperty{Key: mqttbind.PropAuthorization, Value: "Bearer " + req.Bearer})
+	out := &outbound{}
+	out.pub = paho.Publish{Topic: topic, QoS: 1, Payload: payload, Properties: &out.props}
+	out.props = paho.PublishProperties{ResponseTopic: t.replyTopic, CorrelationData: idIn(payload, corr), ContentType: contentJSON}
+	if req.ContextID != "" {
+		out.props.User = append(out.user[:0], paho.UserProperty{Key: mqttbind.PropContextID, Value: req.ContextID})
 	}
-	if secs := uint32(req.Expiry.Seconds()); secs > 0 {
-		props.MessageExpiry = &secs
+	if req.Bearer != "" {
+		out.props.User = append(out.props.User, paho.UserProperty{Key: mqttbind.PropAuthorization, Value: "Bearer " + req.Bearer})
+	}
+	if out.expiry = uint32(req.Expiry.Seconds()); out.expiry > 0 {
+		out.props.MessageExpiry = &out.expiry
 	}
 	t.mu.Lock()
 	t.inflight[corr] = deliver
@@ -177,7 +179,7 @@ func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deli
 		delete(t.inflight, corr)
 		t.mu.Unlock()
 	}
-	if err := t.conn.publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: payload, Properties: props}); err != nil {
+	if err := t.conn.publish(ctx, &out.pub); err != nil {
 		if endsRequest(err) {
 			// Refused by the broker, or too large for it: sending it again
 			// would get the same answer. The operation ends with the
@@ -189,6 +191,63 @@ func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deli
 		return nil, err
 	}
 	return stop, nil
+}
+
+// contentJSON is the Content Type of every request and reply.
+const contentJSON = "application/json"
+
+// outbound is one publish of a request or a reply with its properties, in
+// one allocation: the packet, its properties, the Message Expiry they
+// point to and room for two user properties.
+type outbound struct {
+	pub    paho.Publish
+	props  paho.PublishProperties
+	expiry uint32
+	user   [2]paho.UserProperty
+}
+
+// requestIDAt is where EncodeRequest writes a string id's text: right
+// after this prefix.
+const requestIDAt = len(`{"jsonrpc":"2.0","id":"`)
+
+// idIn returns the bytes of the id corr inside the payload EncodeRequest
+// wrote for it, or a copy of corr should the payload not start with it.
+func idIn(payload []byte, corr string) []byte {
+	if end := requestIDAt + len(corr); len(payload) > end && string(payload[requestIDAt:end]) == corr && payload[end] == '"' {
+		return payload[requestIDAt:end:end]
+	}
+	return []byte(corr)
+}
+
+// requestTopic is a target's request topic, kept for the next attempt to
+// the same target.
+type requestTopic struct {
+	target requester.Target
+	topic  string
+}
+
+// topic returns the request topic of target: its pool's when it names
+// one, else its agent's. The topic of the latest target is kept (one
+// entry): a client mostly asks the same agent again.
+func (t *clientTransport) topic(target requester.Target) (string, error) {
+	if last := t.lastTopic.Load(); last != nil && last.target == target {
+		return last.topic, nil
+	}
+	var topic string
+	var err error
+	switch {
+	case target.Pool != "":
+		topic, err = t.root.PoolRequestTopic(t.org, t.unit, target.Pool)
+	case target.Agent != "":
+		topic, err = t.root.RequestTopic(t.org, t.unit, target.Agent)
+	default:
+		err = errNoTopic
+	}
+	if err != nil {
+		return "", err
+	}
+	t.lastTopic.Store(&requestTopic{target: target, topic: topic})
+	return topic, nil
 }
 
 // onPublish hands a reply to the attempt whose Correlation Data it carries;
