@@ -113,7 +113,9 @@ func identityAllows(root mqttbind.Root, id identity, f string, o op) bool {
 	case kind == kindRequest: // shared subscription or delivery
 		patterns = []string{id.agent, "pool/+"}
 	case kind == kindReply:
-		patterns = []string{id.agent + "/#"}
+		// {agent}/#: the agent's own reply topics, at any depth below.
+		level, _, _ := strings.Cut(tail, "/")
+		return level == id.agent && level != "#" && level != "+"
 	case kind == kindDiscovery, kind == kindEvent:
 		patterns = []string{"+"}
 	}
@@ -357,10 +359,40 @@ func (a *aclFile) decide(user, clientID, f string, o op) (denied, granted bool) 
 	}
 	if !strings.ContainsAny(user, "+#") && !strings.ContainsAny(clientID, "+#") {
 		for _, r := range a.patterns {
-			check(aclRule{filter: strings.NewReplacer("%c", clientID, "%u", user).Replace(r.filter), access: r.access})
+			check(aclRule{filter: expandPattern(r.filter, clientID, user), access: r.access})
 		}
 	}
 	return denied, granted
+}
+
+// expandPattern replaces %c in a pattern line's filter by the Client ID and
+// %u by the user name, left to right, as mosquitto does; a filter without
+// either is returned as is, without building a string.
+func expandPattern(filter, clientID, user string) string {
+	i := strings.IndexByte(filter, '%')
+	if i < 0 {
+		return filter
+	}
+	var b strings.Builder
+	b.Grow(len(filter) + len(clientID) + len(user))
+	b.WriteString(filter[:i])
+	for ; i < len(filter); i++ {
+		c := filter[i]
+		if c == '%' && i+1 < len(filter) {
+			switch filter[i+1] {
+			case 'c':
+				b.WriteString(clientID)
+				i++
+				continue
+			case 'u':
+				b.WriteString(user)
+				i++
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // policy decides what an authenticated client may do: the identity rules

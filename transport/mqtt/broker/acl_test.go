@@ -252,3 +252,26 @@ func TestMosquittoACLUnderRoot(t *testing.T) {
 		t.Errorf("MosquittoACLUnder(zero Root) differs from MosquittoACL (%v)", err)
 	}
 }
+
+// TestExpandPatternAsMosquitto: %c and %u of a pattern line are replaced
+// as a strings.Replacer of both would, left to right, the replaced text
+// never read again; a filter without % comes back as is.
+func TestExpandPatternAsMosquitto(t *testing.T) {
+	for _, c := range []struct{ name, filter, clientID, user string }{
+		{"no placeholder", "$a2a/v1/request/+", "o/u/a", "ops"},
+		{"client id", "$a2a/v1/reply/%c/#", "o/u/a", "ops"},
+		{"user and client id", "devices/%u/%c", "o/u/a", "ops team"},
+		{"both twice", "%c/%u/%c%u", "c", "u"},
+		{"values holding placeholders", "x/%c/%u", "%u", "%c"},
+		{"unknown placeholder", "x/%d/%%c", "id", "u"},
+		{"trailing percent", "x/%", "id", "u"},
+		{"empty values", "%c%u/y", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := strings.NewReplacer("%c", c.clientID, "%u", c.user).Replace(c.filter)
+			if got := expandPattern(c.filter, c.clientID, c.user); got != want {
+				t.Errorf("expandPattern(%q, %q, %q) = %q, want %q", c.filter, c.clientID, c.user, got, want)
+			}
+		})
+	}
+}

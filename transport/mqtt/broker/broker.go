@@ -263,8 +263,8 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 	// online once the one it took over is gone.
 	takeover := newOrderedTakeover(srv)
 	b.takeover = takeover
-	hooks := []mqtt.Hook{new(noSendQuota), newRetainGuard(), takeover,
-		&limitsHook{maxPacketSize: opts.Capabilities.MaximumPacketSize}}
+	enc := &packetEncoder{limits: &limitsHook{maxPacketSize: opts.Capabilities.MaximumPacketSize}}
+	hooks := []mqtt.Hook{new(noSendQuota), newRetainGuard(), takeover, enc.limits}
 	// The security hook goes first: it refuses a CONNECT before any other
 	// hook sees it, and a publish before the retain guard locks for it.
 	switch {
@@ -276,7 +276,7 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 		hooks = append([]mqtt.Hook{security}, hooks...)
 	}
 	if !cfg.mochiProblemInfo {
-		hooks = append(hooks, new(publishProperties))
+		enc.props = new(publishProperties)
 	}
 	for _, h := range hooks {
 		if err := srv.AddHook(h, nil); err != nil {
@@ -300,9 +300,13 @@ func start(ctx context.Context, cfg Config, tweak func(*mqtt.Options)) (*Broker,
 		}
 	}
 	if cfg.Status {
-		if err := srv.AddHook(newStatusHook(srv, cfg.Root), nil); err != nil {
+		enc.status = newStatusHook(srv, cfg.Root)
+		if err := srv.AddHook(enc.status, nil); err != nil {
 			return nil, errors.Join(fmt.Errorf("broker: %w", err), b.stopStore())
 		}
+	}
+	if err := srv.AddHook(enc, nil); err != nil {
+		return nil, errors.Join(fmt.Errorf("broker: %w", err), b.stopStore())
 	}
 
 	addr := cfg.Addr

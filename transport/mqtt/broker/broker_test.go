@@ -562,7 +562,7 @@ func TestPublishPropertiesWithProblemInfoOff(t *testing.T) {
 			case !mochiAlone && got != "c":
 				t.Errorf("request delivered with %s=%q, want c", mqttbind.PropContextID, got)
 			case mochiAlone && got != "":
-				t.Errorf("mochi alone delivered the user properties; it no longer needs the publishProperties hook")
+				t.Errorf("mochi alone delivered the user properties; it no longer needs the publishProperties step")
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package broker
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
@@ -18,24 +19,46 @@ import (
 // (3.1.2.11.7, [MQTT-3.1.2-29]) restricts only packets other than
 // PUBLISH, CONNACK and DISCONNECT. paho.golang sends that 0 whenever
 // ConnectProperties is set and RequestProblemInfo is left false (autopaho
-// does so as soon as SessionExpiryInterval is set), so without this hook
-// such a client never sees a2a-* properties. The hook lets PUBLISH
-// packets keep theirs; Reason Strings and the user properties of
-// acknowledgements stay suppressed.
-type publishProperties struct {
+// does so as soon as SessionExpiryInterval is set), so without this step
+// such a client never sees a2a-* properties. This step of packetEncoder
+// lets PUBLISH packets keep theirs; Reason Strings and the user properties
+// of acknowledgements stay suppressed.
+type publishProperties struct{}
+
+// encode lets a PUBLISH carry its user properties.
+func (*publishProperties) encode(pk *packets.Packet) {
+	if pk.FixedHeader.Type == packets.Publish {
+		pk.Mods.DisallowProblemInfo = false
+	}
+}
+
+// packetEncoder is the one OnPacketEncode hook of the broker: it runs the
+// encode steps of the limits, the user properties of PUBLISH packets and
+// the broker-managed status, those configured, on one copy of the packet.
+// mochi hands each hook the packet by value and takes it back; with one
+// hook instead of three, every packet written to a client is copied twice
+// instead of six times.
+type packetEncoder struct {
 	mqtt.HookBase
+	limits *limitsHook
+	props  *publishProperties // nil: mochi's own behaviour (Config.mochiProblemInfo)
+	status *statusHook        // nil: no broker-managed status
 }
 
 // ID names the hook in mochi's log.
-func (*publishProperties) ID() string { return "publish-user-properties" }
+func (*packetEncoder) ID() string { return "a2a-packet-encode" }
 
 // Provides reports the events the hook handles.
-func (*publishProperties) Provides(b byte) bool { return b == mqtt.OnPacketEncode }
+func (*packetEncoder) Provides(b byte) bool { return b == mqtt.OnPacketEncode }
 
-// OnPacketEncode lets a PUBLISH carry its user properties.
-func (*publishProperties) OnPacketEncode(_ *mqtt.Client, pk packets.Packet) packets.Packet {
-	if pk.FixedHeader.Type == packets.Publish {
-		pk.Mods.DisallowProblemInfo = false
+// OnPacketEncode applies the configured encode steps.
+func (h *packetEncoder) OnPacketEncode(_ *mqtt.Client, pk packets.Packet) packets.Packet {
+	h.limits.encode(&pk)
+	if h.props != nil {
+		h.props.encode(&pk)
+	}
+	if h.status != nil {
+		h.status.encode(&pk)
 	}
 	return pk
 }
@@ -360,6 +383,12 @@ type retainGuard struct {
 	mu      sync.Mutex
 	writing map[*mqtt.Client]bool // holds rw for writing
 	reading map[*mqtt.Client]bool // holds rw for reading
+	// held counts the entries of writing and reading. A client's entry is
+	// made and released on the goroutine that handles its packets (or its
+	// Will), so a release that sees no entry at all has nothing to look up:
+	// the packets that take no lock (all but retained publishes and
+	// SUBSCRIBEs) pay no lock and no map lookup.
+	held atomic.Int64
 }
 
 func newRetainGuard() *retainGuard {
@@ -385,15 +414,25 @@ func (g *retainGuard) lockWrite(cl *mqtt.Client) {
 	g.rw.Lock()
 	g.mu.Lock()
 	g.writing[cl] = true
+	g.held.Add(1)
 	g.mu.Unlock()
 }
 
 // release lets go of what cl holds, if anything.
 func (g *retainGuard) release(cl *mqtt.Client) {
+	if g.held.Load() == 0 {
+		return
+	}
 	g.mu.Lock()
 	w, r := g.writing[cl], g.reading[cl]
-	delete(g.writing, cl)
-	delete(g.reading, cl)
+	if w {
+		delete(g.writing, cl)
+		g.held.Add(-1)
+	}
+	if r {
+		delete(g.reading, cl)
+		g.held.Add(-1)
+	}
 	g.mu.Unlock()
 	if w {
 		g.rw.Unlock()
@@ -431,6 +470,7 @@ func (g *retainGuard) OnSubscribe(cl *mqtt.Client, pk packets.Packet) packets.Pa
 		g.rw.RLock()
 		g.mu.Lock()
 		g.reading[cl] = true
+		g.held.Add(1)
 		g.mu.Unlock()
 	}
 	return pk

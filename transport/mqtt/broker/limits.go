@@ -306,17 +306,17 @@ type limitsHook struct {
 // ID names the hook in mochi's log.
 func (*limitsHook) ID() string { return "a2a-limits" }
 
-// Provides reports the events the hook handles.
+// Provides reports the events the hook handles; its part of
+// OnPacketEncode (encode) runs in packetEncoder.
 func (*limitsHook) Provides(b byte) bool {
-	return b == mqtt.OnPacketEncode || b == mqtt.OnSessionEstablished
+	return b == mqtt.OnSessionEstablished
 }
 
-// OnPacketEncode sets Maximum Packet Size on a successful CONNACK.
-func (h *limitsHook) OnPacketEncode(_ *mqtt.Client, pk packets.Packet) packets.Packet {
+// encode sets Maximum Packet Size on a successful CONNACK.
+func (h *limitsHook) encode(pk *packets.Packet) {
 	if pk.FixedHeader.Type == packets.Connack && pk.ReasonCode == packets.CodeSuccess.Code {
 		pk.Properties.MaximumPacketSize = h.maxPacketSize
 	}
-	return pk
 }
 
 // OnSessionEstablished lets the connection disconnect the client with

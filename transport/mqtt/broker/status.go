@@ -57,7 +57,8 @@ func (h *statusHook) ID() string { return "a2a-broker-status" }
 // Provides reports the events the hook handles.
 func (h *statusHook) Provides(b byte) bool {
 	switch b {
-	case mqtt.OnConnect, mqtt.OnSessionEstablished, mqtt.OnWill, mqtt.OnDisconnect, mqtt.OnPacketEncode:
+	case mqtt.OnConnect, mqtt.OnSessionEstablished, mqtt.OnWill, mqtt.OnDisconnect:
+		// Its OnPacketEncode (encode) runs in packetEncoder.
 		return true
 	}
 	return false
@@ -105,19 +106,19 @@ func (h *statusHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 	h.republish(topic)
 }
 
-// OnPacketEncode sets a2a-status and a2a-status-source on every discovery
+// encode sets a2a-status and a2a-status-source on every discovery
 // PUBLISH with a payload, as it is written to a subscriber. A discovery
 // topic is one under the configured root: a card under another root
 // (the profile's $a2a/v1 on a broker configured with a2a/v1, or the
 // reverse) is an ordinary message here and passes unchanged.
-func (h *statusHook) OnPacketEncode(_ *mqtt.Client, pk packets.Packet) packets.Packet {
+func (h *statusHook) encode(pk *packets.Packet) {
 	if pk.FixedHeader.Type != packets.Publish || len(pk.Payload) == 0 ||
 		!strings.HasPrefix(pk.TopicName, h.discovery) {
-		return pk
+		return
 	}
 	org, unit, agent, ok := h.root.ParseDiscoveryTopic(pk.TopicName)
 	if !ok {
-		return pk
+		return
 	}
 	status := mqttbind.StatusOffline
 	if h.connected(org + "/" + unit + "/" + agent) {
@@ -134,7 +135,6 @@ func (h *statusHook) OnPacketEncode(_ *mqtt.Client, pk packets.Packet) packets.P
 		packets.UserProperty{Key: mqttbind.PropStatus, Val: status},
 		packets.UserProperty{Key: mqttbind.PropStatusSource, Val: mqttbind.StatusSourceBroker},
 	)
-	return pk
 }
 
 // connected reports whether the Client ID has a live connection.
