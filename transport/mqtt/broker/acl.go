@@ -202,6 +202,10 @@ const (
 type aclRule struct {
 	filter string // %c and %u not yet replaced in a pattern
 	access aclAccess
+	// literal is, for a pattern line, the start of its filter up to the
+	// first %, + or #: every topic or filter it covers, once %c and %u are
+	// replaced, begins with it.
+	literal string
 }
 
 // aclFile is a parsed ACL file: mosquitto's acl_file syntax, the subset
@@ -266,6 +270,10 @@ func parseACL(data string) (*aclFile, error) {
 			}
 			switch {
 			case keyword == "pattern":
+				r.literal = r.filter
+				if i := strings.IndexAny(r.filter, "%+#"); i >= 0 {
+					r.literal = r.filter[:i]
+				}
 				a.patterns = append(a.patterns, r)
 			case !anonymous:
 				a.users[user] = append(a.users[user], r)
@@ -359,6 +367,11 @@ func (a *aclFile) decide(user, clientID, f string, o op) (denied, granted bool) 
 	}
 	if !strings.ContainsAny(user, "+#") && !strings.ContainsAny(clientID, "+#") {
 		for _, r := range a.patterns {
+			// A line that can neither deny nor grant o, or whose filter
+			// cannot cover f whatever %c and %u become, is not expanded.
+			if r.access != aclDeny && r.access&want == 0 || !strings.HasPrefix(f, r.literal) {
+				continue
+			}
 			check(aclRule{filter: expandPattern(r.filter, clientID, user), access: r.access})
 		}
 	}

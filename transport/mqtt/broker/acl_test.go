@@ -275,3 +275,60 @@ func TestExpandPatternAsMosquitto(t *testing.T) {
 		})
 	}
 }
+
+// TestPatternLinesDecideAsWhenAllExpanded: decide skips a pattern line that
+// cannot deny nor grant the operation, or whose literal start is not f's;
+// its answers are those of expanding every pattern line, for every
+// operation, on topics and filters, with the Client ID and user name at
+// any place of the filter.
+func TestPatternLinesDecideAsWhenAllExpanded(t *testing.T) {
+	a, err := parseACL(strings.Join([]string{
+		"pattern write $a2a/v1/discovery/%c",
+		"pattern read $a2a/v1/request/%c",
+		"pattern read $a2a/v1/reply/%c/#",
+		"pattern readwrite %u/inbox",
+		"pattern deny $a2a/v1/request/%c/secret",
+		"pattern read +/%c/x",
+		"pattern write dev%u/%c",
+		"pattern read #",
+		"pattern deny $SYS/%u",
+	}, "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// reference is decide as it was: every pattern line expanded.
+	reference := func(user, clientID, f string, o op) (denied, granted bool) {
+		want := aclWrite
+		if o.reads() {
+			want = aclRead
+		}
+		for _, r := range a.patterns {
+			if !covers(strings.NewReplacer("%c", clientID, "%u", user).Replace(r.filter), f) {
+				continue
+			}
+			if r.access == aclDeny {
+				denied = true
+			} else if r.access&want != 0 {
+				granted = true
+			}
+		}
+		return denied, granted
+	}
+	users := []struct{ user, clientID string }{{"ops", "acme/lab/echo"}, {"acme/lab/req", "acme/lab/req"}, {"u", "c"}}
+	topics := []string{
+		"$a2a/v1/discovery/acme/lab/echo", "$a2a/v1/request/acme/lab/echo", "$a2a/v1/request/acme/lab/echo/secret",
+		"$a2a/v1/reply/acme/lab/req/r1", "$a2a/v1/reply/acme/lab/req", "$a2a/v1/reply/+/#", "ops/inbox", "u/inbox", "+/inbox",
+		"a/c/x", "a/acme/lab/echo/x", "devops/acme/lab/echo", "devu/c", "dev", "$SYS/ops", "$SYS/u", "#", "anything/else",
+	}
+	for _, u := range users {
+		for _, f := range topics {
+			for _, o := range []op{opRead, opWrite, opSubscribe, opSubscribeShared} {
+				gd, gg := a.decide(u.user, u.clientID, f, o)
+				wd, wg := reference(u.user, u.clientID, f, o)
+				if gd != wd || gg != wg {
+					t.Errorf("decide(%q, %q, %q, %d) = %v, %v; every line expanded: %v, %v", u.user, u.clientID, f, o, gd, gg, wd, wg)
+				}
+			}
+		}
+	}
+}
