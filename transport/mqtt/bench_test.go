@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"sync"
@@ -313,6 +314,18 @@ func (p *benchPair) sdkCall(ctx context.Context) error {
 	return nil
 }
 
+// goroutinesCreated is the number of goroutines the process has created
+// (runtime/metrics): a goroutine started per call (paho starts one for
+// each QoS 1 publish) is a hand-off the call pays for.
+func goroutinesCreated() float64 {
+	m := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(m)
+	if m[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return float64(m[0].Value.Uint64())
+}
+
 // reportLatency reports the median and 99th percentile of per-iteration
 // durations.
 func reportLatency(b *testing.B, d []time.Duration) {
@@ -356,6 +369,7 @@ func BenchmarkRequestReply(b *testing.B) {
 					lat := make([]time.Duration, 0, b.N)
 					b.ReportAllocs()
 					b.ResetTimer()
+					g0 := goroutinesCreated()
 					for range b.N {
 						t0 := time.Now()
 						if err := v.call(ctx); err != nil {
@@ -365,6 +379,7 @@ func BenchmarkRequestReply(b *testing.B) {
 					}
 					b.StopTimer()
 					reportLatency(b, lat)
+					b.ReportMetric((goroutinesCreated()-g0)/float64(b.N), "goroutines/op")
 				})
 			}
 			// paired alternates blocks of 500 round trips of the floor, of

@@ -162,11 +162,15 @@ func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deli
 	out := &outbound{}
 	out.pub = paho.Publish{Topic: topic, QoS: 1, Payload: payload, Properties: &out.props}
 	out.props = paho.PublishProperties{ResponseTopic: t.replyTopic, CorrelationData: idIn(payload, corr), ContentType: contentJSON}
+	out.props.User = out.user[:0]
 	if req.ContextID != "" {
-		out.props.User = append(out.user[:0], paho.UserProperty{Key: mqttbind.PropContextID, Value: req.ContextID})
+		out.props.User = append(out.props.User, paho.UserProperty{Key: mqttbind.PropContextID, Value: req.ContextID})
 	}
 	if req.Bearer != "" {
 		out.props.User = append(out.props.User, paho.UserProperty{Key: mqttbind.PropAuthorization, Value: "Bearer " + req.Bearer})
+	}
+	if len(out.props.User) == 0 {
+		out.props.User = nil
 	}
 	if out.expiry = uint32(req.Expiry.Seconds()); out.expiry > 0 {
 		out.props.MessageExpiry = &out.expiry
@@ -198,12 +202,13 @@ const contentJSON = "application/json"
 
 // outbound is one publish of a request or a reply with its properties, in
 // one allocation: the packet, its properties, the Message Expiry they
-// point to and room for two user properties.
+// point to and room for one user property (a request's a2a-context-id, a
+// pooled reply's a2a-responder-agent-id).
 type outbound struct {
 	pub    paho.Publish
 	props  paho.PublishProperties
 	expiry uint32
-	user   [2]paho.UserProperty
+	user   [1]paho.UserProperty
 }
 
 // requestIDAt is where EncodeRequest writes a string id's text: right
