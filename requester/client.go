@@ -229,7 +229,9 @@ func (c *Client) run(ctx context.Context, r *call, onItem func(item, bool) (bool
 // attempts runs the retry profile against one target.
 func (c *Client) attempts(ctx context.Context, r *call, target Target, onItem func(item, bool) (bool, error)) (a2a.Token, error) {
 	ex := newExchange(c, r)
-	var stops []func()
+	// One stop per attempt; room for the usual one on the stack.
+	var stopsBuf [2]func()
+	stops := stopsBuf[:0]
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -246,7 +248,11 @@ func (c *Client) attempts(ctx context.Context, r *call, target Target, onItem fu
 	for {
 		switch d.Action {
 		case retry.ActionPublish:
-			req := &Request{ID: uuidv4.New(), Method: r.method, Params: r.params, Streaming: r.streaming, Target: d.Target,
+			req := &ex.req // the first attempt's, allocated with the exchange
+			if d.Attempt > 1 || req.ID != "" {
+				req = new(Request)
+			}
+			*req = Request{ID: uuidv4.New(), Method: r.method, Params: r.params, Streaming: r.streaming, Target: d.Target,
 				TaskID: r.taskID, ContextID: r.contextID, Bearer: r.opts.bearer, Expiry: r.opts.expiry, Timeout: c.profile.ReplyFirstTimeout}
 			stop, err := c.tr.Send(ctx, req, ex.deliver)
 			if err != nil {

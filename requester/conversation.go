@@ -62,6 +62,14 @@ func (v *Conversation) request(taskID, text string) *a2a.SendMessageRequest {
 // MessageID and Role ROLE_USER; an empty contextID lets the agent choose
 // (see Client.SendMessage for what the client fills on sending).
 func TextMessage(text, taskID, contextID string) *a2a.SendMessageRequest {
-	return &a2a.SendMessageRequest{Message: &a2a.Message{MessageID: uuidv4.New(), TaskID: taskID, ContextID: contextID,
-		Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText(text)}}}}
+	// The request, its message and its part are allocated together.
+	t := new(struct {
+		r    a2a.SendMessageRequest
+		m    a2a.Message
+		part [1]a2a.Part
+	})
+	t.part[0].Content = a2a.PartText(text)
+	t.m = a2a.Message{MessageID: uuidv4.New(), TaskID: taskID, ContextID: contextID, Role: a2a.RoleUser, Parts: t.part[:]}
+	t.r.Message = &t.m
+	return &t.r
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/jsonrpc"
@@ -15,10 +16,21 @@ import (
 // transport's goroutine, in deliver, before the operation's goroutine is
 // woken (a reply decoded there costs the round trip nothing extra).
 type exchange struct {
-	c         *Client
-	replies   chan *inbound
-	done      chan struct{}
-	closeOnce sync.Once
+	c       *Client
+	replies chan *inbound
+	// mu guards closed and done. done is made only when a reply finds
+	// replies full (deliver then waits for room or the end): most
+	// operations never need it.
+	mu     sync.Mutex
+	closed bool
+	done   chan struct{}
+	// req is the request of the operation's first attempt, allocated with
+	// the exchange.
+	req Request
+	// in is the first reply's inbound, allocated with the exchange; inUsed
+	// says it was taken.
+	in     inbound
+	inUsed atomic.Bool
 	// decode decodes and checks the operation's result; it runs on the
 	// transport's goroutines and must be safe for concurrent use.
 	decode    resultDecoder
@@ -36,7 +48,7 @@ func newExchange(c *Client, r *call) *exchange {
 	if r.streaming {
 		buf = 64
 	}
-	ex := &exchange{c: c, replies: make(chan *inbound, buf), done: make(chan struct{}), decode: r.decode,
+	ex := &exchange{c: c, replies: make(chan *inbound, buf), decode: r.decode,
 		streaming: r.streaming, taskID: r.taskID, errors: c.binding.Errors}
 	if r.streaming {
 		ex.seen = map[[32]byte]struct{}{}
@@ -45,7 +57,29 @@ func newExchange(c *Client, r *call) *exchange {
 }
 
 // close tells deliver that the operation no longer reads.
-func (ex *exchange) close() { ex.closeOnce.Do(func() { close(ex.done) }) }
+func (ex *exchange) close() {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if !ex.closed {
+		ex.closed = true
+		if ex.done != nil {
+			close(ex.done)
+		}
+	}
+}
+
+// doneChan returns a channel closed once the operation no longer reads.
+func (ex *exchange) doneChan() <-chan struct{} {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.done == nil {
+		ex.done = make(chan struct{})
+		if ex.closed {
+			close(ex.done)
+		}
+	}
+	return ex.done
+}
 
 // deliver is the Transport's callback: it decodes the reply, applies it to
 // the routing table and hands it to the operation. It waits while the
@@ -58,7 +92,12 @@ func (ex *exchange) deliver(r *Reply) {
 	}
 	select {
 	case ex.replies <- in:
-	case <-ex.done:
+		return
+	default:
+	}
+	select {
+	case ex.replies <- in:
+	case <-ex.doneChan():
 	}
 }
 
@@ -129,7 +168,8 @@ type inbound struct {
 
 // decodeReply decodes a transport's reply for the exchange.
 func (ex *exchange) decodeReply(r *Reply) *inbound {
-	in := &inbound{refused: r.Refused, failed: r.Failed, end: r.End, responders: r.Responders}
+	in := ex.newInbound()
+	*in = inbound{refused: r.Refused, failed: r.Failed, end: r.End, responders: r.Responders}
 	if r.Err != nil && r.Refused == nil && r.Failed == nil {
 		in.resp = &jsonrpc.Response{Err: r.Err}
 		return in
@@ -153,6 +193,16 @@ func (ex *exchange) decodeReply(r *Reply) *inbound {
 		}
 	}
 	return in
+}
+
+// newInbound returns the exchange's own inbound for the first reply, a
+// new one for every later reply. (Replies to different attempts may be
+// delivered at the same time.)
+func (ex *exchange) newInbound() *inbound {
+	if ex.inUsed.CompareAndSwap(false, true) {
+		return &ex.in
+	}
+	return new(inbound)
 }
 
 // readInPlace runs the decoder's one-pass read, if it has one.

@@ -31,12 +31,25 @@ type Item struct {
 // set, and, where the binding has the requester make Task.id (MQTT), a
 // UUIDv4 Task.id for a new task. Over HTTP a new task is sent without one:
 // the server makes it.
-func (c *Client) prepare(req *a2a.SendMessageRequest) (*a2a.SendMessageRequest, error) {
+//
+// When shared is set and the message has every id it needs already (as
+// TextMessage and Conversation make it), req itself is returned: the
+// caller reads it only until its call returns, and nothing writes to it.
+func (c *Client) prepare(req *a2a.SendMessageRequest, shared bool) (*a2a.SendMessageRequest, error) {
 	if req == nil || req.Message == nil {
 		return nil, a2a.NewError(a2a.TokenInvalidParams, "SendMessageRequest.message is required")
 	}
-	r := *req
-	m := *req.Message
+	if shared && req.Message.MessageID != "" && req.Message.Role != "" &&
+		(req.Message.TaskID != "" || c.binding.IDs == tasklife.ResponderIDs) {
+		return req, nil
+	}
+	// The request and its message are copied in one allocation.
+	cp := new(struct {
+		r a2a.SendMessageRequest
+		m a2a.Message
+	})
+	r, m := &cp.r, &cp.m
+	*r, *m = *req, *req.Message
 	if m.TaskID == "" && c.binding.IDs != tasklife.ResponderIDs {
 		m.TaskID = uuidv4.New()
 	}
@@ -46,8 +59,8 @@ func (c *Client) prepare(req *a2a.SendMessageRequest) (*a2a.SendMessageRequest, 
 	if m.Role == "" {
 		m.Role = a2a.RoleUser
 	}
-	r.Message = &m
-	return &r, nil
+	r.Message = m
+	return r, nil
 }
 
 // SendMessage sends a message and waits for the one reply. A message for a
@@ -71,7 +84,9 @@ func (c *Client) prepare(req *a2a.SendMessageRequest) (*a2a.SendMessageRequest, 
 // ReferenceTaskIDs) is sent as given. TextMessage and Conversation build
 // messages with these ids already set.
 func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) (*Result, error) {
-	p, err := c.prepare(req)
+	// req is read only until SendMessage returns: it is sent as it is
+	// when it needs no id filled.
+	p, err := c.prepare(req, true)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +128,9 @@ func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, o
 // task as the last item. The message's ids are filled as SendMessage
 // says.
 func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) iter.Seq2[Item, error] {
-	p, err := c.prepare(req)
+	// The stream is read after SendStreamingMessage returns: the
+	// request is copied as it is now.
+	p, err := c.prepare(req, false)
 	if err != nil {
 		return failed(err)
 	}

@@ -12,6 +12,11 @@ type callOpts struct {
 }
 
 func buildOpts(opts []CallOption) callOpts {
+	if len(opts) == 0 {
+		// Without options o would still escape to the heap (each option
+		// takes its address).
+		return callOpts{}
+	}
 	var o callOpts
 	for _, f := range opts {
 		f(&o)

@@ -194,7 +194,8 @@ func (c *Client) touchLocked(taskID string) {
 // for longer than Config.RouteIdleExpiry, deleting them from Config.Routes
 // too. Called with c.mu held.
 func (c *Client) expireLocked() {
-	if c.cfg.RouteIdleExpiry < 0 {
+	if c.cfg.RouteIdleExpiry < 0 || c.going.order.Len() == 0 {
+		// Nothing to expire: the clock is not read.
 		return
 	}
 	cut := c.cfg.Clock().Add(-c.cfg.RouteIdleExpiry)
