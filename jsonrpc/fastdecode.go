@@ -68,8 +68,10 @@ type fastRequest struct {
 	plain  bool
 	id     json.RawMessage
 	method a2a.Method
-	// params are the params decoded, nil when the request had none.
+	// params are the params decoded, nil when the request had none; req
+	// is the Request allocated with them, to return them in.
 	params paramsValue
+	req    *Request
 }
 
 // decodeFast decodes a request of the plain shape in one pass (see above).
@@ -94,7 +96,8 @@ func decodeFast(data []byte, l Limits) (req *Request, id json.RawMessage, e *a2a
 		}
 		return &Request{ID: f.id, Method: f.method, Params: params}, f.id, nil, true
 	}
-	return &Request{ID: f.id, Method: f.method, Params: f.params}, f.id, nil, true
+	*f.req = Request{ID: f.id, Method: f.method, Params: f.params}
+	return f.req, f.id, nil, true
 }
 
 // read reads the envelope from d, the whole document.
@@ -185,7 +188,7 @@ func (f *fastRequest) envelope(d *runtime.Decoder) bool {
 // value of the method's params type, at pointers relative to the params
 // (as Parse<Type>JSON over a copy of them would record them).
 func (f *fastRequest) readParams(d *runtime.Decoder) bool {
-	f.params = methods[f.method].fresh()
+	f.params, f.req = methods[f.method].fresh()
 	f.params.DecodeJSONAt(d, nil)
 	return d.OK()
 }

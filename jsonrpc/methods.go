@@ -12,8 +12,9 @@ type methodSpec struct {
 	// parse decodes and checks raw params (Parse<Type>JSON).
 	parse func([]byte) (any, error)
 	// fresh returns a new value of the params type, for decoding the params
-	// where they stand in the envelope (decodeFast).
-	fresh     func() paramsValue
+	// where they stand in the envelope (decodeFast), and the Request that
+	// will hold it, allocated with it.
+	fresh     func() (paramsValue, *Request)
 	streaming bool
 }
 
@@ -35,12 +36,16 @@ func parser[T any](parse func([]byte) (*T, error)) func([]byte) (any, error) {
 	}
 }
 
-// fresh returns a new *T as a paramsValue.
+// fresh returns a new *T as a paramsValue, and a Request allocated with it.
 func fresh[T any, P interface {
 	*T
 	paramsValue
-}]() paramsValue {
-	return P(new(T))
+}]() (paramsValue, *Request) {
+	both := new(struct {
+		req    Request
+		params T
+	})
+	return P(&both.params), &both.req
 }
 
 var methods = map[a2a.Method]methodSpec{

@@ -57,7 +57,12 @@ type ResultType[T any] interface {
 // nothing: the caller then decodes the payload with DecodeResponse, which
 // gives the verdict and the error.
 func DecodeResult[T any, PT ResultType[T]](data []byte) (resp *Response, v *T, ok bool) {
-	x := new(T)
+	// The response and the result are allocated together.
+	both := new(struct {
+		resp Response
+		x    T
+	})
+	x := &both.x
 	var id json.RawMessage
 	plain := false
 	_, err := runtime.Parse(data, x, func(d *runtime.Decoder) {
@@ -70,7 +75,8 @@ func DecodeResult[T any, PT ResultType[T]](data []byte) (resp *Response, v *T, o
 	if err != nil || !plain {
 		return nil, nil, false
 	}
-	return &Response{ID: id}, x, true
+	both.resp.ID = id
+	return &both.resp, x, true
 }
 
 // decodePlain reads the envelope of a plain success response (see
