@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -346,6 +347,51 @@ func TestClientRetries(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every POST of a call carries the whole body, whoever sends it again:
+// the retry policy after an overload (a new reader per attempt), net/http
+// following a 307 or 308 redirect (GetBody), or both; with a body small
+// enough to go out with the headers and one larger than the write buffer.
+func TestClientResendsTheWholeBody(t *testing.T) {
+	redirect := func(code int) func(http.ResponseWriter, []byte) {
+		return func(w http.ResponseWriter, _ []byte) {
+			w.Header().Set("Location", "/rpc")
+			w.WriteHeader(code)
+		}
+	}
+	cases := []struct {
+		name    string
+		answers []func(http.ResponseWriter, []byte)
+	}{
+		{"503, 503, then success", []func(http.ResponseWriter, []byte){status(503, ""), status(503, ""), completed}},
+		{"307 redirect then success", []func(http.ResponseWriter, []byte){redirect(http.StatusTemporaryRedirect), completed}},
+		{"308 redirect, 503, then success", []func(http.ResponseWriter, []byte){redirect(http.StatusPermanentRedirect), status(503, ""), completed}},
+	}
+	for _, size := range []int{10, 100_000} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%s/%d bytes", tc.name, size), func(t *testing.T) {
+				s := &scripted{answers: tc.answers}
+				c := scriptedClient(t, s, nil)
+				if _, err := c.SendMessage(srvCtx(t), text(sizedText("body", size))); err != nil {
+					t.Fatal(err)
+				}
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if len(s.bodies) != 1+len(tc.answers) {
+					t.Fatalf("%d POSTs, want %d", len(s.bodies)-1, len(tc.answers))
+				}
+				if !strings.Contains(string(s.bodies[1]), sizedText("body", size)) {
+					t.Fatalf("the first POST does not hold the text: %.200s", s.bodies[1])
+				}
+				for i := 2; i < len(s.bodies); i++ {
+					if string(s.bodies[i]) != string(s.bodies[1]) {
+						t.Errorf("POST %d differs from the first (%d bytes, %d)", i, len(s.bodies[i]), len(s.bodies[1]))
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -35,6 +36,12 @@ type clientTransport struct {
 	rc       *retryablehttp.Client
 	maxReply int64
 	log      *slog.Logger
+	// url and host are the endpoint as http.NewRequest reads it, once for
+	// every request; urlErr is why it cannot be read, returned by each
+	// request as http.NewRequest would return it.
+	url    url.URL
+	host   string
+	urlErr error
 }
 
 func newClientTransport(hc *http.Client, endpoint string, cfg ClientConfig, log *slog.Logger) *clientTransport {
@@ -42,7 +49,42 @@ func newClientTransport(hc *http.Client, endpoint string, cfg ClientConfig, log 
 	if t.maxReply <= 0 {
 		t.maxReply = DefaultMaxReplyBytes
 	}
+	if hr, err := http.NewRequest(http.MethodPost, endpoint, nil); err != nil {
+		t.urlErr = err
+	} else {
+		t.url, t.host = *hr.URL, hr.Host
+	}
 	return t
+}
+
+/*
+postCall is what one POST allocates of its own, in one piece: the
+retryablehttp request, the reader of its body and the reply delivered.
+
+The body is handed to go-retryablehttp as a ReaderFunc (reader), which it
+calls once to learn the length, then once per attempt (net/http calls it
+through GetBody to send the body again on a new connection or to a
+redirect). The first two calls get the reader held here, rewound: the
+length is read from it before any attempt starts. Every later call gets
+a reader of its own, since an earlier attempt's may still be read by
+net/http's writer. go-retryablehttp wraps it with io.NopCloser, which
+net/http recognises as in memory: the headers and a small body go out in
+one write.
+*/
+type postCall struct {
+	req   retryablehttp.Request
+	body  []byte
+	calls atomic.Int32
+	r     bytes.Reader
+	reply requester.Reply
+}
+
+func (p *postCall) reader() (io.Reader, error) {
+	if p.calls.Add(1) <= 2 {
+		p.r.Reset(p.body)
+		return &p.r, nil
+	}
+	return bytes.NewReader(p.body), nil
 }
 
 // Binding: A2A core error data and server-made task ids; one attempt
@@ -79,7 +121,7 @@ func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deli
 			actx, cancel = context.WithTimeout(ctx, req.Timeout)
 			defer cancel()
 		}
-		resp, err := t.post(actx, req, body)
+		pc, resp, err := t.post(actx, req, body)
 		if err != nil {
 			if ctx.Err() != nil {
 				// The caller gave up: not a refusal.
@@ -88,30 +130,43 @@ func (t *clientTransport) Send(ctx context.Context, req *requester.Request, deli
 			deliver(&requester.Reply{Refused: err})
 			return func() {}, nil
 		}
-		t.answer(resp, deliver)
+		t.answer(resp, &pc.reply, deliver)
 		return func() {}, nil
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resp, err := t.post(sctx, req, body)
+		pc, resp, err := t.post(sctx, req, body)
 		if err != nil {
 			if sctx.Err() == nil {
 				deliver(&requester.Reply{Refused: err})
 			}
 			return
 		}
-		t.answer(resp, deliver)
+		t.answer(resp, &pc.reply, deliver)
 	}()
 	return func() { cancel(); <-done }, nil
 }
 
-// post sends the request through the retry policy.
-func (t *clientTransport) post(ctx context.Context, req *requester.Request, body []byte) (*http.Response, error) {
-	hr, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, body)
+// post sends the request through the retry policy. It returns the call's
+// own allocation, whose reply answer fills.
+func (t *clientTransport) post(ctx context.Context, req *requester.Request, body []byte) (*postCall, *http.Response, error) {
+	if t.urlErr != nil {
+		return nil, nil, t.urlErr
+	}
+	// The request's URL is the one read when the transport was made: the
+	// request is made with an empty one, which costs no parsing, then
+	// given it.
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "", nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	*hr.URL, hr.Host = t.url, t.host
+	pc := &postCall{body: body}
+	pc.req.Request = hr
+	if err := pc.req.SetBody(retryablehttp.ReaderFunc(pc.reader)); err != nil {
+		return nil, nil, err
 	}
 	// The headers are set in their canonical form, the values shared
 	// (net/http copies them, never writes to them): what Header.Set
@@ -127,11 +182,11 @@ func (t *clientTransport) post(ctx context.Context, req *requester.Request, body
 	if req.Bearer != "" {
 		hd["Authorization"] = []string{"Bearer " + req.Bearer}
 	}
-	resp, err := t.rc.Do(hr)
+	resp, err := t.rc.Do(&pc.req)
 	if err != nil {
-		return nil, fmt.Errorf("http: POST %s: %w", t.endpoint, unwrapURLError(err))
+		return nil, nil, fmt.Errorf("http: POST %s: %w", t.endpoint, unwrapURLError(err))
 	}
-	return resp, nil
+	return pc, resp, nil
 }
 
 // unwrapURLError drops the *url.Error layer (it repeats method and URL,
@@ -145,10 +200,15 @@ func unwrapURLError(err error) error {
 }
 
 // answer reads a response and delivers what it holds: the JSON-RPC
-// response, each event of a stream, or why there is none.
-func (t *clientTransport) answer(resp *http.Response, deliver func(*requester.Reply)) {
+// response, each event of a stream, or why there is none. The one reply
+// of a plain response is delivered in *one.
+func (t *clientTransport) answer(resp *http.Response, one *requester.Reply, deliver func(*requester.Reply)) {
 	defer resp.Body.Close()
 	media := mediaType(resp.Header)
+	deliver1 := func(r requester.Reply) {
+		*one = r
+		deliver(one)
+	}
 	switch {
 	case resp.StatusCode == http.StatusOK && media == "text/event-stream":
 		t.readEvents(resp.Body, deliver)
@@ -165,14 +225,14 @@ func (t *clientTransport) answer(resp *http.Response, deliver func(*requester.Re
 		buf.b = b
 		switch {
 		case err != nil:
-			deliver(&requester.Reply{Failed: err})
+			deliver1(requester.Reply{Failed: err})
 		case resp.StatusCode == http.StatusOK || isJSONRPCResponse(b):
 			// A JSON-RPC answer, whatever the status (a refusal of the
 			// content type, say, still says why in JSON-RPC).
-			deliver(&requester.Reply{Payload: b, End: true})
+			deliver1(requester.Reply{Payload: b, End: true})
 		default:
 			if e := offlineAnswer(resp, b); e != nil {
-				deliver(&requester.Reply{Err: e, End: true})
+				deliver1(requester.Reply{Err: e, End: true})
 				return
 			}
 			t.deliverStatus(resp, b, deliver)
@@ -180,7 +240,7 @@ func (t *clientTransport) answer(resp *http.Response, deliver func(*requester.Re
 		return
 	}
 	if resp.StatusCode == http.StatusOK {
-		deliver(&requester.Reply{Failed: fmt.Errorf("http: the reply's Content-Type %q is neither application/json nor text/event-stream", resp.Header.Get("Content-Type"))})
+		deliver1(requester.Reply{Failed: fmt.Errorf("http: the reply's Content-Type %q is neither application/json nor text/event-stream", resp.Header.Get("Content-Type"))})
 		return
 	}
 	limit := int64(512)
@@ -191,7 +251,7 @@ func (t *clientTransport) answer(resp *http.Response, deliver func(*requester.Re
 	}
 	snippet, _ := readBounded(resp.Body, nil, limit)
 	if e := offlineAnswer(resp, snippet); e != nil {
-		deliver(&requester.Reply{Err: e, End: true})
+		deliver1(requester.Reply{Err: e, End: true})
 		return
 	}
 	t.deliverStatus(resp, snippet, deliver)

@@ -627,9 +627,13 @@ func (x *exchange) answer(ctx context.Context, e *a2a.Error) {
 func (x *exchange) writeUnary() {
 	hd := x.w.Header()
 	hd["Content-Type"] = contentJSON
-	// Declared, so that a large reply is sent whole rather than chunked
-	// and the client can size its buffer once.
-	hd["Content-Length"] = []string{strconv.Itoa(len(x.body))}
+	if len(x.body) > implicitLengthBytes {
+		// Declared, so that a large reply is sent whole rather than
+		// chunked and the client can size its buffer once. A smaller one
+		// is written whole before ServeHTTP returns, and net/http
+		// declares its length itself.
+		hd["Content-Length"] = []string{strconv.Itoa(len(x.body))}
+	}
 	if x.status != 0 {
 		if x.retryAfter != nil {
 			hd["Retry-After"] = x.retryAfter
@@ -682,6 +686,13 @@ func (x *exchange) writeEvent(payload []byte) error {
 	}
 	return err
 }
+
+// implicitLengthBytes is the largest reply whose Content-Length writeUnary
+// leaves to net/http: a body written whole by a handler that then returns
+// is sent with its length when it fits the response's buffer before
+// chunking (2048 bytes in net/http's HTTP/1 server; its HTTP/2 server
+// does the same).
+const implicitLengthBytes = 2048
 
 // retryAfterBusy is the Retry-After of a busy answer, in seconds.
 var retryAfterBusy = []string{"1"}

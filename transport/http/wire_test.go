@@ -228,6 +228,51 @@ func TestServerReadsBodiesOfEverySize(t *testing.T) {
 	}
 }
 
+// Every unary reply goes out with its Content-Length, never chunked,
+// whether the handler declares it (larger replies) or net/http does
+// (replies that fit its buffer): texts from 500 B to 1.5 KB, echoed twice
+// in the reply, put replies on both sides of the line between the two.
+func TestUnaryRepliesDeclareTheirLength(t *testing.T) {
+	a := startSrvAgent(t, a2ahttp.HandlerConfig{})
+	sizes := 0
+	for n := 500; n <= 1500; n += 20 {
+		params, err := json.Marshal(map[string]any{"message": map[string]any{
+			"messageId": fmt.Sprint("len-", n), "role": "ROLE_USER", "parts": []any{map[string]any{"text": sizedText("t", n)}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr, err := http.NewRequestWithContext(srvCtx(t), http.MethodPost, a.endpoint, strings.NewReader(req("SendMessage", string(params))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("A2A-Version", "1.0")
+		resp, err := http.DefaultClient.Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.TransferEncoding) > 0 || resp.ContentLength != int64(len(out)) {
+			t.Fatalf("text of %d B: reply of %d B sent with Content-Length %d, Transfer-Encoding %v", n, len(out), resp.ContentLength, resp.TransferEncoding)
+		}
+		if resp.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("text of %d B: Content-Type %q", n, resp.Header.Get("Content-Type"))
+		}
+		if len(out) > 2048 {
+			sizes |= 2
+		} else {
+			sizes |= 1
+		}
+	}
+	if sizes != 3 {
+		t.Fatalf("the replies were not on both sides of 2048 bytes (%b)", sizes)
+	}
+}
+
 // chunkedTask answers a SendMessage with a completed task whose status
 // message holds n bytes of text, written in pieces and flushed, so that
 // the reply goes out chunked, without a Content-Length.
