@@ -123,6 +123,72 @@ func TestPrepareMakesIDsByBinding(t *testing.T) {
 	}
 }
 
+// A message that has every id the binding needs is sent with those ids,
+// and one that lacks one gets it on a copy; either way the caller's
+// request stays as it was.
+func TestPrepareSendsACompleteMessageAsItIs(t *testing.T) {
+	cases := []struct {
+		name     string
+		ids      tasklife.IDOrigin
+		taskID   string
+		wantTask func(string) bool // of the task id sent
+	}{
+		{"server-made task ids, a new task", tasklife.ResponderIDs, "", func(id string) bool { return id == "" }},
+		{"server-made task ids, a follow-up", tasklife.ResponderIDs, "t-1", func(id string) bool { return id == "t-1" }},
+		{"requester-made task ids, a follow-up", tasklife.RequesterIDs, "t-1", func(id string) bool { return id == "t-1" }},
+		{"requester-made task ids, a new task gets one", tasklife.RequesterIDs, "", func(id string) bool { return len(id) == 36 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &scriptTransport{binding: requester.Binding{Errors: jsonrpc.BindingHTTP, IDs: tc.ids},
+				answer: func(_ int, req *requester.Request, deliver func(*requester.Reply)) error {
+					deliver(&requester.Reply{Payload: result(req, `{"task":`+taskJSON("t-1", "TASK_STATE_COMPLETED")+`}`), End: true})
+					return nil
+				}}
+			c := newClient(t, s)
+			req := requester.TextMessage("hi", tc.taskID, "ctx-1")
+			before := *req.Message
+			if _, err := c.SendMessage(ctx(t), req); err != nil {
+				t.Fatal(err)
+			}
+			if m := req.Message; m.MessageID != before.MessageID || m.TaskID != before.TaskID || m.Role != before.Role || m.ContextID != before.ContextID {
+				t.Fatalf("the caller's message was changed: %+v, was %+v", m, before)
+			}
+			sent := s.requests()[0].Params.(*a2a.SendMessageRequest).Message
+			if sent.MessageID != before.MessageID || sent.ContextID != "ctx-1" || sent.Role != a2a.RoleUser || !tc.wantTask(sent.TaskID) {
+				t.Fatalf("sent %+v", sent)
+			}
+		})
+	}
+}
+
+// Replies that come after the operation took its answer, more than its
+// buffer holds, never block their transport: while the operation reads,
+// and once it has ended.
+func TestLateRepliesDoNotBlockTheTransport(t *testing.T) {
+	for _, late := range []int{1, 4, 5, 64} {
+		t.Run(strconv.Itoa(late)+" late replies", func(t *testing.T) {
+			done := make(chan struct{})
+			s := &scriptTransport{binding: requester.Binding{Errors: jsonrpc.BindingHTTP, IDs: tasklife.ResponderIDs},
+				answer: func(_ int, req *requester.Request, deliver func(*requester.Reply)) error {
+					go func() {
+						defer close(done)
+						for range 1 + late {
+							deliver(&requester.Reply{Payload: result(req, `{"task":`+taskJSON("t-1", "TASK_STATE_COMPLETED")+`}`)})
+						}
+					}()
+					return nil
+				}}
+			c := newClient(t, s)
+			res, err := c.SendMessage(ctx(t), requester.TextMessage("hi", "", ""))
+			if err != nil || res.Task == nil || res.Task.ID != "t-1" {
+				t.Fatalf("%+v %v", res, err)
+			}
+			<-done // the transport's deliveries all returned
+		})
+	}
+}
+
 // TestErrors: what ends an operation and how it reaches the caller.
 func TestErrors(t *testing.T) {
 	cases := []struct {
