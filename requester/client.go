@@ -274,31 +274,37 @@ func (c *Client) attempts(ctx context.Context, r *call, target Target, onItem fu
 		case retry.ActionGetTask:
 			return "", errStalled
 		case retry.ActionWait:
-			var wake <-chan time.Time
-			if !d.Wake.IsZero() {
-				wait := time.Until(d.Wake)
-				if timer == nil {
-					timer = time.NewTimer(wait)
-				} else {
-					timer.Reset(wait)
+			// A reply delivered within Send is there already; otherwise
+			// wait for one.
+			in, replies := ex.next()
+			if in == nil {
+				var wake <-chan time.Time
+				if !d.Wake.IsZero() {
+					wait := time.Until(d.Wake)
+					if timer == nil {
+						timer = time.NewTimer(wait)
+					} else {
+						timer.Reset(wait)
+					}
+					wake = timer.C
 				}
-				wake = timer.C
+				select {
+				case <-ctx.Done():
+					return "", ctx.Err()
+				case <-wake:
+					d = op.Tick(time.Now())
+					continue
+				case in = <-replies:
+				}
 			}
-			select {
-			case <-ctx.Done():
-				return "", ctx.Err()
-			case <-wake:
-				d = op.Tick(time.Now())
-			case in := <-ex.replies:
-				var stop bool
-				var err error
-				d, stop, err = c.onReply(r, &op, in, ex, onItem)
-				if in.refused != nil {
-					lastRefusal = in.refused
-				}
-				if err != nil || stop {
-					return "", err
-				}
+			var stop bool
+			var err error
+			d, stop, err = c.onReply(r, &op, in, ex, onItem)
+			if in.refused != nil {
+				lastRefusal = in.refused
+			}
+			if err != nil || stop {
+				return "", err
 			}
 		}
 	}

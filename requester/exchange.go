@@ -16,12 +16,20 @@ import (
 // transport's goroutine, in deliver, before the operation's goroutine is
 // woken (a reply decoded there costs the round trip nothing extra).
 type exchange struct {
-	c       *Client
+	c *Client
+	// mu guards pending, replies, closed and done.
+	mu sync.Mutex
+	// pending is a reply delivered while replies was not made yet: the
+	// operation takes it without a channel. A transport that answers
+	// within Send (HTTP) delivers its one reply so.
+	pending *inbound
+	// replies carries the replies from the moment the operation first
+	// waits for one, or a second reply comes before it takes the first;
+	// from then on every reply goes through it, so they keep their order.
 	replies chan *inbound
-	// mu guards closed and done. done is made only when a reply finds
-	// replies full (deliver then waits for room or the end): most
-	// operations never need it.
-	mu     sync.Mutex
+	bufSize int
+	// done is made only when a reply finds replies full (deliver then
+	// waits for room or the end): most operations never need it.
 	closed bool
 	done   chan struct{}
 	// req is the request of the operation's first attempt, allocated with
@@ -48,7 +56,7 @@ func newExchange(c *Client, r *call) *exchange {
 	if r.streaming {
 		buf = 64
 	}
-	ex := &exchange{c: c, replies: make(chan *inbound, buf), decode: r.decode,
+	ex := &exchange{c: c, bufSize: buf, decode: r.decode,
 		streaming: r.streaming, taskID: r.taskID, errors: c.binding.Errors}
 	if r.streaming {
 		ex.seen = map[[32]byte]struct{}{}
@@ -81,6 +89,21 @@ func (ex *exchange) doneChan() <-chan struct{} {
 	return ex.done
 }
 
+// next is the operation's side: the reply delivered before it waited, if
+// any, else the channel to wait on (made now if it was not).
+func (ex *exchange) next() (*inbound, <-chan *inbound) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if in := ex.pending; in != nil {
+		ex.pending = nil
+		return in, nil
+	}
+	if ex.replies == nil {
+		ex.replies = make(chan *inbound, ex.bufSize)
+	}
+	return nil, ex.replies
+}
+
 // deliver is the Transport's callback: it decodes the reply, applies it to
 // the routing table and hands it to the operation. It waits while the
 // operation is reading but slow (a stream item is never dropped), and drops
@@ -90,13 +113,24 @@ func (ex *exchange) deliver(r *Reply) {
 	if in.resp != nil || in.envErr != nil {
 		ex.c.noteReply(ex, in)
 	}
+	ex.mu.Lock()
+	if ex.replies == nil {
+		if ex.pending == nil {
+			ex.pending = in
+			ex.mu.Unlock()
+			return
+		}
+		ex.replies = make(chan *inbound, ex.bufSize)
+	}
+	replies := ex.replies
+	ex.mu.Unlock()
 	select {
-	case ex.replies <- in:
+	case replies <- in:
 		return
 	default:
 	}
 	select {
-	case ex.replies <- in:
+	case replies <- in:
 	case <-ex.doneChan():
 	}
 }
