@@ -104,3 +104,31 @@ func TestBigBufferClasses(t *testing.T) {
 		}
 	})
 }
+
+// Serve hands the endpoint's path to the handler without the mux only for
+// a pattern the mux matches by equality alone.
+func TestPlainPath(t *testing.T) {
+	cases := []struct {
+		pattern string
+		plain   bool
+	}{
+		{"/a2a", true},
+		{"/agents/a2a", true},
+		{"/", false},
+		{"/a2a/", false},
+		{"/a/../a2a", false},
+		{"/a//b", false},
+		{"/./a2a", false},
+		{"/{tenant}/a2a", false},
+		{"/a2a/{$}", false},
+		{"POST /a2a", false},
+		{"example.com/a2a", false},
+		{"/a%2Fb", false},
+		{"", false},
+	}
+	for _, tc := range cases {
+		if got := plainPath(tc.pattern); got != tc.plain {
+			t.Errorf("plainPath(%q) = %v, want %v", tc.pattern, got, tc.plain)
+		}
+	}
+}
