@@ -459,6 +459,10 @@ func (h *Handler) readBody(r *http.Request) (*bodyBuf, *a2a.Error) {
 			return nil, h.tooLarge()
 		}
 		if err == io.EOF {
+			// Read whole: closed now, net/http has nothing left to
+			// discard after the handler (it would copy the end of the
+			// body to io.Discard through a reader of its own).
+			_ = r.Body.Close()
 			break
 		}
 		if err != nil {

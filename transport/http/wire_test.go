@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"reflect"
 	"strings"
 	"sync"
@@ -270,6 +271,61 @@ func TestUnaryRepliesDeclareTheirLength(t *testing.T) {
 	}
 	if sizes != 3 {
 		t.Fatalf("the replies were not on both sides of 2048 bytes (%b)", sizes)
+	}
+}
+
+// A request read whole leaves its connection open for the next one, with
+// or without a Content-Length, small or past what net/http would drain
+// after the handler.
+func TestServerKeepsTheConnectionAfterABody(t *testing.T) {
+	a := startSrvAgent(t, a2ahttp.HandlerConfig{})
+	tr := &http.Transport{MaxIdleConnsPerHost: 1}
+	t.Cleanup(tr.CloseIdleConnections)
+	hc := &http.Client{Transport: tr}
+	cases := []struct {
+		name    string
+		n       int
+		chunked bool
+	}{
+		{"300 B with its length", 300, false},
+		{"300 B chunked", 300, true},
+		{"300 KB with its length", 300_000, false},
+		{"300 KB chunked", 300_000, true},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			params, err := json.Marshal(map[string]any{"message": map[string]any{
+				"messageId": fmt.Sprint("keep-", i), "role": "ROLE_USER", "parts": []any{map[string]any{"text": sizedText("k", tc.n)}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for call := range 2 {
+				var r io.Reader = strings.NewReader(req("SendMessage", string(params)))
+				if tc.chunked {
+					r = onlyReader{r}
+				}
+				reused := false
+				ctx := httptrace.WithClientTrace(srvCtx(t), &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }})
+				hr, err := http.NewRequestWithContext(ctx, http.MethodPost, a.endpoint, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hr.Header.Set("Content-Type", "application/json")
+				hr.Header.Set("A2A-Version", "1.0")
+				resp, err := hc.Do(hr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("call %d: %s %v", call, resp.Status, err)
+				}
+				if call > 0 && !reused {
+					t.Fatalf("call %d went on a new connection: the server closed the last one", call)
+				}
+			}
+		})
 	}
 }
 
