@@ -57,6 +57,15 @@ type ResultType[T any] interface {
 // nothing: the caller then decodes the payload with DecodeResponse, which
 // gives the verdict and the error.
 func DecodeResult[T any, PT ResultType[T]](data []byte) (resp *Response, v *T, ok bool) {
+	return DecodeResultExpecting[T, PT](data, nil)
+}
+
+// DecodeResultExpecting is DecodeResult for a result that may hold some of
+// the long strings expect again (a task whose history holds the message a
+// requester sent): a string of the result that decodes to one of them is
+// read as that very string, compared in place rather than decoded into a
+// copy (runtime.Decoder.Expect). The answer is DecodeResult's.
+func DecodeResultExpecting[T any, PT ResultType[T]](data []byte, expect []string) (resp *Response, v *T, ok bool) {
 	// The response and the result are allocated together.
 	both := new(struct {
 		resp Response
@@ -66,6 +75,9 @@ func DecodeResult[T any, PT ResultType[T]](data []byte) (resp *Response, v *T, o
 	var id json.RawMessage
 	plain := false
 	_, err := runtime.Parse(data, x, func(d *runtime.Decoder) {
+		if expect != nil {
+			d.Expect(expect)
+		}
 		plain = decodePlain(d, &id, func(d *runtime.Decoder) { PT(x).DecodeJSONAt(d, nil) })
 	}, func(vr *runtime.Validator, _ *runtime.Path) {
 		if plain {

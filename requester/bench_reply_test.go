@@ -38,7 +38,7 @@ func benchReply(b *testing.B, n int) []byte {
 // compare.
 func BenchmarkDecodeReply(b *testing.B) {
 	twoPass := decodeSendMessageResponse
-	twoPass.inPlace = func([]byte) (*jsonrpc.Response, any, bool) { return nil, nil, false }
+	twoPass.inPlace = func([]byte, []string) (*jsonrpc.Response, any, bool) { return nil, nil, false }
 	for _, sz := range []struct {
 		name string
 		n    int

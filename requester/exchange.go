@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/a2abind/a2abind/gen/runtime"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/jsonrpc"
 	"github.com/a2abind/a2abind/statemachines/tasklife"
@@ -44,7 +45,10 @@ type exchange struct {
 	decode    resultDecoder
 	streaming bool
 	taskID    string // the task the operation is about ("" for none)
-	errors    jsonrpc.Binding
+	// expect are the long texts of the message the operation sends, which
+	// its reply's task may hold again (expectedTexts).
+	expect []string
+	errors jsonrpc.Binding
 
 	// seen are the digests of stream items already delivered (QoS 1
 	// duplicates); only the operation's goroutine reads and writes it.
@@ -57,11 +61,30 @@ func newExchange(c *Client, r *call) *exchange {
 		buf = 64
 	}
 	ex := &exchange{c: c, bufSize: buf, decode: r.decode,
-		streaming: r.streaming, taskID: r.taskID, errors: c.binding.Errors}
+		streaming: r.streaming, taskID: r.taskID, errors: c.binding.Errors, expect: expectedTexts(r.params)}
 	if r.streaming {
 		ex.seen = map[[32]byte]struct{}{}
 	}
 	return ex
+}
+
+// expectedTexts returns the texts of ExpectMin bytes or more of the message
+// a SendMessage or SendStreamingMessage request sends: the task of the
+// reply holds the message again in its history, and reading those texts as
+// the caller's own strings (runtime.Decoder.Expect) costs a comparison
+// instead of a decoded copy of each. nil for any other request.
+func expectedTexts(params any) []string {
+	req, ok := params.(*a2a.SendMessageRequest)
+	if !ok || req == nil || req.Message == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range req.Message.Parts {
+		if t, ok := p.Content.(a2a.PartText); ok && len(t) >= runtime.ExpectMin {
+			out = append(out, string(t))
+		}
+	}
+	return out
 }
 
 // close tells deliver that the operation no longer reads.
@@ -152,7 +175,9 @@ type resultDecoder struct {
 	// inPlace reads a plain success reply, envelope and result, in one
 	// pass (jsonrpc.DecodeResult); ok false sends the reply the two-pass
 	// way, which gives the verdict.
-	inPlace func(payload []byte) (resp *jsonrpc.Response, value any, ok bool)
+	// expect are long strings the result may hold again (see
+	// expectedTexts); they are handed to the decoder.
+	inPlace func(payload []byte, expect []string) (resp *jsonrpc.Response, value any, ok bool)
 	// result decodes a result taken out of its envelope and checks it; it
 	// reports the departures it read.
 	result func(json.RawMessage) (any, []Departure, error)
@@ -163,8 +188,8 @@ type resultDecoder struct {
 // strict first, then DecodeLenient's rewrites (compat.go).
 func decodeWith[T any, PT jsonrpc.ResultType[T]](parse func([]byte) (*T, error)) resultDecoder {
 	return resultDecoder{
-		inPlace: func(payload []byte) (*jsonrpc.Response, any, bool) {
-			resp, v, ok := jsonrpc.DecodeResult[T, PT](payload)
+		inPlace: func(payload []byte, expect []string) (*jsonrpc.Response, any, bool) {
+			resp, v, ok := jsonrpc.DecodeResultExpecting[T, PT](payload, expect)
 			if !ok {
 				return nil, nil, false
 			}
@@ -244,7 +269,7 @@ func (ex *exchange) readInPlace(payload []byte) (*jsonrpc.Response, any, bool) {
 	if ex.decode.inPlace == nil {
 		return nil, nil, false
 	}
-	return ex.decode.inPlace(payload)
+	return ex.decode.inPlace(payload, ex.expect)
 }
 
 // decodeTwoPass decodes a reply that is not a plain success response

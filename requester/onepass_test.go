@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/jsonrpc"
@@ -243,13 +244,13 @@ func TestOnePassAgreesWithTwoPass(t *testing.T) {
 		for _, binding := range []jsonrpc.Binding{jsonrpc.BindingMQTT, jsonrpc.BindingHTTP} {
 			used := false
 			oneDec := d.dec
-			oneDec.inPlace = func(p []byte) (*jsonrpc.Response, any, bool) {
-				resp, v, ok := d.dec.inPlace(p)
+			oneDec.inPlace = func(p []byte, expect []string) (*jsonrpc.Response, any, bool) {
+				resp, v, ok := d.dec.inPlace(p, expect)
 				used = ok
 				return resp, v, ok
 			}
 			twoDec := d.dec
-			twoDec.inPlace = func([]byte) (*jsonrpc.Response, any, bool) { return nil, nil, false }
+			twoDec.inPlace = func([]byte, []string) (*jsonrpc.Response, any, bool) { return nil, nil, false }
 			one := &exchange{c: &Client{log: discard}, decode: oneDec, streaming: d.streaming, errors: binding}
 			two := &exchange{c: &Client{log: discard}, decode: twoDec, streaming: d.streaming, errors: binding}
 			for _, name := range names {
@@ -320,7 +321,7 @@ func TestOnePassKeepsNothingOfThePayload(t *testing.T) {
 	c := &Client{log: slog.New(slog.DiscardHandler)}
 	ex := &exchange{c: c, decode: decodeSendMessageResponse, errors: jsonrpc.BindingMQTT}
 	payload := []byte(reply)
-	if _, _, ok := ex.decode.inPlace(payload); !ok {
+	if _, _, ok := ex.decode.inPlace(payload, nil); !ok {
 		t.Fatalf("the reply is not read in one pass:\n%s", reply)
 	}
 	got := ex.decodeReply(&Reply{Payload: payload})
@@ -333,5 +334,59 @@ func TestOnePassKeepsNothingOfThePayload(t *testing.T) {
 	}
 	if got.resp == nil || string(got.resp.ID) != `"req-1"` || got.value == nil || got.taskID != "t-1" {
 		t.Fatalf("the reply was not read: %s", describe(got))
+	}
+}
+
+// TestRepliesReadTheSentTextsAsTheCallersOwn: a SendMessage reply whose
+// task holds the message's long texts again (its history) reads them as the
+// very strings the caller sent, whatever escapes the responder chose, and
+// any other string (an artifact one byte apart, a short text) decoded as
+// usual: the value is the one read without expectations.
+func TestRepliesReadTheSentTextsAsTheCallersOwn(t *testing.T) {
+	sent := strings.Repeat("line one \"quoted\" café\nline two\t", 200)
+	short := "short text"
+	msg := &a2a.Message{MessageID: "m-1", Role: a2a.RoleUser,
+		Parts: []a2a.Part{{Content: a2a.PartText(sent)}, {Content: a2a.PartText(short)}}}
+	expect := expectedTexts(&a2a.SendMessageRequest{Message: msg})
+	if len(expect) != 1 || expect[0] != sent {
+		t.Fatalf("expected texts %q, want the long one only", expect)
+	}
+	canonical, err := json.Marshal(sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := bytes.ReplaceAll(canonical, []byte("é"), []byte(`\u00e9`))
+	apart := []byte(strings.Replace(string(canonical), "two", "tw0", 1))
+	for _, tc := range []struct {
+		name       string
+		history    []byte
+		sameString bool
+	}{
+		{"the responder's escapes are encoding/json's", canonical, true},
+		{"the responder escapes more", other, true},
+		{"the history holds another text", apart, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reply := `{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_COMPLETED"},` +
+				`"history":[{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":` + string(tc.history) + `},{"text":"short text"}]}],` +
+				`"artifacts":[{"artifactId":"a-1","parts":[{"text":` + string(apart) + `}]}]}}}`
+			c := &Client{log: slog.New(slog.DiscardHandler)}
+			with := &exchange{c: c, decode: decodeSendMessageResponse, errors: jsonrpc.BindingMQTT, expect: expect}
+			without := &exchange{c: c, decode: decodeSendMessageResponse, errors: jsonrpc.BindingMQTT}
+			got := with.decodeReply(&Reply{Payload: []byte(reply)})
+			want := without.decodeReply(&Reply{Payload: []byte(reply)})
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("read with expectations:\n%s\nwithout:\n%s", describe(got), describe(want))
+			}
+			task := got.value.(*a2a.SendMessageResponse).Payload.(*a2a.Task)
+			text := string(task.History[0].Parts[0].Content.(a2a.PartText))
+			if same := text == sent && unsafe.StringData(text) == unsafe.StringData(sent); same != tc.sameString {
+				t.Fatalf("history text read as the caller's string: %v, want %v", same, tc.sameString)
+			}
+			art := string(task.Artifacts[0].Parts[0].Content.(a2a.PartText))
+			if unsafe.StringData(art) == unsafe.StringData(sent) {
+				t.Fatal("the artifact's different text was read as the caller's")
+			}
+		})
 	}
 }
