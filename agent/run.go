@@ -21,9 +21,10 @@ import (
 // write). A copy of the struct taken under mu can therefore be read, encoded
 // and trimmed without a lock and without a deep clone.
 type run struct {
-	s      *Server
+	s *Server
+	// ctx is the turn's context, the handler's; cancel ends it.
+	ctx    context.Context
 	cancel context.CancelFunc
-	done   chan struct{}
 	// ids is the binding of the call that started the turn: under
 	// ResponderIDs (HTTP) no reply can name a new responder.
 	ids tasklife.IDOrigin
@@ -55,7 +56,17 @@ type run struct {
 	// place): every event is notified to them. The config methods change
 	// them under the event order (Server.changePush).
 	push []a2a.TaskPushNotificationConfig
+
+	// turn is the handler's Turn, first the subscriber of the call that
+	// started the turn, and firstSubs the array subs starts in: all are
+	// allocated with the run.
+	turn      Turn
+	first     subscriber
+	firstSubs [1]*subscriber
 }
+
+// Run serves the turn on a goroutine of the server's pool.
+func (r *run) Run() { r.s.serveTurn(r.ctx, r, &r.turn) }
 
 // freeSlot gives the turn's worker slot back, once: when the turn ends
 // (before its last replies go out, so a requester that sends its next
@@ -88,19 +99,22 @@ type subscriber struct {
 	sink    Sink
 	mode    waitMode
 	history *int32
-	end     chan struct{} // closed when the turn ends, after the last send
-	failed  chan struct{} // closed when the sink fails
+	// woken is closed when the turn ends, after the last send, or when
+	// the sink fails, whichever comes first (wake); nil for a call that
+	// was not attached (the turn was over, or it is answered at once).
+	woken chan struct{}
 	// enc is the encoding of the snapshot attach took (nil when unknown),
 	// for a call answered with it (snapshotReply).
 	enc *taskEnc
 
-	mu   sync.Mutex // serialises sends with detach
-	gone bool       // detached: its call returned, nothing more is sent
-	err  error      // the sink's first error: nothing more is sent
+	mu     sync.Mutex // serialises sends with detach
+	gone   bool       // detached: its call returned, nothing more is sent
+	err    error      // the sink's first error: nothing more is sent
+	closed bool       // woken is closed
 }
 
 // send passes one reply to the sink unless the call is gone or its sink
-// failed before.
+// failed before. A failed sink wakes the call.
 func (sub *subscriber) send(rep Reply) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
@@ -108,7 +122,21 @@ func (sub *subscriber) send(rep Reply) {
 		return
 	}
 	if sub.err = sub.sink.Send(sub.ctx, rep); sub.err != nil {
-		close(sub.failed)
+		sub.wakeLocked()
+	}
+}
+
+// wake wakes the call waiting in Server.await, once.
+func (sub *subscriber) wake() {
+	sub.mu.Lock()
+	sub.wakeLocked()
+	sub.mu.Unlock()
+}
+
+func (sub *subscriber) wakeLocked() {
+	if !sub.closed && sub.woken != nil {
+		sub.closed = true
+		close(sub.woken)
 	}
 }
 
@@ -127,55 +155,85 @@ func (sub *subscriber) sendError() error {
 	return sub.err
 }
 
-// attach attaches a call to the run. A streaming call is first sent the
+// attach attaches a call to the run as sub, which holds the call's
+// context, sink, mode and history. A streaming call is first sent the
 // task as it stands (A2A §3.1.2: a stream begins with the Task), under the
 // event order, so no event can reach it before that snapshot. It returns
-// the subscriber, the snapshot, the responder and whether the turn was
-// already over (then nothing is attached).
-func (r *run) attach(ctx context.Context, sink Sink, mode waitMode, history *int32) (*subscriber, a2a.Task, string, bool) {
+// the snapshot, the responder and whether the turn was already over (then
+// nothing is attached).
+func (r *run) attach(sub *subscriber) (a2a.Task, string, bool) {
 	r.order.Lock()
 	defer r.order.Unlock()
 	r.mu.Lock()
-	sub := &subscriber{ctx: ctx, sink: sink, mode: mode, history: history, end: make(chan struct{}), failed: make(chan struct{})}
 	snap, responder, over := r.task, r.responder, r.over
-	if over || mode == modeNow {
+	if over || sub.mode == modeNow {
 		// The holder of order is the only writer of enc, which is task
 		// encoded.
 		sub.enc = r.enc
-		close(sub.end)
 	} else {
+		sub.woken = make(chan struct{})
+		// Appended in place: the lists deliveries read are shorter.
 		r.subs = append(r.subs, sub)
 	}
 	r.mu.Unlock()
-	if mode == modeStream {
-		first := snap
-		trimHistory(&first, history)
-		rep := Reply{Result: &a2a.StreamResponse{Payload: &first}, Final: over, Responder: responder}
-		if len(first.History) == len(snap.History) {
+	if sub.mode == modeStream {
+		x := &streamTask{task: snap}
+		trimHistory(&x.task, sub.history)
+		x.resp.Payload = &x.task
+		rep := Reply{Result: &x.resp, Final: over, Responder: responder}
+		if len(x.task.History) == len(snap.History) {
 			// Under the event order enc is snap encoded.
 			rep.task = r.enc
 		}
 		sub.send(rep)
 	}
-	return sub, snap, responder, over
+	return snap, responder, over
+}
+
+// streamTask is a StreamResponse and the task it holds, allocated
+// together.
+type streamTask struct {
+	resp a2a.StreamResponse
+	task a2a.Task
 }
 
 // leave detaches a subscriber whose call returned early.
 func (r *run) leave(sub *subscriber) {
 	r.mu.Lock()
 	if i := slices.Index(r.subs, sub); i >= 0 {
-		r.subs = slices.Delete(r.subs, i, i+1)
+		// A new array: the deliveries in progress read the old one
+		// (emit, abort and cancelTurn take r.subs without copying it).
+		subs := make([]*subscriber, 0, len(r.subs)-1)
+		r.subs = append(append(subs, r.subs[:i]...), r.subs[i+1:]...)
 	}
 	r.mu.Unlock()
 	sub.detach()
 }
 
+// event is what an event changed: a status, or an artifact with its
+// append and lastChunk. Its stream item is made only when a stream or a
+// push-notification config is there to carry it.
+type event struct {
+	status      *a2a.TaskStatus
+	artifact    *a2a.Artifact
+	append, last bool
+}
+
+// item is the event's stream item for the task t.
+func (ev event) item(t *a2a.Task) *a2a.StreamResponse {
+	if ev.artifact != nil {
+		return &a2a.StreamResponse{Payload: &a2a.TaskArtifactUpdateEvent{TaskID: t.ID, ContextID: t.ContextID,
+			Artifact: ev.artifact, Append: ev.append, LastChunk: ev.last}}
+	}
+	return &a2a.StreamResponse{Payload: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: ev.status}}
+}
+
 // emit stores an event's effect on the task and delivers the event. apply
 // works on a copy of the snapshot whose slices and pointers are shared with
 // it: it must replace, never change in place, what it alters. It returns the
-// stream item, whether the event ends the turn, or an error that refuses the
+// event, whether the event ends the turn, or an error that refuses the
 // event.
-func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.Task) (*a2a.StreamResponse, bool, error)) error {
+func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.Task) (event, bool, error)) error {
 	r.order.Lock()
 	defer r.order.Unlock()
 	r.mu.Lock()
@@ -187,7 +245,7 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	r.mu.Unlock()
 	// Only the holder of order changes the run, so the snapshot read above
 	// is still the latest while the store is written.
-	item, final, err := apply(&next, &life)
+	ev, final, err := apply(&next, &life)
 	if err != nil {
 		return err
 	}
@@ -199,17 +257,32 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	r.mu.Lock()
 	r.task, r.life = next, life
 	r.over = final
-	subs := slices.Clone(r.subs)
+	// Never changed in place (leave): read without a copy.
+	subs := r.subs
 	responder, push := r.responder, r.push
 	r.mu.Unlock()
 	if final {
 		r.freeSlot()
+	}
+	var item *a2a.StreamResponse
+	if r.s.push != nil && len(push) > 0 || streams(subs) {
+		item = ev.item(&next)
 	}
 	// The Notifier queues without blocking: the push goes out in event
 	// order, before a slow stream can hold it back.
 	r.s.notify(push, item)
 	deliver(subs, item, final, next, enc, responder)
 	return nil
+}
+
+// streams reports whether a stream is among subs.
+func streams(subs []*subscriber) bool {
+	for _, sub := range subs {
+		if sub.mode == modeStream {
+			return true
+		}
+	}
+	return false
 }
 
 // replaceTask stores t as the task of its record. With a store that takes
@@ -251,10 +324,10 @@ func (s *Server) createTask(ctx context.Context, r taskstore.Record) (taskstore.
 }
 
 // deliver passes an event to the attached calls: the item to the streams
-// and, when the event ends the turn, the task to the calls waiting for the
-// end; then it wakes them. enc, when not nil, is snap encoded: the reply of
-// a call whose historyLength leaves the task whole reuses it. The caller
-// holds the event order.
+// (it is not nil when there is one) and, when the event ends the turn,
+// the task to the calls waiting for the end; then it wakes them. enc, when
+// not nil, is snap encoded: the reply of a call whose historyLength leaves
+// the task whole reuses it. The caller holds the event order.
 func deliver(subs []*subscriber, item *a2a.StreamResponse, final bool, snap a2a.Task, enc *taskEnc, responder string) {
 	for _, sub := range subs {
 		switch {
@@ -273,23 +346,27 @@ func deliver(subs []*subscriber, item *a2a.StreamResponse, final bool, snap a2a.
 // the call's historyLength; it carries enc, snap's encoding (may be nil),
 // when the trim leaves the task whole.
 func taskReply(snap a2a.Task, enc *taskEnc, history *int32, responder string) Reply {
-	t := snap
-	trimHistory(&t, history)
-	rep := Reply{Result: &a2a.SendMessageResponse{Payload: &t}, Final: true, Responder: responder}
-	if len(t.History) == len(snap.History) {
+	x := &taskResponse{task: snap}
+	trimHistory(&x.task, history)
+	x.resp.Payload = &x.task
+	rep := Reply{Result: &x.resp, Final: true, Responder: responder}
+	if len(x.task.History) == len(snap.History) {
 		rep.task = enc
 	}
 	return rep
 }
 
+// taskResponse is a SendMessageResponse and the task it holds, allocated
+// together.
+type taskResponse struct {
+	resp a2a.SendMessageResponse
+	task a2a.Task
+}
+
 // wake tells every attached call that the turn ended.
 func wake(subs []*subscriber) {
 	for _, sub := range subs {
-		select {
-		case <-sub.end:
-		default:
-			close(sub.end)
-		}
+		sub.wake()
 	}
 }
 
@@ -305,7 +382,7 @@ func (r *run) abort(cause error) {
 		return
 	}
 	r.over = true
-	subs := slices.Clone(r.subs)
+	subs := r.subs
 	r.mu.Unlock()
 	r.freeSlot()
 	e := a2a.NewError(a2a.TokenInternalError, "the task's state could not be stored: "+cause.Error())
@@ -316,10 +393,10 @@ func (r *run) abort(cause error) {
 }
 
 func (r *run) status(ctx context.Context, state a2a.TaskState, text string) error {
-	return r.emit(ctx, func(t *a2a.Task, life *tasklife.Task) (*a2a.StreamResponse, bool, error) {
+	return r.emit(ctx, func(t *a2a.Task, life *tasklife.Task) (event, bool, error) {
 		step, err := life.Observe(state)
 		if err != nil {
-			return nil, false, err
+			return event{}, false, err
 		}
 		st := &a2a.TaskStatus{State: state, Timestamp: r.s.timestamp()}
 		if text != "" {
@@ -328,8 +405,7 @@ func (r *run) status(ctx context.Context, state a2a.TaskState, text string) erro
 			t.History = append(slices.Clip(t.History), msg)
 		}
 		t.Status = st
-		ev := &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: st}
-		return &a2a.StreamResponse{Payload: ev}, step.Class().StreamFinal(), nil
+		return event{status: st}, step.Class().StreamFinal(), nil
 	})
 }
 
@@ -339,7 +415,7 @@ func (r *run) artifact(ctx context.Context, a a2a.Artifact, appendParts, last bo
 	}
 	// The handler keeps its value; the task gets its own.
 	own := a.Clone()
-	return r.emit(ctx, func(t *a2a.Task, _ *tasklife.Task) (*a2a.StreamResponse, bool, error) {
+	return r.emit(ctx, func(t *a2a.Task, _ *tasklife.Task) (event, bool, error) {
 		merged := false
 		if appendParts {
 			for i := range t.Artifacts {
@@ -356,8 +432,7 @@ func (r *run) artifact(ctx context.Context, a a2a.Artifact, appendParts, last bo
 		if !merged {
 			t.Artifacts = append(slices.Clip(t.Artifacts), *own)
 		}
-		ev := &a2a.TaskArtifactUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Artifact: own, Append: appendParts, LastChunk: last}
-		return &a2a.StreamResponse{Payload: ev}, false, nil
+		return event{artifact: own, append: appendParts, last: last}, false, nil
 	})
 }
 
@@ -417,7 +492,7 @@ func (r *run) cancelTurn(mark func() (taskstore.Record, error)) (taskstore.Recor
 	r.task = rec.Task
 	// The store encoded the canceled task itself.
 	r.enc = nil
-	subs := slices.Clone(r.subs)
+	subs := r.subs
 	responder, push := r.responder, r.push
 	r.mu.Unlock()
 	r.freeSlot()

@@ -449,10 +449,11 @@ func (s *Server) start(rec taskstore.Record, enc *taskEnc, msg a2a.Message, resu
 	// A turn's context is its own (not a child of a server-wide one, which
 	// every turn would contend on): Close cancels the registered runs.
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &run{s: s, cancel: cancel, done: make(chan struct{}), ids: ids, principal: rec.Principal,
+	r := &run{s: s, ctx: ctx, cancel: cancel, ids: ids, principal: rec.Principal,
 		life: tasklife.Restore(rec.Task.ID, rec.Task.ContextID, st), task: rec.Task, enc: enc, responder: rec.Owner, push: rec.PushConfigs}
+	r.subs = r.firstSubs[:0]
 	// The handler gets a task of its own to read and change as it likes.
-	turn := &Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior, queued: o.queued}
+	r.turn = Turn{Task: cloneTask(rec.Task), Message: msg, Resumed: resumed, Caller: caller, run: r, prior: prior, queued: o.queued}
 	s.mu.Lock()
 	s.runs[rec.Task.ID] = r
 	if s.closed {
@@ -460,16 +461,17 @@ func (s *Server) start(rec taskstore.Record, enc *taskEnc, msg a2a.Message, resu
 	}
 	s.mu.Unlock()
 	unlock()
-	sub, snap, responder, over := r.attach(o.ctx, o.sink, o.mode, o.history)
+	sub := &r.first
+	*sub = subscriber{ctx: o.ctx, sink: o.sink, mode: o.mode, history: o.history}
+	snap, responder, over := r.attach(sub)
 	s.wg.Add(1)
-	s.pool.Go(func() { s.serveTurn(ctx, r, turn) })
+	s.pool.Run(r)
 	return s.await(o.ctx, r, sub, snap, responder, over)
 }
 
 func (s *Server) serveTurn(ctx context.Context, r *run, turn *Turn) {
 	defer s.wg.Done()
 	defer r.freeSlot()
-	defer close(r.done)
 	defer func() {
 		s.mu.Lock()
 		if s.runs[turn.Task.ID] == r {
@@ -479,8 +481,9 @@ func (s *Server) serveTurn(ctx context.Context, r *run, turn *Turn) {
 	}()
 	err := s.callHandler(ctx, turn)
 	// Settle a turn the handler left open: success completes the task, an
-	// error fails it. A canceled task is already settled.
-	settle := context.WithoutCancel(ctx)
+	// error fails it. A canceled task is already settled. The turn's
+	// context holds no values: the settling one is a background context.
+	settle := context.Background()
 	state, what := a2a.TaskStateCompleted, "completing"
 	reason := ""
 	if err != nil {
@@ -508,7 +511,8 @@ func (s *Server) callHandler(ctx context.Context, turn *Turn) (err error) {
 // respond answers a call attached to a running turn: a stream of its
 // events, one reply when the turn ends, or one reply at once.
 func (s *Server) respond(ctx context.Context, r *run, mode waitMode, history *int32, sink Sink) error {
-	sub, snap, responder, over := r.attach(ctx, sink, mode, history)
+	sub := &subscriber{ctx: ctx, sink: sink, mode: mode, history: history}
+	snap, responder, over := r.attach(sub)
 	return s.await(ctx, r, sub, snap, responder, over)
 }
 
@@ -528,11 +532,13 @@ func (s *Server) await(ctx context.Context, r *run, sub *subscriber, snap a2a.Ta
 		return sub.sendError()
 	}
 	select {
-	case <-sub.end:
-		return sub.sendError()
-	case <-sub.failed:
-		r.leave(sub)
-		return sub.sendError()
+	case <-sub.woken:
+		// The turn ended, or the sink failed: then the call leaves.
+		err := sub.sendError()
+		if err != nil {
+			r.leave(sub)
+		}
+		return err
 	case <-ctx.Done():
 		r.leave(sub)
 		return ctx.Err()

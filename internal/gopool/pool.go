@@ -20,7 +20,7 @@ const DefaultIdle = 10 * time.Second
 // call New. It never limits how many functions run at once: a function that
 // finds no parked goroutine gets a new one.
 type Pool struct {
-	work chan func()
+	work chan Task
 	idle time.Duration
 	quit chan struct{}
 	once sync.Once
@@ -33,30 +33,46 @@ func New(idle time.Duration) *Pool {
 	if idle <= 0 {
 		idle = DefaultIdle
 	}
-	return &Pool{work: make(chan func()), idle: idle, quit: make(chan struct{})}
+	return &Pool{work: make(chan Task), idle: idle, quit: make(chan struct{})}
 }
+
+// Task is work for a pool: a value whose Run method the pool calls once. A
+// pointer that is a Task is handed over without the allocation of a
+// closure around it.
+type Task interface {
+	Run()
+}
+
+// funcTask is a function as a Task.
+type funcTask func()
+
+func (f funcTask) Run() { f() }
 
 // Go runs fn on a parked goroutine, or on a new one when none is parked.
 // It never blocks. After Close, fn still runs, on a goroutine that then
 // exits.
-func (p *Pool) Go(fn func()) {
+func (p *Pool) Go(fn func()) { p.Run(funcTask(fn)) }
+
+// Run is Go for a Task: it calls t.Run on a parked goroutine, or on a new
+// one when none is parked.
+func (p *Pool) Run(t Task) {
 	select {
-	case p.work <- fn:
+	case p.work <- t:
 	default:
 		p.wg.Add(1)
-		go p.worker(fn)
+		go p.worker(t)
 	}
 }
 
-func (p *Pool) worker(fn func()) {
+func (p *Pool) worker(t Task) {
 	defer p.wg.Done()
 	idle := time.NewTimer(p.idle)
 	defer idle.Stop()
 	for {
-		fn()
+		t.Run()
 		idle.Reset(p.idle)
 		select {
-		case fn = <-p.work:
+		case t = <-p.work:
 		case <-idle.C:
 			return
 		case <-p.quit:

@@ -54,7 +54,7 @@ func TestAParkedGoroutineIsReused(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		select {
-		case p.work <- func() { ids <- goid() }:
+		case p.work <- funcTask(func() { ids <- goid() }):
 			if a, b := <-ids, <-ids; a != b {
 				t.Fatalf("second function ran on goroutine %d, not on the parked %d", b, a)
 			}
