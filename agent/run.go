@@ -214,8 +214,8 @@ func (r *run) leave(sub *subscriber) {
 // append and lastChunk. Its stream item is made only when a stream or a
 // push-notification config is there to carry it.
 type event struct {
-	status      *a2a.TaskStatus
-	artifact    *a2a.Artifact
+	status       *a2a.TaskStatus
+	artifact     *a2a.Artifact
 	append, last bool
 }
 
