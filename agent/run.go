@@ -228,12 +228,9 @@ func (ev event) item(t *a2a.Task) *a2a.StreamResponse {
 	return &a2a.StreamResponse{Payload: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: ev.status}}
 }
 
-// emit stores an event's effect on the task and delivers the event. apply
-// works on a copy of the snapshot whose slices and pointers are shared with
-// it: it must replace, never change in place, what it alters. It returns the
-// event, whether the event ends the turn, or an error that refuses the
-// event.
-func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.Task) (event, bool, error)) error {
+// emit makes a change (apply), stores its effect on the task and delivers
+// the event.
+func (r *run) emit(ctx context.Context, ch change) error {
 	r.order.Lock()
 	defer r.order.Unlock()
 	r.mu.Lock()
@@ -245,7 +242,7 @@ func (r *run) emit(ctx context.Context, apply func(t *a2a.Task, life *tasklife.T
 	r.mu.Unlock()
 	// Only the holder of order changes the run, so the snapshot read above
 	// is still the latest while the store is written.
-	ev, final, err := apply(&next, &life)
+	ev, final, err := r.apply(ch, &next, &life)
 	if err != nil {
 		return err
 	}
@@ -393,20 +390,7 @@ func (r *run) abort(cause error) {
 }
 
 func (r *run) status(ctx context.Context, state a2a.TaskState, text string) error {
-	return r.emit(ctx, func(t *a2a.Task, life *tasklife.Task) (event, bool, error) {
-		step, err := life.Observe(state)
-		if err != nil {
-			return event{}, false, err
-		}
-		st := &a2a.TaskStatus{State: state, Timestamp: r.s.timestamp()}
-		if text != "" {
-			msg := r.s.agentMessage(t, text)
-			st.Message = &msg
-			t.History = append(slices.Clip(t.History), msg)
-		}
-		t.Status = st
-		return event{status: st}, step.Class().StreamFinal(), nil
-	})
+	return r.emit(ctx, change{state: state, text: text})
 }
 
 func (r *run) artifact(ctx context.Context, a a2a.Artifact, appendParts, last bool) error {
@@ -414,10 +398,27 @@ func (r *run) artifact(ctx context.Context, a a2a.Artifact, appendParts, last bo
 		return err
 	}
 	// The handler keeps its value; the task gets its own.
-	own := a.Clone()
-	return r.emit(ctx, func(t *a2a.Task, _ *tasklife.Task) (event, bool, error) {
+	return r.emit(ctx, change{artifact: a.Clone(), append: appendParts, last: last})
+}
+
+// change is an event a handler asks for: a status (state, with an
+// optional message's text) or, when artifact is set, an artifact the task
+// owns, with its append and lastChunk.
+type change struct {
+	state        a2a.TaskState
+	text         string
+	artifact     *a2a.Artifact
+	append, last bool
+}
+
+// apply makes ch's change to t, a copy of the snapshot whose slices and
+// pointers are shared with it (it replaces, never changes in place, what
+// it alters), and to life. It returns the event, whether it ends the
+// turn, or an error that refuses it.
+func (r *run) apply(ch change, t *a2a.Task, life *tasklife.Task) (event, bool, error) {
+	if own := ch.artifact; own != nil {
 		merged := false
-		if appendParts {
+		if ch.append {
 			for i := range t.Artifacts {
 				if t.Artifacts[i].ArtifactID != own.ArtifactID {
 					continue
@@ -432,8 +433,20 @@ func (r *run) artifact(ctx context.Context, a a2a.Artifact, appendParts, last bo
 		if !merged {
 			t.Artifacts = append(slices.Clip(t.Artifacts), *own)
 		}
-		return event{artifact: own, append: appendParts, last: last}, false, nil
-	})
+		return event{artifact: own, append: ch.append, last: ch.last}, false, nil
+	}
+	step, err := life.Observe(ch.state)
+	if err != nil {
+		return event{}, false, err
+	}
+	st := &a2a.TaskStatus{State: ch.state, Timestamp: r.s.timestamp()}
+	if ch.text != "" {
+		msg := r.s.agentMessage(t, ch.text)
+		st.Message = &msg
+		t.History = append(slices.Clip(t.History), msg)
+	}
+	t.Status = st
+	return event{status: st}, step.Class().StreamFinal(), nil
 }
 
 func (r *run) handover(ctx context.Context, agentID string) error {

@@ -170,12 +170,15 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			return fail(ctx, sink, asProtocolError(err))
 		}
 		msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
+		// The change holds a copy of its own: msg stays off the heap on
+		// the path that creates a task.
+		added := msg
 		replaced := false
 		current, err = s.store.Update(ctx, rec.Task.ID, ownedBy(c.Caller, func(r *taskstore.Record) error {
 			// Checked again under the store's lock: agents sharing the
 			// store (a pool on PostgreSQL) may have taken the same
 			// message, or another one, since the task was read.
-			if slices.Contains(r.MessageIDs, msg.MessageID) {
+			if slices.Contains(r.MessageIDs, added.MessageID) {
 				return errAcceptedElsewhere
 			}
 			if st, err := tasklife.StateOf(r.Task.Status.State); err != nil || st != taskRec.State {
@@ -195,8 +198,8 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 					return err
 				}
 			}
-			r.MessageIDs = append(r.MessageIDs, msg.MessageID)
-			r.Task.History = append(r.Task.History, msg)
+			r.MessageIDs = append(r.MessageIDs, added.MessageID)
+			r.Task.History = append(r.Task.History, added)
 			r.Task.Status = &a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: s.timestamp()}
 			return nil
 		}))

@@ -558,4 +558,3 @@ func trimHistory(t *a2a.Task, n *int32) {
 	}
 }
 
-func cloneTask(t a2a.Task) a2a.Task { return *t.Clone() }

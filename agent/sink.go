@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
@@ -96,8 +95,7 @@ func (r Reply) Encode(id json.RawMessage, b jsonrpc.Binding) ([]byte, error) {
 		if out := r.task.envelope(id); out != nil {
 			return out, nil
 		}
-		e := encodedTask(r.task.b)
-		return jsonrpc.EncodeResultSized(id, e, len(taskOpen)+len(e)+len(taskClose))
+		return r.task.copyReply(id), nil
 	}
 	return jsonrpc.EncodeResultSized(id, r.Result, resultSize(r.Result))
 }
@@ -165,15 +163,4 @@ func payloadSize(p any) int {
 		}
 	}
 	return 1024
-}
-
-// encodedTask is a SendMessageResponse holding a task already encoded.
-type encodedTask []byte
-
-// AppendJSON appends {"task":…} with the encoding as it is.
-func (e encodedTask) AppendJSON(b []byte) ([]byte, error) {
-	b = slices.Grow(b, len(taskOpen)+len(e)+len(taskClose))
-	b = append(b, taskOpen...)
-	b = append(b, e...)
-	return append(b, taskClose...), nil
 }

@@ -245,7 +245,7 @@ func appendElems[T any, PT interface {
 // before the task, its tail in the room after it, and the task's bytes are
 // not copied. The rooms serve one reply: a second one, an id too long for the room, or a
 // small task's encoding, which has no rooms, gets nil, and the caller
-// copies the encoding (encodedTask).
+// copies the encoding (copyReply).
 func (e *taskEnc) envelope(id json.RawMessage) []byte {
 	head := jsonrpc.ResultHeadLen(id) + len(taskOpen)
 	end := len(e.buf) + envelopeTail
@@ -259,4 +259,16 @@ func (e *taskEnc) envelope(id json.RawMessage) []byte {
 	out := e.buf[start:end:end]
 	copy(out[len(out)-envelopeTail:], taskClose+jsonrpc.ResultTail)
 	return out
+}
+
+// copyReply returns the reply to the call with request id that carries the
+// task whole, in a buffer of its own: the envelope and a copy of the
+// encoding (what jsonrpc.EncodeResult makes of a response holding the
+// task).
+func (e *taskEnc) copyReply(id json.RawMessage) []byte {
+	out := make([]byte, 0, jsonrpc.ResultHeadLen(id)+len(taskOpen)+len(e.b)+envelopeTail)
+	out = jsonrpc.AppendResultHead(out, id)
+	out = append(out, taskOpen...)
+	out = append(out, e.b...)
+	return append(out, taskClose+jsonrpc.ResultTail...)
 }
