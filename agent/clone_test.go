@@ -45,7 +45,7 @@ func TestCloneTaskIsTaskClone(t *testing.T) {
 		{"the zero task", func() a2a.Task { return a2a.Task{} }},
 		{"empty lists stay empty lists, not absent ones", func() a2a.Task {
 			return a2a.Task{ID: "t1", Artifacts: []a2a.Artifact{{ArtifactID: "a1", Parts: []a2a.Part{}, Extensions: []string{}}},
-				History: []a2a.Message{{MessageID: "m1", Parts: []a2a.Part{}, Extensions: []string{}, ReferenceTaskIDs: []string{}}},
+				History:  []a2a.Message{{MessageID: "m1", Parts: []a2a.Part{}, Extensions: []string{}, ReferenceTaskIDs: []string{}}},
 				Metadata: map[string]any{}}
 		}},
 	}

@@ -557,4 +557,3 @@ func trimHistory(t *a2a.Task, n *int32) {
 		}
 	}
 }
-
