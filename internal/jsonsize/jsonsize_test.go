@@ -1,6 +1,7 @@
 package jsonsize
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,6 +154,83 @@ func TestStringIsExactWhenScannedWhole(t *testing.T) {
 		}
 		if want := len(b) - len(`{"text":}`); String(s) != want {
 			t.Errorf("String(%q) = %d, want %d", s, String(s), want)
+		}
+	}
+}
+
+// TestStringIsExactWherePlainRunsAreSkipped checks String against the
+// encoder on short strings whose bytes that need attention lie at every
+// place of the 32- and eight-byte runs read at once, alone or twice: an
+// escape, a control byte, a multi-byte rune (whole or cut by the end of a
+// word), U+2028, invalid UTF-8, and 200 strings of random bytes.
+func TestStringIsExactWherePlainRunsAreSkipped(t *testing.T) {
+	specials := []struct {
+		name string
+		s    string
+	}{
+		{"quote", `"`}, {"backslash", `\`}, {"newline", "\n"}, {"control byte", "\x01"}, {"unit separator", "\x1f"},
+		{"DEL", "\x7f"}, {"space", " "}, {"two-byte rune", "é"}, {"three-byte rune", "€"}, {"four-byte rune", "😀"},
+		{"line separator", "\u2028"}, {"paragraph separator", "\u2029"}, {"invalid byte", "\xff"}, {"cut rune", "\xe2\x80"},
+	}
+	check := func(t *testing.T, s string) {
+		t.Helper()
+		p := a2a.Part{Content: a2a.PartText(s)}
+		b, err := p.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := len(b) - len(`{"text":}`); String(s) != want {
+			t.Errorf("String(%q) = %d, want %d", s, String(s), want)
+		}
+	}
+	for _, sp := range specials {
+		t.Run(sp.name, func(t *testing.T) {
+			for before := range 41 {
+				for _, after := range []int{0, 1, 7, 8, 9, 17} {
+					check(t, strings.Repeat("a", before)+sp.s+strings.Repeat("b", after))
+					check(t, strings.Repeat("a", before)+sp.s+strings.Repeat("b", after)+sp.s)
+				}
+			}
+		})
+	}
+	t.Run("random bytes", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for range 200 {
+			b := make([]byte, rng.IntN(scanWhole))
+			for i := range b {
+				// Mostly plain text, with every kind of byte now and then.
+				if rng.IntN(8) == 0 {
+					b[i] = byte(rng.IntN(256))
+				} else {
+					b[i] = byte('a' + rng.IntN(26))
+				}
+			}
+			check(t, string(b))
+		}
+	})
+}
+
+// TestSampledWindowsCountEveryASCIIEscape checks what a long string's
+// sampled windows count (asciiEscapeExtra) against the escapes of their
+// ASCII bytes counted one by one, on windows of random bytes.
+func TestSampledWindowsCountEveryASCIIEscape(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 500 {
+		b := make([]byte, rng.IntN(2*sampleWindow))
+		for i := range b {
+			// Mostly plain text, with every kind of byte now and then.
+			if rng.IntN(8) == 0 {
+				b[i] = byte(rng.IntN(256))
+			} else {
+				b[i] = byte('a' + rng.IntN(26))
+			}
+		}
+		want := 0
+		for _, c := range b {
+			want += asciiExtra(c)
+		}
+		if got := asciiEscapeExtra(string(b)); got != want {
+			t.Fatalf("asciiEscapeExtra(%q) = %d, want %d", b, got, want)
 		}
 	}
 }
