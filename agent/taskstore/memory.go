@@ -1,7 +1,6 @@
 package taskstore
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"slices"
@@ -34,7 +33,7 @@ var ErrBadPageToken = a2a.NewError(a2a.TokenInvalidParams, "invalid page token")
 type Memory struct {
 	mu       sync.Mutex // guards every field below and every memTask.rec, size and elem
 	tasks    map[string]*memTask
-	contexts map[string]*memContext
+	contexts map[string]memContext
 	now      func() time.Time
 	cfg      config
 	// bytes is the sum of the tasks' sizes, finishedBytes that of the
@@ -42,10 +41,10 @@ type Memory struct {
 	bytes, finishedBytes int64
 	// finished holds the tasks in a final state, waiting those waiting
 	// for input or authentication, each in the order of their last change.
-	finished, waiting list.List
+	finished, waiting taskList
 	// expired remembers when the most recent expired tasks and contexts
-	// expired, by expiredKey; expiredOrder lists them oldest first.
-	expired      map[string]time.Time
+	// expired; expiredOrder lists them oldest first.
+	expired      map[expiredID]time.Time
 	expiredOrder []expiry
 	// watch are the functions told of the tasks the store drops
 	// (WatchDrops); dropped holds those dropped under the lock, told once
@@ -68,12 +67,19 @@ func (m *Memory) WatchDrops(fn func(Dropped)) (stop func()) { return m.watch.Add
 
 // expiry is a task or context that expired at a time.
 type expiry struct {
-	key string
+	key expiredID
 	at  time.Time
 }
 
+// expiredID is an expired task (kind 't') or context ('c') in
+// Memory.expired.
+type expiredID struct {
+	kind byte
+	id   string
+}
+
 // expiredKey is the key of an expired task (kind 't') or context ('c') in
-// Memory.expired and in a Bolt store's bucketExpired.
+// a Bolt store's bucketExpired.
 func expiredKey(kind byte, id string) string { return string(kind) + id }
 
 // memTask is one stored task. rec is never changed in place: an update
@@ -82,10 +88,48 @@ type memTask struct {
 	update sync.Mutex // serialises the updates of this task
 	rec    packed
 	size   int64
-	// elem is the task's place in Memory.finished or Memory.waiting (nil
-	// in neither); in is that list.
-	elem *list.Element
-	in   *list.List
+	// in is the list the task is in, Memory.finished or Memory.waiting
+	// (nil in neither); prev and next are its neighbours there.
+	in         *taskList
+	prev, next *memTask
+}
+
+// taskList is a list of tasks linked through the tasks themselves
+// (memTask.prev, next): filing a task allocates nothing.
+type taskList struct {
+	front, back *memTask
+	n           int
+}
+
+// Len returns how many tasks the list holds.
+func (l *taskList) Len() int { return l.n }
+
+// pushBack files t, in no list, at the end of l.
+func (l *taskList) pushBack(t *memTask) {
+	t.in, t.prev, t.next = l, l.back, nil
+	if l.back != nil {
+		l.back.next = t
+	} else {
+		l.front = t
+	}
+	l.back = t
+	l.n++
+}
+
+// remove takes t out of l, which holds it.
+func (l *taskList) remove(t *memTask) {
+	if t.prev != nil {
+		t.prev.next = t.next
+	} else {
+		l.front = t.next
+	}
+	if t.next != nil {
+		t.next.prev = t.prev
+	} else {
+		l.back = t.prev
+	}
+	t.in, t.prev, t.next = nil, nil, nil
+	l.n--
 }
 
 // memContext indexes one context: its tasks oldest first (by Created, then
@@ -103,8 +147,8 @@ func NewMemory(now func() time.Time, opts ...Option) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{tasks: map[string]*memTask{}, contexts: map[string]*memContext{}, now: now,
-		cfg: newConfig(opts), expired: map[string]time.Time{}}
+	return &Memory{tasks: map[string]*memTask{}, contexts: map[string]memContext{}, now: now,
+		cfg: newConfig(opts), expired: map[expiredID]time.Time{}}
 }
 
 // place files a task in the list of its state, at the end (its last
@@ -112,26 +156,22 @@ func NewMemory(now func() time.Time, opts ...Option) *Memory {
 func (m *Memory) place(t *memTask) {
 	switch {
 	case final(t.rec.state):
-		t.in = &m.finished
+		m.finished.pushBack(t)
 		m.finishedBytes += t.size
 	case interrupted(t.rec.state):
-		t.in = &m.waiting
-	default:
-		return
+		m.waiting.pushBack(t)
 	}
-	t.elem = t.in.PushBack(t)
 }
 
 // unplace takes a task out of its list. Called with m.mu held.
 func (m *Memory) unplace(t *memTask) {
-	if t.elem == nil {
+	if t.in == nil {
 		return
 	}
 	if t.in == &m.finished {
 		m.finishedBytes -= t.size
 	}
-	t.in.Remove(t.elem)
-	t.elem, t.in = nil, nil
+	t.in.remove(t)
 }
 
 // sweep drops the tasks whose time is up at now: those waiting unchanged
@@ -140,24 +180,22 @@ func (m *Memory) unplace(t *memTask) {
 func (m *Memory) sweep(now time.Time) {
 	if m.cfg.idle > 0 {
 		cut := now.Add(-m.cfg.idle)
-		for e := m.waiting.Front(); e != nil; e = m.waiting.Front() {
-			t := e.Value.(*memTask)
+		for t := m.waiting.front; t != nil; t = m.waiting.front {
 			if !t.rec.updated.Before(cut) {
 				break
 			}
 			at := t.rec.updated.Add(m.cfg.idle)
-			m.remember(expiredKey('t', t.rec.id), at)
+			m.remember(expiredID{'t', t.rec.id}, at)
 			if m.drop(t) && t.rec.contextID != "" {
 				// Its context is gone with it: a message to it is told
 				// so too.
-				m.remember(expiredKey('c', t.rec.contextID), at)
+				m.remember(expiredID{'c', t.rec.contextID}, at)
 			}
 		}
 	}
 	if m.cfg.keepFinished > 0 {
 		cut := now.Add(-m.cfg.keepFinished)
-		for e := m.finished.Front(); e != nil; e = m.finished.Front() {
-			t := e.Value.(*memTask)
+		for t := m.finished.front; t != nil; t = m.finished.front {
 			if !t.rec.updated.Before(cut) {
 				break
 			}
@@ -168,7 +206,7 @@ func (m *Memory) sweep(now time.Time) {
 
 // remember records that a task or context expired at a time, forgetting
 // the oldest expiry past RememberExpired. Called with m.mu held.
-func (m *Memory) remember(key string, at time.Time) {
+func (m *Memory) remember(key expiredID, at time.Time) {
 	m.expired[key] = at
 	m.expiredOrder = append(m.expiredOrder, expiry{key, at})
 	for len(m.expiredOrder) > RememberExpired {
@@ -184,7 +222,7 @@ func (m *Memory) remember(key string, at time.Time) {
 // missing is the error for a task or context id ('t', 'c') the store does
 // not hold. Called with m.mu held.
 func (m *Memory) missing(kind byte, id string) error {
-	if at, ok := m.expired[expiredKey(kind, id)]; ok {
+	if at, ok := m.expired[expiredID{kind, id}]; ok {
 		return &ExpiredError{ID: id, Context: kind == 'c', At: at}
 	}
 	return ErrNotFound
@@ -206,13 +244,13 @@ func (m *Memory) room(more int, moreBytes int64, keep *memTask) bool {
 // moreBytes bytes are added, or no such task is left. Called with m.mu
 // held.
 func (m *Memory) evict(more int, moreBytes int64, keep *memTask) {
-	e := m.finished.Front()
-	for e != nil && !m.cfg.fits(len(m.tasks)+more, m.bytes+moreBytes) {
-		next := e.Next()
-		if t := e.Value.(*memTask); t != keep {
+	t := m.finished.front
+	for t != nil && !m.cfg.fits(len(m.tasks)+more, m.bytes+moreBytes) {
+		next := t.next
+		if t != keep {
 			m.drop(t)
 		}
-		e = next
+		t = next
 	}
 }
 
@@ -233,8 +271,8 @@ func (m *Memory) drop(t *memTask) bool {
 		}
 		m.dropped = append(m.dropped, d)
 	}
-	c := m.contexts[t.rec.contextID]
-	if c == nil {
+	c, ok := m.contexts[t.rec.contextID]
+	if !ok {
 		return false
 	}
 	if i := slices.Index(c.taskIDs, id); i >= 0 {
@@ -244,6 +282,7 @@ func (m *Memory) drop(t *memTask) bool {
 		delete(m.contexts, t.rec.contextID)
 		return true
 	}
+	m.contexts[t.rec.contextID] = c
 	return false
 }
 
@@ -297,14 +336,12 @@ func (m *Memory) create(r Record, p packed, now time.Time) (Record, error) {
 	m.tasks[r.Task.ID] = t
 	m.bytes += size
 	m.place(t)
-	delete(m.expired, expiredKey('t', r.Task.ID))
-	delete(m.expired, expiredKey('c', r.Task.ContextID))
+	if len(m.expired) > 0 {
+		delete(m.expired, expiredID{'t', r.Task.ID})
+		delete(m.expired, expiredID{'c', r.Task.ContextID})
+	}
 	if id := r.Task.ContextID; id != "" {
 		c := m.contexts[id]
-		if c == nil {
-			c = &memContext{}
-			m.contexts[id] = c
-		}
 		// Tasks are mostly created in clock order: the insertion point is
 		// almost always the end.
 		i := len(c.taskIDs)
@@ -315,6 +352,7 @@ func (m *Memory) create(r Record, p packed, now time.Time) (Record, error) {
 		if now.After(c.lastActive) {
 			c.lastActive = now
 		}
+		m.contexts[id] = c
 	}
 	m.unlock()
 	return r, nil
@@ -496,8 +534,9 @@ func (m *Memory) change(id string, bounded bool, fn func(old packed, now time.Ti
 	t.size = size
 	m.bytes += grow
 	m.place(t)
-	if c := m.contexts[p.contextID]; c != nil && p.updated.After(c.lastActive) {
+	if c, ok := m.contexts[p.contextID]; ok && p.updated.After(c.lastActive) {
 		c.lastActive = p.updated
+		m.contexts[p.contextID] = c
 	}
 	m.evict(0, 0, t)
 	return nil
@@ -516,7 +555,7 @@ func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
 		byID[t.rec.id] = t.rec
 	}
 	if f.ContextID != "" {
-		if c := m.contexts[f.ContextID]; c != nil {
+		if c, ok := m.contexts[f.ContextID]; ok {
 			for _, id := range c.taskIDs {
 				add(m.tasks[id])
 			}
@@ -549,8 +588,8 @@ func (m *Memory) Context(_ context.Context, id string) (ContextInfo, error) {
 	m.mu.Lock()
 	defer m.unlock()
 	m.sweep(now)
-	c := m.contexts[id]
-	if id == "" || c == nil {
+	c, ok := m.contexts[id]
+	if id == "" || !ok {
 		return ContextInfo{}, m.missing('c', id)
 	}
 	info := ContextInfo{ID: id, TaskIDs: slices.Clone(c.taskIDs), LastActive: c.lastActive, Tasks: make([]ContextTask, len(c.taskIDs))}
