@@ -56,40 +56,55 @@ type taskEnc struct {
 	// room is the room before b: envelopeRoom, or none for a task
 	// estimated smaller than envelopeMin.
 	room int
-	// hist are the history's messages, identified by their ids; arts the
-	// artifacts.
-	hist elems[string]
-	arts elems[artifactKey]
+	// hist are where the history's messages lie, arts the artifacts.
+	hist elems[a2a.Message]
+	arts elems[a2a.Artifact]
+	// histEnds and artEnds hold the ends of a short history and of few
+	// artifacts (elems.ends), allocated with the encoding.
+	histEnds [3]int
+	artEnds  [1]int
 	// claimed is set by the reply that wrote its envelope around b.
 	claimed atomic.Bool
 }
 
 // elems says where the elements of an array member lie in an encoding:
-// from start to the end of each, comma separated, and what identifies
-// each.
-type elems[K comparable] struct {
+// from start to the end of each, comma separated, and the elements
+// encoded: the snapshot's own list, which is never changed in place (a
+// turn's snapshots are copy on write), so it still tells what was
+// encoded.
+type elems[T any] struct {
 	start int
 	ends  []int
-	keys  []K
+	list  []T
 }
 
-// common returns how many of the first elements of a list whose keys are
-// keys l encoded: those, and the commas between them, are l.prefix.
-func (l *elems[K]) common(keys []K) int {
+// common returns how many of the first elements of list are those l
+// encoded, as same tells: those, and the commas between them, are
+// l.prefix.
+func (l *elems[T]) common(list []T, same func(a, b *T) bool) int {
 	k := 0
-	for k < len(keys) && k < len(l.keys) && keys[k] == l.keys[k] {
+	for k < len(list) && k < len(l.list) && same(&list[k], &l.list[k]) {
 		k++
 	}
 	return k
 }
 
 // prefix returns the bytes of the first k elements in enc, l's encoding.
-func (l *elems[K]) prefix(enc []byte, k int) []byte {
+func (l *elems[T]) prefix(enc []byte, k int) []byte {
 	if k == 0 {
 		return nil
 	}
 	return enc[l.start:l.ends[k-1]]
 }
+
+// sameMessage reports whether two messages of a turn's histories encode
+// alike: they have the same id (a history is only appended to, and its
+// messages are never changed in place).
+func sameMessage(a, b *a2a.Message) bool { return a.MessageID == b.MessageID }
+
+// sameArtifact reports whether two artifacts of a turn's snapshots encode
+// alike: they have the same key.
+func sameArtifact(a, b *a2a.Artifact) bool { return keyOfArtifact(a) == keyOfArtifact(b) }
 
 // artifactKey identifies an artifact of a turn's snapshots: an artifact is
 // never changed in place, and one whose parts grow gets a new parts array
@@ -137,22 +152,8 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 	}
 	head := *t
 	head.Artifacts, head.History, head.Metadata = nil, nil, nil
-	var ids []string
-	if t.History != nil {
-		ids = make([]string, len(t.History))
-		for i := range t.History {
-			ids[i] = t.History[i].MessageID
-		}
-	}
-	var keys []artifactKey
-	if t.Artifacts != nil {
-		keys = make([]artifactKey, len(t.Artifacts))
-		for i := range t.Artifacts {
-			keys[i] = keyOfArtifact(&t.Artifacts[i])
-		}
-	}
 	// The first artifacts and messages prev encoded are copied.
-	nArts, nHist := prev.arts.common(keys), prev.hist.common(ids)
+	nArts, nHist := prev.arts.common(t.Artifacts, sameArtifact), prev.hist.common(t.History, sameMessage)
 	oldArts, oldHist := prev.arts.prefix(prev.b, nArts), prev.hist.prefix(prev.b, nHist)
 
 	size := jsonsize.TaskHead(&head)
@@ -180,14 +181,14 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 	b = b[:len(b)-1] // the closing brace: artifacts, history and metadata come last
 	if t.Artifacts != nil {
 		b = append(b, `,"artifacts":[`...)
-		if b, e.arts, err = appendElems(b, e.room, t.Artifacts, keys, nArts, oldArts, prev.arts.ends); err != nil {
+		if b, e.arts, err = appendElems(b, e.room, t.Artifacts, nArts, oldArts, prev.arts.ends, e.artEnds[:0]); err != nil {
 			return nil, err
 		}
 		b = append(b, ']')
 	}
 	if t.History != nil {
 		b = append(b, `,"history":[`...)
-		if b, e.hist, err = appendElems(b, e.room, t.History, ids, nHist, oldHist, prev.hist.ends); err != nil {
+		if b, e.hist, err = appendElems(b, e.room, t.History, nHist, oldHist, prev.hist.ends, e.histEnds[:0]); err != nil {
 			return nil, err
 		}
 		b = append(b, ']')
@@ -212,12 +213,16 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 // appendElems appends the elements of an array member to b, an encoding
 // after room bytes: the first n as old (their bytes in the
 // previous encoding, whose element ends are oldEnds), the others encoded.
-// It returns where they lie in the encoding.
+// It returns where they lie in the encoding, their ends in ends (a buffer
+// of its own when ends is too short).
 func appendElems[T any, PT interface {
 	*T
 	AppendJSON([]byte) ([]byte, error)
-}, K comparable](b []byte, room int, list []T, keys []K, n int, old []byte, oldEnds []int) ([]byte, elems[K], error) {
-	l := elems[K]{start: len(b) - room, ends: make([]int, len(list)), keys: keys}
+}](b []byte, room int, list []T, n int, old []byte, oldEnds, ends []int) ([]byte, elems[T], error) {
+	if cap(ends) < len(list) {
+		ends = make([]int, len(list))
+	}
+	l := elems[T]{start: len(b) - room, ends: ends[:len(list)], list: list}
 	if n > 0 {
 		b = append(b, old...)
 		// Each copied element ends where it did, shifted.

@@ -344,10 +344,14 @@ func markElements(t *testing.T, e *taskEnc) *taskEnc {
 			copy(m.b[at:], markOf(id))
 		}
 	}
-	mark(e.hist.start, e.hist.ends, e.hist.keys)
-	ids := make([]string, len(e.arts.keys))
-	for i, k := range e.arts.keys {
-		ids[i] = k.id
+	ids := make([]string, len(e.hist.list))
+	for i := range e.hist.list {
+		ids[i] = e.hist.list[i].MessageID
+	}
+	mark(e.hist.start, e.hist.ends, ids)
+	ids = make([]string, len(e.arts.list))
+	for i := range e.arts.list {
+		ids[i] = e.arts.list[i].ArtifactID
 	}
 	mark(e.arts.start, e.arts.ends, ids)
 	return m
