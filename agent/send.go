@@ -222,16 +222,18 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			s.push.Notifier.Forget(current.Task.ID, pushCfg.ID)
 		}
 	} else {
-		if msg.TaskID == "" {
+		switch {
+		case msg.TaskID == "" && msg.ContextID == "":
+			msg.TaskID, msg.ContextID = s.newIDs()
+		case msg.TaskID == "":
 			msg.TaskID = s.newID()
-		}
-		if msg.ContextID == "" {
+		case msg.ContextID == "":
 			msg.ContextID = s.newID()
 		}
-		task := a2a.Task{ID: msg.TaskID, ContextID: msg.ContextID,
-			Status:  &a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: s.timestamp()},
-			History: []a2a.Message{msg}}
-		created := taskstore.Record{Task: task, MessageIDs: []string{msg.MessageID}, Principal: c.Caller.Subject}
+		parts := &newTask{status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: s.timestamp()},
+			history: [1]a2a.Message{msg}, messageIDs: [1]string{msg.MessageID}}
+		task := a2a.Task{ID: msg.TaskID, ContextID: msg.ContextID, Status: &parts.status, History: parts.history[:]}
+		created := taskstore.Record{Task: task, MessageIDs: parts.messageIDs[:], Principal: c.Caller.Subject}
 		if pushCfg != nil {
 			cfg := *pushCfg
 			cfg.TaskID = task.ID
@@ -259,6 +261,14 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	locked = false
 	return s.start(current, enc, msg, resumed, c.Caller, c.IDs, prior,
 		origin{ctx: ctx, sink: sink, mode: waitModeOf(streaming, immediately), history: history, queued: c.queued}, unlock)
+}
+
+// newTask holds the status, history and message ids of a task a message
+// creates, allocated together. The lists are full: an append copies them.
+type newTask struct {
+	status     a2a.TaskStatus
+	history    [1]a2a.Message
+	messageIDs [1]string
 }
 
 // errAcceptedElsewhere ends the Update of a resume whose message the task

@@ -21,11 +21,14 @@ import (
 // Server applies the responder rules around a Handler. Create it with
 // NewServer; it is safe for concurrent use by several transports.
 type Server struct {
-	h            Handler
-	store        taskstore.Store
-	contextTTL   time.Duration
-	now          func() time.Time
-	newID        func() string
+	h          Handler
+	store      taskstore.Store
+	contextTTL time.Duration
+	now        func() time.Time
+	newID      func() string
+	// newIDs makes two ids, as two calls of newID would, in that order (a
+	// new task's id and its context's): by default in one allocation.
+	newIDs       func() (string, string)
 	log          *slog.Logger
 	extendedCard *a2a.AgentCard
 	verifier     Verifier
@@ -115,7 +118,15 @@ func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = n
 // WithIDs sets the generator of ids the server makes: message ids, and
 // task and context ids where the binding lets the server make them
 // (default: random UUIDv4).
-func WithIDs(newID func() string) Option { return func(s *Server) { s.newID = newID } }
+func WithIDs(newID func() string) Option {
+	return func(s *Server) {
+		s.newID = newID
+		s.newIDs = func() (string, string) {
+			a := newID()
+			return a, newID()
+		}
+	}
+}
 
 // WithLogger sets the logger for what cannot be answered on any reply path
 // (a handler that panics, a failed store write after the reply) and for
@@ -163,7 +174,7 @@ func WithMaxTurns(n int) Option {
 
 // NewServer returns a server for h.
 func NewServer(h Handler, opts ...Option) *Server {
-	s := &Server{h: h, now: time.Now, newID: uuidv4.New, contextTTL: DefaultContextTTL, limits: jsonrpc.DefaultLimits(),
+	s := &Server{h: h, now: time.Now, newID: uuidv4.New, newIDs: uuidv4.Pair, contextTTL: DefaultContextTTL, limits: jsonrpc.DefaultLimits(),
 		log: slog.New(slog.DiscardHandler), slots: make(chan struct{}, 64), waiters: make(chan struct{}, maxTurnWaiters),
 		runs: map[string]*run{}, locks: map[string]*taskLock{}, pool: gopool.New(0)}
 	for _, o := range opts {

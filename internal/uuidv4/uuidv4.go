@@ -28,6 +28,30 @@ func init() { pool.pos = len(pool.buf) }
 func New() string {
 	var u uuid.UUID
 	pool.Lock()
+	draw(&u)
+	pool.Unlock()
+	return u.String()
+}
+
+// Pair returns two new random UUIDs, as New does, in one allocation: for
+// two ids made together that live as long as each other (a task's id and
+// its context's).
+func Pair() (string, string) {
+	var u, v uuid.UUID
+	pool.Lock()
+	draw(&u)
+	draw(&v)
+	pool.Unlock()
+	var b [2 * 36]byte
+	encode(b[:36], &u)
+	encode(b[36:], &v)
+	s := string(b[:])
+	return s[:36], s[36:]
+}
+
+// draw sets u to the next 16 random bytes, made a version 4 UUID. Called
+// with pool held.
+func draw(u *uuid.UUID) {
 	if pool.pos == len(pool.buf) {
 		// crypto/rand.Read does not fail (Go 1.24 and later).
 		_, _ = rand.Read(pool.buf[:])
@@ -36,10 +60,23 @@ func New() string {
 	copy(u[:], pool.buf[pool.pos:pool.pos+16])
 	clear(pool.buf[pool.pos : pool.pos+16])
 	pool.pos += 16
-	pool.Unlock()
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // variant 10 (RFC 9562)
-	return u.String()
+}
+
+// encode writes u into dst (36 bytes) in its canonical text form, as
+// uuid.UUID.String makes it.
+func encode(dst []byte, u *uuid.UUID) {
+	const digits = "0123456789abcdef"
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst[j] = '-'
+			j++
+		}
+		dst[j], dst[j+1] = digits[c>>4], digits[c&0xf]
+		j += 2
+	}
 }
 
 // WellFormed reports whether s is a UUID in its canonical text form: 36

@@ -100,3 +100,31 @@ func TestWellFormed(t *testing.T) {
 		}
 	}
 }
+
+// TestPairMakesTwoDistinctVersion4UUIDs draws pairs across more than one
+// read of the random source: both of each are canonical, version 4,
+// variant RFC 9562, read back by google/uuid as the same UUID, and none
+// repeats, within a pair or across pairs and New's.
+func TestPairMakesTwoDistinctVersion4UUIDs(t *testing.T) {
+	seen := map[string]bool{}
+	check := func(i int, s string) {
+		t.Helper()
+		if !canonical.MatchString(s) {
+			t.Fatalf("pair %d: %q is not a canonical version 4 UUID", i, s)
+		}
+		u, err := uuid.Parse(s)
+		if err != nil || u.Version() != 4 || u.Variant() != uuid.RFC4122 || u.String() != s {
+			t.Fatalf("pair %d: %q: parse %v, version %d, variant %v, read back %q", i, s, err, u.Version(), u.Variant(), u.String())
+		}
+		if seen[s] {
+			t.Fatalf("pair %d: %q repeats", i, s)
+		}
+		seen[s] = true
+	}
+	for i := range 3 * perRead {
+		a, b := Pair()
+		check(i, a)
+		check(i, b)
+		check(i, New())
+	}
+}
