@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -140,12 +142,15 @@ func keyOfArtifact(a *a2a.Artifact) artifactKey {
 // and copied for each later event; so is an artifact once sent. prev may
 // be nil.
 //
-// The buffer is allocated once, at the estimate of the encoding's size
-// (jsonsize) with the envelope's rooms around it from envelopeMin on. When the estimate fell
-// short (a text whose escapes the estimate did not see) the encoder grew
-// the buffer; an encoding left with more than an eighth of its size
-// unused (and 256 bytes) is then copied to a buffer of its size, so the
-// store does not keep the slack.
+// A small task (plainSize, up to smallTask bytes) is encoded into a
+// scratch buffer and copied into one of its size: reading its strings to
+// estimate their escapes would cost about as much as encoding them. A
+// larger one is encoded into a buffer allocated once, at the estimate of
+// the encoding's size (jsonsize) with the envelope's rooms around it from
+// envelopeMin on. When the estimate fell short (a text whose escapes the
+// estimate did not see) the encoder grew the buffer; an encoding left with
+// more than an eighth of its size unused (and 256 bytes) is then copied
+// to a buffer of its size, so the store does not keep the slack.
 func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 	if prev == nil {
 		prev = &taskEnc{}
@@ -155,6 +160,32 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 	// The first artifacts and messages prev encoded are copied.
 	nArts, nHist := prev.arts.common(t.Artifacts, sameArtifact), prev.hist.common(t.History, sameMessage)
 	oldArts, oldHist := prev.arts.prefix(prev.b, nArts), prev.hist.prefix(prev.b, nHist)
+	e := &taskEnc{}
+
+	if n := plainSize(t, nArts, nHist); n >= 0 && n+len(oldArts)+len(oldHist) <= smallTask {
+		sp := scratch.Get().(*[]byte)
+		b, err := e.appendTask((*sp)[:0], 0, &head, t, prev, nArts, nHist, oldArts, oldHist)
+		if err != nil {
+			scratch.Put(sp)
+			return nil, err
+		}
+		tail := 0
+		if len(b) >= envelopeMin {
+			// Escapes made it large: it gets the rooms.
+			e.room, tail = envelopeRoom, envelopeTail
+		}
+		out := make([]byte, e.room+len(b), e.room+len(b)+tail)
+		copy(out[e.room:], b)
+		if cap(b) <= scratchKeep {
+			*sp = b[:0]
+		} else {
+			*sp = nil
+		}
+		scratch.Put(sp)
+		e.buf = out
+		e.b = out[e.room:len(out):len(out)]
+		return e, nil
+	}
 
 	size := jsonsize.TaskHead(&head)
 	if t.Artifacts != nil {
@@ -169,26 +200,45 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 	if t.Metadata != nil {
 		size += len(`,"metadata":`) + jsonsize.Any(t.Metadata)
 	}
-	e := &taskEnc{}
 	tail := 0
 	if size >= envelopeMin {
 		e.room, tail = envelopeRoom, envelopeTail
 	}
-	b, err := head.AppendJSON(make([]byte, e.room, e.room+size+tail))
+	b, err := e.appendTask(make([]byte, e.room, e.room+size+tail), e.room, &head, t, prev, nArts, nHist, oldArts, oldHist)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(b) - e.room; cap(b)-len(b) > n/8+tail+256 {
+		// The estimate fell short and the buffer grew past the task's
+		// size: the store keeps it at about its size.
+		b = append(make([]byte, 0, len(b)+tail), b...)
+	}
+	e.buf = b
+	e.b = b[e.room:len(b):len(b)]
+	return e, nil
+}
+
+// appendTask appends t to b, which holds room bytes before it: head (t
+// without its artifacts, history and metadata), then those, the first
+// nArts artifacts and nHist messages as the bytes prev encoded them
+// (oldArts, oldHist). It records in e where the artifacts and messages
+// lie.
+func (e *taskEnc) appendTask(b []byte, room int, head, t *a2a.Task, prev *taskEnc, nArts, nHist int, oldArts, oldHist []byte) ([]byte, error) {
+	b, err := head.AppendJSON(b)
 	if err != nil {
 		return nil, err
 	}
 	b = b[:len(b)-1] // the closing brace: artifacts, history and metadata come last
 	if t.Artifacts != nil {
 		b = append(b, `,"artifacts":[`...)
-		if b, e.arts, err = appendElems(b, e.room, t.Artifacts, nArts, oldArts, prev.arts.ends, e.artEnds[:0]); err != nil {
+		if b, e.arts, err = appendElems(b, room, t.Artifacts, nArts, oldArts, prev.arts.ends, e.artEnds[:0]); err != nil {
 			return nil, err
 		}
 		b = append(b, ']')
 	}
 	if t.History != nil {
 		b = append(b, `,"history":[`...)
-		if b, e.hist, err = appendElems(b, e.room, t.History, nHist, oldHist, prev.hist.ends, e.histEnds[:0]); err != nil {
+		if b, e.hist, err = appendElems(b, room, t.History, nHist, oldHist, prev.hist.ends, e.histEnds[:0]); err != nil {
 			return nil, err
 		}
 		b = append(b, ']')
@@ -199,15 +249,104 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 			return nil, err
 		}
 	}
-	b = append(b, '}')
-	if n := len(b) - e.room; cap(b)-len(b) > n/8+tail+256 {
-		// The estimate fell short and the buffer grew past the task's
-		// size: the store keeps it at about its size.
-		b = append(make([]byte, 0, len(b)+tail), b...)
+	return append(b, '}'), nil
+}
+
+// smallTask is the plainSize up to which a task is encoded into a scratch
+// buffer and copied (encodeTask).
+const smallTask = 4 << 10
+
+// scratch holds encoding buffers of small tasks between encodings.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// scratchKeep bounds the buffers scratch keeps: one that grew larger (a
+// small task whose escapes made it long) is let go.
+const scratchKeep = 64 << 10
+
+// plainSize is about the length of t's encoding, counting its strings as
+// if none needed an escape, from its nArts-th artifact and nHist-th
+// message on; -1 when t holds free JSON values (metadata, data parts),
+// whose length it does not count. It reads no string's bytes: it only
+// chooses how encodeTask allocates.
+func plainSize(t *a2a.Task, nArts, nHist int) int {
+	if t.Metadata != nil {
+		return -1
 	}
-	e.buf = b
-	e.b = b[e.room:len(b):len(b)]
-	return e, nil
+	n := 64 + len(t.ID) + len(t.ContextID)
+	if st := t.Status; st != nil {
+		n += 48 + len(st.State) + len(st.Timestamp)
+		if st.Message != nil {
+			m := plainMessageSize(st.Message)
+			if m < 0 {
+				return -1
+			}
+			n += m
+		}
+	}
+	for i := nArts; i < len(t.Artifacts); i++ {
+		a := &t.Artifacts[i]
+		if a.Metadata != nil {
+			return -1
+		}
+		p := plainPartsSize(a.Parts)
+		if p < 0 {
+			return -1
+		}
+		n += 64 + len(a.ArtifactID) + len(a.Name) + len(a.Description) + p + plainStringsSize(a.Extensions)
+	}
+	for i := nHist; i < len(t.History); i++ {
+		m := plainMessageSize(&t.History[i])
+		if m < 0 {
+			return -1
+		}
+		n += m
+	}
+	return n
+}
+
+// plainMessageSize is plainSize for a message.
+func plainMessageSize(m *a2a.Message) int {
+	if m.Metadata != nil {
+		return -1
+	}
+	p := plainPartsSize(m.Parts)
+	if p < 0 {
+		return -1
+	}
+	return 96 + len(m.MessageID) + len(m.ContextID) + len(m.TaskID) + len(m.Role) + p +
+		plainStringsSize(m.Extensions) + plainStringsSize(m.ReferenceTaskIDs)
+}
+
+// plainPartsSize is plainSize for a list of parts.
+func plainPartsSize(ps []a2a.Part) int {
+	n := 2
+	for i := range ps {
+		p := &ps[i]
+		if p.Metadata != nil {
+			return -1
+		}
+		n += 32 + len(p.Filename) + len(p.MediaType)
+		switch c := p.Content.(type) {
+		case a2a.PartText:
+			n += len(c)
+		case a2a.PartURL:
+			n += len(c)
+		case a2a.PartRaw:
+			n += base64.StdEncoding.EncodedLen(len(c))
+		default:
+			return -1
+		}
+	}
+	return n
+}
+
+// plainStringsSize is plainSize for a list of strings.
+func plainStringsSize(list []string) int {
+	n := 32
+	for _, s := range list {
+		n += len(s) + 3
+	}
+	return n
 }
 
 // appendElems appends the elements of an array member to b, an encoding

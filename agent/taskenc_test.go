@@ -54,6 +54,9 @@ func TestEncodeTaskIsAppendJSON(t *testing.T) {
 	severalMore := several
 	severalMore.Status = &a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: &a2a.Message{MessageID: "m4", Role: a2a.RoleAgent, Parts: []a2a.Part{{Content: a2a.PartText("done")}}}}
 	severalMore.History = append(append([]a2a.Message(nil), several.History...), *severalMore.Status.Message)
+	// A small task (plainSize) whose every byte is escaped in six: its
+	// encoding grows past envelopeMin.
+	escapedSmall := a2a.Task{ID: "t3", Status: &a2a.TaskStatus{State: a2a.TaskStateWorking}, History: []a2a.Message{text("m1", strings.Repeat("\x01", 3500))}}
 
 	cases := []struct {
 		name string
@@ -74,11 +77,15 @@ func TestEncodeTaskIsAppendJSON(t *testing.T) {
 		{"1 MB of text, a quarter escaped", nil, quoted, false},
 		{"1 MB of text with a burst of escapes the estimate misses", nil, burst, true},
 		{"raw parts", nil, rawParts, false},
+		{"small, every byte escaped: encoded past the envelope's threshold", nil, escapedSmall, false},
 		{"several messages, an artifact and metadata", nil, several, false},
 		{"several messages, one more copied from the previous", &several, severalMore, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.t.ID == escapedSmall.ID && (plainSize(&tc.t, 0, 0) > smallTask || envelopeMin > 6*3500) {
+				t.Fatalf("plainSize %d: not a small task, or too short to pass envelopeMin", plainSize(&tc.t, 0, 0))
+			}
 			var prev *taskEnc
 			if tc.prev != nil {
 				var err error
@@ -355,4 +362,38 @@ func markElements(t *testing.T, e *taskEnc) *taskEnc {
 	}
 	mark(e.arts.start, e.arts.ends, ids)
 	return m
+}
+
+// BenchmarkEncodeTask is the encoding of a task a message of 300 B
+// created (for the store) and of the same task completed (its history
+// copied from the first encoding): the two encodings of a turn that
+// completes at once.
+func BenchmarkEncodeTask(b *testing.B) {
+	line := "The warehouse in Lyon reports 40 pallets of SKU 4711-22 ready for transfer to the depot at Turin.\n"
+	msg := a2a.Message{MessageID: "0b6cf2a1-4f1e-4d7b-9a55-3f1c2d9e8a77", ContextID: "6f1c2d9e-8a77-4b6c-9f2a-14f1e4d7b9a5",
+		TaskID: "9a55-3f1c-4d7b-8a77-0b6cf2a14f1e", Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText(strings.Repeat(line, 4)[:300])}}}
+	created := a2a.Task{ID: msg.TaskID, ContextID: msg.ContextID, History: []a2a.Message{msg},
+		Status: &a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: "2026-12-02T03:45:33.123456789Z"}}
+	done := created
+	done.Status = &a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: "2026-12-02T03:45:33.123556789Z"}
+	first, err := encodeTask(&created, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("created/300B", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := encodeTask(&created, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("completed/300B", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := encodeTask(&done, first); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
