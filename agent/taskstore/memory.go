@@ -92,6 +92,11 @@ type memTask struct {
 	// (nil in neither); prev and next are its neighbours there.
 	in         *taskList
 	prev, next *memTask
+	// firstOf holds the task's id as the list of the context it created
+	// (memContext.taskIDs), until a second task joins the context: that
+	// list, full, is then copied. While it is there the context holds
+	// this task alone, so the list goes with the task.
+	firstOf [1]string
 }
 
 // taskList is a list of tasks linked through the tasks themselves
@@ -348,7 +353,13 @@ func (m *Memory) create(r Record, p packed, now time.Time) (Record, error) {
 		for i > 0 && m.after(c.taskIDs[i-1], r) {
 			i--
 		}
-		c.taskIDs = slices.Insert(c.taskIDs, i, r.Task.ID)
+		if i == 0 && len(c.taskIDs) == 0 {
+			// The task's own slot: a context of one task allocates no list.
+			t.firstOf[0] = r.Task.ID
+			c.taskIDs = t.firstOf[:1:1]
+		} else {
+			c.taskIDs = slices.Insert(c.taskIDs, i, r.Task.ID)
+		}
 		if now.After(c.lastActive) {
 			c.lastActive = now
 		}
