@@ -230,7 +230,8 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		case msg.ContextID == "":
 			msg.ContextID = s.newID()
 		}
-		parts := &newTask{status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: s.timestamp()},
+		// Submitted when admitted: the clock is read once.
+		parts := &newTask{status: a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: stamp(now)},
 			history: [1]a2a.Message{msg}, messageIDs: [1]string{msg.MessageID}}
 		task := a2a.Task{ID: msg.TaskID, ContextID: msg.ContextID, Status: &parts.status, History: parts.history[:]}
 		created := taskstore.Record{Task: task, MessageIDs: parts.messageIDs[:], Principal: c.Caller.Subject}

@@ -415,9 +415,10 @@ func (s *Server) activeRun(id string) *run {
 	return s.runs[id]
 }
 
-func (s *Server) timestamp() string {
-	return s.now().UTC().Format(time.RFC3339Nano)
-}
+func (s *Server) timestamp() string { return stamp(s.now()) }
+
+// stamp is the wire form of a status timestamp taken at t.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func (s *Server) agentMessage(t *a2a.Task, text string) a2a.Message {
 	return a2a.Message{MessageID: s.newID(), ContextID: t.ContextID, TaskID: t.ID, Role: a2a.RoleAgent,

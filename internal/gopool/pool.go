@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultIdle is how long a parked goroutine waits for work before it
-// exits, when New is given zero.
+// exits, when New is given zero: between one and two such periods.
 const DefaultIdle = 10 * time.Second
 
 // Pool runs functions on reusable goroutines. Its zero value is not usable;
@@ -27,8 +27,8 @@ type Pool struct {
 	wg   sync.WaitGroup
 }
 
-// New returns a pool whose parked goroutines exit after idle without work
-// (DefaultIdle when idle is zero).
+// New returns a pool whose parked goroutines exit after between one and
+// two periods of idle without work (DefaultIdle when idle is zero).
 func New(idle time.Duration) *Pool {
 	if idle <= 0 {
 		idle = DefaultIdle
@@ -64,19 +64,29 @@ func (p *Pool) Run(t Task) {
 	}
 }
 
+// worker runs t, then the tasks handed to it, until it has been parked
+// for a whole idle period. Its timer is not reset for each task: when it
+// fires, a worker that ran a task since the last time goes on.
 func (p *Pool) worker(t Task) {
 	defer p.wg.Done()
 	idle := time.NewTimer(p.idle)
 	defer idle.Stop()
 	for {
 		t.Run()
-		idle.Reset(p.idle)
-		select {
-		case t = <-p.work:
-		case <-idle.C:
-			return
-		case <-p.quit:
-			return
+		worked := true
+		for got := false; !got; {
+			select {
+			case t = <-p.work:
+				got = true
+			case <-idle.C:
+				if !worked {
+					return
+				}
+				worked = false
+				idle.Reset(p.idle)
+			case <-p.quit:
+				return
+			}
 		}
 	}
 }
