@@ -100,3 +100,44 @@ func BenchmarkServeSmallSendMessage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkServeResumedSendMessage is the responder's cost of a message
+// of 300 B that resumes a task waiting for input (the task asked for it
+// when the first message of 300 B created it, outside the timing), which
+// the handler then completes at once.
+func BenchmarkServeResumedSendMessage(b *testing.B) {
+	line := "The warehouse in Lyon reports 40 pallets of SKU 4711-22 ready for transfer to the depot at Turin.\n"
+	text := strings.Repeat(line, 4)[:300]
+	s := NewServer(HandlerFunc(func(ctx context.Context, tn *Turn) error {
+		if !tn.Resumed {
+			return tn.AskInput(ctx, "which depot?")
+		}
+		return nil
+	}))
+	defer s.Close(context.Background())
+	ctx := context.Background()
+	var out []byte
+	sink := SinkFunc(func(_ context.Context, r Reply) error {
+		var err error
+		out, err = r.Encode(json.RawMessage(`"1"`), jsonrpc.BindingMQTT)
+		return err
+	})
+	serve := func(taskID, contextID string) {
+		m := &a2a.Message{MessageID: uuidv4.New(), TaskID: taskID, ContextID: contextID, Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText(text)}}}
+		req := &jsonrpc.Request{ID: json.RawMessage(`"1"`), Method: a2a.MethodSendMessage, Params: &a2a.SendMessageRequest{Message: m}}
+		if err := s.Serve(ctx, Call{Request: req, IDs: tasklife.RequesterIDs}, sink); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		taskID, contextID := uuidv4.New(), uuidv4.New()
+		serve(taskID, contextID)
+		b.StartTimer()
+		serve(taskID, contextID)
+		if len(out) < 2*len(text) {
+			b.Fatalf("reply of %d bytes", len(out))
+		}
+	}
+}

@@ -59,7 +59,9 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	// admitted as for a task the agent does not hold, and refused.
 	hidden := false
 	if msg.TaskID != "" {
-		r, err := s.store.Get(ctx, msg.TaskID)
+		// Admission reads the task's id, context, state and message ids:
+		// its body is not decoded (a retry, a resume, reads it again).
+		r, err := taskstore.GetHead(ctx, s.store, msg.TaskID)
 		switch {
 		case err == nil && !visible(r.Principal, c.Caller):
 			hidden = true
@@ -118,7 +120,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	if adm.Verdict == tasklife.VerdictRetry {
 		unlock()
 		locked = false
-		return s.attach(ctx, rec.Task, streaming, immediately, history, sink)
+		return s.attach(ctx, rec.Task.ID, streaming, immediately, history, sink)
 	}
 
 	// An agent that does not accept work now queues or refuses the
@@ -208,7 +210,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			// resumed the task with: answered as any retry is.
 			unlock()
 			locked = false
-			return s.attach(ctx, rec.Task, streaming, immediately, history, sink)
+			return s.attach(ctx, rec.Task.ID, streaming, immediately, history, sink)
 		}
 		if err != nil {
 			var e *a2a.Error
@@ -250,7 +252,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			// retry of the same task.
 			unlock()
 			locked = false
-			return s.attach(ctx, current.Task, streaming, immediately, history, sink)
+			return s.attach(ctx, current.Task.ID, streaming, immediately, history, sink)
 		}
 		if err != nil {
 			return fail(ctx, sink, storeError(err))
@@ -276,13 +278,14 @@ type newTask struct {
 // already holds: another agent sharing the store accepted it first.
 var errAcceptedElsewhere = errors.New("agent: message accepted by another agent sharing the store")
 
-// attach answers a retried message: from the running turn if there is one,
-// else with the task as stored. Nothing is created and no handler runs.
-func (s *Server) attach(ctx context.Context, task a2a.Task, streaming, immediately bool, history *int32, sink Sink) error {
-	if r := s.activeRun(task.ID); r != nil {
+// attach answers a retried message to task taskID: from the running turn
+// if there is one, else with the task as stored. Nothing is created and
+// no handler runs.
+func (s *Server) attach(ctx context.Context, taskID string, streaming, immediately bool, history *int32, sink Sink) error {
+	if r := s.activeRun(taskID); r != nil {
 		return s.respond(ctx, r, waitModeOf(streaming, immediately), history, sink)
 	}
-	rec, err := s.store.Get(ctx, task.ID)
+	rec, err := s.store.Get(ctx, taskID)
 	if err == nil && !immediately {
 		// The turn runs on another agent sharing the store (a pool on
 		// one PostgreSQL store): the call waits, as it would here, for

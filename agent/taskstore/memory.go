@@ -400,6 +400,29 @@ func (m *Memory) Get(_ context.Context, id string) (Record, error) {
 	return p.unpack()
 }
 
+// GetHead implements HeadReader: the task is not decoded.
+func (m *Memory) GetHead(_ context.Context, id string) (Record, error) {
+	now := m.now()
+	m.mu.Lock()
+	m.sweep(now)
+	t, ok := m.tasks[id]
+	var p packed
+	var err error
+	if ok {
+		p = t.rec
+	} else {
+		err = m.missing('t', id)
+	}
+	m.unlock()
+	if !ok {
+		return Record{}, err
+	}
+	r := p.head()
+	r.MessageIDs = append([]string(nil), p.messageIDs...)
+	r.PushConfigs, r.PushDeliveries = cloneConfigs(p.configs), slices.Clone(p.deliveries)
+	return r, nil
+}
+
 // Update implements Store. An update that grows the task is refused with
 // ErrFull when evicting finished tasks cannot keep the store within
 // MaxBytes.
@@ -614,6 +637,7 @@ func (m *Memory) Context(_ context.Context, id string) (ContextInfo, error) {
 var (
 	_ Store          = (*Memory)(nil)
 	_ Replacer       = (*Memory)(nil)
+	_ HeadReader     = (*Memory)(nil)
 	_ DeliverySetter = (*Memory)(nil)
 	_ DropWatcher    = (*Memory)(nil)
 	_ Store          = (*Bolt)(nil)

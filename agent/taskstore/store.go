@@ -190,6 +190,25 @@ type EncodedWriter interface {
 	ReplaceTaskEncoded(ctx context.Context, t a2a.Task, enc []byte) error
 }
 
+// HeadReader is implemented by stores that can read a task's record
+// without decoding the task's body: the runtime admits a message to a task
+// by its id, context, state and message ids alone.
+type HeadReader interface {
+	// GetHead is Get with the record's Task reduced to its ID, ContextID
+	// and Status.State (no history, artifacts, metadata, status message or
+	// timestamp); the rest of the record is Get's.
+	GetHead(ctx context.Context, id string) (Record, error)
+}
+
+// GetHead reads the record of task id from st as HeadReader.GetHead does:
+// the whole task when st is not a HeadReader.
+func GetHead(ctx context.Context, st Store, id string) (Record, error) {
+	if hr, ok := st.(HeadReader); ok {
+		return hr.GetHead(ctx, id)
+	}
+	return st.Get(ctx, id)
+}
+
 // ReplaceTask stores t as the task of its record in st, keeping the
 // record's bookkeeping: in one write when st is a Replacer, else through
 // Update.

@@ -17,8 +17,8 @@
 // waiting for input (ErrExpired) and the retention of finished ones, the
 // push-notification configs and delivery reports a record keeps, and the
 // optional interfaces the agent runtime uses (Replacer, DeliverySetter,
-// DropWatcher), each through the runtime's own path (taskstore.ReplaceTask,
-// taskstore.SetPushDelivery) so that a store without them is held to the
+// DropWatcher, HeadReader), each through the runtime's own path
+// (taskstore.ReplaceTask, taskstore.SetPushDelivery, taskstore.GetHead) so that a store without them is held to the
 // same answers. Every store of this repository implements DropWatcher,
 // which the suite requires.
 //
@@ -282,6 +282,42 @@ var cases = []Case{
 		again, _ := s.Get(ctx, "t1")
 		if again.Task.Status.State != a2a.TaskStateSubmitted || !again.HasMessage("m-t1") {
 			t.Fatal("changing a returned record changed the store")
+		}
+	}},
+	{"a task's head is its record without the task's body", func(t *testing.T, su *suite) {
+		s := su.opened(t, Config{Now: newTicking().now})
+		r := withPush("t1")
+		r.Task.History = []a2a.Message{{MessageID: "m-t1", Role: a2a.RoleUser, Parts: []a2a.Part{{Content: a2a.PartText("hello")}}}}
+		r.Task.Status = &a2a.TaskStatus{State: a2a.TaskStateInputRequired, Timestamp: "2026-01-02T03:04:05Z",
+			Message: &a2a.Message{MessageID: "q", Role: a2a.RoleAgent, Parts: []a2a.Part{{Content: a2a.PartText("which one?")}}}}
+		r.Owner, r.Principal = "agent-a", "alice"
+		create(t, s, r)
+		full, err := s.Get(ctx, "t1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, err := taskstore.GetHead(ctx, s, "t1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if head.Task.ID != "t1" || head.Task.ContextID != "c1" || head.Task.Status == nil || head.Task.Status.State != a2a.TaskStateInputRequired {
+			t.Fatalf("head %+v", head.Task)
+		}
+		if _, ok := s.(taskstore.HeadReader); ok && (head.Task.History != nil || head.Task.Status.Message != nil || head.Task.Status.Timestamp != "") {
+			t.Fatalf("a HeadReader's head holds the task's body: %+v", head.Task)
+		}
+		if !slices.Equal(head.MessageIDs, full.MessageIDs) || head.Owner != full.Owner || head.Principal != full.Principal ||
+			!head.Created.Equal(full.Created) || !head.Updated.Equal(full.Updated) {
+			t.Fatalf("head %+v, record %+v", head, full)
+		}
+		samePush(t, "head", head, full)
+		head.MessageIDs[0] = "changed"
+		head.PushConfigs[0].Authentication.Credentials = "changed"
+		if again, _ := taskstore.GetHead(ctx, s, "t1"); !again.HasMessage("m-t1") || again.PushConfigs[0].Authentication.Credentials != "secret" {
+			t.Fatal("changing a returned head changed the store")
+		}
+		if _, err := taskstore.GetHead(ctx, s, "nope"); !errors.Is(err, taskstore.ErrNotFound) || errors.Is(err, taskstore.ErrExpired) {
+			t.Fatalf("head of an unknown task: %v", err)
 		}
 	}},
 	{"a repeated create returns the stored task and creates nothing", func(t *testing.T, su *suite) {
@@ -819,6 +855,9 @@ var cases = []Case{
 			if !errors.Is(err, taskstore.ErrExpired) || !errors.Is(err, taskstore.ErrNotFound) || !errors.As(err, &exp) ||
 				exp.ID != id || exp.Context || !exp.At.Equal(epoch.Add(time.Hour)) {
 				t.Fatalf("%s an hour and a moment later: %v", id, err)
+			}
+			if _, err := taskstore.GetHead(ctx, s, id); !errors.As(err, &exp) || exp.ID != id || !exp.At.Equal(epoch.Add(time.Hour)) {
+				t.Fatalf("head of %s: %v", id, err)
 			}
 			if _, err := s.Update(ctx, id, func(*taskstore.Record) error { return nil }); !errors.Is(err, taskstore.ErrExpired) {
 				t.Fatalf("update of %s: %v", id, err)
