@@ -186,8 +186,7 @@ func (s *Server) putPushConfig(rec *taskstore.Record, cfg a2a.TaskPushNotificati
 // runs, if the change was stored, before any later event. A task caller
 // may not see is not changed: taskstore.ErrNotFound.
 func (s *Server) changePush(ctx context.Context, caller Caller, id string, fn func(*taskstore.Record) error, then func(taskstore.Record)) (taskstore.Record, error) {
-	unlock := s.lockTask(id)
-	defer unlock()
+	defer s.lockTask(id).unlock()
 	r := s.activeRun(id)
 	if r != nil {
 		r.order.Lock()

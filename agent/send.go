@@ -46,11 +46,11 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		return fail(ctx, sink, perr)
 	}
 
-	unlock := s.lockTask(msg.TaskID)
+	held := s.lockTask(msg.TaskID)
 	locked := true
 	defer func() {
 		if locked {
-			unlock()
+			held.unlock()
 		}
 	}()
 
@@ -118,7 +118,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	}
 
 	if adm.Verdict == tasklife.VerdictRetry {
-		unlock()
+		held.unlock()
 		locked = false
 		return s.attach(ctx, rec.Task.ID, streaming, immediately, history, sink)
 	}
@@ -208,7 +208,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 		if errors.Is(err, errAcceptedElsewhere) {
 			// A retry of a message another agent sharing the store
 			// resumed the task with: answered as any retry is.
-			unlock()
+			held.unlock()
 			locked = false
 			return s.attach(ctx, rec.Task.ID, streaming, immediately, history, sink)
 		}
@@ -250,7 +250,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 			}
 			// Created meanwhile by another responder sharing the store: a
 			// retry of the same task.
-			unlock()
+			held.unlock()
 			locked = false
 			return s.attach(ctx, current.Task.ID, streaming, immediately, history, sink)
 		}
@@ -263,7 +263,7 @@ func (s *Server) send(ctx context.Context, c Call, p *a2a.SendMessageRequest, st
 	started = true
 	locked = false
 	return s.start(current, enc, msg, resumed, c.Caller, c.IDs, prior,
-		origin{ctx: ctx, sink: sink, mode: waitModeOf(streaming, immediately), history: history, queued: c.queued}, unlock)
+		origin{ctx: ctx, sink: sink, mode: waitModeOf(streaming, immediately), history: history, queued: c.queued}, held)
 }
 
 // newTask holds the status, history and message ids of a task a message

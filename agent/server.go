@@ -385,9 +385,11 @@ type taskLock struct {
 	refs int
 }
 
-func (s *Server) lockTask(id string) func() {
+// lockTask takes the admission lock of task id ("" locks nothing), which
+// the caller releases with the heldLock's unlock, once.
+func (s *Server) lockTask(id string) heldLock {
 	if id == "" {
-		return func() {}
+		return heldLock{}
 	}
 	s.mu.Lock()
 	l := s.locks[id]
@@ -398,15 +400,29 @@ func (s *Server) lockTask(id string) func() {
 	l.refs++
 	s.mu.Unlock()
 	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		s.mu.Lock()
-		l.refs--
-		if l.refs == 0 {
-			delete(s.locks, id)
-		}
-		s.mu.Unlock()
+	return heldLock{s: s, id: id, l: l}
+}
+
+// heldLock is a task's admission lock taken by lockTask (a value: no
+// closure is allocated to release it).
+type heldLock struct {
+	s  *Server
+	id string
+	l  *taskLock
+}
+
+// unlock releases the lock.
+func (h heldLock) unlock() {
+	if h.l == nil {
+		return
 	}
+	h.l.mu.Unlock()
+	h.s.mu.Lock()
+	h.l.refs--
+	if h.l.refs == 0 {
+		delete(h.s.locks, h.id)
+	}
+	h.s.mu.Unlock()
 }
 
 func (s *Server) activeRun(id string) *run {
@@ -448,13 +464,13 @@ func waitModeOf(streaming, immediately bool) waitMode {
 }
 
 // start runs a turn of the task in rec and answers the call o; the caller
-// holds the task's lock (released through unlock once the turn is
+// holds the task's lock (released through held once the turn is
 // registered) and a slot, which the turn releases when the handler returns.
 // rec is the caller's own: the run keeps its task as the first snapshot.
-func (s *Server) start(rec taskstore.Record, enc *taskEnc, msg a2a.Message, resumed bool, caller Caller, ids tasklife.IDOrigin, prior []string, o origin, unlock func()) error {
+func (s *Server) start(rec taskstore.Record, enc *taskEnc, msg a2a.Message, resumed bool, caller Caller, ids tasklife.IDOrigin, prior []string, o origin, held heldLock) error {
 	st, err := tasklife.StateOf(rec.Task.Status.State)
 	if err != nil {
-		unlock()
+		held.unlock()
 		<-s.slots
 		return fail(o.ctx, o.sink, asProtocolError(err))
 	}
@@ -472,7 +488,7 @@ func (s *Server) start(rec taskstore.Record, enc *taskEnc, msg a2a.Message, resu
 		cancel()
 	}
 	s.mu.Unlock()
-	unlock()
+	held.unlock()
 	sub := &r.first
 	*sub = subscriber{ctx: o.ctx, sink: o.sink, mode: o.mode, history: o.history}
 	snap, responder, over := r.attach(sub)

@@ -66,8 +66,7 @@ func (s *Server) listTasks(ctx context.Context, caller Caller, p *a2a.ListTasksR
 // status; a canceled task answers with itself; another terminal task is
 // task_not_cancelable. Another caller's task is not found.
 func (s *Server) cancelTask(ctx context.Context, caller Caller, p *a2a.CancelTaskRequest, sink Sink) error {
-	unlock := s.lockTask(p.ID)
-	defer unlock()
+	defer s.lockTask(p.ID).unlock()
 	markCanceled := func() (taskstore.Record, error) {
 		return s.store.Update(ctx, p.ID, ownedBy(caller, func(rec *taskstore.Record) error {
 			rec.Task.Status = &a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: s.timestamp()}
