@@ -65,28 +65,43 @@ func (p *Pool) Run(t Task) {
 }
 
 // worker runs t, then the tasks handed to it, until it has been parked
-// for a whole idle period. Its timer is not reset for each task: when it
-// fires, a worker that ran a task since the last time goes on.
+// for a whole idle period (next).
+//
+// t is not live while it runs: every path from one Run to the next goes
+// through an assignment of t (next returns the task to run), so a task
+// that blocks does not keep itself, and what it holds (a request's
+// bytes), alive through the worker.
 func (p *Pool) worker(t Task) {
 	defer p.wg.Done()
 	idle := time.NewTimer(p.idle)
 	defer idle.Stop()
 	for {
 		t.Run()
-		worked := true
-		for got := false; !got; {
-			select {
-			case t = <-p.work:
-				got = true
-			case <-idle.C:
-				if !worked {
-					return
-				}
-				worked = false
-				idle.Reset(p.idle)
-			case <-p.quit:
-				return
+		if t = p.next(idle); t == nil {
+			return
+		}
+	}
+}
+
+// next waits for the next task of a worker whose idle timer is idle, and
+// returns it; nil when the worker is to exit: the pool closed, or the
+// timer fired twice with no task between. The timer is not reset for each
+// task: when it fires, a worker that ran a task since the last time goes
+// on.
+func (p *Pool) next(idle *time.Timer) Task {
+	worked := true
+	for {
+		select {
+		case t := <-p.work:
+			return t
+		case <-idle.C:
+			if !worked {
+				return nil
 			}
+			worked = false
+			idle.Reset(p.idle)
+		case <-p.quit:
+			return nil
 		}
 	}
 }

@@ -105,3 +105,55 @@ func goid() uint64 {
 	}
 	return id
 }
+
+// blocking is a task that blocks until released, holding nothing of
+// itself while it waits.
+type blocking struct {
+	entered, release chan struct{}
+	_                [1 << 16]byte
+}
+
+func (b *blocking) Run() {
+	entered, release := b.entered, b.release
+	close(entered)
+	<-release
+}
+
+// TestARunningTaskIsNotKeptAliveByItsWorker checks that a worker does not
+// keep the task it runs reachable: a task that no longer needs itself
+// while it blocks (a request's turn waiting for its handler) is collected
+// meanwhile, on a new goroutine and on a reused one.
+func TestARunningTaskIsNotKeptAliveByItsWorker(t *testing.T) {
+	for _, reused := range []bool{false, true} {
+		p := New(time.Minute)
+		if reused {
+			// A first task, so that the second may run on the parked
+			// goroutine.
+			done := make(chan struct{})
+			p.Go(func() { close(done) })
+			<-done
+		}
+		entered, release, collected := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		func() {
+			b := &blocking{entered: entered, release: release}
+			runtime.AddCleanup(b, func(ch chan struct{}) { close(ch) }, collected)
+			p.Run(b)
+		}()
+		<-entered
+		deadline := time.After(10 * time.Second)
+		for done := false; !done; {
+			runtime.GC()
+			select {
+			case <-collected:
+				done = true
+			case <-deadline:
+				close(release)
+				p.Close()
+				t.Fatalf("reused %v: the running task is still reachable", reused)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		close(release)
+		p.Close()
+	}
+}
