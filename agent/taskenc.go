@@ -61,8 +61,9 @@ type taskEnc struct {
 	// hist are where the history's messages lie, arts the artifacts.
 	hist elems[a2a.Message]
 	arts elems[a2a.Artifact]
-	// histEnds and artEnds hold the ends of a short history and of few
-	// artifacts (elems.ends), allocated with the encoding.
+	// histEnds and artEnds hold the ends of a short history (three
+	// messages) and of one artifact (elems.ends), allocated with the
+	// encoding.
 	histEnds [3]int
 	artEnds  [1]int
 	// claimed is set by the reply that wrote its envelope around b.
