@@ -382,39 +382,30 @@ func (m *Memory) after(id string, r Record) bool {
 // Get implements Store. A task that expired while waiting for input is
 // answered with an *ExpiredError as long as the store remembers it.
 func (m *Memory) Get(_ context.Context, id string) (Record, error) {
-	now := m.now()
-	m.mu.Lock()
-	m.sweep(now)
-	t, ok := m.tasks[id]
-	var p packed
-	var err error
-	if ok {
-		p = t.rec
-	} else {
-		err = m.missing('t', id)
-	}
-	m.unlock()
-	if !ok {
+	p, err := m.packedTask(id)
+	if err != nil {
 		return Record{}, err
 	}
 	return p.unpack()
 }
 
-// GetHead implements HeadReader: the task is not decoded.
-func (m *Memory) GetHead(_ context.Context, id string) (Record, error) {
+// packedTask returns the stored form of task id, after a sweep.
+func (m *Memory) packedTask(id string) (packed, error) {
 	now := m.now()
 	m.mu.Lock()
+	defer m.unlock()
 	m.sweep(now)
 	t, ok := m.tasks[id]
-	var p packed
-	var err error
-	if ok {
-		p = t.rec
-	} else {
-		err = m.missing('t', id)
-	}
-	m.unlock()
 	if !ok {
+		return packed{}, m.missing('t', id)
+	}
+	return t.rec, nil
+}
+
+// GetHead implements HeadReader: the task is not decoded.
+func (m *Memory) GetHead(_ context.Context, id string) (Record, error) {
+	p, err := m.packedTask(id)
+	if err != nil {
 		return Record{}, err
 	}
 	r := p.head()
