@@ -77,6 +77,13 @@ func plainUntilWords(b []byte, i int) int {
 	return len(b) - len(s)
 }
 
+// PlainUntil returns the index of the first byte of s at or after i that
+// AppendString must escape or check as UTF-8 (below 0x20, '"', '\\', from
+// 0x80), reading many bytes at a time; from len(s)-7 on it may return the
+// index reached, for the caller to check byte by byte. It is the scan
+// AppendString itself runs, for this module's estimates of encoded sizes.
+func PlainUntil(s string, i int) int { return plainUntilString(s, i) }
+
 // plainUntilString is plainUntil over the bytes of s, read in place.
 func plainUntilString(s string, i int) int {
 	if len(s) == 0 {

@@ -18,12 +18,10 @@ package jsonsize
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"unicode/utf8"
-	"unsafe"
 
+	"github.com/a2abind/a2abind/gen/runtime"
 	"github.com/a2abind/a2abind/generated/a2a"
 )
 
@@ -55,24 +53,12 @@ func String(s string) int {
 }
 
 // escapeExtra is what escaping adds to s, exactly. Runs of bytes that need
-// no escape are skipped 32, then eight, at a time (specialBytes).
+// no escape are skipped with the encoder's own scan (runtime.PlainUntil).
 func escapeExtra(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
-		for i+32 <= len(s) && specialBytes(word(s, i))|specialBytes(word(s, i+8))|
-			specialBytes(word(s, i+16))|specialBytes(word(s, i+24)) == 0 {
-			i += 32
-		}
-		if i+8 <= len(s) {
-			m := specialBytes(word(s, i))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			// The lowest flagged byte is exact: the ones before it need
-			// nothing.
-			i += bits.TrailingZeros64(m) >> 3
-		} else if i == len(s) {
+		i = runtime.PlainUntil(s, i)
+		if i >= len(s) {
 			break
 		}
 		c := s[i]
@@ -93,43 +79,18 @@ func escapeExtra(s string) int {
 	return n
 }
 
-// Word masks of specialBytes: every byte 0x01, every byte 0x80.
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-// word returns the eight bytes of s from i as a little-endian word.
-func word(s string, i int) uint64 {
-	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
-}
-
-// specialBytes returns the top bit of each byte of w that may need
-// escaping (below 0x20, '"', '\\', from 0x80: the bytes of a UTF-8
-// sequence), the others clear: the classic test for a byte below n,
-// (x - n·0x01…) &^ x & 0x80…, applied to w (n = 0x20) and, for a zero
-// byte, to w xor '"' and w xor '\\'. A borrow can flag a byte wrongly
-// only above one flagged rightly, so the lowest flagged byte is exact.
-func specialBytes(w uint64) uint64 {
-	q := w ^ ('"' * lsb)
-	bs := w ^ ('\\' * lsb)
-	return ((w-0x20*lsb)&^w | (q-lsb)&^q | (bs-lsb)&^bs | w) & msb
-}
-
 // asciiEscapeExtra is what escaping adds to the ASCII bytes of s. Runs of
-// bytes that need no escape are skipped eight at a time.
+// bytes that need no escape are skipped with the encoder's own scan.
 func asciiEscapeExtra(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			m := specialBytes(word(s, i))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
+		i = runtime.PlainUntil(s, i)
+		if i >= len(s) {
+			break
 		}
-		n += asciiExtra(s[i])
+		if c := s[i]; c < utf8.RuneSelf {
+			n += asciiExtra(c)
+		}
 		i++
 	}
 	return n
