@@ -251,3 +251,46 @@ func TestAgentConfigErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestCloseThenReconnectNeverFiresTheWill: an agent closed normally and
+// started again at once, with the same client id, ten times over: the
+// broker sees each DISCONNECT before the next CONNECT takes the session
+// over (Close waits for the broker to close the connection), so no Will
+// is ever published and the card goes offline/agent, online/agent in
+// turn. A broker serving each connection on its own goroutine (the
+// embedded one) published the Will of a client that had left normally
+// when the new connection came first.
+func TestCloseThenReconnectNeverFiresTheWill(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, b mqtttest.Broker) {
+		rc := dialRaw(t, b.URL(), "acme/lab/watcher", "$a2a/v1/discovery/acme/lab/+")
+		topic := "$a2a/v1/discovery/acme/lab/w"
+		srv := echoServer(t)
+		var last string
+		expect := func(want string) {
+			t.Helper()
+			for {
+				m := rc.next(t, topic)
+				got := strings.Join(m.props[mqttbind.PropStatus], ",") + "/" + strings.Join(m.props[mqttbind.PropStatusSource], ",")
+				if got == last {
+					continue // a QoS 1 duplicate
+				}
+				last = got
+				if got != want {
+					t.Fatalf("card published %s, want %s", got, want)
+				}
+				return
+			}
+		}
+		for i := range 10 {
+			a, err := NewAgent(testCtx(t), AgentConfig{Connection: Connection{Broker: b.URL()}, Org: "acme", Unit: "lab", ID: "w", Card: testCard("W"), Server: srv})
+			if err != nil {
+				t.Fatalf("start %d: %v", i, err)
+			}
+			expect("online/agent")
+			if err := a.Close(testCtx(t)); err != nil {
+				t.Fatalf("close %d: %v", i, err)
+			}
+			expect("offline/agent")
+		}
+	})
+}

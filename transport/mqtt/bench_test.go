@@ -94,7 +94,7 @@ func dialBare(brokerURL, clientID string, tuned bool, onPublish func(*paho.Publi
 			if err != nil {
 				return nil, err
 			}
-			return newBufferedTCP(nc.(*net.TCPConn)), nil
+			return newBufferedTCP(nc.(*net.TCPConn), nil), nil
 		}
 	}
 	if onPublish != nil {

@@ -108,7 +108,7 @@ func TestBufferedConnReadsWholePacketsInOneRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			counter := &countingReader{r: client}
-			bc := newBufferedTCP(client)
+			bc := newBufferedTCP(client, nil)
 			bc.r.Reset(counter)
 			for i, p := range tc.pkts {
 				got, err := packets.ReadPacket(bc)
@@ -137,7 +137,7 @@ func TestBufferedConnReadsWholePacketsInOneRead(t *testing.T) {
 // net.Buffers (as paho writes a packet) and plain Write alike.
 func TestBufferedConnWritesGoToTheSocket(t *testing.T) {
 	client, server := tcpPair(t)
-	bc := newBufferedTCP(client)
+	bc := newBufferedTCP(client, nil)
 	bufs := net.Buffers{[]byte("ab"), []byte("cd"), []byte("ef")}
 	if _, err := bufs.WriteTo(bc); err != nil {
 		t.Fatal(err)

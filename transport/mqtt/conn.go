@@ -220,6 +220,10 @@ type conn struct {
 	cfg    connConfig
 	// killed drops the connection without DISCONNECT.
 	killed atomic.Bool
+	// disconnecting is set once a normal DISCONNECT is sent: the
+	// connection's Close then waits for the broker to close it
+	// (bufferedTCP.Close).
+	disconnecting atomic.Bool
 	// ready is closed once a connection is confirmed (onUp succeeded).
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -356,15 +360,16 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 			cn.netc = nc
 			cn.mu.Unlock()
 			if tc, ok := nc.(*net.TCPConn); ok {
-				return newBufferedTCP(tc), nil
+				return newBufferedTCP(tc, &cn.disconnecting), nil
 			}
-			return nc, nil
+			return &lingeringConn{Conn: nc, lingering: newLingering(&cn.disconnecting)}, nil
 		},
 		OnConnectionDown: cn.connectionDown,
 		DisconnectPacketBuilder: func() *paho.Disconnect {
 			if cn.killed.Load() {
 				return nil
 			}
+			cn.disconnecting.Store(true)
 			return &paho.Disconnect{ReasonCode: 0}
 		},
 		ClientConfig: paho.ClientConfig{ClientID: c.clientID, Session: newSession(),
