@@ -267,7 +267,11 @@ func (a *Agent) Unregister(ctx context.Context) error {
 // Close stops the agent gracefully: new requests are no longer taken,
 // requests in progress finish (or are abandoned when ctx ends), the card is
 // republished offline with a2a-status-source=agent, and the connection is
-// closed with a normal DISCONNECT, so the Will does not fire. If the
+// closed with a normal DISCONNECT, so the Will does not fire (Close
+// returns once the broker has closed the connection, at most a second
+// after the DISCONNECT: an agent started again at once with the same id
+// cannot reach the broker before it), and a new agent may start with the
+// same id as soon as Close returns. If the
 // connection is down at that moment (the agent is reconnecting), there is
 // nothing to republish on: the broker publishes, or has published, the
 // Will, the card offline with a2a-status-source=lwt, and Close does not
