@@ -473,23 +473,12 @@ func (d *Decoder) skipString() {
 			d.fail("control character in string")
 			return
 		case c == '\\':
-			if d.pos+1 >= len(d.data) {
-				d.fail("unexpected end of input in string")
-				return
-			}
-			switch d.data[d.pos+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				d.pos += 2
-			case 'u':
-				d.pos += 2
-				if hex4(d.data, d.pos) < 0 {
-					d.fail("invalid \\u escape")
-					return
-				}
-				d.pos += 4
-			default:
-				d.pos += 2
-				d.fail("invalid escape in string")
+			// Checked as decoding checks it (the bytes it stands for are
+			// dropped).
+			_, _, next, msg := unescapeAt(d.data, d.pos)
+			d.pos = next
+			if msg != "" {
+				d.fail(msg)
 				return
 			}
 		default:
