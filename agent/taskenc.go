@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"reflect"
 	"sync"
@@ -143,7 +142,7 @@ func keyOfArtifact(a *a2a.Artifact) artifactKey {
 // and copied for each later event; so is an artifact once sent. prev may
 // be nil.
 //
-// A small task (plainSize, up to smallTask bytes) is encoded into a
+// A small task (jsonsize.PlainTask, up to smallTask bytes) is encoded into a
 // scratch buffer and copied into one of its size: reading its strings to
 // estimate their escapes would cost about as much as encoding them. A
 // larger one is encoded into a buffer allocated once, at the estimate of
@@ -163,7 +162,7 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 	oldArts, oldHist := prev.arts.prefix(prev.b, nArts), prev.hist.prefix(prev.b, nHist)
 	e := &taskEnc{}
 
-	if n := plainSize(t, nArts, nHist); n >= 0 && n+len(oldArts)+len(oldHist) <= smallTask {
+	if n := jsonsize.PlainTask(t, nArts, nHist); n >= 0 && n+len(oldArts)+len(oldHist) <= smallTask {
 		sp := scratch.Get().(*[]byte)
 		b, err := e.appendTask((*sp)[:0], 0, &head, t, prev, nArts, nHist, oldArts, oldHist)
 		if err != nil {
@@ -253,7 +252,7 @@ func (e *taskEnc) appendTask(b []byte, room int, head, t *a2a.Task, prev *taskEn
 	return append(b, '}'), nil
 }
 
-// smallTask is the plainSize up to which a task is encoded into a scratch
+// smallTask is the jsonsize.PlainTask up to which a task is encoded into a scratch
 // buffer and copied (encodeTask).
 const smallTask = 4 << 10
 
@@ -263,92 +262,6 @@ var scratch = sync.Pool{New: func() any { return new([]byte) }}
 // scratchKeep bounds the buffers scratch keeps: one that grew larger (a
 // small task whose escapes made it long) is let go.
 const scratchKeep = 64 << 10
-
-// plainSize is about the length of t's encoding, counting its strings as
-// if none needed an escape, from its nArts-th artifact and nHist-th
-// message on; -1 when t holds free JSON values (metadata, data parts),
-// whose length it does not count. It reads no string's bytes: it only
-// chooses how encodeTask allocates.
-func plainSize(t *a2a.Task, nArts, nHist int) int {
-	if t.Metadata != nil {
-		return -1
-	}
-	n := 64 + len(t.ID) + len(t.ContextID)
-	if st := t.Status; st != nil {
-		n += 48 + len(st.State) + len(st.Timestamp)
-		if st.Message != nil {
-			m := plainMessageSize(st.Message)
-			if m < 0 {
-				return -1
-			}
-			n += m
-		}
-	}
-	for i := nArts; i < len(t.Artifacts); i++ {
-		a := &t.Artifacts[i]
-		if a.Metadata != nil {
-			return -1
-		}
-		p := plainPartsSize(a.Parts)
-		if p < 0 {
-			return -1
-		}
-		n += 64 + len(a.ArtifactID) + len(a.Name) + len(a.Description) + p + plainStringsSize(a.Extensions)
-	}
-	for i := nHist; i < len(t.History); i++ {
-		m := plainMessageSize(&t.History[i])
-		if m < 0 {
-			return -1
-		}
-		n += m
-	}
-	return n
-}
-
-// plainMessageSize is plainSize for a message.
-func plainMessageSize(m *a2a.Message) int {
-	if m.Metadata != nil {
-		return -1
-	}
-	p := plainPartsSize(m.Parts)
-	if p < 0 {
-		return -1
-	}
-	return 96 + len(m.MessageID) + len(m.ContextID) + len(m.TaskID) + len(m.Role) + p +
-		plainStringsSize(m.Extensions) + plainStringsSize(m.ReferenceTaskIDs)
-}
-
-// plainPartsSize is plainSize for a list of parts.
-func plainPartsSize(ps []a2a.Part) int {
-	n := 2
-	for i := range ps {
-		p := &ps[i]
-		if p.Metadata != nil {
-			return -1
-		}
-		n += 32 + len(p.Filename) + len(p.MediaType)
-		switch c := p.Content.(type) {
-		case a2a.PartText:
-			n += len(c)
-		case a2a.PartURL:
-			n += len(c)
-		case a2a.PartRaw:
-			n += base64.StdEncoding.EncodedLen(len(c))
-		default:
-			return -1
-		}
-	}
-	return n
-}
-
-// plainStringsSize is plainSize for a list of strings.
-func plainStringsSize(list []string) int {
-	n := 32
-	for _, s := range list {
-		n += len(s) + 3
-	}
-	return n
-}
 
 // appendElems appends the elements of an array member to b, an encoding
 // after room bytes: the first n as old (their bytes in the
@@ -398,9 +311,14 @@ func (e *taskEnc) envelope(id json.RawMessage) []byte {
 		return nil
 	}
 	start := e.room - head
-	// Both appends fill the room up to the task, exactly (head bytes).
-	w := jsonrpc.AppendResultHead(e.buf[start:start], id)
-	_ = append(w, taskOpen...)
+	// Both appends fill the room up to the task, exactly (head bytes); the
+	// capacity stops at the task, so a head longer than ResultHeadLen said
+	// lands in a buffer of its own and never over the stored encoding.
+	w := jsonrpc.AppendResultHead(e.buf[start:start:e.room], id)
+	w = append(w, taskOpen...)
+	if len(w) != head || unsafe.SliceData(w) != &e.buf[start] {
+		return nil
+	}
 	out := e.buf[start:end:end]
 	copy(out[len(out)-envelopeTail:], taskClose+jsonrpc.ResultTail)
 	return out

@@ -83,8 +83,8 @@ func TestEncodeTaskIsAppendJSON(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.t.ID == escapedSmall.ID && (plainSize(&tc.t, 0, 0) > smallTask || envelopeMin > 6*3500) {
-				t.Fatalf("plainSize %d: not a small task, or too short to pass envelopeMin", plainSize(&tc.t, 0, 0))
+			if tc.t.ID == escapedSmall.ID && (jsonsize.PlainTask(&tc.t, 0, 0) > smallTask || envelopeMin > 6*3500) {
+				t.Fatalf("plainSize %d: not a small task, or too short to pass envelopeMin", jsonsize.PlainTask(&tc.t, 0, 0))
 			}
 			var prev *taskEnc
 			if tc.prev != nil {

@@ -143,8 +143,6 @@ type appender interface {
 	AppendJSON(b []byte) ([]byte, error)
 }
 
-// appendValue appends v as JSON: by its AppendJSON or MarshalJSON when it
-// has one, else by encoding/json.
 // paramsSize estimates the encoded size of a request's params (see package
 // internal/jsonsize) where they can be large: a message to send, with its
 // parts. A 1 MB text is encoded into a buffer allocated once, not one
@@ -165,40 +163,24 @@ func paramsSize(params any) int {
 // smallTextBytes bounds the strings of a message smallTextSize sizes.
 const smallTextBytes = 2048
 
-/*
-smallTextSize sizes a small message of text parts without metadata from
-the lengths of its strings alone, with no reading of them: every string
-once and an eighth more for what escaping adds, and room for the member
-names and punctuation (at most 128 bytes for the message's, 48 for each
-part's). It reports false for any other message, or one whose strings
-add up to more than smallTextBytes: those are estimated by jsonsize.
-
-At a few hundred bytes, scanning a text for the characters JSON escapes
-costs more than encoding it; a text with more escapes than an eighth of
-its length (the bound does not hold) makes the encoder grow the buffer
-once, which at this size costs about what the scan would have.
-*/
+// smallTextSize sizes a small message from the lengths of its strings
+// alone, with no reading of them (jsonsize.PlainMessage), and an eighth
+// more for what escaping adds. It reports false for a message holding free
+// JSON (metadata, data parts), or one of more than smallTextBytes: those
+// are estimated by jsonsize.Message, which scans for escapes. At a few
+// hundred bytes that scan costs more than the encoding; a text with more
+// escapes than an eighth of its length makes the encoder grow the buffer
+// once, which at this size costs about what the scan would have.
 func smallTextSize(m *a2a.Message) (int, bool) {
-	if m.Metadata != nil || len(m.Extensions) > 0 || len(m.ReferenceTaskIDs) > 0 {
+	n := jsonsize.PlainMessage(m)
+	if n < 0 || n > smallTextBytes {
 		return 0, false
 	}
-	n := len(m.MessageID) + len(m.ContextID) + len(m.TaskID) + len(m.Role)
-	for i := range m.Parts {
-		p := &m.Parts[i]
-		t, ok := p.Content.(a2a.PartText)
-		if !ok || p.Metadata != nil {
-			return 0, false
-		}
-		if n += len(t) + len(p.Filename) + len(p.MediaType) + 48; n > smallTextBytes {
-			return 0, false
-		}
-	}
-	if n > smallTextBytes {
-		return 0, false // long ids, few parts
-	}
-	return 128 + n + n/8, true
+	return n + n/8, true
 }
 
+// appendValue appends v as JSON: by its AppendJSON or MarshalJSON when it
+// has one, else by encoding/json.
 func appendValue(b []byte, v any) ([]byte, error) {
 	switch m := v.(type) {
 	case appender:
