@@ -2,8 +2,8 @@ package mqtt
 
 import (
 	"bufio"
+	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,89 +21,49 @@ const readBufferSize = 8 << 10
 type bufferedTCP struct {
 	*net.TCPConn
 	r *bufio.Reader
-	lingering
+	// graceful, when set, makes Close wait for the broker (lingerClose).
+	graceful *atomic.Bool
 }
 
 // newBufferedTCP wraps c. graceful says when Close follows a DISCONNECT
-// (nil: never; see lingering).
+// (nil: never).
 func newBufferedTCP(c *net.TCPConn, graceful *atomic.Bool) *bufferedTCP {
-	return &bufferedTCP{TCPConn: c, r: bufio.NewReaderSize(c, readBufferSize), lingering: newLingering(graceful)}
+	return &bufferedTCP{TCPConn: c, r: bufio.NewReaderSize(c, readBufferSize), graceful: graceful}
 }
 
 // Read reads from the buffer, refilling it from the connection when empty.
-func (c *bufferedTCP) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.sawRead(err)
-	return n, err
-}
+func (c *bufferedTCP) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // Close closes the connection, after the broker when it follows a
-// DISCONNECT (lingering).
-func (c *bufferedTCP) Close() error {
-	c.linger(c.TCPConn)
-	return c.TCPConn.Close()
-}
+// DISCONNECT (lingerClose).
+func (c *bufferedTCP) Close() error { return lingerClose(c.TCPConn, c.graceful) }
 
 // lingeringConn is a connection (TLS) whose Close waits for the broker
 // after a DISCONNECT, as bufferedTCP's does.
 type lingeringConn struct {
 	net.Conn
-	lingering
+	graceful *atomic.Bool
 }
 
-func (c *lingeringConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.sawRead(err)
-	return n, err
-}
+func (c *lingeringConn) Close() error { return lingerClose(c.Conn, c.graceful) }
 
-func (c *lingeringConn) Close() error {
-	c.linger(c.Conn)
-	return c.Conn.Close()
-}
-
-// lingering makes a connection's Close, after a normal DISCONNECT, first
-// close the writing side and wait, at most disconnectLinger, for the
-// broker to close the connection, which it does once it has read the
-// DISCONNECT. Closing at once could reach a broker that serves
+// lingerClose closes c. After a normal DISCONNECT (graceful set) it first
+// closes the writing side and reads, discarding, until the broker closes
+// the connection, which it does once it has read the DISCONNECT, or
+// disconnectLinger passes. Closing at once could reach a broker that serves
 // connections on their own goroutines (the embedded one) before it read
 // the DISCONNECT; a new connection with the same client id, taking the
 // session over, then made it publish the Will of a client that had left
 // normally.
-type lingering struct {
-	// graceful is set once a normal DISCONNECT is sent (nil: never).
-	graceful *atomic.Bool
-	ended    chan struct{} // closed when a read fails: the broker closed
-	endOnce  *sync.Once
-}
-
-func newLingering(graceful *atomic.Bool) lingering {
-	return lingering{graceful: graceful, ended: make(chan struct{}), endOnce: new(sync.Once)}
-}
-
-// sawRead notes a read's error: the connection's reading has ended.
-func (l lingering) sawRead(err error) {
-	if err != nil {
-		l.endOnce.Do(func() { close(l.ended) })
+func lingerClose(c net.Conn, graceful *atomic.Bool) error {
+	if graceful != nil && graceful.Load() {
+		if cw, ok := c.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+			if c.SetReadDeadline(time.Now().Add(disconnectLinger)) == nil {
+				_, _ = io.Copy(io.Discard, c)
+			}
+		}
 	}
-}
-
-// linger closes the writing side of c and waits for the reading side to
-// end, when a DISCONNECT was sent.
-func (l lingering) linger(c net.Conn) {
-	if l.graceful == nil || !l.graceful.Load() {
-		return
-	}
-	cw, ok := c.(interface{ CloseWrite() error })
-	if !ok || cw.CloseWrite() != nil {
-		return
-	}
-	t := time.NewTimer(disconnectLinger)
-	defer t.Stop()
-	select {
-	case <-l.ended:
-	case <-t.C:
-	}
+	return c.Close()
 }
 
 // disconnectLinger bounds how long Close waits for the broker to close

@@ -222,7 +222,7 @@ type conn struct {
 	killed atomic.Bool
 	// disconnecting is set once a normal DISCONNECT is sent: the
 	// connection's Close then waits for the broker to close it
-	// (bufferedTCP.Close).
+	// (lingerClose).
 	disconnecting atomic.Bool
 	// ready is closed once a connection is confirmed (onUp succeeded).
 	ready     chan struct{}
@@ -362,7 +362,7 @@ func dial(ctx context.Context, c connConfig) (*conn, error) {
 			if tc, ok := nc.(*net.TCPConn); ok {
 				return newBufferedTCP(tc, &cn.disconnecting), nil
 			}
-			return &lingeringConn{Conn: nc, lingering: newLingering(&cn.disconnecting)}, nil
+			return &lingeringConn{Conn: nc, graceful: &cn.disconnecting}, nil
 		},
 		OnConnectionDown: cn.connectionDown,
 		DisconnectPacketBuilder: func() *paho.Disconnect {
