@@ -63,3 +63,26 @@ func putBig(b []byte) {
 	b = b[:0]
 	bigPools[c].Put(&b)
 }
+
+// bodyBuffer returns an empty buffer with room for n bytes: from the large
+// buffers' classes past maxPooledBody.
+func bodyBuffer(n int) []byte {
+	if n > maxPooledBody {
+		return getBig(n)
+	}
+	return make([]byte, 0, n)
+}
+
+// growBody returns b's bytes in a buffer of twice b's capacity, at least
+// least bytes and at most most (a body's limit plus the byte that shows it
+// is passed): a body of unknown length costs about twice its size in
+// allocations, not five times as append's growth of large slices would,
+// and never a buffer past its limit. A large b goes back to its class
+// (nothing else may hold it).
+func growBody(b []byte, least, most int) []byte {
+	nb := append(bodyBuffer(min(max(2*cap(b), least), most)), b...)
+	if cap(b) > maxPooledBody {
+		putBig(b)
+	}
+	return nb
+}

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -387,7 +387,7 @@ func readBounded(r io.Reader, b []byte, limit int64) ([]byte, error) {
 			return b, fmt.Errorf("%w: more than %d bytes (ClientConfig.MaxReplyBytes)", errTooLarge, limit)
 		}
 		if len(b) == cap(b) {
-			b = growBody(b)
+			b = growBody(b, 512, int(min(limit+1, math.MaxInt32)))
 		}
 		n, err := r.Read(b[len(b):min(cap(b), len(b)+int(limit-int64(len(b))+1))])
 		b = b[:len(b)+n]
@@ -401,21 +401,6 @@ func readBounded(r io.Reader, b []byte, limit int64) ([]byte, error) {
 			return b, err
 		}
 	}
-}
-
-// growBody returns b's bytes in a buffer of at least twice its capacity:
-// a body of unknown length costs about twice its size in allocations, not
-// five times as append's growth of large slices would. Past maxPooledBody
-// the buffers come from the large buffers' classes, and b goes back to
-// them (nothing else may hold it).
-func growBody(b []byte) []byte {
-	n := max(2*cap(b), 512)
-	if n <= maxPooledBody {
-		return slices.Grow(b, n-len(b))
-	}
-	nb := append(getBig(n), b...)
-	putBig(b)
-	return nb
 }
 
 // replyBuf is a pooled buffer for reply bodies.

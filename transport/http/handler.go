@@ -442,14 +442,7 @@ func (h *Handler) readBody(r *http.Request) (*bodyBuf, *a2a.Error) {
 	}
 	for {
 		if len(b) == cap(b) {
-			// Grow, but never past the limit plus the byte that shows
-			// the limit is passed.
-			c := min(max(2*cap(b), 4096), int(h.maxBody)+1)
-			nb := append(bodyBuffer(c), b...)
-			if cap(b) > maxPooledBody {
-				putBig(b)
-			}
-			b = nb
+			b = growBody(b, 4096, int(h.maxBody)+1)
 		}
 		n, err := r.Body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
@@ -474,15 +467,6 @@ func (h *Handler) readBody(r *http.Request) (*bodyBuf, *a2a.Error) {
 	}
 	buf.b = b
 	return buf, nil
-}
-
-// bodyBuffer returns an empty buffer with room for n bytes: from the large
-// buffers' classes past maxPooledBody.
-func bodyBuffer(n int) []byte {
-	if n > maxPooledBody {
-		return getBig(n)
-	}
-	return make([]byte, 0, n)
 }
 
 func (h *Handler) tooLarge() *a2a.Error {
