@@ -196,15 +196,8 @@ func appendValue(b []byte, v any) ([]byte, error) {
 // EncodeResult builds a success response. A result of a generated type is
 // appended to the envelope by its own encoder.
 func EncodeResult(id json.RawMessage, result any) ([]byte, error) {
-	b := make([]byte, 0, 1024)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, nullID(id)...)
-	b = append(b, `,"result":`...)
-	b, err := appendValue(b, result)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '}'), nil
+	// A kilobyte in all, as a result of unknown size always had.
+	return EncodeResultSized(id, result, 1024-ResultHeadLen(id)-len(ResultTail))
 }
 
 // EncodeError builds an error response laid out for the binding.
