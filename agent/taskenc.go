@@ -3,13 +3,13 @@ package agent
 import (
 	"encoding/json"
 	"reflect"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/a2abind/a2abind/gen/runtime"
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/internal/jsonsize"
+	"github.com/a2abind/a2abind/internal/scratch"
 	"github.com/a2abind/a2abind/jsonrpc"
 )
 
@@ -163,10 +163,10 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 	e := &taskEnc{}
 
 	if n := jsonsize.PlainTask(t, nArts, nHist); n >= 0 && n+len(oldArts)+len(oldHist) <= smallTask {
-		sp := scratch.Get().(*[]byte)
-		b, err := e.appendTask((*sp)[:0], 0, &head, t, prev, nArts, nHist, oldArts, oldHist)
+		sp := scratch.Get()
+		b, err := e.appendTask(*sp, 0, &head, t, prev, nArts, nHist, oldArts, oldHist)
 		if err != nil {
-			scratch.Put(sp)
+			scratch.Put(sp, *sp)
 			return nil, err
 		}
 		tail := 0
@@ -176,12 +176,7 @@ func encodeTask(t *a2a.Task, prev *taskEnc) (*taskEnc, error) {
 		}
 		out := make([]byte, e.room+len(b), e.room+len(b)+tail)
 		copy(out[e.room:], b)
-		if cap(b) <= scratchKeep {
-			*sp = b[:0]
-		} else {
-			*sp = nil
-		}
-		scratch.Put(sp)
+		scratch.Put(sp, b)
 		e.buf = out
 		e.b = out[e.room:len(out):len(out)]
 		return e, nil
@@ -255,13 +250,6 @@ func (e *taskEnc) appendTask(b []byte, room int, head, t *a2a.Task, prev *taskEn
 // smallTask is the jsonsize.PlainTask up to which a task is encoded into a scratch
 // buffer and copied (encodeTask).
 const smallTask = 4 << 10
-
-// scratch holds encoding buffers of small tasks between encodings.
-var scratch = sync.Pool{New: func() any { return new([]byte) }}
-
-// scratchKeep bounds the buffers scratch keeps: one that grew larger (a
-// small task whose escapes made it long) is let go.
-const scratchKeep = 64 << 10
 
 // appendElems appends the elements of an array member to b, an encoding
 // after room bytes: the first n as old (their bytes in the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/a2abind/a2abind/generated/a2a"
+	"github.com/a2abind/a2abind/internal/scratch"
 )
 
 // TestPackKeepsTheEncodingAtItsSize checks that pack keeps what
@@ -32,7 +33,7 @@ func TestPackKeepsTheEncodingAtItsSize(t *testing.T) {
 		task a2a.Task
 	}{
 		{"small", task(text("hello"))},
-		{"just past the pooled size", task(text(strings.Repeat("y", scratchKeep)))},
+		{"just past the pooled size", task(text(strings.Repeat("y", scratch.Keep)))},
 		{"1 MB of prose", task(text(strings.Repeat("a line of prose, then a newline\n", 31_250)))},
 		{"1 MB, a third escaped", task(text(strings.Repeat(`"q" \ `, 166_667)))},
 		{"600 KB raw and a caption", task(a2a.Part{Content: a2a.PartRaw(raw)}, text("caption"))},
@@ -64,7 +65,7 @@ func TestPackKeepsTheEncodingAtItsSize(t *testing.T) {
 			if unused := cap(p.task) - n; unused > n/8+256 {
 				t.Errorf("%d bytes unused beside an encoding of %d", unused, n)
 			}
-			if n > scratchKeep && alloc > uint64(n+n/32+12<<10) {
+			if n > scratch.Keep && alloc > uint64(n+n/32+12<<10) {
 				t.Errorf("%d bytes allocated for an encoding of %d", alloc, n)
 			}
 		})

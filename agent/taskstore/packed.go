@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/a2abind/a2abind/generated/a2a"
 	"github.com/a2abind/a2abind/internal/jsonsize"
+	"github.com/a2abind/a2abind/internal/scratch"
 )
 
 // packed is a record as the Memory store keeps it: the task in its wire
@@ -34,42 +34,38 @@ type packed struct {
 	deliveries []PushDelivery
 }
 
-// scratch holds encoding buffers between packs: a small task is encoded
-// into one, then copied out at its exact size.
-var scratch = sync.Pool{New: func() any { return new([]byte) }}
-
-// scratchKeep bounds the encoding buffers scratch keeps: a task whose
-// encoding is estimated larger is encoded into a buffer of its own,
-// allocated at the estimate, which becomes the packed task.
-const scratchKeep = 64 << 10
+// smallTask is the jsonsize.PlainTask up to which pack encodes a task into
+// a scratch buffer and copies it out, with no estimate of its size.
+const smallTask = 4 << 10
 
 // pack encodes r. The task must encode (a handler's metadata must be JSON).
+// A small task is encoded into a scratch buffer and copied out at its
+// size; a larger one into a buffer allocated at its estimated size
+// (jsonsize.Task), which becomes the packed task.
 func pack(r Record) (packed, error) {
-	if size := jsonsize.Task(&r.Task); size > scratchKeep {
-		b, err := r.Task.AppendJSON(make([]byte, 0, size))
-		if err != nil {
-			return packed{}, fmt.Errorf("taskstore: %w", err)
+	if n := jsonsize.PlainTask(&r.Task, 0, 0); n < 0 || n > smallTask {
+		if size := jsonsize.Task(&r.Task); size > scratch.Keep {
+			b, err := r.Task.AppendJSON(make([]byte, 0, size))
+			if err != nil {
+				return packed{}, fmt.Errorf("taskstore: %w", err)
+			}
+			if cap(b)-len(b) > len(b)/8+256 {
+				// The estimate fell short and the buffer grew past the
+				// task's size: the store keeps it at about its size.
+				b = bytes.Clone(b)
+			}
+			return packEncoded(r, b), nil
 		}
-		if cap(b)-len(b) > len(b)/8+256 {
-			// The estimate fell short and the buffer grew past the
-			// task's size: the store keeps it at about its size.
-			b = bytes.Clone(b)
-		}
-		return packEncoded(r, b), nil
 	}
-	buf := scratch.Get().(*[]byte)
-	defer scratch.Put(buf)
-	b, err := r.Task.AppendJSON((*buf)[:0])
+	sp := scratch.Get()
+	b, err := r.Task.AppendJSON(*sp)
 	if err != nil {
+		scratch.Put(sp, *sp)
 		return packed{}, fmt.Errorf("taskstore: %w", err)
 	}
-	if cap(b) > scratchKeep {
-		// Larger than estimated: the pool does not hold on to it.
-		*buf = nil
-	} else {
-		*buf = b
-	}
-	return packEncoded(r, bytes.Clone(b)), nil
+	enc := bytes.Clone(b)
+	scratch.Put(sp, b)
+	return packEncoded(r, enc), nil
 }
 
 // packEncoded is pack with enc, r's task encoded, which it keeps.
