@@ -248,8 +248,10 @@ func (c *Client) attempts(ctx context.Context, r *call, target Target, onItem fu
 	for {
 		switch d.Action {
 		case retry.ActionPublish:
-			req := &ex.req // the first attempt's, allocated with the exchange
-			if d.Attempt > 1 || req.ID != "" {
+			// The first attempt's request is allocated with the exchange;
+			// a later one (ex.req has its id) gets its own.
+			req := &ex.req
+			if req.ID != "" {
 				req = new(Request)
 			}
 			*req = Request{ID: uuidv4.New(), Method: r.method, Params: r.params, Streaming: r.streaming, Target: d.Target,

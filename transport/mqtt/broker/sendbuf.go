@@ -414,33 +414,27 @@ func (c *limitConn) closed() <-chan struct{} {
 // SetDeadline sets the read deadline and that of the writes to the socket
 // (mochi's keep-alive deadline: 1.5 keep-alives after each packet read),
 // unless the connection is closed.
-func (c *limitConn) SetDeadline(t time.Time) error {
-	c.send.mu.Lock()
-	defer c.send.mu.Unlock()
-	if c.send.closing {
-		return nil
-	}
-	return c.Conn.SetDeadline(t)
-}
+func (c *limitConn) SetDeadline(t time.Time) error { return c.unlessClosing(c.Conn.SetDeadline, t) }
 
 // SetReadDeadline sets the read deadline, unless the connection is
 // closed.
 func (c *limitConn) SetReadDeadline(t time.Time) error {
-	c.send.mu.Lock()
-	defer c.send.mu.Unlock()
-	if c.send.closing {
-		return nil
-	}
-	return c.Conn.SetReadDeadline(t)
+	return c.unlessClosing(c.Conn.SetReadDeadline, t)
 }
 
 // SetWriteDeadline sets the deadline of the writes to the socket, unless
 // the connection is closed.
 func (c *limitConn) SetWriteDeadline(t time.Time) error {
+	return c.unlessClosing(c.Conn.SetWriteDeadline, t)
+}
+
+// unlessClosing sets a deadline with set, unless the connection is
+// closing (its close set the deadlines it needs).
+func (c *limitConn) unlessClosing(set func(time.Time) error, t time.Time) error {
 	c.send.mu.Lock()
 	defer c.send.mu.Unlock()
 	if c.send.closing {
 		return nil
 	}
-	return c.Conn.SetWriteDeadline(t)
+	return set(t)
 }
